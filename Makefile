@@ -1,0 +1,139 @@
+# ingero-top: a live "top" for GPU workloads (eBPF + ncurses).
+#   make          build build/ingero-top
+#   make deps     install missing Debian packages (as root), or list them
+#   make demo     deps + build + run the demo workload under ingero-top
+#   make test     deps + build + every test (root tests need root)
+#   make bench    the benchmarks under tests/bench
+
+BUILD   ?= build
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+VERSION := 0.1.0
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS  ?= -O2 -g
+CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -DIG_VERSION='"$(VERSION)"' \
+	   -fno-omit-frame-pointer -I$(BUILD) -Isrc -Ibpf
+LDLIBS  := -lbpf -lelf -lz -lsqlite3 -lncursesw -ltinfo -lm -lpthread
+
+# Build and test dependencies, from Debian's archive.
+DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
+	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
+	     procps util-linux
+
+SRC      := $(wildcard src/*.c)
+TUI_SRC  := $(wildcard tui/*.c)
+CORE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/src/%.o,$(filter-out src/main.c,$(SRC)))
+TUI_OBJ  := $(patsubst tui/%.c,$(BUILD)/obj/tui/%.o,$(TUI_SRC))
+MAIN_OBJ := $(BUILD)/obj/src/main.o
+BPF_SRC  := $(wildcard bpf/*.bpf.c)
+BPF_OBJ  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRC))
+SKELS    := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
+BENCH_SRC := $(wildcard tests/bench/bench_*.c)
+BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRC))
+CORE_LIB := $(BUILD)/libingero.a
+
+SHIM_DIR := $(BUILD)/shim
+SHIM     := $(SHIM_DIR)/libcuda.so.1 $(SHIM_DIR)/libcudart.so.12
+WORKLOAD := $(BUILD)/workload
+TEST_PROGS_SRC := $(wildcard tests/progs/*.c)
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_PROGS_SRC))
+
+.PHONY: all deps demo test test-build bench clean install format
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/ingero-top
+
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all build and test packages are installed"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "deps: missing Debian packages:$$missing"; \
+	  echo "deps: run 'sudo make deps' or 'sudo apt-get install$$missing'"; exit 1; fi; \
+	echo "deps: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing
+
+# --- BPF -------------------------------------------------------------------
+$(BUILD)/vmlinux.h: | $(BUILD)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h | $(BUILD)
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-I$(BUILD) -Ibpf -c $< -o $@
+	llvm-strip -g $@ 2>/dev/null || true
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# --- user space --------------------------------------------------------------
+$(BUILD)/obj/src/%.o: src/%.c $(wildcard src/*.h) bpf/ingero.h $(SKELS) | $(BUILD)/obj/src
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tui/%.o: tui/%.c $(wildcard src/*.h tui/*.h) | $(BUILD)/obj/tui
+	$(CC) $(CFLAGS) -Itui -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/ingero-top: $(MAIN_OBJ) $(TUI_OBJ) $(CORE_LIB)
+	$(CC) $(CFLAGS) -o $@ $(MAIN_OBJ) $(TUI_OBJ) $(CORE_LIB) $(LDLIBS)
+
+# --- tests: shim CUDA stack, workload, unit tests ---------------------------
+$(SHIM_DIR)/libcuda.so.1: tests/shim/cuda.c $(wildcard tests/shim/*.h) | $(SHIM_DIR)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread -lm
+	ln -sf libcuda.so.1 $(SHIM_DIR)/libcuda.so
+
+$(SHIM_DIR)/libcudart.so.12: tests/shim/cudart.c $(wildcard tests/shim/*.h) $(SHIM_DIR)/libcuda.so.1
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcudart.so.12 -o $@ $< \
+		-L$(SHIM_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -lm
+	ln -sf libcudart.so.12 $(SHIM_DIR)/libcudart.so
+
+$(WORKLOAD): tests/workload/workload.c $(wildcard tests/shim/*.h) $(SHIM)
+	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN/shim' -lpthread -lm
+
+$(BUILD)/tests/progs/%: tests/progs/%.c $(SHIM) | $(BUILD)/tests/progs
+	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm
+
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) | $(BUILD)/tests/unit
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+
+$(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) | $(BUILD)/tests/bench
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+
+test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS)
+
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory test-build
+	@tests/run.sh
+
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory test-build
+	@tests/demo.sh
+
+bench:
+	@$(MAKE) --no-print-directory test-build
+	@tests/bench/run.sh
+
+install: all
+	install -D -m 0755 $(BUILD)/ingero-top $(DESTDIR)/usr/local/bin/ingero-top
+
+format:
+	clang-format -i src/*.[ch] tui/*.[ch] bpf/*.[ch] tests/unit/*.[ch]
+
+$(BUILD) $(BUILD)/obj/src $(BUILD)/obj/tui $(SHIM_DIR) $(BUILD)/tests/unit $(BUILD)/tests/bench $(BUILD)/tests/progs:
+	mkdir -p $@
+
+clean:
+	rm -rf $(BUILD)

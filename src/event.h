@@ -1,0 +1,89 @@
+/* The one event type: every source (live BPF, SQLite replay, synthetic
+ * streams in tests and benches) fills a struct ig_event and hands it to
+ * ig_ingest(). Times are Unix nanoseconds (event time), durations are ns. */
+#ifndef IG_EVENT_H
+#define IG_EVENT_H
+
+#include <stdint.h>
+
+enum ig_kind {
+	IG_EV_NONE = 0,
+	IG_EV_CALL,       /* a CUDA runtime/driver call: ts_ns = entry, dur_ns */
+	IG_EV_OFFCPU,     /* an off-CPU interval of a target thread: ts_ns = when it
+			   * left the CPU, dur_ns = time off CPU */
+	IG_EV_FORK,       /* pid forked child arg0 */
+	IG_EV_EXEC,       /* pid exec'd; comm holds the new name */
+	IG_EV_EXIT,       /* process pid exited */
+	IG_EV_PAGE_ALLOC, /* arg0 bytes of pages allocated by pid since the last one */
+	IG_EV_BLOCK_IO,   /* block request: ts_ns = issue, dur_ns = latency,
+			   * arg0 = bytes, op = IG_IO_* */
+	IG_EV_SNAPSHOT,   /* system snapshot: see struct ig_snapshot fields below */
+	IG_EV_COMM,       /* process name (or name change) for pid: comm */
+	IG_EV_KIND_MAX,
+};
+
+/* Off-CPU state of a thread while it was off CPU. */
+enum ig_offcpu_state {
+	IG_OFF_UNKNOWN = 0,   /* source did not say (Ingero recordings) */
+	IG_OFF_PREEMPTED = 1, /* it was runnable: CPU contention */
+	IG_OFF_BLOCKED = 2,   /* it slept: GPU, lock, I/O, pipe... */
+};
+
+enum ig_io_op { IG_IO_READ = 1, IG_IO_WRITE = 2, IG_IO_DISCARD = 3, IG_IO_OTHER = 4 };
+
+/* cudaMemcpyKind values, also used for driver copies. */
+enum ig_copy_dir { IG_DIR_H2H = 0, IG_DIR_H2D = 1, IG_DIR_D2H = 2, IG_DIR_D2D = 3, IG_DIR_DEFAULT = 4 };
+
+#define IG_COMM_LEN 16
+#define IG_NODE_LEN 32
+
+/* Flags on IG_EV_CALL / IG_EV_OFFCPU. */
+#define IG_F_IN_CALL 0x1     /* off-CPU interval started inside a traced call */
+#define IG_F_NO_SPLIT 0x2    /* preempted/blocked split unknown for this call */
+
+struct ig_event {
+	uint64_t ts_ns;  /* Unix ns: entry time for calls, switch-out for off-CPU */
+	uint64_t dur_ns; /* call duration, off-CPU duration, I/O latency */
+	uint32_t pid;    /* tgid */
+	uint32_t tid;
+	uint16_t kind;   /* enum ig_kind */
+	uint16_t op;     /* enum ig_op for calls, enum ig_io_op for block I/O */
+	int32_t ret;     /* return code of the call */
+	uint32_t flags;  /* IG_F_* */
+	uint32_t cpu;    /* CPU the event happened on (off-CPU: where it left) */
+	uint64_t arg0;   /* bytes (alloc, copy), kernel function (launch), child pid (fork) */
+	uint64_t arg1;   /* copy direction (enum ig_copy_dir) */
+	uint64_t stream; /* CUDA stream handle, 0 = default stream */
+	uint64_t cgroup_id;
+	/* Per-call off-CPU attribution (calls), or the interval itself (off-CPU). */
+	uint64_t preempt_ns; /* off CPU while runnable */
+	uint64_t blocked_ns; /* off CPU while sleeping */
+	uint32_t switches;   /* context switches during the call */
+	uint8_t state;       /* enum ig_offcpu_state (off-CPU events) */
+	uint8_t node;        /* index into the node name table (multi-file replay) */
+	uint16_t pad;
+	uint32_t other_pid;  /* preemptor tgid (last one for calls), or waker tgid
+			      * for blocked intervals; 0 = none */
+	char other_comm[IG_COMM_LEN]; /* comm of other_pid */
+	char comm[IG_COMM_LEN];       /* comm of pid when known (may be empty) */
+	uint64_t stack_id;            /* user stack hash, 0 = none */
+};
+
+/* IG_EV_SNAPSHOT reuses fields: arg0 = cpu permille (0..1000 * ncpu not used:
+ * 0..1000 of all CPUs), arg1 = memory used permille, stream = available MiB,
+ * preempt_ns = swap used MiB, blocked_ns = load average * 100. Helpers: */
+static inline void ig_snapshot_fill(struct ig_event *e, uint64_t ts_ns, double cpu_pct,
+				    double mem_pct, uint64_t mem_avail_mb,
+				    uint64_t swap_mb, double load1)
+{
+	*e = (struct ig_event){ 0 };
+	e->kind = IG_EV_SNAPSHOT;
+	e->ts_ns = ts_ns;
+	e->arg0 = (uint64_t)(cpu_pct * 10.0 + 0.5);
+	e->arg1 = (uint64_t)(mem_pct * 10.0 + 0.5);
+	e->stream = mem_avail_mb;
+	e->preempt_ns = swap_mb;
+	e->blocked_ns = (uint64_t)(load1 * 100.0 + 0.5);
+}
+
+#endif

@@ -1,0 +1,35 @@
+/* What the views show about the session itself (not the traced workload):
+ * mode, collection health, recording. Filled by main/collector/replay,
+ * read by batch, JSON and the TUI. Plain data. */
+#ifndef IG_STATUS_H
+#define IG_STATUS_H
+
+#include <stdint.h>
+
+enum ig_mode { IG_MODE_LIVE = 0, IG_MODE_REPLAY = 1 };
+
+struct ig_status {
+	int mode;              /* enum ig_mode */
+	int paused;            /* view frozen (live) or replay paused */
+	double replay_speed;   /* 0 = as fast as possible */
+	uint64_t replay_pos_ns;   /* event time of the replay position */
+	uint64_t replay_start_ns; /* first and last event time of the recording */
+	uint64_t replay_end_ns;
+	char host[64];
+	uint64_t now_ns;          /* event time now (Unix ns) */
+	double events_per_s;      /* events ingested per second, last interval */
+	uint64_t events_total;
+	uint64_t drops_kernel;    /* ring-buffer reservation failures, all CPUs */
+	uint64_t drops_user;      /* events read but not processed */
+	int probes_attached;      /* uprobe/uretprobe links attached */
+	int probes_failed;        /* attach attempts that failed */
+	int probes_missing;       /* optional symbols not exported by any library */
+	int libs;                 /* distinct library files attached */
+	int targets;              /* processes being traced */
+	int stacks_on;
+	char recording[256];      /* recording file, "" when not recording */
+	char record_error[128];   /* why recording stopped, "" when fine */
+	char message[160];        /* last one-line notice for the user */
+};
+
+#endif
