@@ -1,6 +1,8 @@
 /* The table of traced CUDA operations and their symbol variants. */
 #include "ops.h"
 
+#include "event.h"
+
 #include <string.h>
 
 #define S(...) { __VA_ARGS__, NULL }

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ingero-top kernel side: uprobe/uretprobe pairs on CUDA API functions with
+ * per-call off-CPU attribution, plus scheduler, process, page-allocation and
+ * block-I/O tracepoints. Only target processes (by tgid) produce records. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ingero.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TASK_RUNNING 0
+#define IG_F_IN_CALL 0x1
+
+/* Knobs, set by user space before load. */
+const volatile bool target_all = false;   /* any process calling a probe becomes a target */
+const volatile bool exec_all = false;     /* report exec of every process (library rescans) */
+const volatile __u64 min_offcpu_ns = 0;   /* shorter off-CPU intervals are only counted */
+
+struct frame {
+	__u64 ts;
+	__u64 arg0;
+	__u64 arg1;
+	__u64 stream;
+	__u64 preempt_ns;
+	__u64 blocked_ns;
+	__u32 switches;
+	__u32 preemptor;
+	__u16 op;
+	__u16 pad;
+	__u32 pad2;
+	char preemptor_comm[IGB_COMM_LEN];
+};
+
+struct tstate {
+	__u32 depth;
+	__u32 off_state;  /* enum igb_state, 0 while on CPU */
+	__u64 off_ts;     /* when it left the CPU */
+	__u64 wake_ts;    /* when it was woken (blocked intervals) */
+	__u32 off_other;  /* preemptor (preempted) or waker (blocked) */
+	__u32 off_cpu;
+	__u32 off_in_call;
+	__u32 pad;
+	char off_comm[IGB_COMM_LEN];
+	struct frame f[IGB_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);  /* tid */
+	__type(value, struct tstate);
+} threads SEC(".maps");
+
+/* A zeroed value to initialise thread state without using the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tstate);
+} zero_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IGB_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);  /* tgid */
+	__type(value, struct igb_pages);
+} pages SEC(".maps");
+
+struct io_start {
+	__u64 ts;
+	__u32 tgid;
+	__u32 bytes;
+	__u32 op;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);  /* struct request * */
+	__type(value, struct io_start);
+} io_inflight SEC(".maps");
+
+static __always_inline void count(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+	if (v)
+		*v += n;
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+static __always_inline struct igb_event *reserve(void)
+{
+	struct igb_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(IGB_CNT_RB_DROPS, 1);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	return e;
+}
+
+static __always_inline struct tstate *thread_get(__u32 tid, bool create)
+{
+	struct tstate *st = bpf_map_lookup_elem(&threads, &tid);
+	__u32 zero = 0;
+
+	if (st || !create)
+		return st;
+	st = bpf_map_lookup_elem(&zero_state, &zero);
+	if (!st)
+		return NULL;
+	bpf_map_update_elem(&threads, &tid, st, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* ---- CUDA API calls --------------------------------------------------- */
+
+static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
+{
+	/* n-th argument passed on the stack (1-based), x86-64 SysV: at entry
+	 * the return address is at sp, the first stack argument at sp + 8. */
+	__u64 v = 0;
+	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 * n));
+	return v;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(call_enter)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct tstate *st;
+	struct frame *f;
+	__u32 depth;
+
+	if (!is_target(tgid)) {
+		__u8 one = 1;
+		if (!target_all)
+			return 0;
+		bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	}
+	st = thread_get(tid, true);
+	if (!st)
+		return 0;
+	depth = st->depth;
+	if (depth >= IGB_MAX_DEPTH) {
+		count(IGB_CNT_DEPTH_OVERFLOW, 1);
+		return 0;
+	}
+	f = &st->f[depth & (IGB_MAX_DEPTH - 1)];
+	__builtin_memset(f, 0, sizeof(*f));
+	f->op = IGB_COOKIE_OP(cookie);
+	f->arg1 = IGB_COOKIE_DIR(cookie);
+
+	switch (IGB_COOKIE_ARGMODE(cookie)) {
+	case IGB_ARGS_PTR1:
+		f->arg0 = PT_REGS_PARM1(ctx);
+		break;
+	case IGB_ARGS_SIZE2:
+		f->arg0 = PT_REGS_PARM2(ctx);
+		break;
+	case IGB_ARGS_COPY_RT: /* (dst, src, count, kind[, stream]) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->arg1 = PT_REGS_PARM4(ctx);
+		f->stream = PT_REGS_PARM5(ctx);
+		break;
+	case IGB_ARGS_COPY_CU: /* (dst, src, count[, stream]) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->stream = PT_REGS_PARM4(ctx);
+		break;
+	case IGB_ARGS_STREAM1:
+		f->stream = PT_REGS_PARM1(ctx);
+		break;
+	case IGB_ARGS_STREAM2:
+		f->stream = PT_REGS_PARM2(ctx);
+		break;
+	case IGB_ARGS_LAUNCH_RT: /* (func, dim3 grid, dim3 block, args, shmem, stream) */
+		f->arg0 = PT_REGS_PARM1(ctx);
+		f->stream = stack_arg(ctx, 2);
+		break;
+	case IGB_ARGS_LAUNCH_CU: /* (f, gx, gy, gz, bx, by, bz, shmem, stream, ...) */
+		f->arg0 = PT_REGS_PARM1(ctx);
+		f->stream = stack_arg(ctx, 3);
+		break;
+	default:
+		break;
+	}
+	if (IGB_COOKIE_ARGMODE(cookie) == IGB_ARGS_COPY_CU)
+		f->arg1 = IGB_COOKIE_DIR(cookie);
+	/* Off-CPU state of a nested call starts from zero; the outer frame
+	 * keeps accumulating too. The timestamp goes last so the call's own
+	 * set-up cost is not part of it. */
+	f->ts = bpf_ktime_get_ns();
+	st->depth = depth + 1;
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(call_exit)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u16 op = IGB_COOKIE_OP(cookie);
+	struct igb_event *e;
+	struct tstate *st;
+	struct frame *f;
+	__u32 depth;
+
+	st = thread_get(tid, false);
+	if (!st)
+		return 0;
+	depth = st->depth;
+	if (depth == 0 || depth > IGB_MAX_DEPTH) {
+		count(IGB_CNT_UNMATCHED_RET, 1);
+		return 0;
+	}
+	/* Unwind frames left by calls that never returned (longjmp, a
+	 * uretprobe lost to an exception): pop until the op matches. */
+	for (int i = 0; i < IGB_MAX_DEPTH; i++) {
+		f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
+		if (f->op == op || depth == 1)
+			break;
+		count(IGB_CNT_UNMATCHED_RET, 1);
+		depth--;
+	}
+	f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
+	st->depth = depth - 1;
+	if (f->op != op) {
+		count(IGB_CNT_UNMATCHED_RET, 1);
+		return 0;
+	}
+
+	e = reserve();
+	if (!e)
+		return 0;
+	e->kind = IGB_CALL;
+	e->op = op;
+	e->ts_ns = f->ts;
+	e->dur_ns = now - f->ts;
+	e->pid = tgid;
+	e->tid = tid;
+	e->ret = (__s32)PT_REGS_RC(ctx);
+	e->arg0 = f->arg0;
+	e->arg1 = f->arg1;
+	e->stream = f->stream;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->preempt_ns = f->preempt_ns;
+	e->blocked_ns = f->blocked_ns;
+	e->switches = f->switches;
+	e->other_pid = f->preemptor;
+	e->cpu = bpf_get_smp_processor_id();
+	__builtin_memcpy(e->other_comm, f->preemptor_comm, IGB_COMM_LEN);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	count(IGB_CNT_CALLS, 1);
+	return 0;
+}
+
+/* ---- scheduler ------------------------------------------------------------ */
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool task_runnable(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state) == TASK_RUNNING;
+	return BPF_CORE_READ((struct task_struct___old *)t, state) == TASK_RUNNING;
+}
+
+/* Adds an off-CPU interval to every open call of the thread (a nested
+ * driver call and the runtime call around it both lost that time). */
+static __always_inline void charge_calls(struct tstate *st, __u64 preempt_ns, __u64 blocked_ns,
+					 __u32 preemptor, const char *pcomm)
+{
+	__u32 depth = st->depth;
+
+	for (int i = 0; i < IGB_MAX_DEPTH; i++) {
+		if (i >= depth)
+			break;
+		st->f[i].preempt_ns += preempt_ns;
+		st->f[i].blocked_ns += blocked_ns;
+		st->f[i].switches++;
+		if (preemptor && preempt_ns) {
+			st->f[i].preemptor = preemptor;
+			__builtin_memcpy(st->f[i].preemptor_comm, pcomm, IGB_COMM_LEN);
+		}
+	}
+}
+
+static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 prev_tid = BPF_CORE_READ(prev, pid), next_tid = BPF_CORE_READ(next, pid);
+	struct tstate *st;
+
+	count(IGB_CNT_SWITCHES, 1);
+
+	if (prev_tid && is_target(prev_tgid)) {
+		st = thread_get(prev_tid, true);
+		if (st) {
+			count(IGB_CNT_TARGET_SWITCHES, 1);
+			st->off_ts = now;
+			st->wake_ts = 0;
+			st->off_cpu = bpf_get_smp_processor_id();
+			st->off_in_call = st->depth > 0;
+			if (task_runnable(prev)) {
+				st->off_state = IGB_PREEMPTED;
+				st->off_other = next_tgid;
+				BPF_CORE_READ_STR_INTO(&st->off_comm, next, comm);
+			} else {
+				st->off_state = IGB_BLOCKED;
+				st->off_other = 0;
+				st->off_comm[0] = 0;
+			}
+		}
+	}
+
+	if (!next_tid || !is_target(next_tgid))
+		return;
+	st = thread_get(next_tid, false);
+	if (!st || !st->off_state || now < st->off_ts)
+		return;
+
+	__u64 dur = now - st->off_ts, preempt_ns, blocked_ns;
+	__u32 other = st->off_other, state = st->off_state;
+	char ocomm[IGB_COMM_LEN];
+
+	__builtin_memcpy(ocomm, st->off_comm, IGB_COMM_LEN);
+	if (st->off_state == IGB_PREEMPTED) {
+		preempt_ns = dur;
+		blocked_ns = 0;
+	} else {
+		/* Slept, then waited in the run queue after the wake-up: the
+		 * wait is CPU contention, and the task that just ran on this
+		 * CPU is what it waited behind. */
+		__u64 wake = st->wake_ts;
+		if (wake < st->off_ts || wake > now)
+			wake = now;
+		blocked_ns = wake - st->off_ts;
+		preempt_ns = now - wake;
+	}
+	if (st->depth > 0) {
+		__u32 preemptor = other;
+		char pcomm[IGB_COMM_LEN];
+		__builtin_memcpy(pcomm, ocomm, IGB_COMM_LEN);
+		if (st->off_state == IGB_BLOCKED && preempt_ns && prev_tid) {
+			preemptor = prev_tgid;
+			BPF_CORE_READ_STR_INTO(&pcomm, prev, comm);
+		}
+		charge_calls(st, preempt_ns, blocked_ns, preemptor, pcomm);
+	}
+	st->off_state = 0;
+
+	if (dur < min_offcpu_ns)
+		return;
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_OFFCPU;
+	e->ts_ns = st->off_ts;
+	e->dur_ns = dur;
+	e->pid = next_tgid;
+	e->tid = next_tid;
+	e->state = state;
+	e->preempt_ns = preempt_ns;
+	e->blocked_ns = blocked_ns;
+	e->cpu = st->off_cpu;
+	e->flags = st->off_in_call ? IG_F_IN_CALL : 0;
+	e->other_pid = other;
+	__builtin_memcpy(e->other_comm, ocomm, IGB_COMM_LEN);
+	BPF_CORE_READ_STR_INTO(&e->comm, next, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void on_wakeup(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	struct tstate *st;
+
+	if (!is_target(tgid))
+		return;
+	st = thread_get(tid, false);
+	if (!st || st->off_state != IGB_BLOCKED || st->wake_ts)
+		return;
+	st->wake_ts = bpf_ktime_get_ns();
+	st->off_other = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(st->off_comm, sizeof(st->off_comm));
+}
+
+static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid), cpid = BPF_CORE_READ(child, pid);
+	__u8 one = 1;
+
+	if (ctgid != cpid || !is_target(ptgid))
+		return; /* a new thread shares its tgid, already a target */
+	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_FORK;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = ptgid;
+	e->tid = BPF_CORE_READ(parent, pid);
+	e->arg0 = ctgid;
+	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void on_exec(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (!exec_all && !is_target(tgid))
+		return;
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_EXEC;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(p, pid);
+	e->arg0 = is_target(tgid);
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void on_exit(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&threads, &tid);
+	if (tid != tgid || !is_target(tgid))
+		return;
+	bpf_map_delete_elem(&targets, &tgid);
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_EXIT;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = tid;
+	e->ret = BPF_CORE_READ(p, exit_code);
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* ---- memory and block I/O ----------------------------------------------- */
+
+static __always_inline void on_page_alloc(unsigned int order)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct igb_pages *pg, init = {};
+
+	if (!tgid || !is_target(tgid))
+		return;
+	pg = bpf_map_lookup_elem(&pages, &tgid);
+	if (!pg) {
+		bpf_map_update_elem(&pages, &tgid, &init, BPF_NOEXIST);
+		pg = bpf_map_lookup_elem(&pages, &tgid);
+		if (!pg)
+			return;
+	}
+	__sync_fetch_and_add(&pg->bytes, 4096ULL << (order & 31));
+	__sync_fetch_and_add(&pg->allocs, 1);
+}
+
+static __always_inline void on_rq_issue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct io_start s = {};
+
+	s.ts = bpf_ktime_get_ns();
+	s.tgid = bpf_get_current_pid_tgid() >> 32;
+	s.bytes = BPF_CORE_READ(rq, __data_len);
+	s.op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
+	bpf_map_update_elem(&io_inflight, &key, &s, BPF_ANY);
+}
+
+static __always_inline void on_rq_complete(struct request *rq, unsigned int nr_bytes)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct io_start *s = bpf_map_lookup_elem(&io_inflight, &key);
+
+	if (!s)
+		return;
+	__u64 dur = now - s->ts;
+	__u32 tgid = s->tgid, bytes = s->bytes ? s->bytes : nr_bytes, op = s->op;
+	bpf_map_delete_elem(&io_inflight, &key);
+	if (!tgid || !is_target(tgid)) {
+		count(IGB_CNT_IO_OTHER, 1);
+		count(IGB_CNT_IO_OTHER_NS, dur);
+		return;
+	}
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_BLOCK_IO;
+	e->ts_ns = now - dur;
+	e->dur_ns = dur;
+	e->pid = tgid;
+	e->arg0 = bytes;
+	/* REQ_OP_READ 0, WRITE 1, FLUSH 2, DISCARD 3 -> IG_IO_* */
+	e->op = op == 0 ? 1 : op == 1 ? 2 : op == 3 ? 3 : 4;
+	e->cpu = bpf_get_smp_processor_id();
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* ---- attachment points: tp_btf, with raw_tp twins as a fallback ------- */
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(btf_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
+{
+	on_wakeup(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(btf_sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(raw_sched_fork, struct task_struct *parent, struct task_struct *child)
+{
+	on_fork(parent, child);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_sched_exec, struct task_struct *p)
+{
+	on_exec(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_sched_exec, struct task_struct *p)
+{
+	on_exec(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(btf_sched_exit, struct task_struct *p)
+{
+	on_exit(p);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(raw_sched_exit, struct task_struct *p)
+{
+	on_exit(p);
+	return 0;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(btf_page_alloc, struct page *page, unsigned int order)
+{
+	on_page_alloc(order);
+	return 0;
+}
+
+SEC("raw_tp/mm_page_alloc")
+int BPF_PROG(raw_page_alloc, struct page *page, unsigned int order)
+{
+	on_page_alloc(order);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(btf_rq_issue, struct request *rq)
+{
+	on_rq_issue(rq);
+	return 0;
+}
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(raw_rq_issue, struct request *rq)
+{
+	on_rq_issue(rq);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(btf_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	on_rq_complete(rq, nr_bytes);
+	return 0;
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(raw_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	on_rq_complete(rq, nr_bytes);
+	return 0;
+}

@@ -1,0 +1,624 @@
+/* Live collection: BPF skeleton life cycle (open, configure, load, attach),
+ * library discovery and uprobe attachment, ring-buffer decoding. */
+#include "collector.h"
+
+#include "discover.h"
+#include "elfsym.h"
+#include "event.h"
+#include <linux/types.h>
+#include "ingero.h"
+#include "ingero.skel.h"
+#include "log.h"
+#include "ops.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV_OFFCPU &&
+		       (int)IGB_FORK == (int)IG_EV_FORK && (int)IGB_EXEC == (int)IG_EV_EXEC &&
+		       (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO,
+	       "record kinds of bpf/ingero.h and src/event.h differ");
+_Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
+		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT,
+	       "argument modes of bpf/ingero.h and src/ops.h differ");
+
+#define MAX_LIBS 64
+#define MAX_PAGES_PIDS 1024
+#define MAX_PENDING 64
+#define RESCAN_TARGETS_NS 2000000000ULL
+#define RESCAN_ALL_NS 5000000000ULL
+
+struct lib {
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
+	int runtime_ops;  /* ops attached, by API */
+	int driver_ops;
+	int probes;
+	char missing[512]; /* expected ops with no symbol */
+};
+
+struct pages_last {
+	uint32_t pid;
+	uint64_t bytes;
+};
+
+struct collector {
+	struct ingero_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int nlinks, caplinks;
+	struct lib libs[MAX_LIBS];
+	int nlibs;
+	int probes_failed, probes_missing;
+	int tracepoints_ok, tracepoints_failed;
+	bool raw_tp;
+	int target;
+	struct pages_last pages[MAX_PAGES_PIDS];
+	int npages;
+	struct {
+		int pid;
+		uint64_t due_ns;
+	} pending[MAX_PENDING];
+	int npending;
+	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
+	uint64_t user_drops;
+	/* ring-buffer callback state */
+	ig_emit_fn emit;
+	void *emit_ctx;
+	int budget, delivered;
+	struct ig_source src;
+};
+
+static int64_t mono_offset_ns;
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ig_unix_now_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static void init_clock_offset(void)
+{
+	uint64_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME),
+		 m2 = clock_ns(CLOCK_MONOTONIC);
+	mono_offset_ns = (int64_t)r - (int64_t)(m1 + (m2 - m1) / 2);
+}
+
+uint64_t ig_mono_to_unix(uint64_t mono_ns)
+{
+	if (!mono_offset_ns)
+		init_clock_offset();
+	return (uint64_t)((int64_t)mono_ns + mono_offset_ns);
+}
+
+uint64_t collector_now_ns(struct collector *c)
+{
+	return ig_mono_to_unix(clock_ns(CLOCK_MONOTONIC));
+}
+
+/* ---- uprobes ----------------------------------------------------------- */
+
+static int add_link(struct collector *c, struct bpf_link *l)
+{
+	if (c->nlinks == c->caplinks) {
+		int cap = c->caplinks ? c->caplinks * 2 : 64;
+		struct bpf_link **n = realloc(c->links, sizeof(*n) * (size_t)cap);
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		c->links = n;
+		c->caplinks = cap;
+	}
+	c->links[c->nlinks++] = l;
+	return 0;
+}
+
+static int attach_pair(struct collector *c, const char *path, uint64_t off, uint64_t cookie,
+		       const char *sym)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	struct bpf_link *l;
+	int err;
+
+	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, -1, path, off, &uo);
+	if (!l) {
+		err = -errno;
+		goto fail;
+	}
+	add_link(c, l);
+	uo.retprobe = true;
+	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_exit, -1, path, off, &uo);
+	if (!l) {
+		err = -errno;
+		goto fail;
+	}
+	add_link(c, l);
+	return 0;
+fail:
+	c->probes_failed++;
+	log_msg(LOG_WARN, "cannot attach uprobe %s in %s: %s", sym, path, strerror(-err));
+	return err;
+}
+
+static bool is_driver_lib(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return !strncmp(b ? b + 1 : path, "libcuda.so", 10);
+}
+
+/* Attaches every op variant that path exports. Returns the number of ops
+ * attached, 0 when the file has none of the symbols, -errno when it cannot
+ * be read. A file already attached (same device and inode) returns its
+ * previous count. */
+static int attach_lib(struct collector *c, const char *path)
+{
+	struct stat sb;
+	struct lib *lib;
+	int nops = 0;
+
+	if (stat(path, &sb))
+		return -errno;
+	for (int i = 0; i < c->nlibs; i++)
+		if (c->libs[i].dev == sb.st_dev && c->libs[i].ino == sb.st_ino)
+			return c->libs[i].runtime_ops + c->libs[i].driver_ops;
+	if (c->nlibs == MAX_LIBS) {
+		log_msg(LOG_WARN, "too many CUDA libraries, not attaching %s", path);
+		return -ENOSPC;
+	}
+	lib = &c->libs[c->nlibs];
+	memset(lib, 0, sizeof(*lib));
+	lib->dev = sb.st_dev;
+	lib->ino = sb.st_ino;
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
+
+	bool driver = is_driver_lib(path);
+	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
+		const struct ig_op_info *oi = ig_op_info(op);
+		uint64_t offs[6], seen[6];
+		int nsym = 0, nseen = 0, attached = 0;
+
+		while (oi->symbols[nsym])
+			nsym++;
+		int r = elfsym_offsets(path, oi->symbols, nsym, offs);
+		if (r < 0) {
+			if (op == IG_OP_NONE + 1)
+				return r;
+			continue;
+		}
+		for (int k = 0; k < nsym; k++) {
+			bool dup = false;
+			if (!offs[k])
+				continue;
+			/* Aliases at the same address are one function: one probe. */
+			for (int j = 0; j < nseen; j++)
+				dup |= seen[j] == offs[k];
+			if (dup)
+				continue;
+			seen[nseen++] = offs[k];
+			uint64_t cookie = IGB_COOKIE(op, oi->argmode, oi->dir);
+			if (!attach_pair(c, path, offs[k], cookie, oi->symbols[k])) {
+				attached = 1;
+				lib->probes += 2;
+			}
+		}
+		if (attached) {
+			nops++;
+			if (oi->kind & IG_OPK_DRIVER)
+				lib->driver_ops++;
+			else
+				lib->runtime_ops++;
+		} else if (driver == !!(oi->kind & IG_OPK_DRIVER)) {
+			size_t len = strlen(lib->missing);
+			snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s",
+				 len ? " " : "", oi->name);
+		}
+	}
+	if (!nops)
+		return 0;
+	c->nlibs++;
+	if (lib->missing[0])
+		c->probes_missing += 1;
+	log_msg(LOG_INFO, "attached %d ops (%d probes) in %s", nops, lib->probes, path);
+	return nops;
+}
+
+static void attach_found(void *ctx, const char *path, int pid)
+{
+	struct collector *c = ctx;
+	int r = attach_lib(c, path);
+	if (r == 0)
+		log_msg(LOG_INFO, "%s exports no traced CUDA symbol", path);
+}
+
+int collector_add_pid(struct collector *c, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	if (!discover_pid_alive(pid))
+		return -ESRCH;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY))
+		return -errno;
+	int r = discover_pid_libs(pid, attach_found, c);
+	return r < 0 ? r : 0;
+}
+
+/* ---- ring buffer ------------------------------------------------------- */
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct collector *c = ctx;
+	const struct igb_event *b = data;
+	struct ig_event e;
+
+	if (len < sizeof(*b)) {
+		c->user_drops++;
+		return 0;
+	}
+	memset(&e, 0, sizeof(e));
+	e.ts_ns = ig_mono_to_unix(b->ts_ns);
+	e.dur_ns = b->dur_ns;
+	e.pid = b->pid;
+	e.tid = b->tid;
+	e.kind = b->kind;
+	e.op = b->op;
+	e.ret = b->ret;
+	e.flags = b->flags;
+	e.cpu = b->cpu;
+	e.arg0 = b->arg0;
+	e.arg1 = b->arg1;
+	e.stream = b->stream;
+	e.cgroup_id = b->cgroup_id;
+	e.preempt_ns = b->preempt_ns;
+	e.blocked_ns = b->blocked_ns;
+	e.switches = b->switches;
+	e.state = b->state;
+	e.other_pid = b->other_pid;
+	memcpy(e.other_comm, b->other_comm, IG_COMM_LEN);
+	memcpy(e.comm, b->comm, IG_COMM_LEN);
+	e.other_comm[IG_COMM_LEN - 1] = e.comm[IG_COMM_LEN - 1] = 0;
+	e.stack_id = b->stack_id;
+
+	if (e.kind == IG_EV_EXEC && c->npending < MAX_PENDING) {
+		/* The loader maps libraries after exec: look a little later. */
+		c->pending[c->npending].pid = (int)e.pid;
+		c->pending[c->npending].due_ns = collector_now_ns(c) + 200000000ULL;
+		c->npending++;
+	}
+	if (e.kind == IG_EV_EXEC && !b->arg0)
+		return 0; /* exec of a non-target: only a rescan hint */
+	c->emit(c->emit_ctx, &e);
+	if (++c->delivered >= c->budget)
+		return -E2BIG; /* stop here; the record itself was consumed */
+	return 0;
+}
+
+static int src_fd(struct ig_source *s)
+{
+	struct collector *c = s->priv;
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+static int src_poll(struct ig_source *s, ig_emit_fn emit, void *ctx, int max)
+{
+	struct collector *c = s->priv;
+	c->emit = emit;
+	c->emit_ctx = ctx;
+	c->budget = max > 0 ? max : 1;
+	c->delivered = 0;
+	int r = ring_buffer__consume(c->rb);
+	if (r < 0 && r != -E2BIG && r != -EINTR)
+		return r;
+	return c->delivered;
+}
+
+static void src_free(struct ig_source *s)
+{
+	(void)s; /* owned by the collector */
+}
+
+static const struct ig_source_ops collector_source_ops = {
+	.name = "live",
+	.fd = src_fd,
+	.poll = src_poll,
+	.peek_ts = NULL,
+	.free = src_free,
+};
+
+struct ig_source *collector_source(struct collector *c)
+{
+	return &c->src;
+}
+
+/* ---- periodic work ------------------------------------------------------- */
+
+static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.pages);
+	uint32_t key, next;
+	uint32_t *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct igb_pages pg;
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &pg))
+			continue;
+		struct pages_last *pl = NULL;
+		for (int i = 0; i < c->npages; i++)
+			if (c->pages[i].pid == key)
+				pl = &c->pages[i];
+		if (!pl) {
+			if (c->npages == MAX_PAGES_PIDS)
+				continue;
+			pl = &c->pages[c->npages++];
+			pl->pid = key;
+			pl->bytes = 0;
+		}
+		if (pg.bytes > pl->bytes) {
+			struct ig_event e = { 0 };
+			e.kind = IG_EV_PAGE_ALLOC;
+			e.ts_ns = now_ns;
+			e.pid = key;
+			e.arg0 = pg.bytes - pl->bytes;
+			pl->bytes = pg.bytes;
+			emit(ctx, &e);
+		}
+	}
+}
+
+static void rescan_targets(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.targets);
+	uint32_t key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!discover_pid_alive((int)key)) {
+			bpf_map_delete_elem(fd, &key);
+			prev = NULL; /* restart: the iteration order changed */
+			continue;
+		}
+		discover_pid_libs((int)key, attach_found, c);
+	}
+}
+
+static void scan_all(struct collector *c)
+{
+	static int pids[4096];
+	int n = discover_cuda_pids(pids, 4096);
+	for (int i = 0; i < n; i++)
+		collector_add_pid(c, pids[i]);
+}
+
+void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
+{
+	for (int i = 0; i < c->npending;) {
+		if (c->pending[i].due_ns > now_ns) {
+			i++;
+			continue;
+		}
+		int pid = c->pending[i].pid;
+		c->pending[i] = c->pending[--c->npending];
+		discover_pid_libs(pid, attach_found, c);
+	}
+	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
+		poll_pages(c, now_ns, emit, ctx);
+		c->last_pages_ns = now_ns;
+	}
+	if (now_ns - c->last_rescan_ns >= RESCAN_TARGETS_NS) {
+		rescan_targets(c);
+		c->last_rescan_ns = now_ns;
+	}
+	if (c->target == COLL_ALL_CUDA && now_ns - c->last_scan_all_ns >= RESCAN_ALL_NS) {
+		scan_all(c);
+		c->last_scan_all_ns = now_ns;
+	}
+}
+
+void collector_count_user_drop(struct collector *c, uint64_t n)
+{
+	c->user_drops += n;
+}
+
+static uint64_t counter_sum(struct collector *c, uint32_t idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t vals[512], sum = 0;
+
+	if (ncpu <= 0 || ncpu > 512)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &idx, vals))
+		return 0;
+	for (int i = 0; i < ncpu; i++)
+		sum += vals[i];
+	return sum;
+}
+
+void collector_status(struct collector *c, struct ig_status *st)
+{
+	st->drops_kernel = counter_sum(c, IGB_CNT_RB_DROPS);
+	st->drops_user = c->user_drops;
+	st->probes_attached = c->nlinks;
+	st->probes_failed = c->probes_failed + c->tracepoints_failed;
+	st->probes_missing = c->probes_missing;
+	st->libs = c->nlibs;
+	int fd = bpf_map__fd(c->skel->maps.targets), n = 0;
+	uint32_t key, next, *prev = NULL;
+	while (!bpf_map_get_next_key(fd, prev, &next) && n < 100000) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	st->targets = n;
+}
+
+void collector_summary(struct collector *c, FILE *f)
+{
+	fprintf(f, "attach: %d libraries, %d probes attached, %d failed; tracepoints %d (%s), %d "
+		   "failed\n",
+		c->nlibs, c->nlinks, c->probes_failed, c->tracepoints_ok,
+		c->raw_tp ? "raw_tp" : "tp_btf", c->tracepoints_failed);
+	for (int i = 0; i < c->nlibs; i++) {
+		const struct lib *l = &c->libs[i];
+		fprintf(f, "attach: %s: %d runtime + %d driver ops, %d probes%s%s\n", l->path,
+			l->runtime_ops, l->driver_ops, l->probes, l->missing[0] ? "; missing: " : "",
+			l->missing);
+	}
+	if (!c->nlibs)
+		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",
+			(unsigned long long)(RESCAN_TARGETS_NS / 1000000000ULL));
+}
+
+/* ---- life cycle -------------------------------------------------------------- */
+
+static void select_programs(struct ingero_bpf *skel, bool raw)
+{
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		const char *sec = bpf_program__section_name(p);
+		if (!strncmp(sec, "tp_btf/", 7))
+			bpf_program__set_autoload(p, !raw);
+		else if (!strncmp(sec, "raw_tp/", 7))
+			bpf_program__set_autoload(p, raw);
+	}
+}
+
+static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, int *err)
+{
+	struct ingero_bpf *skel = ingero_bpf__open();
+	if (!skel) {
+		*err = -errno;
+		return NULL;
+	}
+	skel->rodata->target_all = o->target == COLL_ALL_CUDA;
+	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
+	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
+	select_programs(skel, raw);
+	*err = ingero_bpf__load(skel);
+	if (*err) {
+		ingero_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+struct collector *collector_new(const struct collector_opts *o, char *err, size_t errlen)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	init_clock_offset();
+	c->target = o->target;
+	c->src.ops = &collector_source_ops;
+	c->src.priv = c;
+
+	c->raw_tp = o->force_raw_tp;
+	c->skel = open_and_load(o, c->raw_tp, &r);
+	if (!c->skel && !c->raw_tp) {
+		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
+			strerror(-r));
+		c->raw_tp = true;
+		c->skel = open_and_load(o, true, &r);
+	}
+	if (!c->skel) {
+		snprintf(err, errlen, "cannot load BPF programs: %s%s", strerror(-r),
+			 r == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto cleanup;
+	}
+
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, c->skel->obj)
+	{
+		const char *sec = bpf_program__section_name(p);
+		if (!bpf_program__autoload(p) || !strncmp(sec, "uprobe", 6) ||
+		    !strncmp(sec, "uretprobe", 9))
+			continue;
+		struct bpf_link *l = bpf_program__attach(p);
+		if (!l) {
+			c->tracepoints_failed++;
+			log_msg(LOG_WARN, "cannot attach %s: %s", sec, strerror(errno));
+			continue;
+		}
+		add_link(c, l);
+		c->tracepoints_ok++;
+	}
+	if (!c->tracepoints_ok) {
+		snprintf(err, errlen, "cannot attach any scheduler tracepoint");
+		goto cleanup;
+	}
+
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL);
+	if (!c->rb) {
+		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+
+	for (int i = 0; i < o->nlibs; i++) {
+		r = attach_lib(c, o->libs[i]);
+		if (r == 0) {
+			snprintf(err, errlen,
+				 "%s: exports none of the CUDA runtime or driver symbols ingero-top "
+				 "traces",
+				 o->libs[i]);
+			goto cleanup;
+		}
+		if (r < 0) {
+			snprintf(err, errlen, "cannot read %s: %s", o->libs[i],
+				 r == -ENOEXEC ? "not an ELF file" : strerror(-r));
+			goto cleanup;
+		}
+	}
+	if (o->target == COLL_COMMAND && o->exe)
+		discover_exe_libs(o->exe, attach_found, c);
+	if (o->target != COLL_PIDS && !o->no_system_libs)
+		discover_system_libs(attach_found, c);
+	for (int i = 0; i < o->npids; i++) {
+		r = collector_add_pid(c, o->pids[i]);
+		if (r == -ESRCH) {
+			snprintf(err, errlen, "no process with pid %d", o->pids[i]);
+			goto cleanup;
+		}
+	}
+	if (o->target == COLL_ALL_CUDA)
+		scan_all(c);
+	c->last_rescan_ns = c->last_scan_all_ns = c->last_pages_ns = collector_now_ns(c);
+	return c;
+
+cleanup:
+	collector_free(c);
+	return NULL;
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	for (int i = 0; i < c->nlinks; i++)
+		bpf_link__destroy(c->links[i]);
+	free(c->links);
+	ingero_bpf__destroy(c->skel);
+	free(c);
+}

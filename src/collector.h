@@ -1,0 +1,64 @@
+/* The live source: loads the BPF programs, enrols target processes, finds
+ * and attaches CUDA libraries, and turns ring-buffer records into
+ * struct ig_event (Unix-ns event time). */
+#ifndef IG_COLLECTOR_H
+#define IG_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "source.h"
+#include "status.h"
+
+enum collector_target { COLL_ALL_CUDA = 0, COLL_PIDS = 1, COLL_COMMAND = 2 };
+
+struct collector_opts {
+	int target;              /* enum collector_target */
+	const int *pids;         /* COLL_PIDS: the pids */
+	int npids;
+	const char *const *libs; /* --lib PATH files, attached in every mode */
+	int nlibs;
+	const char *exe;         /* COLL_COMMAND: executable, to find its libraries up front */
+	bool force_raw_tp;       /* use raw_tp even where tp_btf works */
+	bool no_system_libs;     /* do not attach ldconfig / /usr/local/cuda libraries */
+	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
+};
+
+struct collector;
+
+/* Loads and attaches everything. On failure returns NULL with a one-line
+ * reason in err. The caller owns the result (collector_free). */
+struct collector *collector_new(const struct collector_opts *o, char *err, size_t errlen);
+void collector_free(struct collector *c);
+
+/* Enrols a process (and, in the kernel, its future children) and attaches
+ * the CUDA libraries it maps. -ESRCH when it does not exist. */
+int collector_add_pid(struct collector *c, int pid);
+
+/* The collector as an event source (owned by the collector). */
+struct ig_source *collector_source(struct collector *c);
+
+/* Periodic work on wall time: page-allocation deltas, library rescans.
+ * Emits through emit; now_ns is Unix ns. */
+void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx);
+
+/* Copies probe and drop counters into st. */
+void collector_status(struct collector *c, struct ig_status *st);
+
+/* Writes the attach summary: one line per library with the ops attached and
+ * the symbols missing, one line for the tracepoints. */
+void collector_summary(struct collector *c, FILE *f);
+
+/* Counts a user-side drop (an event read but not processed). */
+void collector_count_user_drop(struct collector *c, uint64_t n);
+
+/* Unix ns now, on the same clock as the events. */
+uint64_t collector_now_ns(struct collector *c);
+
+/* Converts a CLOCK_MONOTONIC timestamp to Unix ns. */
+uint64_t ig_mono_to_unix(uint64_t mono_ns);
+/* Unix ns now (CLOCK_REALTIME). */
+uint64_t ig_unix_now_ns(void);
+
+#endif

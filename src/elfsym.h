@@ -1,0 +1,23 @@
+/* Finds exported function symbols in ELF files (dynsym and symtab) and turns
+ * them into the file offsets that uprobes attach to. */
+#ifndef IG_ELFSYM_H
+#define IG_ELFSYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Looks up each of names[0..n) in path. offsets[i] receives the file offset of
+ * the function (for a uprobe), or 0 when the symbol is absent or not a
+ * defined function. Returns the number found, or -errno when the file cannot
+ * be read as ELF (-ENOEXEC for a non-ELF file). */
+int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *offsets);
+
+/* 1 when path defines any of the names (a quick check for statically linked
+ * CUDA runtimes in executables), 0 when not, -errno on error. */
+int elfsym_has_any(const char *path, const char *const *names, int n);
+
+/* 1 when the ELF file has a program interpreter (is dynamically linked),
+ * 0 when not, -errno when it cannot be read as ELF. */
+int elfsym_is_dynamic(const char *path);
+
+#endif
