@@ -1,0 +1,68 @@
+/* Batch-mode frames (`--batch`, `--json`, `--summary`): plain text like
+ * `top -b`, or one JSON object per line, written from the model and the
+ * session status. Pure: the caller owns the FILE*. Also the number formatting
+ * and the JSON string escaper the other writers use. */
+#ifndef IG_REPORT_H
+#define IG_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ig_model;
+struct ig_status;
+
+struct report_opts {
+	int summary;        /* lifetime statistics instead of the rolling window */
+	int max_ops;        /* rows in the op table, 0 = all */
+	int max_procs;      /* rows in the process table, 0 = all */
+	int max_chains;     /* chains listed, 0 = all active */
+	int details;        /* text: explanation, evidence and recommendations under each chain */
+	int resolved;       /* also list resolved (inactive) chains */
+};
+
+/* One text frame. Format (stable; tests grep it):
+ *
+ *   ingero-top <mode> <time> events/s <r> events <n> drops kernel <k> user <u> probes attached <a> failed <f> missing <m>
+ *   <blank>
+ *   OP  CALLS  RATE  P50  P95  P99  MAX          (header; op rows follow)
+ *   cudaLaunchKernel  400  39.8/s  p50 12.3us  p95 20.1us  p99 31.0us  max 1.20ms
+ *   ...
+ *   <blank>
+ *   PID  COMM  CALLS/S  OFFCPU-PREEMPTED  OFFCPU-BLOCKED  BETWEEN-CALLS  TOP-PREEMPTOR
+ *   pid 4821  python3  calls/s 398.0  preempted 712ms 7.1%  blocked 80ms 0.8%  between 40ms 0.4%  top stress-ng[2231] 64%
+ *   ...
+ *   <blank>
+ *   CHAINS <n>
+ *   [HIGH] chain-0001 cpu_contention cudaStreamSynchronize python3[4821]: <summary>
+ *
+ * Op rows start with the canonical op name in column 1; process rows with
+ * "pid "; chain rows with "[SEV]". Durations use report_fmt_ns. `time` is the
+ * event time as YYYY-MM-DDTHH:MM:SSZ (UTC). With o->summary the op table uses
+ * lifetime calls and percentiles and the header says "summary".
+ * Returns 0 or -EIO. */
+int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
+		const struct report_opts *o);
+
+/* The same frame as one JSON object on one line, terminated by '\n':
+ * {"type":"frame"|"summary","time_ns":..,"mode":"live"|"replay","status":{..},
+ *  "ops":[{"op":..,"calls":..,"calls_win":..,"rate":..,"p50_ns":..,...}],
+ *  "procs":[{"pid":..,"comm":..,...}],"host":{..},"chains":[{"id":"chain-0001",...}]}
+ * Returns 0 or -EIO. */
+int report_json(FILE *f, const struct ig_model *m, const struct ig_status *st,
+		const struct report_opts *o);
+
+/* Formats a duration: "850ns", "12.3us", "4.56ms", "1.23s", "2m03s". Returns buf. */
+char *report_fmt_ns(char *buf, size_t n, uint64_t ns);
+/* Formats a byte count: "512B", "1.5KiB", "12.0MiB", "3.2GiB". Returns buf. */
+char *report_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+
+/* Writes s as a JSON string literal (with the quotes), escaping quotes,
+ * backslashes and control characters, passing valid UTF-8 through and
+ * replacing invalid bytes with U+FFFD. NULL writes "". */
+void report_json_str(FILE *f, const char *s);
+/* The same into a buffer; returns the length the full output needs (without
+ * the NUL), like snprintf. */
+size_t report_json_escape(char *dst, size_t cap, const char *s);
+
+#endif
