@@ -1,0 +1,149 @@
+/* ingero-top: option handling, then either `check`, the batch loop, or the
+ * full-screen viewer (tui/). */
+#include "check.h"
+#include "cli.h"
+#include "evfmt.h"
+#include "log.h"
+#include "model.h"
+#include "report.h"
+#include "session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The viewer lives in tui/ (curses stays out of src/). */
+int tui_run(struct session *s, const struct cli *cli) __attribute__((weak));
+
+static volatile sig_atomic_t stop_flag, flight_flag;
+
+static void on_stop(int sig)
+{
+	stop_flag = sig;
+}
+
+static void on_usr1(int sig)
+{
+	flight_flag = 1;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void print_event(void *ctx, const struct ig_event *e)
+{
+	char line[512];
+	fprintf(stdout, "%s\n", evfmt_line(line, sizeof(line), e));
+}
+
+static int print_frame(struct session *s, const struct cli *cli, bool summary)
+{
+	struct report_opts o = { .summary = summary, .details = summary };
+	const struct ig_model *m = session_model(s);
+	struct ig_status *st = session_status(s);
+	int r = cli->json ? report_json(stdout, m, st, &o) : report_text(stdout, m, st, &o);
+	if (!cli->json)
+		fputc('\n', stdout);
+	fflush(stdout);
+	return r;
+}
+
+static int run_batch(struct session *s, const struct cli *cli)
+{
+	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
+	uint64_t next = mono_ms() + interval_ms;
+	int frames = 0;
+
+	if (cli->events)
+		session_set_event_hook(s, print_event, NULL);
+	if (!cli->json && !cli->events) {
+		session_describe(s, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+	}
+	while (!stop_flag) {
+		int fd = session_fd(s);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t to = (int64_t)next - (int64_t)mono_ms();
+		int tmo = session_timeout_ms(s);
+		if (!cli->summary && !cli->events && to < tmo)
+			tmo = to < 0 ? 0 : (int)to;
+		if (poll(&p, fd >= 0 ? 1 : 0, tmo) < 0 && errno != EINTR)
+			break;
+		if (session_pump(s, 1 << 16) < 0)
+			break;
+		session_tick(s);
+		if (flight_flag) {
+			flight_flag = 0;
+			session_flight_save(s);
+		}
+		if (!cli->summary && !cli->events && mono_ms() >= next) {
+			if (print_frame(s, cli, false))
+				return 1;
+			next += interval_ms;
+			if (cli->frames && ++frames >= cli->frames)
+				break;
+		}
+		if (session_done(s))
+			break;
+	}
+	if (cli->summary)
+		print_frame(s, cli, true);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	char err[512] = "";
+	int r;
+
+	r = cli_parse(&cli, argc, argv);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (cli.check)
+		return check_run(stdout);
+
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+
+	bool batch = cli.batch || !tui_run;
+	log_capture_libbpf(cli.verbose >= 2);
+	log_echo(batch ? stderr : NULL, cli.verbose ? LOG_INFO : LOG_ERROR);
+
+	if (!cli.nreplay) {
+		if (check_privileges(err, sizeof(err)) || check_btf(err, sizeof(err))) {
+			fprintf(stderr, "ingero-top: %s\n", err);
+			return 1;
+		}
+	}
+	if (!batch && (!isatty(0) || !isatty(1))) {
+		fprintf(stderr, "ingero-top: the full-screen view needs a terminal; use --batch\n");
+		return 2;
+	}
+	struct session *s = session_new(&cli, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "ingero-top: %s\n", err);
+		return 1;
+	}
+	r = batch ? run_batch(s, &cli) : tui_run(s, &cli);
+	int cmd_status = session_cmd_status(s);
+	session_free(s);
+	if (stop_flag && batch)
+		return r;
+	return r ? r : (cmd_status > 0 && cli.cmd ? 0 : 0);
+}
