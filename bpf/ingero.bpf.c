@@ -125,6 +125,15 @@ static __always_inline struct igb_event *reserve(void)
 	return e;
 }
 
+/* Wake the reader only when a good amount is waiting: it polls on a short
+ * timer anyway, and a wake-up per record would make the reader's own
+ * context switches feed the trace (a feedback loop on small machines). */
+static __always_inline void submit(struct igb_event *e)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(e, avail >= (1 << 20) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline struct tstate *thread_get(__u32 tid, bool create)
 {
 	struct tstate *st = bpf_map_lookup_elem(&threads, &tid);
@@ -280,7 +289,7 @@ int BPF_KRETPROBE(call_exit)
 	e->cpu = bpf_get_smp_processor_id();
 	__builtin_memcpy(e->other_comm, f->preemptor_comm, IGB_COMM_LEN);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	count(IGB_CNT_CALLS, 1);
 	return 0;
 }
@@ -401,7 +410,7 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	e->other_pid = other;
 	__builtin_memcpy(e->other_comm, ocomm, IGB_COMM_LEN);
 	BPF_CORE_READ_STR_INTO(&e->comm, next, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 static __always_inline void on_wakeup(struct task_struct *p)
@@ -437,7 +446,7 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 	e->tid = BPF_CORE_READ(parent, pid);
 	e->arg0 = ctgid;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 static __always_inline void on_exec(struct task_struct *p)
@@ -456,7 +465,7 @@ static __always_inline void on_exec(struct task_struct *p)
 	e->arg0 = is_target(tgid);
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 static __always_inline void on_exit(struct task_struct *p)
@@ -476,7 +485,7 @@ static __always_inline void on_exit(struct task_struct *p)
 	e->tid = tid;
 	e->ret = BPF_CORE_READ(p, exit_code);
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 /* ---- memory and block I/O ----------------------------------------------- */
@@ -537,7 +546,7 @@ static __always_inline void on_rq_complete(struct request *rq, unsigned int nr_b
 	/* REQ_OP_READ 0, WRITE 1, FLUSH 2, DISCARD 3 -> IG_IO_* */
 	e->op = op == 0 ? 1 : op == 1 ? 2 : op == 3 ? 3 : 4;
 	e->cpu = bpf_get_smp_processor_id();
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 /* ---- attachment points: tp_btf, with raw_tp twins as a fallback ------- */
