@@ -1,0 +1,34 @@
+# Shared helpers for the integration scripts (sourced, not run).
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+B=$ROOT/${BUILD:-build}
+IG=$B/ingero-top
+WL=$B/workload
+HOG=$B/tests/progs/hog
+TMP=$(mktemp -d /tmp/ig-it.XXXXXX)
+FAILS=0
+cleanup_hooks=()
+trap 'for h in "${cleanup_hooks[@]}"; do eval "$h"; done; rm -rf "$TMP"' EXIT
+
+need_root() { [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }; }
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+expect_eq() { # what, got, want
+	if [ "$2" = "$3" ]; then ok "$1 = $3"; else bad "$1: got '$2', want '$3'"; fi
+}
+# within what got want pct: |got - want| <= pct% of want
+within() {
+	if awk -v g="$2" -v w="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; then
+		ok "$1 = $2 (want $3 ± $4%)"
+	else
+		bad "$1 = $2, want $3 ± $4%"
+	fi
+}
+finish() { [ "$FAILS" = 0 ] && { echo "all checks passed"; exit 0; }; echo "$FAILS check(s) failed"; exit 1; }
+
+# Per-op call counts from an --events log: "op count" lines, sorted.
+event_counts() { awk '$2 == "call" { for (i = 3; i <= NF; i++) if ($i ~ /^op=/) c[substr($i, 4)]++ } END { for (o in c) print o, c[o] }' "$1" | sort; }
+# The workload's own expectation file, without pid lines and zero counts, sorted.
+expect_counts() { awk '$1 != "pid" && $2 > 0' "$1" | sort; }
+# Value of field NAME= on a line.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# needs: root
+# Durations measured by the uprobes match the shim's simulated GPU times
+# within 10 %, and off-CPU time inside a synchronisation is split correctly:
+# blocked (sleeping) without contention; preempted, naming the hog, when a
+# CPU hog shares the CPU.
+. "$(dirname "$0")/lib.sh"
+need_root
+
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+
+# 1. a 4 ms kernel then a sync: the sync lasts the kernel's remaining time.
+"$IG" --events --no-system-libs -- "$WL" --iters 30 --kernels 1 --kernel-us 4000 --sync-every 1 \
+	--cpu 1 >"$TMP/t1.ev" 2>"$TMP/t1.err"
+sync_med=$(grep " op=cudaStreamSynchronize " "$TMP/t1.ev" | field dur_ns | median)
+within "median cudaStreamSynchronize after a 4 ms kernel (ns)" "$sync_med" 4000000 10
+cu_med=$(grep " op=cuStreamSynchronize " "$TMP/t1.ev" | field dur_ns | median)
+within "median nested cuStreamSynchronize (ns)" "$cu_med" 4000000 10
+
+# 2. a synchronous 8 MiB H2D copy at the shim's 10 GB/s: 839 us + 10 us.
+"$IG" --events --no-system-libs -- "$WL" --iters 20 --kernels 0 --h2d 8388608 --sync-every 0 \
+	--cpu 1 >"$TMP/t2.ev" 2>"$TMP/t2.err"
+cp_med=$(grep " op=cudaMemcpy " "$TMP/t2.ev" | field dur_ns | median)
+within "median cudaMemcpy of 8 MiB (ns)" "$cp_med" 848861 10
+
+# 3. no contention: sync time is blocked, not preempted.
+pre=$(grep " op=cudaStreamSynchronize " "$TMP/t1.ev" | field preempt_ns | awk '{s += $1} END {print s + 0}')
+blk=$(grep " op=cudaStreamSynchronize " "$TMP/t1.ev" | field blocked_ns | awk '{s += $1} END {print s + 0}')
+awk -v p="$pre" -v b="$blk" 'BEGIN { exit !(b > 0 && p < 0.1 * b) }' \
+	&& ok "quiet run: syncs blocked ${blk} ns, preempted ${pre} ns (< 10 %)" \
+	|| bad "quiet run: blocked $blk ns, preempted $pre ns"
+hogs=$(grep " op=cudaStreamSynchronize " "$TMP/t1.ev" | grep -c "other=[0-9]*:ig-hog")
+expect_eq "quiet run: syncs naming ig-hog as preemptor" "$hogs" 0
+
+# 4. a CPU hog pinned on the same CPU: syncs are preempted by the hog.
+"$HOG" --cpu 1 --seconds 60 & hog=$!
+cleanup_hooks+=("kill $hog 2>/dev/null")
+sleep 0.3
+"$IG" --events --no-system-libs -- "$WL" --iters 30 --kernels 1 --kernel-us 4000 --sync-every 1 \
+	--cpu 1 >"$TMP/t4.ev" 2>"$TMP/t4.err"
+kill $hog; wait $hog 2>/dev/null
+pre=$(grep " op=cudaStreamSynchronize " "$TMP/t4.ev" | field preempt_ns | awk '{s += $1} END {print s + 0}')
+n=$(grep -c " op=cudaStreamSynchronize " "$TMP/t4.ev")
+named=$(grep " op=cudaStreamSynchronize " "$TMP/t4.ev" | grep -c "other=$hog:ig-hog")
+[ "$pre" -gt 0 ] && ok "hog run: syncs preempted $pre ns in total" || bad "hog run: no preempted time"
+awk -v a="$named" -v n="$n" 'BEGIN { exit !(n > 0 && a >= n / 2) }' \
+	&& ok "hog run: $named of $n syncs name ig-hog[$hog] as preemptor" \
+	|| bad "hog run: only $named of $n syncs name ig-hog[$hog]"
+offhog=$(grep " offcpu " "$TMP/t4.ev" | grep "state=preempted" | grep -c "other=$hog:ig-hog")
+[ "$offhog" -gt 0 ] && ok "hog run: $offhog preempted off-CPU intervals name the hog" \
+	|| bad "hog run: no preempted off-CPU interval names the hog"
+finish
