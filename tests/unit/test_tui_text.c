@@ -1,0 +1,166 @@
+/* The viewer's pure text helpers: screen-safe strings and ASCII fallbacks,
+ * number columns, column fitting, sparklines, bars, container names. */
+#include "check.h"
+
+#include <locale.h>
+#include <string.h>
+
+#include "../../tui/text.c"
+
+static int all_ascii(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+static char wrapped[8][64];
+static int nwrapped;
+static void wrap_line(void *ctx, const char *p, size_t n)
+{
+	(void)ctx;
+	if (nwrapped < 8)
+		snprintf(wrapped[nwrapped++], 64, "%.*s", (int)n, p);
+}
+
+int main(void)
+{
+	char b[256];
+
+	setlocale(LC_ALL, "C.UTF-8");
+	/* cleaning */
+	CHECK(tui_text_clean(b, sizeof(b), "abc", -1, 0) == 3 && strcmp(b, "abc") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "p99 \u2192 CPU \u00d78 12\u00b5s", -1, 1) ==
+	      (int)strlen(b));
+	CHECK(strcmp(b, "p99 -> CPU x8 12us") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "p99 \u2192 CPU", -1, 0) == 9 &&
+	      strcmp(b, "p99 \u2192 CPU") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "a\tb\nc\x01\x7f", -1, 0) == 7 &&
+	      strcmp(b, "a b c??") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "bad\xff\xfe utf8\xc3", -1, 0) == 11 &&
+	      strcmp(b, "bad?? utf8?") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "\xe4\xb8\xad", -1, 0) == 1 && strcmp(b, "?") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "\xe4\xb8\xad wide", -1, 1) == 6 && all_ascii(b));
+	CHECK(tui_text_clean(b, sizeof(b), "abcdef", 4, 0) == 4 && strcmp(b, "abcd") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), "ab\u2192cd", 3, 1) == 2 && strcmp(b, "ab") == 0);
+	CHECK(tui_text_clean(b, 4, "abcdef", -1, 0) == 3 && strcmp(b, "abc") == 0);
+	CHECK(tui_text_clean(b, sizeof(b), NULL, -1, 0) == 0 && b[0] == 0);
+	CHECK(tui_text_cols("a\u2192b\u2588") == 4);
+	CHECK(tui_text_prefix("a\u2192b", 2) == 4);
+	CHECK(tui_text_prefix("ab", 5) == 2);
+
+	/* wrapping */
+	nwrapped = 0;
+	CHECK(tui_text_wrap("the quick brown fox jumps", 10, wrap_line, NULL) == 3);
+	CHECK(strcmp(wrapped[0], "the quick") == 0 && strcmp(wrapped[1], "brown fox") == 0 &&
+	      strcmp(wrapped[2], "jumps") == 0);
+	nwrapped = 0;
+	CHECK(tui_text_wrap("abcdefghijkl x", 5, wrap_line, NULL) == 3);
+	CHECK(strcmp(wrapped[0], "abcde") == 0 && strcmp(wrapped[2], "kl x") == 0);
+
+	/* numbers never overflow their column */
+	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 123456, 6), "123456") == 0);
+	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 1234567, 6), "1.23M") == 0);
+	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 12345, 4), "12k") == 0 ||
+	      strcmp(b, "12.3k") == 0);
+	for (uint64_t v = 1; v < 20000000000000ull; v = v * 3 + 7)
+		for (int w = 4; w <= 8; w++)
+			CHECKF((int)strlen(tui_fmt_count(b, sizeof(b), v, w)) <= w, "%llu in %d: %s",
+			       (unsigned long long)v, w, b);
+	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 0.5), "0.50") == 0);
+	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 39.84), "39.8") == 0);
+	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 1234.4), "1234") == 0);
+	CHECK(strlen(tui_fmt_rate(b, sizeof(b), 1234567.0)) <= 6);
+	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), 0.71), "71%") == 0);
+	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), 0.004), "0.4%") == 0);
+	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), -1), "-") == 0);
+	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), 0.0000001), "<0.1%") == 0);
+	CHECK(strcmp(tui_fmt_ratio(b, sizeof(b), 3.24), "3.2x") == 0);
+	CHECK(strcmp(tui_fmt_ratio(b, sizeof(b), 140), "140x") == 0);
+	CHECK(strcmp(tui_fmt_ratio(b, sizeof(b), 0), "-") == 0);
+	CHECK(strcmp(tui_fmt_age(b, sizeof(b), 5000000000ull), "5s") == 0);
+	CHECK(strcmp(tui_fmt_age(b, sizeof(b), 123000000000ull), "2m03s") == 0);
+	CHECK(strcmp(tui_fmt_age(b, sizeof(b), 3720000000000ull), "1h02m") == 0);
+	CHECK(strcmp(tui_fmt_clock(b, sizeof(b), 0), "--:--:--") == 0);
+
+	/* column fitting */
+	const struct tui_col cols[] = {
+		{ "F", 1, 0, 0, 'l' },    { "OP", 14, 8, 0, 'l' }, { "CALLS", 6, 0, 1, 'r' },
+		{ "P99", 7, 0, 0, 'r' },  { "MAX", 7, 0, 3, 'r' }, { "SPARK", 10, 50, 5, 'l' },
+	};
+	short x[6], w[6];
+	int used = tui_cols_fit(cols, 6, 200, x, w);
+	CHECK(used <= 200 && x[5] >= 0 && w[1] == 22 && w[5] == 60);
+	for (int width = 0; width <= 120; width++) {
+		used = tui_cols_fit(cols, 6, width, x, w);
+		CHECKF(used <= width || width < 24, "width %d used %d", width, used);
+		int last_end = -1;
+		for (int i = 0; i < 6; i++) {
+			if (x[i] < 0)
+				continue;
+			CHECKF(x[i] > last_end, "width %d col %d overlaps", width, i);
+			last_end = x[i] + w[i];
+			CHECKF(x[i] + w[i] <= width, "width %d col %d outside", width, i);
+			CHECK(w[i] >= cols[i].width);
+		}
+		/* a lower-priority column never shows while a higher one is hidden */
+		if (x[4] >= 0)
+			CHECK(x[2] >= 0);
+		if (x[5] >= 0)
+			CHECK(x[4] >= 0);
+	}
+	tui_cols_fit(cols, 6, 30, x, w);
+	CHECK(x[0] == 0 && x[1] == 2 && x[3] >= 0 && x[4] < 0 && x[5] < 0);
+
+	/* sparklines and bars */
+	uint64_t v[5] = { 0, 10, 50, 100, 25 };
+	tui_spark(b, sizeof(b), v, 5, 5, 0, 1);
+	CHECK(strcmp(b, " _+@-") == 0);
+	tui_spark(b, sizeof(b), v, 5, 8, 0, 1);
+	CHECK(strcmp(b, "    _+@-") == 0);
+	tui_spark(b, sizeof(b), v, 5, 2, 0, 1);
+	CHECK(strcmp(b, "@-") == 0);
+	tui_spark(b, sizeof(b), v, 5, 5, 0, 0);
+	CHECK(tui_text_cols(b) == 5 && strstr(b, "\u2588"));
+	tui_bar(b, sizeof(b), 0.5, 10, 1);
+	CHECK(strcmp(b, "#####") == 0);
+	tui_bar(b, sizeof(b), 1.5, 4, 0);
+	CHECK(tui_text_cols(b) == 4);
+	tui_bar(b, sizeof(b), 0.55, 10, 0);
+	CHECK(tui_text_cols(b) == 6);
+	tui_bar(b, sizeof(b), 0, 10, 0);
+	CHECK(b[0] == 0);
+
+	/* containers */
+	CHECK(strcmp(tui_container_from_cgroup("0::/\n", b, sizeof(b)), "-") == 0);
+	CHECK(strcmp(tui_container_from_cgroup(
+			     "0::/system.slice/docker-"
+			     "4f1e2d3c4b5a69788796a5b4c3d2e1f04f1e2d3c4b5a69788796a5b4c3d2e1f0.scope\n",
+			     b, sizeof(b)),
+		     "docker:4f1e2d3c4b5a") == 0);
+	CHECK(strcmp(tui_container_from_cgroup(
+			     "0::/kubepods.slice/kubepods-burstable.slice/"
+			     "kubepods-burstable-pod1234abcd_5678.slice/cri-containerd-"
+			     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope",
+			     b, sizeof(b)),
+		     "cri:abcdef012345") == 0);
+	CHECK(strcmp(tui_container_from_cgroup(
+			     "12:pids:/docker/"
+			     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n"
+			     "11:memory:/docker/"
+			     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n",
+			     b, sizeof(b)),
+		     "docker:abcdef012345") == 0);
+	CHECK(strcmp(tui_container_from_cgroup("0::/system.slice/ollama.service\n", b, sizeof(b)),
+		     "ollama.service") == 0);
+	CHECK(strcmp(tui_container_from_cgroup("0::/user.slice/user-0.slice/session-3.scope\n",
+					       b, sizeof(b)),
+		     "-") == 0);
+	CHECK(strcmp(tui_container_from_cgroup("0::/kubepods.slice/kubepods-pod0a1b2c3d_44.slice\n",
+					       b, sizeof(b)),
+		     "k8s:pod0a1b2c3d") == 0);
+	CHECK(strcmp(tui_container_from_cgroup("", b, sizeof(b)), "-") == 0);
+	CHECK(strcmp(tui_container_from_cgroup(NULL, b, sizeof(b)), "-") == 0);
+	return check_done("test_tui_text");
+}

@@ -1,0 +1,177 @@
+/* The key table (see keys.h). Order matters: the help screen, the hint bar
+ * and docs/keys.md list bindings in this order. */
+#include "keys.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <string.h>
+
+#define CTRL(c) ((c) & 0x1f)
+
+const struct tui_binding tui_bindings[] = {
+	/* general */
+	{ ACT_HELP, { 'h', '?', KEY_F(1) }, KC_ALL, 0, "General", "Help",
+	  "Show this help (any list key scrolls it; Esc closes it)" },
+	{ ACT_QUIT, { 'q', KEY_F(10) }, KC_ALL, 0, NULL, "Quit",
+	  "Quit and restore the terminal" },
+	{ ACT_PAUSE, { 'p', ' ' }, KC_ALL, 0, NULL, "Pause",
+	  "Pause or resume: freeze the view (live: collection continues; replay: playback "
+	  "stops)" },
+	{ ACT_RESET, { 'r' }, KC_ALL, 0, NULL, "Reset",
+	  "Reset the statistics and the alerts (names of known processes are kept)" },
+	{ ACT_THEME, { 't' }, KC_ALL, 0, NULL, "Theme",
+	  "Next theme: default, light, high-contrast, monochrome (colour themes are "
+	  "disabled by NO_COLOR and --no-color)" },
+	{ ACT_FLIGHT, { 'w' }, KC_ALL, 0, NULL, "Save",
+	  "Save the flight recorder (the last minutes of events) to a file; the header "
+	  "shows where" },
+	{ ACT_LOG, { 'l' }, KC_ALL, 0, NULL, "Log",
+	  "Show the message log (ingero-top and libbpf messages; they never go over the "
+	  "screen)" },
+	{ ACT_REDRAW, { CTRL('L') }, KC_ALL, 0, NULL, NULL, "Redraw the whole screen" },
+	/* moving around */
+	{ ACT_FOCUS_NEXT, { '\t' }, KC_MAIN | KC_DRILL, 0, "Moving around", "Pane",
+	  "Focus the next pane (main screen) or list (details screens)" },
+	{ ACT_FOCUS_PREV, { KEY_BTAB }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Focus the previous pane or list" },
+	{ ACT_UP, { KEY_UP, 'k' }, KC_ALL, 0, NULL, NULL, "Move the selection up one row" },
+	{ ACT_DOWN, { KEY_DOWN, 'j' }, KC_ALL, 0, NULL, NULL, "Move the selection down one row" },
+	{ ACT_PGUP, { KEY_PPAGE, CTRL('B') }, KC_ALL, 0, NULL, NULL, "Up one page" },
+	{ ACT_PGDN, { KEY_NPAGE, CTRL('F') }, KC_ALL, 0, NULL, NULL, "Down one page" },
+	{ ACT_HOME, { KEY_HOME, 'g' }, KC_ALL, 0, NULL, NULL, "First row of the list" },
+	{ ACT_END, { KEY_END, 'G' }, KC_ALL, 0, NULL, NULL, "Last row of the list" },
+	{ ACT_ENTER, { '\n', '\r', KEY_ENTER }, KC_MAIN | KC_DRILL, 0, NULL, "Details",
+	  "Open the selected op, process, thread or alert" },
+	{ ACT_BACK, { 27, KEY_BACKSPACE, 127, '\b' }, KC_ALL, 0, NULL, "Back",
+	  "Back to the previous screen, where the selection was left; on the main screen, "
+	  "clear the filter" },
+	/* tables */
+	{ ACT_SORT_PREV, { '<', ',' }, KC_MAIN | KC_DRILL, 0, "Tables", NULL,
+	  "Sort the focused table by the column to the left" },
+	{ ACT_SORT_NEXT, { '>', '.' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Sort the focused table by the column to the right" },
+	{ ACT_SORT_MENU, { KEY_F(6) }, KC_MAIN | KC_DRILL, 0, NULL, "Sort",
+	  "Choose the sort column of the focused table from a menu" },
+	{ ACT_SORT_INVERT, { 'I' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Invert the sort order of the focused table" },
+	{ ACT_FILTER, { '/', KEY_F(4) }, KC_MAIN | KC_DRILL, 0, NULL, "Filter",
+	  "Filter the focused table by text (Enter keeps the filter, Esc clears it)" },
+	/* replay */
+	{ ACT_SPEED_UP, { '+', '=' }, KC_ALL, 1, "Replay", "Faster", "Replay twice as fast" },
+	{ ACT_SPEED_DOWN, { '-', '_' }, KC_ALL, 1, NULL, "Slower", "Replay half as fast" },
+	{ ACT_SEEK_FWD, { ']' }, KC_ALL, 1, NULL, "Seek", "Seek 10 s forward" },
+	{ ACT_SEEK_BACK, { '[' }, KC_ALL, 1, NULL, NULL, "Seek 10 s back" },
+	{ ACT_NEXT_ALERT, { 'n' }, KC_ALL, 0, NULL, "Alert",
+	  "Jump to the next alert (replay: to where it was first detected; live: select it)" },
+	{ ACT_PREV_ALERT, { 'N' }, KC_ALL, 0, NULL, NULL,
+	  "Jump to the previous alert (replay: to where it was first detected; live: select "
+	  "it)" },
+};
+const int tui_nbindings = (int)(sizeof(tui_bindings) / sizeof(tui_bindings[0]));
+
+const struct tui_binding *tui_key_lookup(int key, unsigned where)
+{
+	if (key == 0)
+		return NULL;
+	for (int i = 0; i < tui_nbindings; i++) {
+		if (!(tui_bindings[i].where & where))
+			continue;
+		for (int k = 0; k < KEYS_PER_ACTION && tui_bindings[i].keys[k]; k++)
+			if (tui_bindings[i].keys[k] == key)
+				return &tui_bindings[i];
+	}
+	return NULL;
+}
+
+const struct tui_binding *tui_action_binding(int action)
+{
+	for (int i = 0; i < tui_nbindings; i++)
+		if (tui_bindings[i].action == action)
+			return &tui_bindings[i];
+	return NULL;
+}
+
+char *tui_key_name(int key, char *buf, size_t n)
+{
+	static const struct {
+		int key;
+		const char *name;
+	} names[] = {
+		{ ' ', "Space" },         { '\t', "Tab" },          { '\n', "Enter" },
+		{ '\r', "Return" },       { KEY_ENTER, "KeypadEnter" }, { 27, "Esc" },
+		{ KEY_BACKSPACE, "Backspace" }, { 127, "Del" },     { '\b', "Ctrl-H" },
+		{ KEY_UP, "Up" },         { KEY_DOWN, "Down" },     { KEY_LEFT, "Left" },
+		{ KEY_RIGHT, "Right" },   { KEY_PPAGE, "PgUp" },    { KEY_NPAGE, "PgDn" },
+		{ KEY_HOME, "Home" },     { KEY_END, "End" },       { KEY_BTAB, "Shift-Tab" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].key == key) {
+			snprintf(buf, n, "%s", names[i].name);
+			return buf;
+		}
+	if (key >= KEY_F(1) && key <= KEY_F(24))
+		snprintf(buf, n, "F%d", key - KEY_F0);
+	else if (key > 0 && key < 0x20)
+		snprintf(buf, n, "Ctrl-%c", key + '@');
+	else if (key > 0x20 && key < 0x7f)
+		snprintf(buf, n, "%c", key);
+	else
+		snprintf(buf, n, "key %d", key);
+	return buf;
+}
+
+char *tui_binding_keys(const struct tui_binding *b, const char *sep, char *buf, size_t n)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int k = 0; k < KEYS_PER_ACTION && b->keys[k]; k++) {
+		char name[24];
+		/* Return and the keypad Enter are the same key to a user */
+		if (k > 0 && (b->keys[k] == '\r' || b->keys[k] == KEY_ENTER ||
+			      b->keys[k] == '\b'))
+			continue;
+		tui_key_name(b->keys[k], name, sizeof(name));
+		int w = snprintf(buf + o, n - o, "%s%s", o ? sep : "", name);
+		if (w < 0 || (size_t)w >= n - o)
+			break;
+		o += (size_t)w;
+	}
+	return buf;
+}
+
+static const char *where_text(const struct tui_binding *b)
+{
+	if (b->replay_only)
+		return "replay";
+	switch (b->where) {
+	case KC_ALL: return "everywhere";
+	case KC_MAIN | KC_DRILL: return "main and details screens";
+	case KC_MAIN: return "main screen";
+	case KC_DRILL: return "details screens";
+	default: return "some screens";
+	}
+}
+
+int tui_keys_markdown(FILE *f)
+{
+	fprintf(f, "# ingero-top keys\n\n"
+		   "Generated from the key table in tui/keys.c by\n"
+		   "`build/tests/unit/test_tui_keys --write`; the unit test fails when this file\n"
+		   "is stale. The help screen (`h`, `?` or F1) and the hint bar on the last\n"
+		   "line come from the same table.\n");
+	for (int i = 0; i < tui_nbindings; i++) {
+		const struct tui_binding *b = &tui_bindings[i];
+		char keys[96];
+		if (b->section)
+			fprintf(f, "\n## %s\n\n| Keys | Where | What it does |\n|---|---|---|\n",
+				b->section);
+		tui_binding_keys(b, "`, `", keys, sizeof(keys));
+		fprintf(f, "| `%s` | %s | %s |\n", keys, b->replay_only ? "replay" : where_text(b),
+			b->help);
+	}
+	fprintf(f, "\nIn live mode the replay-only keys say \"replay only\" and do nothing.\n\n"
+		   "While the filter prompt is open, printable keys edit the text, Backspace\n"
+		   "deletes, Enter keeps the filter and Esc clears it. In the sort menu, Up,\n"
+		   "Down and Enter choose a column and Esc cancels.\n");
+	return ferror(f) ? -EIO : 0;
+}

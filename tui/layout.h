@@ -1,0 +1,59 @@
+/* Pure layout of the main screen: terminal size (and how many rows each
+ * pane would like) -> rectangles. No curses; unit-tested over a sweep of
+ * sizes in tests/unit/test_layout.c. */
+#ifndef TUI_LAYOUT_H
+#define TUI_LAYOUT_H
+
+/* Areas of the screen, in screen order. */
+enum tui_area {
+	AREA_HEADER = 0, /* status lines at the top */
+	AREA_OPS,        /* GPU API table */
+	AREA_PROCS,      /* processes / off-CPU */
+	AREA_ALERTS,     /* active chains */
+	AREA_HINT,       /* key hints, last line */
+	AREA_BODY,       /* everything between header and hint (drill-down screens) */
+	AREA_MAX,
+};
+
+/* Below the floor only "terminal too small" is shown. */
+#define TUI_FLOOR_W 40
+#define TUI_FLOOR_H 10
+/* At and above this size every pane is shown; below it panes are dropped
+ * by priority (processes first, then alerts). */
+#define TUI_FULL_W 80
+#define TUI_FULL_H 24
+
+/* Minimum sizes of the panes, including their column-title row. */
+#define OPS_MIN_W 40
+#define OPS_MIN_H 4
+#define ALERTS_MIN_W 30
+#define ALERTS_MIN_H 2
+#define PROCS_MIN_W 40
+#define PROCS_MIN_H 3
+#define ALERTS_WANT_MAX 8 /* alert rows shown before the pane scrolls */
+
+struct tui_rect {
+	int y, x, h, w;
+};
+
+struct tui_layout {
+	int cols, lines;
+	int too_small;           /* 1: draw only the "too small" message */
+	int need_w, need_h;      /* the floor, for that message */
+	int header_rows;         /* 1..3: how much the header may say */
+	int visible[AREA_MAX];
+	struct tui_rect r[AREA_MAX];
+};
+
+/* Lays out a cols x lines screen. want[] is the number of rows each of the
+ * ops, processes and alerts panes would like (column-title row included;
+ * 0 = no preference). Panes keep their minimum height; spare rows go by
+ * priority (ops, alerts, processes) up to what they want, the rest to the
+ * processes pane (or the ops pane when processes are hidden). */
+void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_layout *out);
+
+/* Pane priority: 1 = dropped last. */
+int tui_area_prio(int area);
+const char *tui_area_name(int area);
+
+#endif

@@ -1,0 +1,473 @@
+/* Pure text helpers of the viewer (see text.h): screen-safe strings, number
+ * columns, column fitting, sparklines, bars, container names. */
+#include "text.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <wchar.h>
+
+/* Decodes one UTF-8 sequence at s; returns its length and the code point in
+ * *cp, or 0 when the bytes are not valid UTF-8. */
+static int utf8_dec(const unsigned char *s, uint32_t *cp)
+{
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	int len;
+	uint32_t c, min;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2, c = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3, c = s[0] & 0x0f, min = 0x800;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4, c = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (int i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* ASCII spelling of the symbols our own texts and the detector use. */
+static const char *ascii_of(uint32_t cp)
+{
+	switch (cp) {
+	case 0x2192: return "->";
+	case 0x2190: return "<-";
+	case 0x2191: return "^";
+	case 0x2193: return "v";
+	case 0x00d7: return "x";
+	case 0x00b5: case 0x03bc: return "u";
+	case 0x2026: return "...";
+	case 0x2265: return ">=";
+	case 0x2264: return "<=";
+	case 0x2248: return "~";
+	case 0x2013: case 0x2014: case 0x2212: return "-";
+	case 0x00b7: return ".";
+	case 0x2022: case 0x25cf: return "*";
+	case 0x2018: case 0x2019: return "'";
+	case 0x201c: case 0x201d: return "\"";
+	case 0x00a0: return " ";
+	case 0x2500: case 0x2501: case 0x2550: return "-";
+	case 0x2502: case 0x2503: case 0x2551: return "|";
+	}
+	if (cp >= 0x2500 && cp <= 0x257f)
+		return "+";
+	if (cp >= 0x2580 && cp <= 0x259f)
+		return "#";
+	return "?";
+}
+
+int tui_text_clean(char *dst, size_t cap, const char *src, int max_cols, int ascii)
+{
+	const unsigned char *s = (const unsigned char *)(src ? src : "");
+	size_t o = 0;
+	int cols = 0;
+
+	if (!cap)
+		return 0;
+	while (*s && (max_cols < 0 || cols < max_cols)) {
+		uint32_t cp;
+		int len = utf8_dec(s, &cp);
+		const char *rep = NULL;
+		char one[2] = { 0, 0 };
+
+		if (len == 0) {
+			rep = "?", len = 1;
+		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+			rep = (cp == '\t' || cp == '\n' || cp == '\r') ? " " : "?";
+		} else if (cp < 0x80) {
+			one[0] = (char)cp, rep = one;
+		} else if (ascii) {
+			rep = ascii_of(cp);
+		} else if (wcwidth((wchar_t)cp) != 1) {
+			rep = "?";
+		}
+		if (rep) {
+			size_t rl = strlen(rep);
+			if (max_cols >= 0 && cols + (int)rl > max_cols)
+				break;
+			if (o + rl >= cap)
+				break;
+			memcpy(dst + o, rep, rl);
+			o += rl, cols += (int)rl;
+		} else {
+			if (o + (size_t)len >= cap)
+				break;
+			memcpy(dst + o, s, (size_t)len);
+			o += (size_t)len, cols++;
+		}
+		s += len;
+	}
+	dst[o] = 0;
+	return cols;
+}
+
+int tui_text_cols(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+size_t tui_text_prefix(const char *s, int cols)
+{
+	size_t i = 0;
+	int c = 0;
+	while (s[i]) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80) {
+			if (c == cols)
+				break;
+			c++;
+		}
+		i++;
+	}
+	return i;
+}
+
+int tui_text_wrap(const char *s, int width, void (*line)(void *ctx, const char *p, size_t n),
+		  void *ctx)
+{
+	int lines = 0;
+	if (width < 1)
+		width = 1;
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		/* the longest prefix of at most width columns that ends at a word end */
+		size_t cut = tui_text_prefix(s, width);
+		size_t end = cut;
+		if (s[cut] && s[cut] != ' ') {
+			size_t b = cut;
+			while (b > 0 && s[b - 1] != ' ')
+				b--;
+			if (b > 0)
+				end = b;
+		}
+		size_t n = end;
+		while (n > 0 && s[n - 1] == ' ')
+			n--;
+		line(ctx, s, n);
+		lines++;
+		s += end;
+	}
+	return lines;
+}
+
+char *tui_fmt_count(char *buf, size_t n, uint64_t v, int width)
+{
+	static const char suf[] = "kMGTPE";
+	if (width < 4)
+		width = 4;
+	snprintf(buf, n, "%llu", (unsigned long long)v);
+	if ((int)strlen(buf) <= width)
+		return buf;
+	double d = (double)v;
+	int i = -1;
+	while (d >= 1000.0 && i < 5)
+		d /= 1000.0, i++;
+	if (d < 9.995 && width >= 5)
+		snprintf(buf, n, "%.2f%c", d, suf[i]);
+	else if (d < 99.95)
+		snprintf(buf, n, "%.1f%c", d, suf[i]);
+	else
+		snprintf(buf, n, "%.0f%c", d, suf[i]);
+	if ((int)strlen(buf) > width) /* 999.5k rounds to 1000k: take the next unit */
+		snprintf(buf, n, "%.0f%c", d, suf[i]);
+	return buf;
+}
+
+char *tui_fmt_rate(char *buf, size_t n, double r)
+{
+	if (r <= 0)
+		snprintf(buf, n, "0");
+	else if (r < 9.995)
+		snprintf(buf, n, "%.2f", r);
+	else if (r < 99.95)
+		snprintf(buf, n, "%.1f", r);
+	else if (r < 99999.5)
+		snprintf(buf, n, "%.0f", r);
+	else
+		tui_fmt_count(buf, n, (uint64_t)(r + 0.5), 5);
+	return buf;
+}
+
+char *tui_fmt_pct(char *buf, size_t n, double f)
+{
+	double p = f * 100.0;
+	if (f < 0)
+		snprintf(buf, n, "-");
+	else if (p == 0)
+		snprintf(buf, n, "0%%");
+	else if (p < 0.1)
+		snprintf(buf, n, "<0.1%%");
+	else if (p < 9.95)
+		snprintf(buf, n, "%.1f%%", p);
+	else
+		snprintf(buf, n, "%.0f%%", p);
+	return buf;
+}
+
+char *tui_fmt_ratio(char *buf, size_t n, double r)
+{
+	if (r <= 0)
+		snprintf(buf, n, "-");
+	else if (r < 9.95)
+		snprintf(buf, n, "%.1fx", r);
+	else if (r < 99999)
+		snprintf(buf, n, "%.0fx", r);
+	else
+		snprintf(buf, n, ">99999x");
+	return buf;
+}
+
+char *tui_fmt_age(char *buf, size_t n, uint64_t ns)
+{
+	uint64_t s = ns / 1000000000ull;
+	if (s < 60)
+		snprintf(buf, n, "%llus", (unsigned long long)s);
+	else if (s < 3600)
+		snprintf(buf, n, "%llum%02llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, n, "%lluh%02llum", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s % 3600 / 60));
+	else
+		snprintf(buf, n, "%llud%02lluh", (unsigned long long)(s / 86400),
+			 (unsigned long long)(s % 86400 / 3600));
+	return buf;
+}
+
+int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
+{
+	int used = 0, any = 0;
+
+	for (int i = 0; i < n; i++)
+		x[i] = -1, w[i] = 0;
+	/* take columns by priority, lowest first; ties in table order */
+	for (int p = 0; p <= 100; p++) {
+		for (int i = 0; i < n; i++) {
+			if (c[i].prio != p)
+				continue;
+			int need = c[i].width + (any ? 1 : 0);
+			if (used + need > width)
+				continue;
+			used += need, any = 1;
+			x[i] = 0, w[i] = c[i].width;
+		}
+	}
+	/* spare space to growable columns, in table order */
+	for (int i = 0; i < n && used < width; i++) {
+		if (x[i] < 0 || c[i].grow <= 0)
+			continue;
+		int g = c[i].grow;
+		if (g > width - used)
+			g = width - used;
+		w[i] += (short)g, used += g;
+	}
+	int pos = 0;
+	for (int i = 0; i < n; i++) {
+		if (x[i] < 0)
+			continue;
+		x[i] = (short)pos;
+		pos += w[i] + 1;
+	}
+	return used;
+}
+
+char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint64_t vmax,
+		int ascii)
+{
+	static const char *const blocks[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
+					       "\u2585", "\u2586", "\u2587", "\u2588" };
+	static const char asc[8] = { '_', '.', '-', '=', '+', '*', '#', '@' };
+	size_t o = 0;
+	int first = n > cols ? n - cols : 0;
+
+	if (!cap)
+		return dst;
+	if (!vmax)
+		for (int i = first; i < n; i++)
+			if (v[i] > vmax)
+				vmax = v[i];
+	for (int i = 0; i < cols - (n - first); i++)
+		if (o + 1 < cap)
+			dst[o++] = ' ';
+	for (int i = first; i < n; i++) {
+		const char *g;
+		char one[2] = { ' ', 0 };
+		if (v[i] == 0 || vmax == 0) {
+			g = " ";
+		} else {
+			uint64_t lv = v[i] >= vmax ? 7 : (v[i] * 8) / vmax;
+			if (lv > 7)
+				lv = 7;
+			if (ascii)
+				one[0] = asc[lv], g = one;
+			else
+				g = blocks[lv];
+		}
+		size_t gl = strlen(g);
+		if (o + gl >= cap)
+			break;
+		memcpy(dst + o, g, gl);
+		o += gl;
+	}
+	dst[o] = 0;
+	return dst;
+}
+
+char *tui_bar(char *dst, size_t cap, double frac, int cols, int ascii)
+{
+	static const char *const eighths[8] = { "", "\u258f", "\u258e", "\u258d",
+						"\u258c", "\u258b", "\u258a", "\u2589" };
+	size_t o = 0;
+	if (!cap)
+		return dst;
+	if (frac < 0)
+		frac = 0;
+	if (frac > 1)
+		frac = 1;
+	int units = (int)(frac * cols * 8 + 0.5);
+	int full = units / 8, part = units % 8;
+	if (ascii) {
+		if (part >= 4 && full < cols)
+			full++;
+		for (int i = 0; i < full && o + 1 < cap; i++)
+			dst[o++] = '#';
+	} else {
+		for (int i = 0; i < full && o + 3 < cap; i++) {
+			memcpy(dst + o, "\u2588", 3);
+			o += 3;
+		}
+		if (part && full < cols && o + 3 < cap) {
+			memcpy(dst + o, eighths[part], 3);
+			o += 3;
+		}
+	}
+	dst[o] = 0;
+	return dst;
+}
+
+static int is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return n > 0;
+}
+
+/* "docker-<hex>.scope" and friends: the 12-character short id with a tag. */
+static int scope_id(const char *comp, size_t len, char *out, size_t n)
+{
+	static const struct {
+		const char *prefix, *tag;
+	} kinds[] = {
+		{ "docker-", "docker" },     { "cri-containerd-", "cri" },
+		{ "crio-", "crio" },         { "libpod-", "podman" },
+		{ "containerd-", "ctrd" },
+	};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t pl = strlen(kinds[k].prefix);
+		if (len < pl + 12 || strncmp(comp, kinds[k].prefix, pl) != 0)
+			continue;
+		const char *id = comp + pl;
+		size_t idl = len - pl;
+		if (idl > 6 && strncmp(id + idl - 6, ".scope", 6) == 0)
+			idl -= 6;
+		if (idl < 12 || !is_hex(id, idl))
+			continue;
+		snprintf(out, n, "%s:%.12s", kinds[k].tag, id);
+		return 1;
+	}
+	return 0;
+}
+
+char *tui_container_from_cgroup(const char *text, char *out, size_t n)
+{
+	char path[512] = "";
+	const char *p = text ? text : "";
+
+	snprintf(out, n, "-");
+	/* prefer the unified hierarchy ("0::/path"), else the first line */
+	for (const char *l = p; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+		const char *c2 = memchr(l, ':', len);
+		const char *c3 = c2 ? memchr(c2 + 1, ':', len - (size_t)(c2 + 1 - l)) : NULL;
+		if (c3) {
+			size_t pl = len - (size_t)(c3 + 1 - l);
+			int v2 = (c2 - l == 1 && l[0] == '0' && c3 == c2 + 1);
+			if (v2 || !path[0]) {
+				if (pl >= sizeof(path))
+					pl = sizeof(path) - 1;
+				memcpy(path, c3 + 1, pl);
+				path[pl] = 0;
+			}
+			if (v2)
+				break;
+		}
+		if (!e)
+			break;
+		l = e + 1;
+	}
+	if (!path[0] || strcmp(path, "/") == 0)
+		return out;
+
+	/* walk the components from the deepest one up */
+	char *comps[32];
+	int nc = 0;
+	for (char *tok = strtok(path, "/"); tok && nc < 32; tok = strtok(NULL, "/"))
+		comps[nc++] = tok;
+	for (int i = nc - 1; i >= 0; i--) {
+		size_t len = strlen(comps[i]);
+		if (scope_id(comps[i], len, out, n))
+			return out;
+		if (len == 64 && is_hex(comps[i], len)) { /* cgroupfs driver: /docker/<id> */
+			snprintf(out, n, "%s:%.12s", i > 0 ? comps[i - 1] : "ctr", comps[i]);
+			return out;
+		}
+	}
+	for (int i = nc - 1; i >= 0; i--) { /* a Kubernetes pod without a known runtime */
+		const char *pod = strstr(comps[i], "-pod");
+		if (strncmp(comps[i], "kubepods", 8) == 0 && pod) {
+			const char *id = pod + 4;
+			size_t idl = strcspn(id, ".");
+			snprintf(out, n, "k8s:pod%.*s", (int)(idl > 8 ? 8 : idl), id);
+			return out;
+		}
+	}
+	/* a system service is worth naming; a login session is the host */
+	if (nc >= 2 && strcmp(comps[0], "system.slice") == 0) {
+		size_t len = strlen(comps[nc - 1]);
+		if (len > 8 && strcmp(comps[nc - 1] + len - 8, ".service") == 0)
+			snprintf(out, n, "%s", comps[nc - 1]);
+	}
+	return out;
+}
+
+char *tui_fmt_clock(char *buf, size_t n, uint64_t unix_ns)
+{
+	if (!unix_ns) {
+		snprintf(buf, n, "--:--:--");
+		return buf;
+	}
+	time_t t = (time_t)(unix_ns / 1000000000ull);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, n, "%H:%M:%S", &tm);
+	return buf;
+}

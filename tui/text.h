@@ -1,0 +1,77 @@
+/* Pure text helpers of the viewer: screen-safe strings (one column per
+ * character, ASCII fallbacks), compact number columns, column fitting,
+ * sparklines and bars, and the container name from a cgroup path. No curses;
+ * unit-tested in tests/unit/test_tui_text.c. Durations and bytes use
+ * report_fmt_ns/report_fmt_bytes (src/report.h). */
+#ifndef TUI_TEXT_H
+#define TUI_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies src into dst (capacity cap bytes, always NUL-terminated) so that
+ * every output character takes exactly one screen column and nothing is a
+ * control character: invalid UTF-8, control bytes and wide characters become
+ * '?', tabs and newlines a space. In ascii mode only bytes 0x20..0x7e are
+ * written and common symbols are spelled out ("→" as "->", "×" as "x",
+ * "µ" as "u", "…" as "..."). At most max_cols columns are written (-1: no
+ * limit). Returns the number of columns written. */
+int tui_text_clean(char *dst, size_t cap, const char *src, int max_cols, int ascii);
+
+/* Columns of a string produced by tui_text_clean (counts UTF-8 lead bytes). */
+int tui_text_cols(const char *s);
+
+/* Byte length of the first cols columns of a clean string. */
+size_t tui_text_prefix(const char *s, int cols);
+
+/* Greedy word wrap of a clean string into lines of at most width columns.
+ * Calls line(ctx, start, bytes) for each line; returns the number of lines.
+ * Words longer than width are cut. */
+int tui_text_wrap(const char *s, int width, void (*line)(void *ctx, const char *p, size_t n),
+		  void *ctx);
+
+/* Compact numbers for fixed-width columns: "999999", "1.23M", "12.3k". The
+ * result never exceeds width columns when width >= 4. Return buf. */
+char *tui_fmt_count(char *buf, size_t n, uint64_t v, int width);
+/* Per-second rates: "0.50", "39.8", "1234", "12.3k". */
+char *tui_fmt_rate(char *buf, size_t n, double per_s);
+/* A fraction 0..1 as a percentage: "71%", "0.4%", "<0.1%"; negative: "-". */
+char *tui_fmt_pct(char *buf, size_t n, double frac);
+/* A ratio such as p99/p50: "3.2x", "12x", "-" when 0 or negative. */
+char *tui_fmt_ratio(char *buf, size_t n, double r);
+/* An age or span in whole seconds: "5s", "2m03s", "1h02m", "3d04h". */
+char *tui_fmt_age(char *buf, size_t n, uint64_t ns);
+
+/* Column fitting for tables. */
+struct tui_col {
+	const char *title;
+	short width; /* natural width in columns (>= title length) */
+	short grow;  /* extra columns it may take when space is left (0: fixed) */
+	short prio;  /* 0: always shown; larger values are dropped first */
+	char align;  /* 'l' or 'r' */
+};
+/* Chooses the visible columns of a table for width columns of screen:
+ * columns are taken by priority while they fit (one blank between columns),
+ * spare space goes to growable columns in order, then x[] and w[] are set in
+ * table order (x[i] = -1 for a hidden column). Returns the width used. */
+int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w);
+
+/* A sparkline of the last cols values of v[0..n-1] (oldest first), scaled to
+ * vmax (0: the largest of those values); a 0 value is a blank. Right-aligned
+ * (padded with blanks on the left when n < cols). UTF-8 uses ▁▂▃▄▅▆▇█,
+ * ascii uses "_.-=+*#@". Returns dst. */
+char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint64_t vmax,
+		int ascii);
+/* A horizontal bar of frac (0..1) of cols columns: full blocks and an eighth
+ * block in UTF-8, '#' in ascii, no padding. Returns dst. */
+char *tui_bar(char *dst, size_t cap, double frac, int cols, int ascii);
+
+/* The container (or service) a process runs in, from the text of
+ * /proc/PID/cgroup: "docker:0123456789ab", "cri:…", "crio:…", "podman:…",
+ * "k8s:pod1234abcd", "ollama.service", or "-" on the host. Returns out. */
+char *tui_container_from_cgroup(const char *cgroup_text, char *out, size_t n);
+
+/* "12:03:04" (local time) of a Unix-ns event time; "--:--:--" for 0. */
+char *tui_fmt_clock(char *buf, size_t n, uint64_t unix_ns);
+
+#endif
