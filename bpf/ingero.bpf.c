@@ -424,8 +424,14 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	if (!st || st->off_state != IGB_BLOCKED || st->wake_ts)
 		return;
 	st->wake_ts = bpf_ktime_get_ns();
+	/* The waker is the current task. A wake-up from an interrupt (timer,
+	 * I/O completion) names whatever task it interrupted; from the idle
+	 * task it names nobody. docs/collector.md says so. */
 	st->off_other = bpf_get_current_pid_tgid() >> 32;
-	bpf_get_current_comm(st->off_comm, sizeof(st->off_comm));
+	if (st->off_other)
+		bpf_get_current_comm(st->off_comm, sizeof(st->off_comm));
+	else
+		__builtin_memcpy(st->off_comm, "[idle]", 7);
 }
 
 static __always_inline void on_fork(struct task_struct *parent, struct task_struct *child)
