@@ -1,6 +1,8 @@
 /* Option parsing for ingero-top (getopt_long), with one-line errors. */
 #include "cli.h"
 
+#include "rec.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -114,27 +116,6 @@ static int parse_double(const char *s, double lo, double hi, double *out)
 	return 0;
 }
 
-int64_t cli_parse_size(const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v <= 0)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024 * 1024; end++; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
-	default: break;
-	}
-	if (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B'))
-		end += *end == 'i' ? 2 : 1;
-	if (*end)
-		return -1;
-	return (int64_t)v;
-}
-
 static int parse_pids(struct cli *c, const char *arg)
 {
 	char buf[1024], *save = NULL;
@@ -213,10 +194,10 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			c->record = optarg;
 			break;
 		case OPT_MAX_DB: {
-			int64_t v = cli_parse_size(optarg);
-			if (v < 65536)
+			uint64_t v = 0;
+			if (rec_parse_size(optarg, &v) || v < 65536)
 				return bad("--max-db", optarg, "expected a size like 500M or 2G");
-			c->max_db = (uint64_t)v;
+			c->max_db = v;
 			break;
 		}
 		case OPT_FLIGHT:

@@ -44,7 +44,4 @@ struct cli {
  * (exit 0), -1 after printing a one-line error (exit 2). */
 int cli_parse(struct cli *c, int argc, char **argv);
 
-/* Parses "512M", "2G", "100000" into bytes; -1 on error. */
-int64_t cli_parse_size(const char *s);
-
 #endif

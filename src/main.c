@@ -57,8 +57,44 @@ static int print_frame(struct session *s, const struct cli *cli, bool summary)
 	return r;
 }
 
+/* Batch replay: as fast as possible, frames at the recorded interval of
+ * event time. */
+static int run_batch_replay(struct session *s, const struct cli *cli)
+{
+	struct ig_status *st = session_status(s);
+	uint64_t step = (uint64_t)(cli->interval_s * 1e9 + 0.5);
+	uint64_t next = st->replay_start_ns + step;
+	int frames = 0, more = 1;
+
+	if (cli->events)
+		session_set_event_hook(s, print_event, NULL);
+	if (!cli->json && !cli->events) {
+		session_describe(s, stdout);
+		fputc('\n', stdout);
+	}
+	while (more > 0 && !stop_flag) {
+		more = session_replay_to(s, next);
+		if (more < 0) {
+			fprintf(stderr, "ingero-top: replay failed: %s\n", strerror(-more));
+			return 1;
+		}
+		if (!cli->summary && !cli->events) {
+			if (print_frame(s, cli, false))
+				return 1;
+			if (cli->frames && ++frames >= cli->frames)
+				return 0;
+		}
+		next += step;
+	}
+	if (cli->summary)
+		print_frame(s, cli, true);
+	return 0;
+}
+
 static int run_batch(struct session *s, const struct cli *cli)
 {
+	if (cli->nreplay)
+		return run_batch_replay(s, cli);
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
 	uint64_t next = mono_ms() + interval_ms;
 	int frames = 0;

@@ -6,7 +6,11 @@
 #include "event.h"
 #include "log.h"
 #include "model.h"
+#include "rec.h"
+#include "replay.h"
 #include "hostinfo.h"
+#include "ops.h"
+#include "report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,12 +41,27 @@ struct session {
 	uint64_t last_snapshot_ns;
 	struct hostinfo_cpu cpu_prev;
 	bool done;
+	/* recording */
+	struct rec *rec;
+	uint64_t rec_chain_gen;
+	/* replay pacing: event-time position moves at speed x wall time */
+	bool replay;
+	double speed;            /* 0 = as fast as possible */
+	uint64_t pos_ns;         /* event time shown */
+	uint64_t wall_anchor_ns; /* wall time when pos_ns was last set */
+	uint64_t pos_anchor_ns;
+	bool at_end;
+	uint64_t *chain_ts;      /* recorded chain detection times, sorted */
+	size_t nchain_ts;
 };
 
 static void ingest(void *ctx, const struct ig_event *e)
 {
 	struct session *s = ctx;
 	model_ingest(s->model, e);
+	if (s->rec && rec_event(s->rec, e) < 0 && rec_error(s->rec) && !s->st.record_error[0])
+		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
+			 rec_error(s->rec));
 	s->st.events_total++;
 	if (s->hook)
 		s->hook(s->hook_ctx, e);
@@ -172,6 +191,131 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int open_replay(struct session *s, char *err, size_t errlen)
+{
+	const char *why = NULL;
+	struct rec_chain *chains = NULL;
+	size_t n = 0;
+
+	s->src = replay_open(s->cli.replay, s->cli.nreplay, &why);
+	if (!s->src) {
+		snprintf(err, errlen, "%s", why ? why : "cannot open the recording");
+		return -EINVAL;
+	}
+	s->replay = true;
+	s->speed = s->cli.batch ? 0 : s->cli.speed;
+	s->st.mode = IG_MODE_REPLAY;
+	s->st.replay_speed = s->speed;
+	replay_span(s->src, &s->st.replay_start_ns, &s->st.replay_end_ns);
+	s->pos_ns = s->pos_anchor_ns = s->st.replay_start_ns;
+	s->wall_anchor_ns = ig_unix_now_ns();
+	if (!replay_chains(s->src, &chains, &n) && n) {
+		s->chain_ts = calloc(n, sizeof(*s->chain_ts));
+		for (size_t i = 0; s->chain_ts && i < n; i++)
+			s->chain_ts[s->nchain_ts++] = chains[i].detected_at_ns;
+		if (s->chain_ts)
+			qsort(s->chain_ts, s->nchain_ts, sizeof(*s->chain_ts), cmp_u64);
+	}
+	replay_chains_free(chains, n);
+	return 0;
+}
+
+static int open_record(struct session *s, char *err, size_t errlen)
+{
+	struct rec_opts ro = { .max_db_bytes = s->cli.max_db, .node_name = s->st.host };
+	const char *why = NULL;
+	char pids[256] = "", kernel[128] = "";
+	struct hostinfo_mem mem;
+
+	s->rec = rec_open(s->cli.record, &ro, &why);
+	if (!s->rec) {
+		snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
+			 why ? why : "unknown error");
+		return -EINVAL;
+	}
+	for (int i = 0; i < s->cli.npids; i++) {
+		size_t l = strlen(pids);
+		snprintf(pids + l, sizeof(pids) - l, "%s%d", i ? "," : "", s->cli.pids[i]);
+	}
+	FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
+	if (f) {
+		if (fgets(kernel, sizeof(kernel), f))
+			kernel[strcspn(kernel, "\n")] = 0;
+		fclose(f);
+	}
+	hostinfo_mem_read(&mem);
+	struct rec_session rs = {
+		.started_at_ns = ig_unix_now_ns(),
+		.cpu_cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
+		.mem_total_mb = mem.total_mb,
+		.kernel = kernel,
+		.version = "ingero-top " IG_VERSION,
+		.pid_filter = pids,
+		.flags = s->cli.cmd ? s->cli.cmd[0] : "",
+		.node = s->st.host,
+	};
+	rec_session_info(s->rec, &rs);
+	snprintf(s->st.recording, sizeof(s->st.recording), "%s", s->cli.record);
+	return 0;
+}
+
+/* Records the chains that changed since the last call. */
+static void record_chains(struct session *s)
+{
+	const struct ig_detect *d = model_detect(s->model);
+	uint64_t gen = detect_generation(d);
+	char recs[1024], tl[2048];
+
+	if (!s->rec || gen == s->rec_chain_gen)
+		return;
+	s->rec_chain_gen = gen;
+	for (int i = 0; i < detect_count(d); i++) {
+		const struct ig_chain *c = detect_chain(d, i);
+		size_t l = 0;
+		l += (size_t)snprintf(recs, sizeof(recs), "[");
+		for (int k = 0; k < c->nrecs && l < sizeof(recs) - 4; k++) {
+			if (k)
+				recs[l++] = ',';
+			l += report_json_escape(recs + l, sizeof(recs) - l - 2, c->recs[k]);
+			if (l > sizeof(recs) - 4)
+				l = sizeof(recs) - 4;
+		}
+		snprintf(recs + l, sizeof(recs) - l, "]");
+		l = (size_t)snprintf(tl, sizeof(tl), "[");
+		for (int k = 0; k < c->ntimeline && l < sizeof(tl) - 200; k++) {
+			l += (size_t)snprintf(tl + l, sizeof(tl) - l, "%s{\"t\":%llu,\"text\":",
+					      k ? "," : "",
+					      (unsigned long long)c->timeline[k].ts_ns);
+			l += report_json_escape(tl + l, sizeof(tl) - l - 4, c->timeline[k].text);
+			if (l > sizeof(tl) - 4)
+				l = sizeof(tl) - 4;
+			tl[l++] = '}';
+		}
+		snprintf(tl + l, sizeof(tl) - l, "]");
+		struct rec_chain rc = {
+			.id = c->id_str,
+			.detected_at_ns = c->first_seen_ns,
+			.severity = detect_sev_name(c->severity),
+			.summary = c->summary,
+			.root_cause = detect_class_name(c->cls),
+			.explanation = c->explanation,
+			.recommendations = recs,
+			.cuda_op = c->op ? ig_op_name(c->op) : "",
+			.p99_us = c->p99_ns / 1000,
+			.p50_us = c->p50_ns / 1000,
+			.tail_ratio = c->tail_ratio,
+			.timeline = tl,
+		};
+		rec_chain(s->rec, &rc);
+	}
+}
+
 struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -193,11 +337,14 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	if (gethostname(s->st.host, sizeof(s->st.host) - 1))
 		snprintf(s->st.host, sizeof(s->st.host), "?");
 	if (cli->nreplay) {
-		snprintf(err, errlen, "replay is not available in this build");
-		goto fail;
+		if (open_replay(s, err, errlen))
+			goto fail;
+	} else {
+		if (open_live(s, err, errlen))
+			goto fail;
+		if (cli->record && open_record(s, err, errlen))
+			goto fail;
 	}
-	if (open_live(s, err, errlen))
-		goto fail;
 	s->rate_t0_ns = ig_unix_now_ns();
 	hostinfo_cpu_read(&s->cpu_prev);
 	session_tick(s);
@@ -220,7 +367,14 @@ void session_free(struct session *s)
 			waitpid(s->child, NULL, 0);
 		}
 	}
+	if (s->rec) {
+		record_chains(s);
+		rec_close(s->rec);
+	}
 	collector_free(s->coll);
+	if (s->replay && s->src)
+		s->src->ops->free(s->src);
+	free(s->chain_ts);
 	model_free(s->model);
 	free(s);
 }
@@ -237,10 +391,61 @@ int session_timeout_ms(struct session *s)
 	return 100;
 }
 
+/* Replay: the event-time position the wall clock has reached. */
+static uint64_t replay_target(struct session *s)
+{
+	if (s->st.paused)
+		return s->pos_ns;
+	if (s->speed <= 0)
+		return UINT64_MAX;
+	uint64_t wall = ig_unix_now_ns() - s->wall_anchor_ns;
+	return s->pos_anchor_ns + (uint64_t)((double)wall * s->speed);
+}
+
+static void replay_anchor(struct session *s)
+{
+	s->pos_anchor_ns = s->pos_ns;
+	s->wall_anchor_ns = ig_unix_now_ns();
+}
+
+/* Replay: ingests the events up to event time until, at most budget. */
+static int replay_pump_until(struct session *s, uint64_t until, int budget)
+{
+	int total = 0;
+
+	while (total < budget) {
+		uint64_t ts;
+		int r = s->src->ops->peek_ts(s->src, &ts);
+		if (r == -ENODATA) {
+			s->at_end = true;
+			break;
+		}
+		if (r < 0 || ts > until)
+			break;
+		int n = s->src->ops->poll(s->src, ingest, s, 1);
+		if (n <= 0) {
+			if (n == -ENODATA)
+				s->at_end = true;
+			break;
+		}
+		total += n;
+		if (ts > s->pos_ns)
+			s->pos_ns = ts;
+	}
+	return total;
+}
+
 int session_pump(struct session *s, int budget)
 {
 	int total = 0;
 
+	if (s->replay) {
+		uint64_t until = replay_target(s);
+		total = replay_pump_until(s, until, budget);
+		if (until != UINT64_MAX && !s->st.paused && total < budget && until > s->pos_ns)
+			s->pos_ns = until;
+		return total;
+	}
 	while (total < budget) {
 		int n = s->src->ops->poll(s->src, ingest, s, budget - total);
 		if (n < 0)
@@ -293,6 +498,19 @@ void session_tick(struct session *s)
 		}
 		model_advance(s->model, now);
 	}
+	if (s->replay) {
+		uint64_t next;
+		if (s->pos_ns > s->st.replay_end_ns && s->st.replay_end_ns)
+			s->pos_ns = s->st.replay_end_ns;
+		uint64_t adv = s->pos_ns;
+		if (s->src->ops->peek_ts(s->src, &next) == 0 && next < adv)
+			adv = next;
+		model_advance(s->model, adv);
+		s->st.replay_pos_ns = s->pos_ns;
+		if (s->at_end && s->cli.batch)
+			s->done = true;
+	}
+	record_chains(s);
 	s->st.now_ns = model_now(s->model);
 	if (now - s->rate_t0_ns >= 1000000000ULL) {
 		s->st.events_per_s = (double)(s->st.events_total - s->rate_events0) * 1e9 /
@@ -342,17 +560,89 @@ void session_reset(struct session *s)
 
 int session_set_speed(struct session *s, double speed)
 {
-	return -ENOTSUP;
+	if (!s->replay)
+		return -ENOTSUP;
+	replay_anchor(s);
+	s->speed = speed;
+	s->st.replay_speed = speed;
+	return 0;
+}
+
+/* Moves the replay to event time `to`: forward by ingesting, backward by
+ * rebuilding the model from the start of the recording, so what is shown is
+ * what the live view showed at that moment. */
+static int seek_to(struct session *s, uint64_t to)
+{
+	if (to < s->st.replay_start_ns)
+		to = s->st.replay_start_ns;
+	if (s->st.replay_end_ns && to > s->st.replay_end_ns)
+		to = s->st.replay_end_ns;
+	if (to < s->pos_ns) {
+		struct ig_model_cfg cfg = *model_cfg(s->model);
+		struct ig_model *m = model_new(&cfg);
+		if (!m)
+			return -ENOMEM;
+		model_free(s->model);
+		s->model = m;
+		int r = replay_seek(s->src, s->st.replay_start_ns);
+		if (r)
+			return r;
+		s->pos_ns = s->st.replay_start_ns;
+		s->at_end = false;
+	}
+	while (replay_pump_until(s, to, 1 << 20) > 0)
+		;
+	s->pos_ns = to;
+	model_advance(s->model, to);
+	replay_anchor(s);
+	return 0;
 }
 
 int session_seek(struct session *s, int64_t delta_ns)
 {
-	return -ENOTSUP;
+	if (!s->replay)
+		return -ENOTSUP;
+	int64_t to = (int64_t)s->pos_ns + delta_ns;
+	return seek_to(s, to < 0 ? 0 : (uint64_t)to);
 }
 
 int session_jump_chain(struct session *s, int dir)
 {
-	return -ENOTSUP;
+	const uint64_t gap = 1000000000ULL;
+
+	if (!s->replay)
+		return -ENOTSUP;
+	if (s->nchain_ts) {
+		if (dir > 0) {
+			for (size_t i = 0; i < s->nchain_ts; i++)
+				if (s->chain_ts[i] > s->pos_ns + gap / 10)
+					return seek_to(s, s->chain_ts[i]);
+		} else {
+			for (size_t i = s->nchain_ts; i-- > 0;)
+				if (s->chain_ts[i] + gap < s->pos_ns)
+					return seek_to(s, s->chain_ts[i]);
+		}
+		return -ENOENT;
+	}
+	/* No recorded chains: look for the detector's own. */
+	if (dir > 0) {
+		uint64_t gen = detect_generation(model_detect(s->model));
+		while (!s->at_end && detect_generation(model_detect(s->model)) == gen) {
+			uint64_t to = s->pos_ns + gap;
+			replay_pump_until(s, to, 1 << 20);
+			s->pos_ns = to;
+			model_advance(s->model, to);
+		}
+		replay_anchor(s);
+		return s->at_end ? -ENOENT : 0;
+	}
+	uint64_t best = 0;
+	for (int i = 0; i < model_chain_count(s->model); i++) {
+		uint64_t t = model_chain(s->model, i)->first_seen_ns;
+		if (t + gap < s->pos_ns && t > best)
+			best = t;
+	}
+	return best ? seek_to(s, best) : -ENOENT;
 }
 
 int session_flight_save(struct session *s)
@@ -364,4 +654,26 @@ void session_describe(struct session *s, FILE *f)
 {
 	if (s->coll)
 		collector_summary(s->coll, f);
+	for (int i = 0; s->replay && i < replay_file_count(s->src); i++) {
+		struct replay_file_info fi;
+		if (!replay_file_info(s->src, i, &fi))
+			fprintf(f, "replay: %s (%s, schema %s)\n", fi.path, fi.writer, fi.version);
+	}
+	if (s->rec)
+		fprintf(f, "record: %s\n", rec_path(s->rec));
+}
+
+int session_replay_to(struct session *s, uint64_t until)
+{
+	if (!s->replay)
+		return -ENOTSUP;
+	while (replay_pump_until(s, until, 1 << 20) > 0)
+		;
+	if (until > s->pos_ns)
+		s->pos_ns = until;
+	model_advance(s->model, until);
+	s->st.replay_pos_ns = s->pos_ns;
+	s->st.now_ns = model_now(s->model);
+	record_chains(s);
+	return s->at_end ? 0 : 1;
 }

@@ -59,6 +59,10 @@ int session_seek(struct session *s, int64_t delta_ns);
  * recorded or detected chain. */
 int session_jump_chain(struct session *s, int dir);
 
+/* Batch replay: ingests every event up to event time until and moves the
+ * model clock there. Returns 1 while events remain, 0 at the end, -errno. */
+int session_replay_to(struct session *s, uint64_t until);
+
 /* Writes the flight-recorder ring to a new file (in the background); the
  * result appears later in session_status()->message. */
 int session_flight_save(struct session *s);
