@@ -372,7 +372,7 @@ struct rec {
 	int have_thr;
 	/* state shared with the writer; guarded by mu */
 	int err;           /* -errno once stopped */
-	char errmsg[256];
+	char errmsg[1024];
 	struct rec_stats st;
 	/* writer-only state */
 	int in_txn;
@@ -448,8 +448,8 @@ static void stop_with(struct rec *r, int err, const char *what)
 	pthread_mutex_lock(&r->mu);
 	if (!r->err) {
 		r->err = err;
-		snprintf(r->errmsg, sizeof(r->errmsg), "recording to %s stopped: %s: %s", r->path,
-			 what, r->db ? sqlite3_errmsg(r->db) : strerror(-err));
+		snprintf(r->errmsg, sizeof(r->errmsg), "recording to %s stopped: %s (%s)", r->path,
+			 what, strerror(-err));
 	}
 	pthread_cond_broadcast(&r->cv_done);
 	pthread_mutex_unlock(&r->mu);
@@ -688,12 +688,6 @@ static int write_item(struct rec *r, struct item *it)
 	return SQLITE_OK;
 }
 
-static uint64_t file_size(const char *path)
-{
-	struct stat sb;
-	return stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-}
-
 static int64_t query_int(sqlite3 *db, const char *sql, int64_t dflt)
 {
 	sqlite3_stmt *st;
@@ -706,14 +700,13 @@ static int64_t query_int(sqlite3 *db, const char *sql, int64_t dflt)
 	return v;
 }
 
-/* Used size: pages in use plus the WAL, in bytes. */
+/* Used size of the database: pages in use, in bytes. The WAL beside it is
+ * bounded on its own (journal_size_limit) and folded in at rec_close. */
 static uint64_t used_bytes(struct rec *r)
 {
 	int64_t pages = query_int(r->db, "PRAGMA page_count", 0);
 	int64_t free_pages = query_int(r->db, "PRAGMA freelist_count", 0);
-	char wal[4200];
-	snprintf(wal, sizeof(wal), "%s-wal", r->path);
-	return (uint64_t)(pages - free_pages) * r->page_size + file_size(wal);
+	return (uint64_t)(pages - free_pages) * r->page_size;
 }
 
 /* --max-db: deletes the oldest whole seconds of events until the used size is
@@ -734,8 +727,8 @@ static int prune(struct rec *r)
 	if (!per_row)
 		per_row = 1;
 	uint64_t n = (used - target) / per_row + 1;
-	if (n >= r->rows_in_file)
-		n = r->rows_in_file - 1;
+	if (n > r->rows_in_file / 2) /* the estimate may be off: never wipe out */
+		n = r->rows_in_file / 2;
 	char sql[256];
 	snprintf(sql, sizeof(sql),
 		 "SELECT end_ns FROM events ORDER BY end_ns LIMIT 1 OFFSET %" PRIu64, n);
@@ -752,6 +745,13 @@ static int prune(struct rec *r)
 	uint64_t deleted = (uint64_t)sqlite3_changes(r->db);
 	if (rc == SQLITE_OK) {
 		snprintf(sql, sizeof(sql), "DELETE FROM system_snapshots WHERE timestamp < %" PRIu64,
+			 cutoff);
+		rc = exec_sql(r->db, sql);
+	}
+	if (rc == SQLITE_OK) { /* older names go too, but each pid keeps its latest */
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM process_names WHERE seen_at < %" PRIu64 " AND rowid NOT IN "
+			 "(SELECT MAX(rowid) FROM process_names GROUP BY pid)",
 			 cutoff);
 		rc = exec_sql(r->db, sql);
 	}
@@ -814,11 +814,13 @@ static int txn_commit(struct rec *r)
 
 static void fail_txn(struct rec *r, int rc, const char *what)
 {
+	char why[300];
+	snprintf(why, sizeof(why), "%s: %s", what, sqlite3_errmsg(r->db));
 	if (r->in_txn) {
 		step_reset(r->st_rollback);
 		r->in_txn = 0;
 	}
-	stop_with(r, sqlite_errno(rc), what);
+	stop_with(r, sqlite_errno(rc), why);
 }
 
 /* Writes a batch of items inside the current transaction, committing by
@@ -1333,6 +1335,9 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 	rc = exec_sql(r->db, pragmas);
 	if (rc == SQLITE_OK)
 		rc = setup_schema(r);
+	/* with a size bound the query indexes count in it from the start */
+	if (rc == SQLITE_OK && o.max_db_bytes)
+		rc = exec_sql(r->db, close_index_sql);
 	if (rc != SQLITE_OK) {
 		*err = set_err("cannot record to %s: %s", path, sqlite3_errmsg(r->db));
 		goto fail;

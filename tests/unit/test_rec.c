@@ -1,0 +1,585 @@
+/* The recorder: synthetic events of every kind round-trip through rec ->
+ * replay with every field equal; commits by time; --max-db prunes whole
+ * seconds and says so; a full disk stops recording and leaves a valid file;
+ * kill -9 while recording loses at most about the last second; errors. */
+#include "check.h"
+#include "../../src/ops.h"
+#include "../../src/rec.h"
+#include "../../src/replay.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void path_in(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+static void rand_comm(char *c, int full)
+{
+	static const char *names[] = { "python3", "pt_data_worker", "stress-ng", "train",
+				       "exactly16chars!!" };
+	memset(c, 0, IG_COMM_LEN);
+	const char *n = names[rnd() % 5];
+	if (full)
+		n = names[4];
+	memcpy(c, n, strlen(n) < IG_COMM_LEN ? strlen(n) : IG_COMM_LEN);
+}
+
+/* A valid event of a random kind, with every field its kind uses set. */
+static void synth(struct ig_event *e, uint64_t base, int i)
+{
+	memset(e, 0, sizeof(*e));
+	static const int kinds[] = { IG_EV_CALL,   IG_EV_CALL,	     IG_EV_CALL,     IG_EV_OFFCPU,
+				     IG_EV_OFFCPU, IG_EV_FORK,	     IG_EV_EXEC,     IG_EV_EXIT,
+				     IG_EV_PAGE_ALLOC, IG_EV_BLOCK_IO, IG_EV_SNAPSHOT, IG_EV_COMM };
+	int kind = kinds[rnd() % (sizeof(kinds) / sizeof(kinds[0]))];
+	uint64_t ts = base + (uint64_t)i * 1000003 + rnd() % 1000;
+	if (kind == IG_EV_SNAPSHOT) {
+		ig_snapshot_fill(e, ts, (double)(rnd() % 1001) / 10.0, (double)(rnd() % 1001) / 10.0,
+				 rnd() % 100000, rnd() % 4096, (double)(rnd() % 5000) / 100.0);
+		e->node = (uint8_t)(rnd() % 3);
+		return;
+	}
+	e->kind = (uint16_t)kind;
+	e->ts_ns = ts;
+	e->pid = 1000 + (uint32_t)(rnd() % 50);
+	e->tid = e->pid + (uint32_t)(rnd() % 4);
+	e->node = (uint8_t)(rnd() % 3);
+	rand_comm(e->comm, i % 17 == 0);
+	if (kind == IG_EV_COMM)
+		return;
+	e->dur_ns = rnd() % 50000000;
+	e->cpu = (uint32_t)(rnd() % 64);
+	e->cgroup_id = rnd();
+	switch (kind) {
+	case IG_EV_CALL:
+		e->op = (uint16_t)(1 + rnd() % (IG_OP_MAX - 1));
+		e->ret = (int32_t)(rnd() % 3) - 1;
+		e->flags = (uint32_t)(rnd() % 4);
+		e->arg0 = rnd();
+		e->arg1 = rnd() % 5;
+		e->stream = rnd();
+		e->preempt_ns = rnd() % e->dur_ns;
+		e->blocked_ns = rnd() % e->dur_ns;
+		e->switches = (uint32_t)(rnd() % 100);
+		e->other_pid = (uint32_t)(rnd() % 65536);
+		rand_comm(e->other_comm, i % 13 == 0);
+		e->stack_id = rnd();
+		break;
+	case IG_EV_OFFCPU:
+		e->state = (uint8_t)(rnd() % 3);
+		e->flags = (uint32_t)(rnd() % 2);
+		e->other_pid = (uint32_t)(rnd() % 65536);
+		rand_comm(e->other_comm, 0);
+		break;
+	case IG_EV_FORK:
+		e->arg0 = 2000 + rnd() % 1000;
+		e->dur_ns = 0;
+		break;
+	case IG_EV_PAGE_ALLOC:
+		e->arg0 = (rnd() % 100000) * 4096;
+		break;
+	case IG_EV_BLOCK_IO:
+		e->op = (uint16_t)(1 + rnd() % 4);
+		e->arg0 = (rnd() % 1024) * 512;
+		e->arg1 = rnd() % 1000000;
+		break;
+	default:
+		e->dur_ns = 0;
+		break;
+	}
+}
+
+struct vec {
+	struct ig_event *v;
+	size_t n, cap;
+};
+
+static void on_ev(void *ctx, const struct ig_event *e)
+{
+	struct vec *v = ctx;
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 1024;
+		v->v = realloc(v->v, v->cap * sizeof(*v->v));
+	}
+	v->v[v->n++] = *e;
+}
+
+static int replay_all(const char *path, struct vec *out, struct ig_source **keep)
+{
+	const char *paths[] = { path }, *err = NULL;
+	struct ig_source *s = replay_open(paths, 1, &err);
+	if (!s) {
+		fprintf(stderr, "replay: %s\n", err);
+		return -1;
+	}
+	int rc;
+	while ((rc = s->ops->poll(s, on_ev, out, 4096)) > 0)
+		;
+	if (keep)
+		*keep = s;
+	else
+		s->ops->free(s);
+	return rc == -ENODATA ? 0 : rc;
+}
+
+static int type_rank(const struct ig_event *e)
+{
+	return e->kind == IG_EV_COMM ? 0 : e->kind == IG_EV_SNAPSHOT ? 1 : 3;
+}
+
+struct ordered {
+	struct ig_event e;
+	size_t seq;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct ordered *x = a, *y = b;
+	uint64_t kx = x->e.ts_ns + x->e.dur_ns, ky = y->e.ts_ns + y->e.dur_ns;
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	if (type_rank(&x->e) != type_rank(&y->e))
+		return type_rank(&x->e) - type_rank(&y->e);
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int64_t sql_int(const char *path, const char *sql)
+{
+	sqlite3 *db;
+	int64_t v = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				v = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+static void test_round_trip(int sync)
+{
+	char path[512];
+	path_in(path, sizeof(path), sync ? "rt-sync.db" : "rt.db");
+	const char *err = NULL;
+	struct rec_opts o = { .synchronous = sync, .batch_events = 1000 };
+	struct rec *r = rec_open(path, &o, &err);
+	CHECKF(r, "%s", err ? err : "?");
+	if (!r)
+		return;
+	CHECK(rec_set_node_name(r, 1, "gpu-b") == 0);
+	CHECK(rec_set_node_name(r, 2, "gpu-c") == 0);
+	struct rec_session ses = { .started_at_ns = 1700000000000000000ull, .cpu_model = "Test CPU",
+				   .cpu_cores = 8, .mem_total_mb = 16000, .kernel = "6.1.0",
+				   .node = "hostA", .flags = "record" };
+	CHECK(rec_session_info(r, &ses) == 0);
+	enum { N = 20000 };
+	struct ordered *want = calloc(N, sizeof(*want));
+	size_t nw = 0;
+	uint64_t base = 1700000000000000000ull;
+	for (int i = 0; i < N; i++) {
+		struct ig_event e;
+		synth(&e, base, i);
+		CHECK(rec_event(r, &e) == 0);
+		want[nw].e = e;
+		want[nw].seq = (size_t)i;
+		nw++;
+	}
+	struct rec_chain ch = { .id = "cpu-contention-cudaStreamSynchronize",
+				.detected_at_ns = base + 5000000000ull,
+				.severity = "HIGH",
+				.summary = "cudaStreamSynchronize p99 142 ms",
+				.root_cause = "cpu_contention",
+				.explanation = "preempted",
+				.recommendations = "[\"pin\"]",
+				.cuda_op = "cudaStreamSynchronize",
+				.p99_us = 142000,
+				.p50_us = 900,
+				.tail_ratio = 157.7,
+				.timeline = "[]" };
+	CHECK(rec_chain(r, &ch) == 0);
+	CHECK(rec_stack(r, 42, "[\"0x1\"]", "[{\"s\":\"main\"}]") == 0);
+	CHECK(rec_flush(r) == 0);
+	CHECK(rec_error(r) == NULL);
+	struct rec_stats st;
+	rec_get_stats(r, &st);
+	CHECK(st.dropped == 0);
+	CHECK(rec_close(r) == 0);
+
+	qsort(want, nw, sizeof(*want), cmp_order);
+	struct vec got = { 0 };
+	struct ig_source *s = NULL;
+	CHECK(replay_all(path, &got, &s) == 0);
+	CHECKF(got.n == nw, "replayed %zu of %zu", got.n, nw);
+	size_t bad = 0;
+	for (size_t i = 0; i < got.n && i < nw; i++) {
+		if (memcmp(&got.v[i], &want[i].e, sizeof(struct ig_event))) {
+			if (bad++ < 3) {
+				const struct ig_event *a = &got.v[i], *b = &want[i].e;
+				fprintf(stderr,
+					"event %zu differs: kind %d/%d op %d/%d ts %" PRIu64 "/%" PRIu64
+					" node %d/%d comm %.16s/%.16s\n",
+					i, a->kind, b->kind, a->op, b->op, a->ts_ns, b->ts_ns, a->node,
+					b->node, a->comm, b->comm);
+			}
+		}
+	}
+	CHECKF(bad == 0, "%zu events differ", bad);
+	if (s) {
+		CHECK(replay_node_name(s, 0) && !strcmp(replay_node_name(s, 0), "hostA"));
+		CHECK(replay_node_name(s, 1) && !strcmp(replay_node_name(s, 1), "gpu-b"));
+		CHECK(replay_node_name(s, 2) && !strcmp(replay_node_name(s, 2), "gpu-c"));
+		struct rec_chain *c;
+		size_t n;
+		CHECK(replay_chains(s, &c, &n) == 0 && n == 1);
+		if (n == 1) {
+			CHECK(!strcmp(c[0].id, ch.id) && !strcmp(c[0].severity, "HIGH") &&
+			      c[0].p99_us == 142000 && c[0].tail_ratio == 157.7 &&
+			      !strcmp(c[0].recommendations, "[\"pin\"]") &&
+			      c[0].detected_at_ns == ch.detected_at_ns && !strcmp(c[0].node, "hostA"));
+		}
+		replay_chains_free(c, n);
+		struct rec_session *ss;
+		CHECK(replay_sessions(s, &ss, &n) == 0 && n == 1);
+		if (n == 1)
+			CHECK(ss[0].cpu_cores == 8 && !strcmp(ss[0].cpu_model, "Test CPU") &&
+			      ss[0].stopped_at_ns > 0 && !strcmp(ss[0].node, "hostA") &&
+			      strstr(ss[0].version, "ingero-top"));
+		replay_sessions_free(ss, n);
+		struct replay_file_info fi;
+		CHECK(replay_file_info(s, 0, &fi) == 0 && !strcmp(fi.writer, "ingero-top") &&
+		      fi.ingero_top_schema == REC_SCHEMA);
+		s->ops->free(s);
+	}
+	/* Ingero's SQL works on it: the README's per-op query, joins on ops */
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM events e JOIN sources s ON s.id = e.source "
+			    "JOIN ops o ON o.source_id = e.source AND o.op_id = e.op") ==
+	      sql_int(path, "SELECT COUNT(*) FROM events"));
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM events WHERE source = 3 AND op = 1 AND "
+			    "timestamp != start_ns + duration") == 0);
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM stack_traces WHERE hash = 42") == 1);
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = "
+			    "'idx_events_timestamp'") == 1);
+	CHECK(sql_int(path, "SELECT value FROM schema_info WHERE key = 'ingero_top_schema'") ==
+	      REC_SCHEMA);
+	char wal[600];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	CHECK(access(wal, F_OK) != 0); /* closed: one self-contained file */
+	free(got.v);
+	free(want);
+}
+
+/* Appending a second session to an existing recording; refusing others. */
+static void test_append_and_errors(void)
+{
+	char path[512];
+	path_in(path, sizeof(path), "append.db");
+	const char *err;
+	for (int round = 0; round < 2; round++) {
+		struct rec *r = rec_open(path, NULL, &err);
+		CHECKF(r, "%s", err ? err : "?");
+		struct ig_event e;
+		synth(&e, 1700000000000000000ull + (uint64_t)round * 10000000000ull, 1);
+		e.kind = IG_EV_EXIT;
+		e.dur_ns = 0;
+		rec_event(r, &e);
+		CHECK(rec_close(r) == 0);
+	}
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM sessions") == 2);
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM events") == 2);
+	struct rec_opts ex = { .exclusive = 1 };
+	CHECK(rec_open(path, &ex, &err) == NULL && strstr(err, "exists"));
+
+	CHECK(rec_open("/nonexistent-dir/x.db", NULL, &err) == NULL && err &&
+	      strstr(err, "/nonexistent-dir/x.db"));
+	CHECK(rec_open(tmpdir, NULL, &err) == NULL && strstr(err, "directory"));
+	char other[512];
+	path_in(other, sizeof(other), "other.db");
+	sqlite3 *db;
+	sqlite3_open(other, &db);
+	sqlite3_exec(db, "CREATE TABLE t(x); CREATE TABLE schema_info(key, value);"
+			 "INSERT INTO schema_info VALUES ('version', '0.9')",
+		     NULL, NULL, NULL);
+	sqlite3_close(db);
+	CHECK(rec_open(other, NULL, &err) == NULL && strstr(err, "not an ingero-top recording"));
+	FILE *f = fopen(other, "w");
+	fputs("text, not a database\n", f);
+	fclose(f);
+	CHECK(rec_open(other, NULL, &err) == NULL && err);
+
+	uint64_t b;
+	CHECK(rec_parse_size("500M", &b) == 0 && b == 500ull << 20);
+	CHECK(rec_parse_size("2g", &b) == 0 && b == 2ull << 30);
+	CHECK(rec_parse_size("10 GiB", &b) == 0 && b == 10ull << 30);
+	CHECK(rec_parse_size("1.5k", &b) == 0 && b == 1536);
+	CHECK(rec_parse_size("4096", &b) == 0 && b == 4096);
+	CHECK(rec_parse_size("12x", &b) == -EINVAL);
+	CHECK(rec_parse_size("", &b) == -EINVAL);
+	CHECK(rec_parse_size("-1M", &b) == -EINVAL);
+	const char *name;
+	CHECK(rec_ingero_op(IG_EV_OFFCPU, 0, &name) == 3 && !strcmp(name, "sched_switch"));
+	CHECK(rec_ingero_op(IG_EV_CALL, IG_OP_CUDA_STREAM_SYNC, &name) == 1 &&
+	      !strcmp(name, "cudaStreamSync"));
+	CHECK(rec_ingero_op(IG_EV_CALL, IG_OP_CU_STREAM_SYNC, &name) == 4);
+	CHECK(rec_ingero_op(IG_EV_SNAPSHOT, 0, &name) == 0);
+	int k, op;
+	CHECK(rec_ingero_kind(1, "cudaStreamSync", &k, &op) == 0 && k == IG_EV_CALL &&
+	      op == IG_OP_CUDA_STREAM_SYNC);
+	CHECK(rec_ingero_kind(5, "block_write", &k, &op) == 0 && k == IG_EV_BLOCK_IO &&
+	      op == IG_IO_WRITE);
+	CHECK(rec_ingero_kind(3, "sched_wakeup", &k, &op) == -ENOENT);
+	CHECK(rec_close(NULL) == 0);
+}
+
+/* Rows become visible to other readers within commit_ms, without a flush. */
+static void test_commit_by_time(void)
+{
+	char path[512];
+	path_in(path, sizeof(path), "timed.db");
+	const char *err;
+	struct rec *r = rec_open(path, NULL, &err);
+	CHECK(r);
+	if (!r)
+		return;
+	for (int i = 0; i < 10; i++) {
+		struct ig_event e;
+		synth(&e, wall_ns(), i);
+		e.kind = IG_EV_EXIT;
+		e.dur_ns = 0;
+		rec_event(r, &e);
+	}
+	usleep(900 * 1000);
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM events") == 10);
+	rec_close(r);
+}
+
+/* --max-db: the file stays near the bound, whole seconds go, it is noted. */
+static void test_max_db(void)
+{
+	char path[512];
+	path_in(path, sizeof(path), "bounded.db");
+	const char *err;
+	struct rec_opts o = { .max_db_bytes = 2 << 20 };
+	struct rec *r = rec_open(path, &o, &err);
+	CHECK(r);
+	if (!r)
+		return;
+	uint64_t base = 1700000000000000000ull;
+	enum { N = 120000 };
+	for (int i = 0; i < N; i++) {
+		struct ig_event e;
+		synth(&e, base, i); /* ~1 ms apart: 120 s */
+		if (e.kind == IG_EV_SNAPSHOT || e.kind == IG_EV_COMM)
+			e.kind = IG_EV_EXIT;
+		e.dur_ns = 1000;
+		while (rec_event(r, &e) == -ENOBUFS)
+			usleep(1000);
+	}
+	rec_flush(r);
+	struct rec_stats st;
+	rec_get_stats(r, &st);
+	CHECK(st.prunes > 0 && st.pruned_events > 0);
+	printf("max-db: %" PRIu64 " prunes, %" PRIu64 " events pruned, used %" PRIu64 " bytes\n",
+	       st.prunes, st.pruned_events, st.db_bytes);
+	CHECK(rec_close(r) == 0);
+	struct stat sb;
+	stat(path, &sb);
+	CHECKF((uint64_t)sb.st_size <= (uint64_t)o.max_db_bytes * 3 / 2, "file %lld bytes",
+	       (long long)sb.st_size);
+	int64_t before = sql_int(path, "SELECT MAX(before_ns) FROM ingero_top_pruned");
+	CHECK(before > 0 && before % 1000000000 == 0);
+	CHECK(sql_int(path, "SELECT value FROM schema_info WHERE key = 'pruned_before_ns'") ==
+	      before);
+	CHECK(sql_int(path, "SELECT MIN(end_ns) FROM events") >= before);
+	/* the newest events are kept */
+	CHECK(sql_int(path, "SELECT MAX(start_ns) FROM events") >=
+	      (int64_t)(base + (uint64_t)(N - 1) * 1000003));
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM events") + (int64_t)st.pruned_events >= N - 20000);
+}
+
+/* A full disk (here: a file-size limit) stops recording, returns -errno, and
+ * what was committed stays valid and replays. */
+static void test_disk_full(void)
+{
+	char path[512];
+	path_in(path, sizeof(path), "full.db");
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = { 1 << 20, 1 << 20 };
+		setrlimit(RLIMIT_FSIZE, &rl);
+		const char *err;
+		struct rec *r = rec_open(path, NULL, &err);
+		if (!r)
+			_exit(10);
+		int rc = 0;
+		for (int i = 0; i < 2000000 && (rc == 0 || rc == -ENOBUFS); i++) {
+			struct ig_event e;
+			synth(&e, 1700000000000000000ull, i);
+			rc = rec_event(r, &e);
+			if (rc == -ENOBUFS)
+				usleep(1000);
+		}
+		if (rc == 0)
+			rc = rec_flush(r);
+		const char *msg = rec_error(r);
+		int ok = rc < 0 && rc != -ENOBUFS && msg && strstr(msg, "stopped");
+		fprintf(stderr, "disk full: rc %d: %s\n", rc, msg ? msg : "(none)");
+		rec_close(r);
+		_exit(ok ? 0 : 11);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	/* the file (with its WAL, if the checkpoint could not run) is valid */
+	struct vec got = { 0 };
+	CHECK(replay_all(path, &got, NULL) == 0);
+	CHECK(got.n > 1000);
+	sqlite3 *db;
+	char tmp[600];
+	path_in(tmp, sizeof(tmp), "full-copy.db");
+	char cmd[4000];
+	snprintf(cmd, sizeof(cmd), "cp %s %s; [ -f %s-wal ] && cp %s-wal %s-wal; true", path, tmp,
+		 path, path, tmp);
+	CHECK(system(cmd) == 0);
+	sqlite3_open(tmp, &db);
+	sqlite3_stmt *st;
+	sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL);
+	CHECK(sqlite3_step(st) == SQLITE_ROW &&
+	      !strcmp((const char *)sqlite3_column_text(st, 0), "ok"));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(got.v);
+}
+
+/* kill -9 while recording: the file passes integrity_check, replays without
+ * touching it, and holds all events but about the last second. */
+static void test_crash(void)
+{
+	char path[512];
+	path_in(path, sizeof(path), "crash.db");
+	int pfd[2];
+	CHECK(pipe(pfd) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		const char *err;
+		struct rec *r = rec_open(path, NULL, &err);
+		if (!r)
+			_exit(10);
+		for (uint64_t i = 0;; i++) {
+			struct ig_event e;
+			synth(&e, 0, (int)i);
+			if (e.kind == IG_EV_SNAPSHOT || e.kind == IG_EV_COMM)
+				e.kind = IG_EV_EXIT;
+			e.ts_ns = wall_ns();
+			e.dur_ns = 0;
+			rec_event(r, &e);
+			if (i == 1000) {
+				char c = 1;
+				if (write(pfd[1], &c, 1)) {
+				}
+			}
+			if (i % 64 == 0)
+				usleep(200); /* ~100k events/s */
+		}
+	}
+	close(pfd[1]);
+	char c;
+	CHECK(read(pfd[0], &c, 1) == 1);
+	usleep(2500 * 1000);
+	uint64_t killed = wall_ns();
+	kill(pid, SIGKILL);
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status));
+	/* replay first (it must not touch the crashed file or its WAL) */
+	char wal[600];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	struct stat w0, w1, d0, d1;
+	int had_wal = stat(wal, &w0) == 0;
+	stat(path, &d0);
+	struct vec got = { 0 };
+	struct ig_source *s = NULL;
+	CHECK(replay_all(path, &got, &s) == 0);
+	if (s) {
+		struct replay_file_info fi;
+		replay_file_info(s, 0, &fi);
+		CHECK(fi.recovered == (had_wal && w0.st_size > 0));
+		s->ops->free(s);
+	}
+	stat(path, &d1);
+	CHECK(d0.st_size == d1.st_size && d0.st_mtim.tv_nsec == d1.st_mtim.tv_nsec);
+	if (had_wal)
+		CHECK(stat(wal, &w1) == 0 && w1.st_size == w0.st_size &&
+		      w1.st_mtim.tv_nsec == w0.st_mtim.tv_nsec);
+	uint64_t last = 0;
+	for (size_t i = 0; i < got.n; i++)
+		if (got.v[i].ts_ns > last)
+			last = got.v[i].ts_ns;
+	double lost_s = last ? (double)(killed - last) / 1e9 : 99;
+	printf("crash: %zu events kept, newest %.3f s before kill -9 (wal %s)\n", got.n, lost_s,
+	       had_wal ? "present" : "absent");
+	CHECKF(got.n > 10000, "only %zu events", got.n);
+	CHECKF(lost_s <= 1.2, "lost %.3f s", lost_s);
+	/* integrity_check (sqlite3 opens it normally and recovers the WAL) */
+	sqlite3 *db;
+	sqlite3_open(path, &db);
+	sqlite3_stmt *st;
+	sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL);
+	CHECK(sqlite3_step(st) == SQLITE_ROW &&
+	      !strcmp((const char *)sqlite3_column_text(st, 0), "ok"));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(got.v);
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ig-test-rec.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 1;
+	test_round_trip(0);
+	test_round_trip(1);
+	test_append_and_errors();
+	test_commit_by_time();
+	test_max_db();
+	test_disk_full();
+	test_crash();
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd)) {
+	}
+	return check_done("test_rec");
+}
