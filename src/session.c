@@ -6,6 +6,7 @@
 #include "event.h"
 #include "log.h"
 #include "model.h"
+#include "flight.h"
 #include "rec.h"
 #include "replay.h"
 #include "hostinfo.h"
@@ -43,6 +44,7 @@ struct session {
 	bool done;
 	/* recording */
 	struct rec *rec;
+	struct flight *flight;
 	uint64_t rec_chain_gen;
 	/* replay pacing: event-time position moves at speed x wall time */
 	bool replay;
@@ -59,6 +61,8 @@ static void ingest(void *ctx, const struct ig_event *e)
 {
 	struct session *s = ctx;
 	model_ingest(s->model, e);
+	if (s->flight)
+		flight_push(s->flight, e);
 	if (s->rec && rec_event(s->rec, e) < 0 && rec_error(s->rec) && !s->st.record_error[0])
 		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
 			 rec_error(s->rec));
@@ -226,31 +230,25 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-static int open_record(struct session *s, char *err, size_t errlen)
+/* Session facts for recordings and flight-recorder files. */
+static void describe_session(struct session *s, struct rec_session *rs, char *pids, size_t plen,
+			     char *kernel, size_t klen)
 {
-	struct rec_opts ro = { .max_db_bytes = s->cli.max_db, .node_name = s->st.host };
-	const char *why = NULL;
-	char pids[256] = "", kernel[128] = "";
 	struct hostinfo_mem mem;
 
-	s->rec = rec_open(s->cli.record, &ro, &why);
-	if (!s->rec) {
-		snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
-			 why ? why : "unknown error");
-		return -EINVAL;
-	}
+	pids[0] = kernel[0] = 0;
 	for (int i = 0; i < s->cli.npids; i++) {
 		size_t l = strlen(pids);
-		snprintf(pids + l, sizeof(pids) - l, "%s%d", i ? "," : "", s->cli.pids[i]);
+		snprintf(pids + l, plen - l, "%s%d", i ? "," : "", s->cli.pids[i]);
 	}
 	FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
 	if (f) {
-		if (fgets(kernel, sizeof(kernel), f))
+		if (fgets(kernel, (int)klen, f))
 			kernel[strcspn(kernel, "\n")] = 0;
 		fclose(f);
 	}
 	hostinfo_mem_read(&mem);
-	struct rec_session rs = {
+	*rs = (struct rec_session){
 		.started_at_ns = ig_unix_now_ns(),
 		.cpu_cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
 		.mem_total_mb = mem.total_mb,
@@ -260,6 +258,22 @@ static int open_record(struct session *s, char *err, size_t errlen)
 		.flags = s->cli.cmd ? s->cli.cmd[0] : "",
 		.node = s->st.host,
 	};
+}
+
+static int open_record(struct session *s, char *err, size_t errlen)
+{
+	struct rec_opts ro = { .max_db_bytes = s->cli.max_db, .node_name = s->st.host };
+	const char *why = NULL;
+	char pids[256], kernel[128];
+	struct rec_session rs;
+
+	s->rec = rec_open(s->cli.record, &ro, &why);
+	if (!s->rec) {
+		snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
+			 why ? why : "unknown error");
+		return -EINVAL;
+	}
+	describe_session(s, &rs, pids, sizeof(pids), kernel, sizeof(kernel));
 	rec_session_info(s->rec, &rs);
 	snprintf(s->st.recording, sizeof(s->st.recording), "%s", s->cli.record);
 	return 0;
@@ -272,7 +286,7 @@ static void record_chains(struct session *s)
 	uint64_t gen = detect_generation(d);
 	char recs[1024], tl[2048];
 
-	if (!s->rec || gen == s->rec_chain_gen)
+	if ((!s->rec && !s->flight) || gen == s->rec_chain_gen)
 		return;
 	s->rec_chain_gen = gen;
 	for (int i = 0; i < detect_count(d); i++) {
@@ -312,7 +326,10 @@ static void record_chains(struct session *s)
 			.tail_ratio = c->tail_ratio,
 			.timeline = tl,
 		};
-		rec_chain(s->rec, &rc);
+		if (s->rec)
+			rec_chain(s->rec, &rc);
+		if (s->flight)
+			flight_chain(s->flight, &rc);
 	}
 }
 
@@ -344,6 +361,14 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 			goto fail;
 		if (cli->record && open_record(s, err, errlen))
 			goto fail;
+		if (cli->flight_s > 0) {
+			char pids[256], kernel[128];
+			struct rec_session rs;
+			s->flight = flight_new(cli->flight_s, FLIGHT_DEFAULT_MAX_EVENTS);
+			describe_session(s, &rs, pids, sizeof(pids), kernel, sizeof(kernel));
+			if (s->flight)
+				flight_set_session(s->flight, &rs);
+		}
 	}
 	s->rate_t0_ns = ig_unix_now_ns();
 	hostinfo_cpu_read(&s->cpu_prev);
@@ -371,6 +396,7 @@ void session_free(struct session *s)
 		record_chains(s);
 		rec_close(s->rec);
 	}
+	flight_free(s->flight);
 	collector_free(s->coll);
 	if (s->replay && s->src)
 		s->src->ops->free(s->src);
@@ -511,6 +537,11 @@ void session_tick(struct session *s)
 			s->done = true;
 	}
 	record_chains(s);
+	if (s->flight && flight_poll(s->flight, s->st.message, sizeof(s->st.message)))
+		log_msg(LOG_INFO, "%s", s->st.message);
+	if (s->rec && rec_error(s->rec) && !s->st.record_error[0])
+		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
+			 rec_error(s->rec));
 	s->st.now_ns = model_now(s->model);
 	if (now - s->rate_t0_ns >= 1000000000ULL) {
 		s->st.events_per_s = (double)(s->st.events_total - s->rate_events0) * 1e9 /
@@ -647,7 +678,22 @@ int session_jump_chain(struct session *s, int dir)
 
 int session_flight_save(struct session *s)
 {
-	return -ENOTSUP;
+	char path[512];
+
+	if (!s->flight) {
+		snprintf(s->st.message, sizeof(s->st.message),
+			 "no flight recorder in %s", s->replay ? "replay" : "this session (--flight 0)");
+		return -ENOTSUP;
+	}
+	int r = flight_save(s->flight, s->cli.flight_dir ? s->cli.flight_dir : ".", path,
+			    sizeof(path));
+	if (r)
+		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: %s",
+			 r == -EBUSY ? "a save is already running" : strerror(-r));
+	else
+		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: saving %s", path);
+	log_msg(LOG_INFO, "%s", s->st.message);
+	return r;
 }
 
 void session_describe(struct session *s, FILE *f)

@@ -29,7 +29,7 @@ struct ig_status {
 	int stacks_on;
 	char recording[256];      /* recording file, "" when not recording */
 	char record_error[128];   /* why recording stopped, "" when fine */
-	char message[160];        /* last one-line notice for the user */
+	char message[640];        /* last one-line notice for the user */
 };
 
 #endif
