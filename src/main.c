@@ -98,6 +98,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
 	uint64_t next = mono_ms() + interval_ms;
 	int frames = 0;
+	char said[sizeof(session_status(s)->message)] = "";
 
 	if (cli->events)
 		session_set_event_hook(s, print_event, NULL);
@@ -121,6 +122,12 @@ static int run_batch(struct session *s, const struct cli *cli)
 		if (flight_flag) {
 			flight_flag = 0;
 			session_flight_save(s);
+		}
+		/* Notices (flight recorder saved, recording stopped) go to stderr. */
+		const char *msg = session_status(s)->message;
+		if (msg[0] && strcmp(msg, said)) {
+			fprintf(stderr, "ingero-top: %s\n", msg);
+			snprintf(said, sizeof(said), "%s", msg);
 		}
 		if (!cli->summary && !cli->events && mono_ms() >= next) {
 			if (print_frame(s, cli, false))
