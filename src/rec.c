@@ -1145,9 +1145,13 @@ int rec_close(struct rec *r)
 			err = sqlite_errno(rc);
 	}
 	finalize_all(r);
-	/* a single self-contained file: fold the WAL in and drop it */
-	exec_sql(r->db, "PRAGMA wal_checkpoint(TRUNCATE)");
-	exec_sql(r->db, "PRAGMA journal_mode=DELETE");
+	/* a single self-contained file: fold the WAL in and drop it; after a
+	 * failure (disk full) leave the WAL alone: file + WAL are valid and
+	 * replay recovers them, a half-done checkpoint would not help */
+	if (!r->err) {
+		exec_sql(r->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+		exec_sql(r->db, "PRAGMA journal_mode=DELETE");
+	}
 	if (sqlite3_close(r->db) != SQLITE_OK && !err)
 		err = -EIO;
 	r->db = NULL;

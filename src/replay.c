@@ -243,8 +243,12 @@ static uint32_t be32(const unsigned char *p)
 
 /* Checks the file before SQLite sees it: exists, regular, not empty, SQLite
  * magic, not truncated according to its header. */
+static int sidecar_size(const char *path, const char *suffix, off_t *size);
+
 static const char *precheck(const char *path)
 {
+	off_t wal = 0;
+	int hot_wal = sidecar_size(path, "-wal", &wal);
 	struct stat sb;
 	if (stat(path, &sb) != 0)
 		return set_err("cannot replay %s: %s", path, strerror(errno));
@@ -270,7 +274,8 @@ static const char *precheck(const char *path)
 	if (page < 512 || (page & (page - 1)))
 		return set_err("cannot replay %s: corrupt SQLite header (page size %u)", path, page);
 	uint32_t pages = be32(h + 28);
-	if (pages && be32(h + 92) == be32(h + 24) &&
+	/* with a WAL beside it the newest pages live there, not in the file */
+	if (pages && !hot_wal && be32(h + 92) == be32(h + 24) &&
 	    (uint64_t)pages * page > (uint64_t)sb.st_size)
 		return set_err("cannot replay %s: truncated (%lld of %llu bytes)", path,
 			       (long long)sb.st_size, (unsigned long long)pages * page);
