@@ -28,6 +28,7 @@
 #define IG_SLOW_MAX 10    /* slowest calls kept per op per 1-s slice */
 #define IG_CULPRITS 8     /* preemptors / wakers tracked per process */
 #define IG_TL_MAX 32      /* off-CPU intervals kept per thread for the timeline */
+#define IG_OUTLIERS 16    /* allocation outliers kept per series */
 
 struct ig_model_cfg {
 	unsigned window_s;      /* rolling window, s: 2..IG_WIN_MAX (10) */
@@ -59,7 +60,7 @@ void model_advance(struct ig_model *m, uint64_t now_ns);
 void model_reset(struct ig_model *m);
 
 /* --- reading -------------------------------------------------------------
- * Every numbers below is in ns unless said; "win" = the rolling window
+ * Every number below is in ns unless said; "win" = the rolling window
  * ending at the clock, "life" = since start or the last reset. Shares are
  * fractions 0..1; a share that could not be computed is negative (-1). */
 
@@ -115,6 +116,16 @@ struct ig_series_stats {
 	uint64_t spark_p99[IG_WIN_MAX];  /* p99 of each 1-s slice, oldest first, 0 = no calls */
 	int spark_n;
 	int severity;            /* highest active chain on this op (and pid): enum ig_sev, -1 none */
+	/* Cold start: the first calls of this series (lifetime). */
+	uint64_t first_ns;       /* entry time of the first call */
+	unsigned cold_n;         /* first calls recorded (up to the detector's cold_calls) */
+	uint64_t cold_max_ns, cold_mean_ns;
+	uint64_t cold_end_ns;    /* completion time of the last of them */
+	/* Outliers (calls >= alloc_outlier_x * window p50 of the previous second)
+	 * of allocation ops, lifetime, oldest first: for the period estimate. */
+	int noutliers;
+	uint64_t outlier_ts[IG_OUTLIERS];
+	uint64_t outlier_dur[IG_OUTLIERS];
 };
 
 /* Ops that saw at least one call since the start/reset, in enum order.
@@ -208,6 +219,7 @@ struct ig_thread_stats {
 	uint64_t wall_ns, cuda_ns;
 	uint64_t off_preempt_ns, off_blocked_ns, off_unknown_ns;
 	uint64_t off_in_call_ns, off_between_ns, between_on_cpu_ns;
+	uint64_t between_preempt_ns, between_blocked_ns, between_unknown_ns; /* off_between_ns split */
 	double cuda_pct, off_pct, between_pct;
 	uint32_t switches;
 	uint64_t sync_calls_win, sync_ns_win; /* syncs and synchronous copies */
