@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
+#ifndef CTRL
 #define CTRL(c) ((c) & 0x1f)
+#endif
 
 const struct tui_binding tui_bindings[] = {
 	/* general */
@@ -126,9 +128,9 @@ char *tui_binding_keys(const struct tui_binding *b, const char *sep, char *buf, 
 	buf[0] = 0;
 	for (int k = 0; k < KEYS_PER_ACTION && b->keys[k]; k++) {
 		char name[24];
-		/* Return and the keypad Enter are the same key to a user */
+		/* Return and keypad Enter, DEL and Ctrl-H are the same keys to a user */
 		if (k > 0 && (b->keys[k] == '\r' || b->keys[k] == KEY_ENTER ||
-			      b->keys[k] == '\b'))
+			      b->keys[k] == '\b' || b->keys[k] == 127))
 			continue;
 		tui_key_name(b->keys[k], name, sizeof(name));
 		int w = snprintf(buf + o, n - o, "%s%s", o ? sep : "", name);

@@ -88,3 +88,46 @@ void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_l
 		y += h[a];
 	}
 }
+
+int tui_stack(int h, int n, const int *min, const int *want, const int *prio, int *out)
+{
+	int order[32], used = 0, last = -1;
+	if (n > 32)
+		n = 32;
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	/* insertion sort by priority, stable */
+	for (int i = 1; prio && i < n; i++)
+		for (int j = i; j > 0 && prio[order[j]] < prio[order[j - 1]]; j--) {
+			int tmp = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = tmp;
+		}
+	for (int i = 0; i < n; i++)
+		out[i] = 0;
+	for (int k = 0; k < n; k++) {
+		int i = order[k];
+		if (min[i] <= 0 || used + min[i] > h)
+			continue;
+		out[i] = min[i];
+		used += min[i];
+	}
+	for (int k = 0; k < n && used < h; k++) {
+		int i = order[k];
+		if (!out[i])
+			continue;
+		int more = want[i] > 0 ? want[i] - out[i] : h - used;
+		if (more > h - used)
+			more = h - used;
+		if (more > 0)
+			out[i] += more, used += more;
+	}
+	for (int i = 0; i < n; i++)
+		if (out[i])
+			last = i;
+	if (last >= 0 && used < h) {
+		out[last] += h - used;
+		used = h;
+	}
+	return used;
+}

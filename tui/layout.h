@@ -52,6 +52,13 @@ struct tui_layout {
  * processes pane (or the ops pane when processes are hidden). */
 void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_layout *out);
 
+/* Splits h rows among n stacked sections (in screen order): by priority
+ * (prio[], lower first; NULL = screen order) each gets its minimum while it
+ * fits (else 0: dropped), then spare rows go by priority up to want[i]
+ * (0 = any), and what is left to the last section shown. out[i] = rows of
+ * section i. Returns the rows used (h when anything is shown). */
+int tui_stack(int h, int n, const int *min, const int *want, const int *prio, int *out);
+
 /* Pane priority: 1 = dropped last. */
 int tui_area_prio(int area);
 const char *tui_area_name(int area);

@@ -118,5 +118,31 @@ int main(void)
 	tui_layout_main(200, 60, want_big, &l);
 	CHECK(l.r[AREA_ALERTS].h == ALERTS_WANT_MAX + 1);
 	CHECK(l.r[AREA_OPS].h == 30);
+	/* stacked sections of the details screens */
+	for (int hh = 0; hh <= 60; hh++) {
+		int mins[4] = { 1, 4, 3, 3 }, wants[4] = { 1, 12, 6, 0 }, out[4];
+		int used = tui_stack(hh, 4, mins, wants, NULL, out);
+		int sum = 0;
+		for (int i = 0; i < 4; i++) {
+			CHECK(out[i] == 0 || out[i] >= mins[i]);
+			sum += out[i];
+		}
+		CHECKF(sum == used && used <= hh, "stack h=%d used %d sum %d", hh, used, sum);
+		if (hh >= 11)
+			CHECK(used == hh && out[3] >= 3);
+	}
+	{
+		int mins[3] = { 2, 2, 2 }, wants[3] = { 3, 3, 3 }, out[3];
+		CHECK(tui_stack(5, 3, mins, wants, NULL, out) == 5 && out[0] == 3 && out[1] == 2 &&
+		      out[2] == 0);
+		CHECK(tui_stack(20, 3, mins, wants, NULL, out) == 20 && out[0] == 3 && out[1] == 3 &&
+		      out[2] == 14);
+		/* priorities: the last section is kept first when rows are short */
+		int prio[3] = { 3, 2, 1 };
+		CHECK(tui_stack(5, 3, mins, wants, prio, out) == 5 && out[2] == 3 && out[1] == 2 &&
+		      out[0] == 0);
+		CHECK(tui_stack(7, 3, mins, wants, prio, out) == 7 && out[2] == 3 && out[1] == 2 &&
+		      out[0] == 2);
+	}
 	return check_done("test_layout");
 }

@@ -1,0 +1,398 @@
+/* Scrolling lists and tables: filter, sort, groups, a selection that follows
+ * its row, and the column-title row; plus scrolling text for the help, log
+ * and alert screens. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tui_int.h"
+
+void list_init(struct tui_list *l, int sort_col, int sort_inv)
+{
+	uint64_t *keys = l->keys;
+	memset(l, 0, sizeof(*l));
+	l->keys = keys ? keys : calloc(TUI_MAX_ROWS, sizeof(*l->keys));
+	l->sort_col = sort_col;
+	l->sort_inv = sort_inv;
+}
+
+void list_free(struct tui_list *l)
+{
+	free(l->keys);
+	l->keys = NULL;
+}
+
+uint64_t list_selected(const struct tui_list *l)
+{
+	if (l->text || l->n == 0 || l->sel < 0 || l->sel >= l->n || !l->keys)
+		return 0;
+	uint64_t k = l->keys[l->sel];
+	return (k & ROW_GROUP) ? 0 : k;
+}
+
+static int selectable(const struct tui_list *l, int i)
+{
+	return i >= 0 && i < l->n && l->keys && !(l->keys[i] & ROW_GROUP);
+}
+
+int list_move(struct tui_list *l, int action)
+{
+	int page = l->page > 1 ? l->page - 1 : 1;
+	if (l->text) {
+		int top = l->top;
+		int max = l->n - l->page > 0 ? l->n - l->page : 0;
+		switch (action) {
+		case ACT_UP: top--; break;
+		case ACT_DOWN: top++; break;
+		case ACT_PGUP: top -= page; break;
+		case ACT_PGDN: top += page; break;
+		case ACT_HOME: top = 0; break;
+		case ACT_END: top = max; break;
+		default: return 0;
+		}
+		if (top > max)
+			top = max;
+		if (top < 0)
+			top = 0;
+		if (top == l->top)
+			return 0;
+		l->top = top;
+		return TF_REDRAW;
+	}
+	if (l->n == 0)
+		return 0;
+	int sel = l->sel, dir = 1;
+	switch (action) {
+	case ACT_UP: sel--, dir = -1; break;
+	case ACT_DOWN: sel++; break;
+	case ACT_PGUP: sel -= page, dir = -1; break;
+	case ACT_PGDN: sel += page; break;
+	case ACT_HOME: sel = 0; break;
+	case ACT_END: sel = l->n - 1, dir = -1; break;
+	default: return 0;
+	}
+	if (sel < 0)
+		sel = 0, dir = 1;
+	if (sel >= l->n)
+		sel = l->n - 1, dir = -1;
+	/* skip group titles in the direction of travel, else the other way */
+	int s2 = sel;
+	while (s2 >= 0 && s2 < l->n && !selectable(l, s2))
+		s2 += dir;
+	if (!selectable(l, s2)) {
+		s2 = sel;
+		while (s2 >= 0 && s2 < l->n && !selectable(l, s2))
+			s2 -= dir;
+	}
+	if (!selectable(l, s2) || s2 == l->sel)
+		return 0;
+	l->sel = s2;
+	l->sel_key = l->keys[s2];
+	return TF_REDRAW;
+}
+
+/* --- tables ------------------------------------------------------------------ */
+
+struct sort_ent {
+	int row;
+	int group;
+	int has_num;
+	double num;
+	char text[48];
+};
+
+static int sort_inv_g;
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct sort_ent *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	int c = 0;
+	if (x->has_num && y->has_num) {
+		/* numbers: largest first */
+		c = x->num > y->num ? -1 : x->num < y->num ? 1 : 0;
+	} else {
+		c = strcasecmp(x->text, y->text);
+	}
+	if (sort_inv_g)
+		c = -c;
+	if (c)
+		return c;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int row_matches(struct tui_table *tb, int row, const char *filter)
+{
+	char buf[256];
+	for (int c = 0; c < tb->ncols; c++) {
+		int slot = TH_NORMAL;
+		buf[0] = 0;
+		tb->cell_w = 0;
+		tb->cell(tb->ctx, row, c, buf, sizeof(buf), &slot);
+		if (strcasestr(buf, filter))
+			return 1;
+	}
+	return 0;
+}
+
+void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct tui_list *l,
+		const struct tui_rect *r, int focused, const char *title)
+{
+	static struct sort_ent ents[TUI_MAX_ROWS];
+	short cx[32], cw[32];
+	int ncols = tb->ncols > 32 ? 32 : tb->ncols;
+	int n = 0;
+
+	if (!l->keys)
+		list_init(l, l->sort_col, l->sort_inv);
+	if (l->sort_col < 0 || l->sort_col >= ncols)
+		l->sort_col = 0;
+	if (focused) {
+		v->ft_cols = tb->cols;
+		v->ft_ncols = ncols;
+	}
+	/* filter and sort keys */
+	for (int i = 0; i < tb->nrows && n < TUI_MAX_ROWS; i++) {
+		if (l->filter[0] && !row_matches(tb, i, l->filter))
+			continue;
+		struct sort_ent *e = &ents[n++];
+		int slot = TH_NORMAL, ok = 0;
+		e->row = i;
+		e->group = tb->group ? tb->group(tb->ctx, i) : 0;
+		e->num = tb->num ? tb->num(tb->ctx, i, l->sort_col, &ok) : 0;
+		e->has_num = ok;
+		e->text[0] = 0;
+		if (!ok) {
+			tb->cell_w = 0;
+			tb->cell(tb->ctx, i, l->sort_col, e->text, sizeof(e->text), &slot);
+		}
+	}
+	sort_inv_g = l->sort_inv;
+	qsort(ents, (size_t)n, sizeof(ents[0]), cmp_ent);
+
+	/* display rows: group titles and data rows */
+	static int disp[TUI_MAX_ROWS];
+	int nd = 0, last_group = -1;
+	for (int i = 0; i < n && nd < TUI_MAX_ROWS; i++) {
+		if (tb->group && ents[i].group != last_group && nd + 1 < TUI_MAX_ROWS) {
+			last_group = ents[i].group;
+			l->keys[nd] = ROW_GROUP | (uint64_t)(unsigned)last_group;
+			disp[nd++] = -1 - last_group;
+		}
+		l->keys[nd] = tb->key(tb->ctx, ents[i].row) & ~ROW_GROUP;
+		disp[nd++] = ents[i].row;
+	}
+	l->n = nd;
+
+	/* the selection follows its key; else stays at its index */
+	int found = -1;
+	for (int i = 0; i < nd; i++)
+		if (!(l->keys[i] & ROW_GROUP) && l->keys[i] == l->sel_key) {
+			found = i;
+			break;
+		}
+	if (found >= 0) {
+		l->sel = found;
+	} else {
+		if (l->sel >= nd)
+			l->sel = nd - 1;
+		if (l->sel < 0)
+			l->sel = 0;
+		while (l->sel < nd - 1 && !selectable(l, l->sel))
+			l->sel++;
+		while (l->sel > 0 && !selectable(l, l->sel))
+			l->sel--;
+		l->sel_key = selectable(l, l->sel) ? l->keys[l->sel] : 0;
+	}
+
+	/* scroll so that the selection shows */
+	int page = r->h - 1;
+	if (page < 0)
+		page = 0;
+	l->page = page;
+	if (l->sel < l->top)
+		l->top = l->sel;
+	if (page > 0 && l->sel >= l->top + page)
+		l->top = l->sel - page + 1;
+	if (l->top > nd - page)
+		l->top = nd - page;
+	if (l->top < 0)
+		l->top = 0;
+	if (l->top > 0 && l->top == l->sel && (l->keys[l->top - 1] & ROW_GROUP))
+		l->top--; /* keep the group title of the first row in view */
+
+	/* title row */
+	tui_cols_fit(tb->cols, ncols, r->w, cx, cw);
+	int tslot = focused ? TH_COL_TITLE_FOCUS : TH_COL_TITLE;
+	draw_fill(t, r, 0, tslot);
+	for (int c = 0; c < ncols; c++) {
+		if (cx[c] < 0)
+			continue;
+		int slot = (c == l->sort_col) ? TH_COL_SORTED : tslot;
+		if (tb->cols[c].align == 'r')
+			draw_text_right(t, r, 0, cx[c], cw[c], slot, tb->cols[c].title);
+		else
+			draw_text(t, r, 0, cx[c], cw[c], slot, tb->cols[c].title);
+	}
+	char info[160] = "";
+	size_t io = 0;
+	if (title && *title)
+		io += (size_t)snprintf(info + io, sizeof(info) - io, "%s ", title);
+	if (l->filter[0])
+		io += (size_t)snprintf(info + io, sizeof(info) - io, "filter \"%s\" ", l->filter);
+	if (page > 0 && nd > page && io < sizeof(info))
+		snprintf(info + io, sizeof(info) - io, "%d-%d/%d ", l->top + 1,
+			 l->top + page < nd ? l->top + page : nd, nd);
+	if (info[0]) {
+		/* right-aligned, only where it does not cover a column title */
+		int used = 0;
+		for (int c = 0; c < ncols; c++)
+			if (cx[c] >= 0) {
+				int end = tb->cols[c].align == 'r'
+						  ? cx[c] + cw[c]
+						  : cx[c] + tui_text_cols(tb->cols[c].title);
+				if (end > used)
+					used = end;
+			}
+		int room = r->w - used - 1;
+		if (room > 4) {
+			char clean[160];
+			int cols = tui_text_clean(clean, sizeof(clean), info, room, t->ascii);
+			draw_text(t, r, 0, r->w - cols, cols, tslot, clean);
+		}
+	}
+
+	/* rows */
+	for (int i = 0; i < page; i++) {
+		int d = l->top + i;
+		if (d >= nd)
+			break;
+		int y = i + 1;
+		if (disp[d] < 0) {
+			int g = -1 - disp[d];
+			draw_fill(t, r, y, TH_NORMAL);
+			draw_text(t, r, y, 0, -1, TH_GROUP,
+				  tb->group_title ? tb->group_title(tb->ctx, g) : "");
+			continue;
+		}
+		int row = disp[d];
+		int cur = (d == l->sel) ? (focused ? TH_CURSOR : TH_CURSOR_DIM) : -1;
+		if (cur >= 0)
+			draw_fill(t, r, y, cur);
+		for (int c = 0; c < ncols; c++) {
+			if (cx[c] < 0)
+				continue;
+			char buf[512];
+			int slot = TH_NORMAL;
+			buf[0] = 0;
+			tb->cell_w = cw[c];
+			tb->cell(tb->ctx, row, c, buf, sizeof(buf), &slot);
+			tb->cell_w = 0;
+			if (cur >= 0)
+				slot = cur;
+			if (tb->cols[c].align == 'r')
+				draw_text_right(t, r, y, cx[c], cw[c], slot, buf);
+			else
+				draw_text(t, r, y, cx[c], cw[c], slot, buf);
+		}
+	}
+	if (nd == 0 && page > 0)
+		draw_text(t, r, 1, 1, -1, TH_DIM,
+			  l->filter[0] ? "no rows match the filter (Esc clears it)"
+				       : (tb->empty ? tb->empty : "nothing yet"));
+}
+
+/* --- scrolling text ------------------------------------------------------------- */
+
+void lines_reset(struct tui_lines *L)
+{
+	L->n = 0;
+}
+
+static void lines_grow(struct tui_lines *L)
+{
+	if (L->n < L->cap)
+		return;
+	int cap = L->cap ? L->cap * 2 : 256;
+	void *a = realloc(L->line, (size_t)cap * sizeof(*L->line));
+	void *b = realloc(L->slot, (size_t)cap * sizeof(*L->slot));
+	void *c = realloc(L->indent, (size_t)cap * sizeof(*L->indent));
+	if (a)
+		L->line = a;
+	if (b)
+		L->slot = b;
+	if (c)
+		L->indent = c;
+	if (a && b && c)
+		L->cap = cap;
+}
+
+void lines_add(struct tui_lines *L, int slot, int indent, const char *fmt, ...)
+{
+	lines_grow(L);
+	if (L->n >= L->cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(L->line[L->n], sizeof(L->line[0]), fmt, ap);
+	va_end(ap);
+	L->slot[L->n] = slot;
+	L->indent[L->n] = indent;
+	L->n++;
+}
+
+struct wrap_ctx {
+	struct tui_lines *L;
+	int slot, indent;
+};
+
+static void wrap_cb(void *ctx, const char *p, size_t n)
+{
+	struct wrap_ctx *w = ctx;
+	lines_add(w->L, w->slot, w->indent, "%.*s", (int)n, p);
+}
+
+void lines_wrap(struct tui_lines *L, int slot, int indent, int width, const char *text)
+{
+	/* clean first so that wrapping counts screen columns */
+	char clean[2048];
+	struct wrap_ctx w = { L, slot, indent };
+	tui_text_clean(clean, sizeof(clean), text, -1, 0);
+	if (!clean[0])
+		return;
+	tui_text_wrap(clean, width - indent > 10 ? width - indent : 10, wrap_cb, &w);
+}
+
+void lines_free(struct tui_lines *L)
+{
+	free(L->line);
+	free(L->slot);
+	free(L->indent);
+	memset(L, 0, sizeof(*L));
+}
+
+void lines_draw(struct tui *t, const struct tui_lines *L, struct tui_list *l,
+		const struct tui_rect *r)
+{
+	l->text = 1;
+	l->n = L->n;
+	l->page = r->h;
+	if (l->top > L->n - r->h)
+		l->top = L->n - r->h;
+	if (l->top < 0)
+		l->top = 0;
+	for (int i = 0; i < r->h; i++) {
+		int k = l->top + i;
+		if (k >= L->n)
+			break;
+		if (L->slot[k] == TH_SECTION && L->line[k][0]) {
+			draw_section(t, r, i, L->line[k]);
+			continue;
+		}
+		if (L->slot[k] == TH_TITLE)
+			draw_fill(t, r, i, TH_TITLE);
+		draw_text(t, r, i, L->indent[k], -1, L->slot[k], L->line[k]);
+	}
+}

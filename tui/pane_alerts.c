@@ -1,0 +1,133 @@
+/* The alerts pane: causal chains, active first and most severe first (the
+ * detector's order), one line each with severity, age, class, op, process
+ * and the summary. Resolved chains stay listed, dimmed, for a while.
+ * Enter opens the chain. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+enum { C_SEV, C_AGE, C_CLASS, C_OP, C_PROC, C_SUMMARY, C_N };
+
+static const struct tui_col cols[C_N] = {
+	[C_SEV] = { "SEV", 4, 0, 0, 'l' },
+	[C_AGE] = { "AGE", 5, 0, 1, 'r' },
+	[C_CLASS] = { "CAUSE", 16, 0, 3, 'l' },
+	[C_OP] = { "OP", 14, 0, 4, 'l' },
+	[C_PROC] = { "PROCESS", 15, 0, 2, 'l' },
+	[C_SUMMARY] = { "ALERT", 20, 400, 0, 'l' },
+};
+
+struct chains_ctx {
+	struct tui *t;
+	const struct ig_chain *rows;
+	int n;
+};
+
+static uint64_t chains_key(void *ctx, int row)
+{
+	const struct chains_ctx *c = ctx;
+	return c->rows[row].id;
+}
+
+static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
+{
+	struct chains_ctx *c = ctx;
+	const struct ig_chain *ch = &c->rows[row];
+	uint64_t now = model_now(c->t->m);
+	int dim = !ch->active;
+	switch (col) {
+	case C_SEV:
+		snprintf(buf, n, "%s", sev_short(ch->severity));
+		*slot = dim ? TH_DIM : sev_slot(ch->severity);
+		return;
+	case C_AGE:
+		tui_fmt_age(buf, n, now > ch->first_seen_ns ? now - ch->first_seen_ns : 0);
+		break;
+	case C_CLASS:
+		snprintf(buf, n, "%s", detect_class_title(ch->cls));
+		break;
+	case C_OP:
+		snprintf(buf, n, "%s", ch->op > 0 ? ig_op_name(ch->op) : "-");
+		break;
+	case C_PROC:
+		fmt_proc(buf, n, ch->comm, ch->pid);
+		break;
+	case C_SUMMARY:
+		snprintf(buf, n, "%s%s", dim ? "(resolved) " : "", ch->summary);
+		if (!dim)
+			*slot = ch->severity >= IG_SEV_HIGH ? TH_ALERT_HIGH : TH_NORMAL;
+		break;
+	}
+	if (dim)
+		*slot = TH_DIM;
+}
+
+static double num_cb(void *ctx, int row, int col, int *ok)
+{
+	struct chains_ctx *c = ctx;
+	const struct ig_chain *ch = &c->rows[row];
+	*ok = 1;
+	switch (col) {
+	case C_SEV: return (double)(c->n - row); /* the detector's order */
+	case C_AGE: return -(double)ch->first_seen_ns; /* youngest first */
+	}
+	*ok = 0;
+	return 0;
+}
+
+/* The chains table; the process screen reuses it. */
+void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
+		  const struct ig_chain *rows, int nrows, const struct tui_rect *r, int focused,
+		  const char *title)
+{
+	struct chains_ctx c = { t, rows, nrows };
+	struct tui_table tb = {
+		.cols = cols,
+		.ncols = C_N,
+		.ctx = &c,
+		.nrows = nrows,
+		.key = chains_key,
+		.cell = cell_cb,
+		.num = num_cb,
+		.empty = "no alerts: no latency tail with a host-side cause",
+	};
+	table_draw(t, v, &tb, l, r, focused, title);
+}
+
+static void alerts_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
+{
+	int nact = 0;
+	char title[48];
+	for (int i = 0; i < t->snap->nchains; i++)
+		nact += t->snap->chains[i].active != 0;
+	snprintf(title, sizeof(title), "%d active", nact);
+	chains_table(t, v, &v->lists[2], t->snap->chains, t->snap->nchains, r, focused, title);
+}
+
+static int alerts_want(struct tui *t)
+{
+	int n = t->snap->nchains + 1;
+	return n < ALERTS_MIN_H ? ALERTS_MIN_H : n;
+}
+
+static int alerts_key_cb(struct tui *t, struct tui_view *v, int action, int key)
+{
+	if (action != ACT_ENTER)
+		return 0;
+	uint64_t id = list_selected(&v->lists[2]);
+	if (!id)
+		return 0;
+	struct tui_view nv = { .screen = SCR_ALERT, .chain_id = (uint32_t)id };
+	return tui_push(t, &nv);
+}
+
+const struct tui_pane pane_alerts = {
+	.name = "alerts",
+	.area = AREA_ALERTS,
+	.min_w = ALERTS_MIN_W,
+	.min_h = ALERTS_MIN_H,
+	.want = alerts_want,
+	.draw = alerts_draw,
+	.key = alerts_key_cb,
+};

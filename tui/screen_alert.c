@@ -1,0 +1,157 @@
+/* The alert screen (Enter on an alert, or n/N): the whole causal chain —
+ * summary, the op and process it affects and the culprit, the explanation,
+ * the evidence numbers, the timeline and the recommendations. Scrolls like
+ * text; Enter opens the affected op in its process. */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "tui_int.h"
+
+static struct tui_lines lines;
+
+static void alert_update(struct tui *t, struct tui_view *v)
+{
+	struct tui_alertdata *d = t->ald;
+	const struct ig_chain *c = detect_find(model_detect(t->m), v->chain_id);
+	if (c) {
+		d->c = *c;
+		d->valid = 1;
+		d->gone = 0;
+	} else if (d->valid && d->c.id == v->chain_id) {
+		d->gone = 1;
+	} else {
+		d->valid = 0;
+	}
+}
+
+static void fmt_evidence(char *buf, size_t n, const struct ig_evidence *e)
+{
+	char b[32];
+	if (strcmp(e->unit, "ns") == 0)
+		snprintf(buf, n, "%s", report_fmt_ns(b, sizeof(b), (uint64_t)(e->value + 0.5)));
+	else if (strcmp(e->unit, "B") == 0)
+		snprintf(buf, n, "%s", report_fmt_bytes(b, sizeof(b), (uint64_t)(e->value + 0.5)));
+	else if (strcmp(e->unit, "%") == 0)
+		snprintf(buf, n, "%.1f%%", e->value);
+	else if (strcmp(e->unit, "x") == 0)
+		snprintf(buf, n, "%.1fx", e->value);
+	else if (strcmp(e->unit, "/s") == 0)
+		snprintf(buf, n, "%.1f/s", e->value);
+	else if (strcmp(e->unit, "s") == 0)
+		snprintf(buf, n, "%.1f s", e->value);
+	else if (e->unit[0])
+		snprintf(buf, n, "%.6g %s", e->value, e->unit);
+	else
+		snprintf(buf, n, "%.6g", e->value);
+}
+
+static void build(struct tui *t, int width)
+{
+	const struct tui_alertdata *d = t->ald;
+	const struct ig_chain *c = &d->c;
+	uint64_t now = model_now(t->m);
+	char a[48], b[48], e[48], f[48];
+
+	lines_reset(&lines);
+	lines_add(&lines, TH_TITLE, 0, " [%s] %s  %s  %s%s", detect_sev_name(c->severity), c->id_str,
+		  detect_class_title(c->cls), c->active ? "active" : "resolved",
+		  d->gone ? " (no longer tracked)" : "");
+	lines_wrap(&lines, sev_slot(c->severity), 1, width, c->summary);
+	lines_add(&lines, TH_NORMAL, 0, "%s", "");
+	lines_add(&lines, TH_NORMAL, 1, "op        %s", c->op > 0 ? ig_op_name(c->op) : "-");
+	lines_add(&lines, TH_NORMAL, 1, "process   %s%s", fmt_proc(a, sizeof(a), c->comm, c->pid),
+		  c->tid ? "" : "");
+	if (c->tid)
+		lines_add(&lines, TH_NORMAL, 1, "thread    %u (feeding thread)", c->tid);
+	if (c->culprit_pid)
+		lines_add(&lines, TH_PREEMPTED, 1, "culprit   %s",
+			  fmt_proc(b, sizeof(b), c->culprit_comm, c->culprit_pid));
+	if (c->p99_ns)
+		lines_add(&lines, p99_slot(c->tail_ratio), 1, "latency   p50 %s  p99 %s  p99/p50 %s",
+			  report_fmt_ns(a, sizeof(a), c->p50_ns), report_fmt_ns(b, sizeof(b), c->p99_ns),
+			  tui_fmt_ratio(e, sizeof(e), c->tail_ratio));
+	lines_add(&lines, TH_NORMAL, 1, "seen      %s to %s (first %s ago), fired %u times, highest %s",
+		  tui_fmt_clock(a, sizeof(a), c->first_seen_ns),
+		  tui_fmt_clock(b, sizeof(b), c->last_seen_ns),
+		  tui_fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0),
+		  c->fired, detect_sev_name(c->max_severity));
+
+	lines_add(&lines, TH_SECTION, 0, "Explanation");
+	lines_wrap(&lines, TH_NORMAL, 1, width, c->explanation);
+
+	lines_add(&lines, TH_SECTION, 0, "Evidence");
+	for (int i = 0; i < c->nevidence && i < IG_CHAIN_MAX_EVIDENCE; i++) {
+		fmt_evidence(f, sizeof(f), &c->ev[i]);
+		lines_add(&lines, TH_NORMAL, 1, "%-24.24s %s", c->ev[i].key, f);
+	}
+	if (c->lacking[0]) {
+		lines_add(&lines, TH_DIM, 1, "%s", "missing evidence:");
+		lines_wrap(&lines, TH_DIM, 3, width, c->lacking);
+	}
+
+	lines_add(&lines, TH_SECTION, 0, "Timeline");
+	if (!c->ntimeline)
+		lines_add(&lines, TH_DIM, 1, "%s", "nothing recorded");
+	for (int i = 0; i < c->ntimeline && i < IG_CHAIN_MAX_TIMELINE; i++) {
+		char text[160];
+		snprintf(text, sizeof(text), "%s  %s",
+			 tui_fmt_clock(a, sizeof(a), c->timeline[i].ts_ns), c->timeline[i].text);
+		lines_wrap(&lines, TH_NORMAL, 1, width, text);
+	}
+
+	lines_add(&lines, TH_SECTION, 0, "Recommendations");
+	for (int i = 0; i < c->nrecs && i < IG_CHAIN_MAX_RECS; i++) {
+		char text[220];
+		snprintf(text, sizeof(text), "%d. %s", i + 1, c->recs[i]);
+		int first = lines.n;
+		lines_wrap(&lines, TH_NORMAL, 1, width - 3, text);
+		for (int k = first + 1; k < lines.n; k++)
+			lines.indent[k] = 4;
+	}
+	if (!c->nrecs)
+		lines_add(&lines, TH_DIM, 1, "%s", "none");
+	lines_add(&lines, TH_NORMAL, 0, "%s", "");
+	if (c->op > 0)
+		lines_add(&lines, TH_DIM, 1, "%s", "Enter opens the op in this process; Esc goes back.");
+}
+
+static void alert_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
+{
+	if (!t->ald->valid) {
+		draw_fill(t, r, 0, TH_TITLE);
+		draw_printf(t, r, 0, 0, TH_TITLE, " alert %u", v->chain_id);
+		draw_text(t, r, 2, 2, -1, TH_DIM, "this alert is no longer tracked (reset or expired)");
+		return;
+	}
+	build(t, r->w - 1);
+	v->nfocus = 1;
+	v->focus = 0;
+	lines_draw(t, &lines, &v->lists[0], r);
+}
+
+static int alert_key(struct tui *t, struct tui_view *v, int action, int key)
+{
+	if (action != ACT_ENTER || !t->ald->valid)
+		return 0;
+	const struct ig_chain *c = &t->ald->c;
+	struct tui_view nv = { 0 };
+	if (c->op > 0)
+		nv = (struct tui_view){ .screen = SCR_OP, .op = c->op, .pid = c->pid };
+	else if (c->pid)
+		nv = (struct tui_view){ .screen = SCR_PROC, .pid = c->pid };
+	else
+		return 0;
+	return tui_push(t, &nv);
+}
+
+const struct tui_screen screen_alert = {
+	.name = "alert",
+	.id = SCR_ALERT,
+	.where = KC_DRILL,
+	.min_w = TUI_FLOOR_W,
+	.min_h = TUI_FLOOR_H,
+	.update = alert_update,
+	.draw = alert_draw,
+	.key = alert_key,
+};
