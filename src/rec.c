@@ -1109,6 +1109,33 @@ static void rec_destroy(struct rec *r)
 	free(r);
 }
 
+/* Ingero's query indexes (timestamp, pid, source/op/stack) make inserts
+ * ~6x slower, so they are built once at close -- unless that would take long
+ * (more than REC_INDEX_MAX_ROWS rows) or break --max-db; schema_info
+ * query_indexes says which, with the SQL to build them by hand. */
+#define REC_INDEX_MAX_ROWS 4000000
+
+static int build_query_indexes(struct rec *r)
+{
+	const char *why = NULL;
+	if (r->rows_in_file > REC_INDEX_MAX_ROWS)
+		why = "skipped: too many rows to build them at exit";
+	else if (r->o.max_db_bytes && used_bytes(r) / 10 * 16 > r->o.max_db_bytes)
+		why = "skipped: they would not fit in --max-db";
+	int rc = SQLITE_OK;
+	if (!why)
+		rc = exec_sql(r->db, close_index_sql);
+	char *v = why ? sqlite3_mprintf("%s; to build them: %s", why, close_index_sql) : NULL;
+	char *q = sqlite3_mprintf("INSERT OR REPLACE INTO schema_info VALUES ('query_indexes', "
+				  "%Q)",
+				  v ? v : "built");
+	if (rc == SQLITE_OK)
+		rc = exec_sql(r->db, q);
+	sqlite3_free(q);
+	sqlite3_free(v);
+	return rc;
+}
+
 int rec_close(struct rec *r)
 {
 	if (!r)
@@ -1140,7 +1167,7 @@ int rec_close(struct rec *r)
 			 wall_ns(), r->session_id);
 		int rc = exec_sql(r->db, sql);
 		if (rc == SQLITE_OK)
-			rc = exec_sql(r->db, close_index_sql);
+			rc = build_query_indexes(r);
 		if (rc != SQLITE_OK)
 			err = sqlite_errno(rc);
 	}
@@ -1339,9 +1366,6 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 	rc = exec_sql(r->db, pragmas);
 	if (rc == SQLITE_OK)
 		rc = setup_schema(r);
-	/* with a size bound the query indexes count in it from the start */
-	if (rc == SQLITE_OK && o.max_db_bytes)
-		rc = exec_sql(r->db, close_index_sql);
 	if (rc != SQLITE_OK) {
 		*err = set_err("cannot record to %s: %s", path, sqlite3_errmsg(r->db));
 		goto fail;

@@ -422,6 +422,7 @@ static void test_max_db(void)
 	CHECK(sql_int(path, "SELECT value FROM schema_info WHERE key = 'pruned_before_ns'") ==
 	      before);
 	CHECK(sql_int(path, "SELECT MIN(end_ns) FROM events") >= before);
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_info WHERE key = 'query_indexes'") == 1);
 	/* the newest events are kept */
 	CHECK(sql_int(path, "SELECT MAX(start_ns) FROM events") >=
 	      (int64_t)(base + (uint64_t)(N - 1) * 1000003));

@@ -1,0 +1,232 @@
+/* Storage benchmark: recording throughput (events/s written, with the model
+ * ingesting the same events on the caller's thread, as live), replay
+ * throughput (events/s delivered to the model), bytes on disk per million
+ * events, and the flight recorder's snapshot cost.
+ * Targets: record >= 300 000/s, replay >= 1 000 000/s.
+ * Usage: bench_storage [events] [dir] */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/flight.h"
+#include "../../src/model.h"
+#include "../../src/ops.h"
+#include "../../src/rec.h"
+#include "../../src/replay.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A live-like mix: 60 % runtime/driver calls with off-CPU attribution, 35 %
+ * off-CPU intervals, a few page allocations, block I/O and snapshots, from
+ * 8 processes of 4 threads; ~100k events per second of event time. */
+static void make_event(struct ig_event *e, uint64_t i, uint64_t base)
+{
+	static const int ops[] = { IG_OP_CUDA_LAUNCH_KERNEL, IG_OP_CUDA_MEMCPY_ASYNC,
+				   IG_OP_CUDA_STREAM_SYNC, IG_OP_CU_LAUNCH_KERNEL,
+				   IG_OP_CUDA_MALLOC };
+	memset(e, 0, sizeof(*e));
+	uint64_t r = rnd();
+	e->ts_ns = base + i * 10000;
+	e->pid = 4000 + (uint32_t)(r % 8);
+	e->tid = e->pid + (uint32_t)((r >> 8) % 4);
+	e->cpu = (uint32_t)((r >> 12) % 16);
+	e->cgroup_id = 5722;
+	snprintf(e->comm, sizeof(e->comm), "python3");
+	unsigned k = (unsigned)((r >> 16) % 100);
+	if (i % 100000 == 0) {
+		ig_snapshot_fill(e, e->ts_ns, 42.5, 33.3, 12000, 0, 1.5);
+	} else if (k < 60) {
+		e->kind = IG_EV_CALL;
+		e->op = (uint16_t)ops[(r >> 24) % 5];
+		e->dur_ns = 2000 + (r >> 32) % 200000;
+		e->arg0 = 0x7f0000000000ull + ((r >> 20) & 0xffff);
+		e->stream = 0x55550000 + (r & 3);
+		e->stack_id = r * 2654435761u;
+		if (k < 10) {
+			e->preempt_ns = e->dur_ns / 3;
+			e->blocked_ns = e->dur_ns / 3;
+			e->switches = 2;
+			e->other_pid = 2231;
+			snprintf(e->other_comm, sizeof(e->other_comm), "stress-ng");
+		}
+	} else if (k < 95) {
+		e->kind = IG_EV_OFFCPU;
+		e->dur_ns = 5000 + (r >> 30) % 5000000;
+		e->state = (uint8_t)(1 + (r & 1));
+		e->other_pid = 2231;
+		snprintf(e->other_comm, sizeof(e->other_comm), "stress-ng");
+	} else if (k < 98) {
+		e->kind = IG_EV_PAGE_ALLOC;
+		e->arg0 = 4096 * (1 + (r >> 40) % 256);
+	} else {
+		e->kind = IG_EV_BLOCK_IO;
+		e->op = IG_IO_READ;
+		e->dur_ns = 100000 + (r >> 30) % 1000000;
+		e->arg0 = 4096 * (1 + (r >> 40) % 32);
+	}
+}
+
+static void to_model(void *ctx, const struct ig_event *e)
+{
+	model_ingest(ctx, e);
+}
+
+static void count_ev(void *ctx, const struct ig_event *e)
+{
+	(*(uint64_t *)ctx)++;
+}
+
+static uint64_t fsize(const char *p)
+{
+	struct stat sb;
+	return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
+	const char *dir = argc > 2 ? argv[2] : "/tmp";
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/ig-bench-storage-%d.db", dir, (int)getpid());
+	unlink(path);
+	uint64_t base = 1700000000000000000ull;
+	struct ig_event *evs = malloc(n * sizeof(*evs));
+	if (!evs)
+		return 1;
+	for (uint64_t i = 0; i < n; i++)
+		make_event(&evs[i], i, base);
+
+	/* 1. recording, with the model ingesting on this thread */
+	const char *err;
+	struct rec *r = rec_open(path, NULL, &err);
+	if (!r) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	struct ig_model *m = model_new(NULL);
+	uint64_t waits = 0;
+	double t0 = now_s();
+	for (uint64_t i = 0; i < n; i++) {
+		model_ingest(m, &evs[i]);
+		while (rec_event(r, &evs[i]) == -ENOBUFS) {
+			waits++;
+			sched_yield();
+		}
+	}
+	rec_flush(r);
+	double t_rec = now_s() - t0;
+	t0 = now_s();
+	rec_close(r);
+	double t_close = now_s() - t0;
+	model_free(m);
+	uint64_t bytes = fsize(path);
+
+	/* the recorder alone, without the model */
+	char path2[4200];
+	snprintf(path2, sizeof(path2), "%s.2", path);
+	unlink(path2);
+	r = rec_open(path2, NULL, &err);
+	t0 = now_s();
+	for (uint64_t i = 0; i < n; i++)
+		while (rec_event(r, &evs[i]) == -ENOBUFS)
+			sched_yield();
+	rec_flush(r);
+	double t_rec_only = now_s() - t0;
+	rec_close(r);
+	unlink(path2);
+
+	/* with --max-db 64M: pruning runs all along */
+	struct rec_opts big = { .max_db_bytes = 64ull << 20 };
+	r = rec_open(path2, &big, &err);
+	t0 = now_s();
+	for (uint64_t i = 0; i < n; i++)
+		while (rec_event(r, &evs[i]) == -ENOBUFS)
+			sched_yield();
+	rec_flush(r);
+	double t_rec_idx = now_s() - t0;
+	rec_close(r);
+	unlink(path2);
+
+	/* 2. replay into the model, and replay alone */
+	const char *paths[] = { path };
+	struct ig_source *s = replay_open(paths, 1, &err);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	m = model_new(NULL);
+	uint64_t got = 0;
+	int rc;
+	t0 = now_s();
+	while ((rc = s->ops->poll(s, to_model, m, 4096)) > 0)
+		got += (uint64_t)rc;
+	double t_replay = now_s() - t0;
+	model_free(m);
+	replay_seek(s, 0);
+	uint64_t cnt = 0;
+	t0 = now_s();
+	while (s->ops->poll(s, count_ev, &cnt, 4096) > 0)
+		;
+	double t_replay_only = now_s() - t0;
+	s->ops->free(s);
+
+	/* 3. flight recorder: push cost and snapshot cost on the caller */
+	struct flight *f = flight_new(300, FLIGHT_DEFAULT_MAX_EVENTS);
+	t0 = now_s();
+	for (uint64_t i = 0; i < n; i++)
+		flight_push(f, &evs[i]);
+	double t_push = now_s() - t0;
+	char fpath[4200];
+	t0 = now_s();
+	int frc = flight_save(f, dir, fpath, sizeof(fpath));
+	double t_snap = now_s() - t0;
+	char msg[4400] = "";
+	t0 = now_s();
+	while (frc == 0 && !flight_poll(f, msg, sizeof(msg)))
+		usleep(5000);
+	double t_fsave = now_s() - t0;
+	size_t fcount = flight_count(f);
+	flight_free(f);
+	if (frc == 0)
+		unlink(fpath);
+
+	double rec_rate = (double)n / t_rec, rep_rate = (double)got / t_replay;
+	printf("events                      %" PRIu64 " (live-like mix)\n", n);
+	printf("record + model, events/s    %.0f  (target >= 300000: %s; writer queue full %" PRIu64
+	       " times, retried)\n",
+	       rec_rate, rec_rate >= 300000 ? "ok" : "MISSED", waits);
+	printf("record alone, events/s      %.0f\n", (double)n / t_rec_only);
+	printf("record --max-db 64M, events/s %.0f (pruning whole seconds as it goes)\n",
+	       (double)n / t_rec_idx);
+	printf("rec_close (indexes, ckpt)   %.2f s\n", t_close);
+	printf("replay -> model, events/s   %.0f  (target >= 1000000: %s)\n", rep_rate,
+	       rep_rate >= 1000000 ? "ok" : "MISSED");
+	printf("replay alone, events/s      %.0f\n", (double)cnt / t_replay_only);
+	printf("bytes on disk per 1M events %.1f MB\n", (double)bytes / ((double)n / 1e6) / 1e6);
+	printf("flight push, ns/event       %.1f\n", t_push * 1e9 / (double)n);
+	printf("flight snapshot (%zu ev)  %.1f ms on the caller, %.2f s in the background\n",
+	       fcount, t_snap * 1e3, t_fsave);
+	unlink(path);
+	free(evs);
+	return 0;
+}
