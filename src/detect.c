@@ -612,7 +612,7 @@ static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 	f.c.tail_ratio = s->tail_ratio;
 	ev(&f, "p99_ms", (double)s->win.p99 / 1e6, "ms");
 	ev(&f, "tail_ratio", s->tail_ratio, "x");
-	ev(&f, "calls", (double)s->calls_win, "calls");
+	ev(&f, "calls", (double)s->calls_win, "");
 	x->cpu_fired[s->op] = 1;
 	fire(x->d, &f, x->now);
 }
@@ -750,7 +750,7 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 		 periodic ? " at a regular interval, so something in the loop allocates periodically"
 			  : "",
 		 s->tail_preempt_share > 0 ? s->tail_preempt_share * 100 : 0);
-	ev(&f, "outliers", n, "calls");
+	ev(&f, "outliers", n, "");
 	if (periodic)
 		ev(&f, "period_s", period, "s");
 	ev(&f, "outlier_max_ms", (double)omax / 1e6, "ms");
@@ -935,7 +935,7 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 		 rate);
 	ev(&f, "syncs_per_s", rate, "/s");
 	ev(&f, "sync_wall_pct", wall * 100, "%");
-	ev(&f, "sync_calls", (double)t->sync_calls_win, "calls");
+	ev(&f, "sync_calls", (double)t->sync_calls_win, "");
 	if (copy)
 		ev(&f, "mean_copy_bytes", (double)bytes, "B");
 	rec(&f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
@@ -1003,7 +1003,7 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	ev(&f, "copy_wall_pct", wall * 100, "%");
 	ev(&f, "mean_copy_bytes", mean, "B");
 	ev(&f, "copy_bytes_per_s", gbps, "B/s");
-	ev(&f, "copy_calls", (double)copy_calls, "calls");
+	ev(&f, "copy_calls", (double)copy_calls, "");
 	rec(&f, "Use pinned (page-locked) host buffers: pin_memory=True in the DataLoader or "
 		"cudaHostAlloc, so copies run at full PCIe bandwidth");
 	rec(&f, "Overlap copies with compute: non_blocking=True / cudaMemcpyAsync on a separate "
@@ -1173,7 +1173,7 @@ static void rule_cold(struct ctx *x)
 		 "allocator warm-up; afterwards %s settles at %s. Not an incident, but it skews "
 		 "percentiles taken over a short run.",
 		 ig_op_name(best->op), st);
-	ev(&f, "cold_calls", best->cold_n, "calls");
+	ev(&f, "cold_calls", best->cold_n, "");
 	ev(&f, "cold_max_ms", (double)best->cold_max_ns / 1e6, "ms");
 	ev(&f, "settled_p50_us", (double)best->life.p50 / 1e3, "us");
 	ev(&f, "ratio", best_x, "x");

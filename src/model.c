@@ -191,6 +191,7 @@ struct thread {
 	uint64_t ca, cb; /* last call interval */
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
+	uint64_t life_cuda, life_off[2][3];
 	int tl_n, tl_i;
 	struct ig_offcpu_rec tl[IG_TL_MAX];
 	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
@@ -711,6 +712,10 @@ static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uin
 		uint64_t sec = (r->ts_ns + r->dur_ns) / NS;
 		struct tslice *s = &t->sl[sec % m->W];
 		int st = off_state(r->state);
+		if (t->life_off[0][st] >= r->dur_ns) {
+			t->life_off[0][st] -= r->dur_ns;
+			t->life_off[1][st] += r->dur_ns;
+		}
 		if (s->sec == sec && s->off[0][st] >= r->dur_ns && s->sw[0]) {
 			s->off[0][st] -= r->dur_ns;
 			s->off[1][st] += r->dur_ns;
@@ -883,6 +888,7 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	}
 	reclassify(m, t, p, e->ts_ns, end);
 	uint64_t busy = union_add(t, e->ts_ns, end);
+	t->life_cuda += busy;
 	if (end > t->cb || e->ts_ns < t->ca || !t->cb) {
 		t->ca = e->ts_ns;
 		t->cb = end;
@@ -936,6 +942,7 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 		t->pre_pid = e->other_pid;
 		copy_comm(t->pre_comm, e->other_comm);
 	}
+	t->life_off[in][st] += e->dur_ns;
 	if (!inwin)
 		return;
 	struct tslice *ts = tslot(m, t, sec);
@@ -1542,6 +1549,18 @@ static void proc_fill(const struct ig_model *m, const struct proc *p, struct ig_
 		uint64_t used = s.cuda_ns + btw;
 		o->between_on_cpu_ns += span > used ? span - used : 0;
 		o->switches += s.sw;
+	}
+	for (unsigned k = 0; k < m->nthreads; k++) {
+		const struct thread *t = &m->threads[k];
+		if (t->pid != p->pid || (p->cuda && !t->calls_life))
+			continue;
+		uint64_t end = t->last_ns > t->first_ns ? t->last_ns : t->first_ns;
+		o->life_wall_ns += end - t->first_ns;
+		o->life_cuda_ns += t->life_cuda;
+		o->life_off_preempt_ns += t->life_off[0][ST_PRE] + t->life_off[1][ST_PRE];
+		o->life_off_blocked_ns += t->life_off[0][ST_BLK] + t->life_off[1][ST_BLK];
+		o->life_off_unknown_ns += t->life_off[0][ST_UNK] + t->life_off[1][ST_UNK];
+		o->life_off_between_ns += t->life_off[0][0] + t->life_off[0][1] + t->life_off[0][2];
 	}
 	uint64_t off = o->off_preempt_ns + o->off_blocked_ns + o->off_unknown_ns;
 	o->off_pct = pct(off, o->wall_ns);

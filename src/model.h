@@ -199,6 +199,11 @@ struct ig_proc_stats {
 	uint32_t switches;
 	uint64_t page_bytes_win, page_bytes_life;
 	uint64_t io_ops_win, io_bytes_win, io_lat_ns_win, io_max_ns_win;
+	/* The same since start/reset (threads evicted meanwhile are lost), for
+	 * --summary: feeding threads = those with CUDA calls since the start. */
+	uint64_t life_wall_ns, life_cuda_ns;
+	uint64_t life_off_preempt_ns, life_off_blocked_ns, life_off_unknown_ns;
+	uint64_t life_off_between_ns;
 	int npreemptors;
 	struct ig_culprit preemptors[4]; /* by preempted time, largest first */
 	int nwakers;

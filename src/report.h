@@ -21,26 +21,30 @@ struct report_opts {
 	int resolved;       /* also list resolved (inactive) chains */
 };
 
-/* One text frame. Format (stable; tests grep it):
+/* One text frame. Format (stable; tests grep it; fields are separated by
+ * runs of spaces, comm has its blanks replaced by '_'):
  *
- *   ingero-top <mode> <time> events/s <r> events <n> drops kernel <k> user <u> probes attached <a> failed <f> missing <m>
+ *   ingero-top <live|replay> <YYYY-MM-DDTHH:MM:SSZ> window <W>s events/s <r> events <n> drops kernel <k> user <u> probes attached <a> failed <f> missing <m>
+ *   host cpu 35.0% mem 40.0% swap 0MiB load 2.10          (when snapshots were seen)
+ *   replay <start> .. <end> speed <x> [paused]            (replay only)
+ *   recording <file> [error: <why>]                       (when recording)
+ *   message <text>                                        (when set)
  *   <blank>
- *   OP  CALLS  RATE  P50  P95  P99  MAX          (header; op rows follow)
- *   cudaLaunchKernel  400  39.8/s  p50 12.3us  p95 20.1us  p99 31.0us  max 1.20ms
- *   ...
+ *   OP  CALLS  RATE  P50  P95  P99  MAX                   (column titles)
+ *   cudaLaunchKernel          400    39.8/s  p50 12.3us    p95 20.1us    p99 31.0us    max 1.20ms
+ *   ...                       (ops by time spent, canonical op name in column 1)
  *   <blank>
- *   PID  COMM  CALLS/S  OFFCPU-PREEMPTED  OFFCPU-BLOCKED  BETWEEN-CALLS  TOP-PREEMPTOR
- *   pid 4821  python3  calls/s 398.0  preempted 712ms 7.1%  blocked 80ms 0.8%  between 40ms 0.4%  top stress-ng[2231] 64%
- *   ...
+ *   PID  COMM  CALLS/S  OFFCPU-PREEMPTED ...              (column titles)
+ *   pid 4821   python3  calls/s 398.0  preempted 712ms 7.1%  blocked 80.0ms 0.8%  unknown 0ns 0.0%  between 40.0ms 0.4%  top stress-ng[2231] 64%
+ *   ...                       ("top -" when no preemptor; % of the feeding threads' wall time)
  *   <blank>
- *   CHAINS <n>
- *   [HIGH] chain-0001 cpu_contention cudaStreamSynchronize python3[4821]: <summary>
+ *   CHAINS <n active>
+ *   [HIGH] chain-0001 cpu_contention <summary>
+ *       why: / evidence: / missing: / do: / at <time> <text>    (with o->details)
  *
- * Op rows start with the canonical op name in column 1; process rows with
- * "pid "; chain rows with "[SEV]". Durations use report_fmt_ns. `time` is the
- * event time as YYYY-MM-DDTHH:MM:SSZ (UTC). With o->summary the op table uses
- * lifetime calls and percentiles and the header says "summary".
- * Returns 0 or -EIO. */
+ * With o->summary the header says "summary <seconds>s" instead of
+ * "window <W>s" and the tables use lifetime numbers. Durations use
+ * report_fmt_ns. Returns 0, -ENOMEM or -EIO. */
 int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
 		const struct report_opts *o);
 
