@@ -83,7 +83,7 @@ traces=${IG_TRACES:-../shared/traces}
 IG=${IG:-$BUILD/ingero-top}
 if [ -x "$IG" ] && [ -d "$traces" ] && "$IG" --help 2>&1 | grep -q -- --replay; then
 	for f in "$traces"/*.db; do
-		if ! out=$("$IG" --replay "$f" --batch --summary 2>&1 </dev/null); then
+		if ! out=$("$IG" --batch --summary --replay "$f" 2>&1 </dev/null); then
 			if echo "$out" | grep -qi "not available"; then
 				echo "CLI replay not wired yet: skipping the CLI part"
 				exit 0
@@ -91,10 +91,15 @@ if [ -x "$IG" ] && [ -d "$traces" ] && "$IG" --help 2>&1 | grep -q -- --replay; 
 			echo "FAIL: $IG --replay $f: $out"; exit 1
 		fi
 	done
+	n1=$traces/sample-gpu-node-01.db n2=$traces/sample-gpu-node-02.db n3=$traces/sample-gpu-node-03.db
+	if [ -f "$n1" ]; then
+		out=$("$IG" --batch --summary --replay "$n1" "$n2" "$n3" 2>&1 </dev/null) ||
+			{ echo "FAIL: multi-file replay: $out"; exit 1; }
+	fi
 	printf 'not a database\n' >"$tmp/text.db"
 	: >"$tmp/empty.db"
 	for f in "$tmp/text.db" "$tmp/empty.db" /nonexistent.db; do
-		out=$("$IG" --replay "$f" --batch --summary 2>&1 </dev/null)
+		out=$("$IG" --batch --summary --replay "$f" 2>&1 </dev/null)
 		st=$?
 		lines=$(printf '%s\n' "$out" | grep -c .)
 		if [ $st = 0 ] || [ "$lines" != 1 ]; then
