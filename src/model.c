@@ -1259,11 +1259,13 @@ static void series_fill(const struct ig_model *m, const struct series *S,
 	pcts_of(&S->life, &o->life);
 	pcts_of(&S->win, &o->win);
 	o->calls_win = S->win.n;
-	uint64_t wmax = 0;
+	uint64_t wmax = 0, wmin = UINT64_MAX;
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct sslice *sl = &S->sl[j];
 		if (!sl->h.n)
 			continue;
+		if (sl->h.min_ns < wmin)
+			wmin = sl->h.min_ns;
 		o->time_win_ns += sl->dur;
 		o->bytes_win += sl->bytes;
 		o->preempt_ns_win += sl->pre;
@@ -1273,8 +1275,10 @@ static void series_fill(const struct ig_model *m, const struct series *S,
 		if (sl->max > wmax)
 			wmax = sl->max;
 	}
-	if (o->win.n)
+	if (o->win.n) { /* exact, from the slices (the window sum only keeps buckets) */
 		o->win.max = wmax;
+		o->win.min = wmin;
+	}
 	o->calls_per_s = (double)o->calls_win * 1e9 / (double)span_since(m, S->first_ns);
 	o->tail_ratio = o->win.p50 ? (double)o->win.p99 / (double)o->win.p50 : 0;
 	uint64_t ws = win_start_sec(m);

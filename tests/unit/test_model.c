@@ -1,0 +1,441 @@
+/* The model: window expiry and rates on event time, lifetime vs window,
+ * off-CPU accounting (preempted/blocked, inside/between calls, late in-call
+ * reclassification, nested calls counted once), culprits and their shares,
+ * slowest calls, eviction of capped tables, reset, late and malformed events,
+ * host snapshots, page and block I/O sums. */
+#include "check.h"
+#include "../../src/model.h"
+#include "../../src/ops.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define US 1000ull
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define T0 (1767225600ull * SEC)
+
+static struct ig_event call(uint32_t pid, uint32_t tid, int op, uint64_t ts, uint64_t dur)
+{
+	struct ig_event e = { 0 };
+	e.kind = IG_EV_CALL;
+	e.pid = pid;
+	e.tid = tid;
+	e.op = (uint16_t)op;
+	e.ts_ns = ts;
+	e.dur_ns = dur;
+	strcpy(e.comm, "python3");
+	return e;
+}
+
+static struct ig_event off(uint32_t pid, uint32_t tid, uint64_t ts, uint64_t dur, int state,
+			   uint32_t flags, uint32_t other, const char *other_comm)
+{
+	struct ig_event e = { 0 };
+	e.kind = IG_EV_OFFCPU;
+	e.pid = pid;
+	e.tid = tid;
+	e.ts_ns = ts;
+	e.dur_ns = dur;
+	e.state = (uint8_t)state;
+	e.flags = flags;
+	e.other_pid = other;
+	if (other_comm)
+		strcpy(e.other_comm, other_comm);
+	return e;
+}
+
+static int near(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fabs(b) + 1e-9;
+}
+
+static void test_window_expiry(void)
+{
+	struct ig_model *m = model_new(NULL);
+	/* one call per second for 15 s, duration (k+1) ms */
+	for (int k = 0; k < 15; k++) {
+		struct ig_event e = call(100, 100, IG_OP_CUDA_LAUNCH_KERNEL, T0 + k * SEC + 100 * MS,
+					 (uint64_t)(k + 1) * MS);
+		model_ingest(m, &e);
+	}
+	struct ig_series_stats s;
+	CHECK(model_op_stats(m, IG_OP_CUDA_LAUNCH_KERNEL, &s) == 0);
+	CHECK(s.calls_life == 15);
+	/* window = seconds 5..14 of the stream: calls k = 5..14 */
+	CHECKF(s.calls_win == 10, "%lu", (unsigned long)s.calls_win);
+	CHECK(s.win.min == 6 * MS);
+	CHECK(s.win.max == 15 * MS);
+	CHECK(s.life.max == 15 * MS);
+	CHECK(near((double)s.life.p50, 8 * MS, 0.01));
+	CHECK(near((double)s.win.p50, 10 * MS, 0.01));
+	CHECK(s.spark_n == 10);
+	CHECK(near((double)s.spark_p99[9], 15 * MS, 0.01));
+	/* the histogram accessor the record/replay tests use */
+	const struct hist *h = model_op_hist(m, IG_OP_CUDA_LAUNCH_KERNEL, 0, 1);
+	CHECK(h && h->n == 15);
+	CHECK(near((double)hist_percentile(h, 0.99), 15 * MS, 0.01));
+	CHECK(model_op_hist(m, IG_OP_CUDA_LAUNCH_KERNEL, 100, 0)->n == 10);
+	CHECK(model_op_hist(m, IG_OP_CUDA_MALLOC, 0, 0) == NULL);
+	CHECK(model_op_hist(m, IG_OP_CUDA_LAUNCH_KERNEL, 999, 0) == NULL);
+
+	/* idle time moves the window: after 20 more seconds nothing is left */
+	model_advance(m, T0 + 35 * SEC);
+	CHECK(model_op_stats(m, IG_OP_CUDA_LAUNCH_KERNEL, &s) == 0);
+	CHECK(s.calls_win == 0 && s.calls_life == 15 && s.win.p99 == 0);
+	CHECK(model_op_hist(m, IG_OP_CUDA_LAUNCH_KERNEL, 0, 0)->n == 0);
+	/* advancing backwards is ignored */
+	model_advance(m, T0);
+	CHECK(model_now(m) == T0 + 35 * SEC);
+	/* a call older than the window counts in lifetime only */
+	struct ig_event late = call(100, 100, IG_OP_CUDA_LAUNCH_KERNEL, T0 + 1 * SEC, MS);
+	model_ingest(m, &late);
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECK(t.late == 1);
+	model_op_stats(m, IG_OP_CUDA_LAUNCH_KERNEL, &s);
+	CHECK(s.calls_life == 16 && s.calls_win == 0);
+	model_free(m);
+}
+
+static void test_rates_and_window_len(void)
+{
+	struct ig_model_cfg cfg;
+	model_cfg_default(&cfg);
+	cfg.window_s = 5;
+	struct ig_model *m = model_new(&cfg);
+	CHECK(model_cfg(m)->window_s == 5);
+	/* 200 calls/s for 12 s on one thread, each 1 ms: 20 % of wall time */
+	for (int i = 0; i < 2400; i++) {
+		struct ig_event e = call(7, 7, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * 5 * MS, MS);
+		model_ingest(m, &e);
+	}
+	struct ig_series_stats s;
+	model_op_stats(m, IG_OP_CUDA_STREAM_SYNC, &s);
+	CHECKF(near(s.calls_per_s, 200, 0.03), "%f", s.calls_per_s);
+	CHECKF(near(s.wall_share, 0.2, 0.03), "%f", s.wall_share);
+	CHECK(s.spark_n == 5);
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECK(t.win_span_ns > 4 * SEC && t.win_span_ns <= 5 * SEC);
+	struct ig_thread_stats th[2];
+	CHECK(model_threads(m, 7, th, 2) == 1);
+	CHECKF(near(th[0].cuda_pct, 20, 0.03), "%f", th[0].cuda_pct);
+	CHECK(th[0].main_op == IG_OP_CUDA_STREAM_SYNC);
+	CHECK(th[0].sync_calls_win == s.calls_win);
+	model_free(m);
+
+	/* out-of-range config is clamped */
+	cfg.window_s = 1000;
+	m = model_new(&cfg);
+	CHECK(model_cfg(m)->window_s == IG_WIN_MAX);
+	model_free(m);
+	model_free(NULL);
+}
+
+static void test_offcpu(void)
+{
+	struct ig_model *m = model_new(NULL);
+	/* 10 s of steps of 100 ms on tid 11 of pid 10:
+	 *   20 ms call with 5 ms preempted (by 900 "stress") + 10 ms blocked inside,
+	 *   then 50 ms blocked between calls (woken by worker 901),
+	 *   then 30 ms on CPU. */
+	for (int i = 0; i < 100; i++) {
+		uint64_t t = T0 + (uint64_t)i * 100 * MS;
+		struct ig_event o1 = off(10, 11, t + 1 * MS, 5 * MS, IG_OFF_PREEMPTED, IG_F_IN_CALL,
+					 900, "stress");
+		struct ig_event o2 = off(10, 11, t + 8 * MS, 10 * MS, IG_OFF_BLOCKED, IG_F_IN_CALL,
+					 0, NULL);
+		struct ig_event c = call(10, 11, IG_OP_CUDA_STREAM_SYNC, t, 20 * MS);
+		c.preempt_ns = 5 * MS;
+		c.blocked_ns = 10 * MS;
+		c.switches = 2;
+		c.other_pid = (i % 4 == 0) ? 902 : 900; /* 900 3/4 of the preempted time */
+		strcpy(c.other_comm, c.other_pid == 900 ? "stress" : "other");
+		struct ig_event o3 = off(10, 11, t + 20 * MS, 50 * MS, IG_OFF_BLOCKED, 0, 901,
+					 "worker");
+		model_ingest(m, &o1);
+		model_ingest(m, &o2);
+		model_ingest(m, &c);
+		model_ingest(m, &o3);
+	}
+	model_advance(m, T0 + 10 * SEC - 1); /* the window is exactly the 10 s */
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, 10, &p) == 0);
+	CHECK(p.cuda && p.threads == 1);
+	CHECKF(near((double)p.wall_ns, 10 * SEC, 0.01), "%lu", (unsigned long)p.wall_ns);
+	CHECKF(near((double)p.cuda_ns, 2 * SEC, 0.01), "%lu", (unsigned long)p.cuda_ns);
+	CHECKF(near((double)p.off_preempt_ns, 0.5 * SEC, 0.01), "%lu", (unsigned long)p.off_preempt_ns);
+	CHECKF(near((double)p.off_blocked_ns, 6 * SEC, 0.01), "%lu", (unsigned long)p.off_blocked_ns);
+	CHECK(p.off_unknown_ns == 0);
+	CHECKF(near((double)p.off_in_call_ns, 1.5 * SEC, 0.01), "%lu", (unsigned long)p.off_in_call_ns);
+	CHECKF(near((double)p.off_between_ns, 5 * SEC, 0.01), "%lu", (unsigned long)p.off_between_ns);
+	CHECKF(near((double)p.between_on_cpu_ns, 3 * SEC, 0.02), "%lu",
+	       (unsigned long)p.between_on_cpu_ns);
+	CHECK(near(p.off_pct, 65, 0.01) && near(p.between_pct, 50, 0.01));
+	CHECK(p.switches == 300);
+	CHECK(p.npreemptors == 1 && p.preemptors[0].pid == 900 && near(p.preemptors[0].share, 1, 0.01));
+	CHECK(!strcmp(p.preemptors[0].comm, "stress"));
+	CHECK(p.nwakers == 1 && p.wakers[0].pid == 901 && !strcmp(p.wakers[0].comm, "worker"));
+	CHECK(near((double)p.wakers[0].ns, 5 * SEC, 0.01));
+	/* lifetime numbers for --summary */
+	CHECK(near((double)p.life_off_between_ns, 5 * SEC, 0.01));
+	CHECK(near((double)p.life_cuda_ns, 2 * SEC, 0.01));
+
+	struct ig_series_stats s;
+	CHECK(model_op_proc_stats(m, IG_OP_CUDA_STREAM_SYNC, 10, &s) == 0);
+	CHECK(s.top_preemptor_pid == 900 && near(s.top_preemptor_share, 0.75, 0.02));
+	CHECK(near(s.tail_preempt_share, 0.25, 0.01) && near(s.tail_blocked_share, 0.5, 0.01));
+	CHECK(s.switches_win == 200);
+
+	struct ig_thread_stats th;
+	CHECK(model_threads(m, 10, &th, 1) == 1 && th.tid == 11);
+	CHECK(near((double)th.between_blocked_ns, 5 * SEC, 0.01) && th.between_preempt_ns == 0);
+	CHECK(th.last_preemptor_pid == 900);
+
+	struct ig_offcpu_rec r[IG_TL_MAX + 4];
+	int n = model_thread_offcpu(m, 11, r, IG_TL_MAX + 4);
+	CHECK(n == IG_TL_MAX);
+	CHECK(r[n - 1].dur_ns == 50 * MS && !r[n - 1].in_call && r[n - 1].other_pid == 901);
+	CHECK(r[n - 2].in_call && r[n - 2].state == IG_OFF_BLOCKED);
+	CHECK(r[0].ts_ns < r[n - 1].ts_ns);
+	CHECK(model_thread_offcpu(m, 12345, r, 4) == 0);
+	model_free(m);
+}
+
+static void test_reclassify_and_nesting(void)
+{
+	struct ig_model *m = model_new(NULL);
+	/* an Ingero-like order: the call first, the off-CPU inside it after,
+	 * with no IN_CALL flag and no state */
+	struct ig_event c = call(20, 20, IG_OP_CUDA_LAUNCH_KERNEL, T0 + SEC, 10 * MS);
+	c.flags = IG_F_NO_SPLIT;
+	struct ig_event o = off(20, 20, T0 + SEC + 2 * MS, 6 * MS, IG_OFF_UNKNOWN, 0, 0, NULL);
+	model_ingest(m, &c);
+	model_ingest(m, &o);
+	/* a live-like order where the off-CPU came before a call containing it */
+	struct ig_event o2 = off(20, 20, T0 + 2 * SEC + 1 * MS, 3 * MS, IG_OFF_BLOCKED, 0, 0, NULL);
+	struct ig_event c2 = call(20, 20, IG_OP_CUDA_STREAM_SYNC, T0 + 2 * SEC, 5 * MS);
+	model_ingest(m, &o2);
+	model_ingest(m, &c2);
+	/* nested: a driver call inside a runtime call, reported first */
+	struct ig_event inner = call(20, 20, IG_OP_CU_MEMCPY_DTOH, T0 + 3 * SEC + 10 * US, 80 * US);
+	struct ig_event outer = call(20, 20, IG_OP_CUDA_MEMCPY, T0 + 3 * SEC, 100 * US);
+	outer.arg1 = IG_DIR_D2H;
+	model_ingest(m, &inner);
+	model_ingest(m, &outer);
+	struct ig_proc_stats p;
+	model_proc(m, 20, &p);
+	CHECKF(p.off_in_call_ns == 9 * MS, "%lu", (unsigned long)p.off_in_call_ns);
+	CHECK(p.off_between_ns == 0);
+	CHECK(p.off_unknown_ns == 6 * MS && p.off_blocked_ns == 3 * MS);
+	CHECKF(p.cuda_ns == 15 * MS + 100 * US, "%lu", (unsigned long)p.cuda_ns);
+	struct ig_thread_stats th;
+	model_threads(m, 20, &th, 1);
+	CHECK(th.sync_calls_win == 3); /* the sync, the D2H runtime copy, the D2H driver copy */
+	struct ig_series_stats s;
+	model_op_proc_stats(m, IG_OP_CUDA_LAUNCH_KERNEL, 20, &s);
+	CHECK(s.tail_preempt_share < 0 && s.no_split_calls_win == 1); /* no split: unknown */
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECK(t.no_split_seen);
+	model_free(m);
+}
+
+static void test_slow_calls(void)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int i = 0; i < 500; i++) {
+		uint32_t pid = i % 2 ? 31 : 30;
+		struct ig_event e = call(pid, pid, IG_OP_CUDA_MALLOC,
+					 T0 + (uint64_t)i * 20 * MS, (uint64_t)((i * 7919) % 1000 + 1) * US);
+		e.arg0 = 4096;
+		e.stack_id = (uint64_t)i;
+		model_ingest(m, &e);
+	}
+	struct ig_call_rec r[IG_SLOW_MAX];
+	int n = model_slow_calls(m, IG_OP_CUDA_MALLOC, 0, r, IG_SLOW_MAX);
+	CHECK(n == IG_SLOW_MAX);
+	for (int i = 1; i < n; i++)
+		CHECK(r[i - 1].dur_ns >= r[i].dur_ns);
+	/* exact: the slowest calls of the window (calls 0..499 complete in 10 s;
+	 * the window holds the last 10 seconds) */
+	uint64_t best = 0;
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	for (int i = 0; i < 500; i++) {
+		uint64_t ts = T0 + (uint64_t)i * 20 * MS, d = (uint64_t)((i * 7919) % 1000 + 1) * US;
+		if (ts + d >= t.win_start_ns && d > best)
+			best = d;
+	}
+	CHECK(r[0].dur_ns == best);
+	CHECK(r[0].arg0 == 4096 && r[0].op == IG_OP_CUDA_MALLOC);
+	n = model_slow_calls(m, IG_OP_CUDA_MALLOC, 31, r, 3);
+	CHECK(n == 3);
+	for (int i = 0; i < n; i++)
+		CHECK(r[i].pid == 31);
+	CHECK(model_slow_calls(m, IG_OP_CUDA_FREE, 0, r, 3) == 0);
+	struct ig_series_stats s;
+	model_op_stats(m, IG_OP_CUDA_MALLOC, &s);
+	CHECK(s.bytes_win == 4096 * s.calls_win);
+	struct ig_series_stats rows[4];
+	CHECK(model_op_procs(m, IG_OP_CUDA_MALLOC, rows, 4) == 2);
+	CHECK(rows[0].pid == 30 && rows[1].pid == 31 && !strcmp(rows[0].comm, "python3"));
+	CHECK(rows[0].calls_life + rows[1].calls_life == 500);
+	CHECK(model_op_threads(m, IG_OP_CUDA_MALLOC, 31, rows, 4) == 1 && rows[0].tid == 31);
+	CHECK(model_proc_ops(m, 30, rows, 4) == 1 && rows[0].op == IG_OP_CUDA_MALLOC);
+	model_free(m);
+}
+
+static void test_eviction(void)
+{
+	struct ig_model_cfg cfg;
+	model_cfg_default(&cfg);
+	cfg.max_procs = 4;
+	cfg.max_threads = 8;
+	cfg.max_op_procs = 4;
+	cfg.max_op_threads = 4;
+	struct ig_model *m = model_new(&cfg);
+	/* 10 processes, 2 threads each, one after the other */
+	for (uint32_t p = 1; p <= 10; p++)
+		for (int i = 0; i < 20; i++) {
+			struct ig_event e = call(1000 + p, 1000 + p * 10 + (uint32_t)(i & 1),
+						 IG_OP_CUDA_LAUNCH_KERNEL,
+						 T0 + (p * 20 + (uint64_t)i) * 10 * MS, 10 * US);
+			model_ingest(m, &e);
+		}
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECK(t.procs == 4 && t.threads == 8 && t.op_procs == 4 && t.op_threads == 4);
+	CHECK(t.evicted_procs == 6);
+	CHECK(t.evicted_threads == 12);
+	CHECK(t.evicted_series == 6 + 16);
+	struct ig_proc_stats ps[16];
+	int n = model_procs(m, ps, 16);
+	CHECK(n == 4);
+	for (int i = 0; i < n; i++) /* the least recently active went first */
+		CHECKF(ps[i].pid >= 1007, "%u", ps[i].pid);
+	CHECK(model_proc(m, 1001, ps) == -ENOENT);
+	struct ig_series_stats s;
+	model_op_stats(m, IG_OP_CUDA_LAUNCH_KERNEL, &s);
+	CHECK(s.calls_life == 200); /* the op total is never evicted */
+	/* an evicted process comes back fresh */
+	struct ig_event e = call(1001, 1010, IG_OP_CUDA_LAUNCH_KERNEL, T0 + 3 * SEC, 10 * US);
+	model_ingest(m, &e);
+	CHECK(model_proc(m, 1001, ps) == 0 && ps[0].calls_life == 1);
+	model_free(m);
+}
+
+static void test_other_kinds(void)
+{
+	struct ig_model *m = model_new(NULL);
+	struct ig_event e = { 0 };
+	e.kind = IG_EV_COMM;
+	e.pid = 50;
+	e.ts_ns = T0;
+	strcpy(e.comm, "trainer");
+	model_ingest(m, &e);
+	e = (struct ig_event){ 0 };
+	e.kind = IG_EV_FORK;
+	e.pid = 50;
+	e.arg0 = 51;
+	e.ts_ns = T0 + 1;
+	model_ingest(m, &e);
+	e.kind = IG_EV_EXEC;
+	e.pid = 51;
+	strcpy(e.comm, "worker");
+	model_ingest(m, &e);
+	for (int i = 0; i < 10; i++) {
+		e = (struct ig_event){ 0 };
+		e.kind = IG_EV_PAGE_ALLOC;
+		e.pid = 50;
+		e.ts_ns = T0 + (uint64_t)i * 100 * MS;
+		e.arg0 = 1 << 20;
+		model_ingest(m, &e);
+		e.kind = IG_EV_BLOCK_IO;
+		e.dur_ns = (uint64_t)(i + 1) * MS;
+		e.arg0 = 4096;
+		e.op = IG_IO_WRITE;
+		model_ingest(m, &e);
+	}
+	ig_snapshot_fill(&e, T0 + SEC, 91.5, 96.2, 1200, 300, 3.25);
+	model_ingest(m, &e);
+	ig_snapshot_fill(&e, T0 + 2 * SEC, 50.0, 60.0, 8000, 0, 1.0);
+	model_ingest(m, &e);
+	e = (struct ig_event){ 0 };
+	e.kind = IG_EV_EXIT;
+	e.pid = 51;
+	e.ts_ns = T0 + 2 * SEC;
+	model_ingest(m, &e);
+
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, 50, &p) == 0 && !strcmp(p.comm, "trainer") && !p.cuda);
+	CHECK(p.page_bytes_win == 10 << 20 && p.page_bytes_life == 10 << 20);
+	CHECK(p.io_ops_win == 10 && p.io_bytes_win == 40960 && p.io_max_ns_win == 10 * MS);
+	CHECK(p.io_lat_ns_win == 55 * MS);
+	CHECK(model_proc(m, 51, &p) == 0 && p.ppid == 50 && !strcmp(p.comm, "worker") && p.exited);
+	CHECK(!strcmp(model_comm(m, 51), "worker") && !strcmp(model_comm(m, 77), ""));
+	struct ig_host h;
+	model_host(m, &h);
+	CHECK(h.valid && h.cpu_pct == 50.0 && h.mem_pct == 60.0 && h.swap_mb == 0);
+	CHECK(h.cpu_max_win == 91.5 && near(h.mem_max_win, 96.2, 0.001) && h.swap_max_win == 300);
+	CHECK(near(h.load1, 1.0, 0.001) && h.mem_avail_mb == 8000);
+	CHECK(h.page_bytes_win == 10 << 20 && h.io_ops_win == 10);
+
+	/* malformed events are counted and ignored */
+	e = (struct ig_event){ 0 };
+	model_ingest(m, &e); /* kind 0 */
+	e.kind = IG_EV_CALL;
+	model_ingest(m, &e); /* ts 0 */
+	e.ts_ns = T0 + 2 * SEC;
+	e.op = 999;
+	model_ingest(m, &e); /* unknown op */
+	e.kind = 200;
+	model_ingest(m, &e);
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECK(t.ignored == 4);
+	CHECK(t.by_kind[IG_EV_PAGE_ALLOC] == 10 && t.by_kind[IG_EV_SNAPSHOT] == 2);
+	int ops[IG_OP_MAX];
+	CHECK(model_ops(m, ops, IG_OP_MAX) == 0);
+	model_free(m);
+}
+
+static void test_reset(void)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int i = 0; i < 100; i++) {
+		struct ig_event e = call(60, 61, IG_OP_CUDA_MEMCPY, T0 + (uint64_t)i * 10 * MS, MS);
+		model_ingest(m, &e);
+	}
+	uint64_t now = model_now(m);
+	model_reset(m);
+	CHECK(model_now(m) == now);
+	struct ig_series_stats s;
+	CHECK(model_op_stats(m, IG_OP_CUDA_MEMCPY, &s) == -ENOENT);
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, 60, &p) == 0 && !strcmp(p.comm, "python3") && p.calls_life == 0);
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECK(t.events == 0 && t.threads == 0 && t.op_procs == 0);
+	struct ig_event e = call(60, 61, IG_OP_CUDA_MEMCPY, now + 10 * MS, 2 * MS);
+	model_ingest(m, &e);
+	CHECK(model_op_stats(m, IG_OP_CUDA_MEMCPY, &s) == 0 && s.calls_life == 1 && s.calls_win == 1);
+	CHECK(s.win.p50 == 2 * MS);
+	model_free(m);
+}
+
+int main(void)
+{
+	test_window_expiry();
+	test_rates_and_window_len();
+	test_offcpu();
+	test_reclassify_and_nesting();
+	test_slow_calls();
+	test_eviction();
+	test_other_kinds();
+	test_reset();
+	return check_done("test_model");
+}
