@@ -1,0 +1,392 @@
+/* Batch frames: duration and byte formatting, the JSON string escaper
+ * (controls, quotes, UTF-8 kept, invalid bytes replaced), the text frame
+ * layout that scripts grep (header, op rows, process rows, chains), the
+ * --summary variant, and the JSON frame checked by a small validator. */
+#include "check.h"
+#include "../../src/model.h"
+#include "../../src/ops.h"
+#include "../../src/report.h"
+#include "../../src/status.h"
+#include "../../src/synth.h"
+
+#include <ctype.h>
+#include <locale.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_fmt(void)
+{
+	static const struct {
+		uint64_t ns;
+		const char *s;
+	} d[] = {
+		{ 0, "0ns" },		{ 999, "999ns" },	   { 1000, "1.00us" },
+		{ 12345, "12.3us" },	{ 999499, "999us" },	   { 999500, "1.00ms" },
+		{ 4560000, "4.56ms" },	{ 142000000, "142ms" },	   { 999600000, "1.00s" },
+		{ 1230000000, "1.23s" }, { 59900000000ull, "59.9s" }, { 123000000000ull, "2m03s" },
+	};
+	char b[32];
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		CHECKF(!strcmp(report_fmt_ns(b, sizeof(b), d[i].ns), d[i].s), "%lu -> %s",
+		       (unsigned long)d[i].ns, b);
+	CHECK(!strcmp(report_fmt_bytes(b, sizeof(b), 512), "512B"));
+	CHECK(!strcmp(report_fmt_bytes(b, sizeof(b), 1536), "1.5KiB"));
+	CHECK(!strcmp(report_fmt_bytes(b, sizeof(b), 12ull << 20), "12.0MiB"));
+	CHECK(!strcmp(report_fmt_bytes(b, sizeof(b), 3435973837ull), "3.2GiB"));
+}
+
+static void test_escape(void)
+{
+	char b[256];
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+		{ "plain", "plain" },
+		{ "a\"b\\c", "a\\\"b\\\\c" },
+		{ "l1\nl2\tx\r", "l1\\nl2\\tx\\r" },
+		{ "\x01\x1f\x7f", "\\u0001\\u001f\\u007f" },
+		{ "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82" },
+		{ "bad\xff", "bad\\ufffd" },
+		{ "\xc0\x80", "\\ufffd\\ufffd" },         /* overlong NUL */
+		{ "\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd" }, /* surrogate */
+		{ "cut\xe2\x82", "cut\\ufffd\\ufffd" },   /* truncated sequence */
+		{ "\xe2\x80\xa8", "\\u2028" },
+		{ "", "" },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		size_t n = report_json_escape(b, sizeof(b), t[i].in);
+		CHECKF(!strcmp(b, t[i].out) && n == strlen(t[i].out), "case %zu: '%s'", i, b);
+	}
+	/* snprintf-like: the needed length, a terminated prefix */
+	size_t n = report_json_escape(b, 4, "a\"bcdef");
+	CHECK(n == 8 && strlen(b) == 3);
+	CHECK(report_json_escape(b, 0, "xyz") == 3);
+	CHECK(report_json_escape(b, sizeof(b), NULL) == 0 && !b[0]);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	report_json_str(f, "say \"hi\"");
+	char big[3000];
+	memset(big, '"', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	report_json_str(f, big); /* longer than the stack buffer */
+	fclose(f);
+	CHECK(!strncmp(buf, "\"say \\\"hi\\\"\"\"", 13));
+	CHECK(len == 12 + 2 + 2 * 2999);
+	free(buf);
+}
+
+/* --- a small JSON validator ------------------------------------------------------ */
+
+static const char *jp;
+static int jvalue(void);
+static void jws(void)
+{
+	while (*jp == ' ' || *jp == '\t' || *jp == '\n' || *jp == '\r')
+		jp++;
+}
+static int jstring(void)
+{
+	if (*jp++ != '"')
+		return 0;
+	while (*jp && *jp != '"') {
+		if ((unsigned char)*jp < 0x20)
+			return 0;
+		if (*jp == '\\') {
+			jp++;
+			if (*jp == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)jp[i]))
+						return 0;
+				jp += 4;
+			} else if (!strchr("\"\\/bfnrt", *jp)) {
+				return 0;
+			}
+		}
+		jp++;
+	}
+	return *jp++ == '"';
+}
+static int jnumber(void)
+{
+	const char *s = jp;
+	if (*jp == '-')
+		jp++;
+	if (!isdigit((unsigned char)*jp))
+		return 0;
+	while (isdigit((unsigned char)*jp))
+		jp++;
+	if (*jp == '.') {
+		jp++;
+		if (!isdigit((unsigned char)*jp))
+			return 0;
+		while (isdigit((unsigned char)*jp))
+			jp++;
+	}
+	if (*jp == 'e' || *jp == 'E') {
+		jp++;
+		if (*jp == '+' || *jp == '-')
+			jp++;
+		if (!isdigit((unsigned char)*jp))
+			return 0;
+		while (isdigit((unsigned char)*jp))
+			jp++;
+	}
+	return jp > s;
+}
+static int jvalue(void)
+{
+	jws();
+	if (*jp == '{') {
+		jp++;
+		jws();
+		if (*jp == '}')
+			return jp++, 1;
+		for (;;) {
+			jws();
+			if (!jstring())
+				return 0;
+			jws();
+			if (*jp++ != ':' || !jvalue())
+				return 0;
+			jws();
+			if (*jp == '}')
+				return jp++, 1;
+			if (*jp++ != ',')
+				return 0;
+		}
+	}
+	if (*jp == '[') {
+		jp++;
+		jws();
+		if (*jp == ']')
+			return jp++, 1;
+		for (;;) {
+			if (!jvalue())
+				return 0;
+			jws();
+			if (*jp == ']')
+				return jp++, 1;
+			if (*jp++ != ',')
+				return 0;
+		}
+	}
+	if (*jp == '"')
+		return jstring();
+	if (!strncmp(jp, "true", 4) || !strncmp(jp, "null", 4))
+		return jp += 4, 1;
+	if (!strncmp(jp, "false", 5))
+		return jp += 5, 1;
+	return jnumber();
+}
+static int json_ok(const char *s)
+{
+	jp = s;
+	if (!jvalue())
+		return 0;
+	return !strcmp(jp, "\n"); /* exactly one line */
+}
+
+/* --- frames ------------------------------------------------------------------------ */
+
+static struct ig_model *model_of(int sc, double secs)
+{
+	struct synth_cfg c = { .scenario = sc, .seconds = secs };
+	struct synth *s = synth_new(&c);
+	struct ig_model *m = model_new(NULL);
+	struct ig_event e;
+	while (synth_next(s, &e))
+		model_ingest(m, &e);
+	synth_free(s);
+	return m;
+}
+
+static char *render(const struct ig_model *m, const struct ig_status *st,
+		    const struct report_opts *o, int json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = json ? report_json(f, m, st, o) : report_text(f, m, st, o);
+	fclose(f);
+	CHECK(rc == 0);
+	return buf;
+}
+
+/* The first line matching re, copied into out; 0 when none. */
+static int grep(const char *text, const char *re, char *out, size_t n)
+{
+	regex_t r;
+	if (regcomp(&r, re, REG_EXTENDED | REG_NEWLINE))
+		return 0;
+	regmatch_t mt;
+	int ok = !regexec(&r, text, 1, &mt, 0);
+	if (ok && out) {
+		const char *b = text + mt.rm_so;
+		while (b > text && b[-1] != '\n')
+			b--;
+		const char *e = strchr(b, '\n');
+		size_t l = e ? (size_t)(e - b) : strlen(b);
+		if (l >= n)
+			l = n - 1;
+		memcpy(out, b, l);
+		out[l] = 0;
+	}
+	regfree(&r);
+	return ok;
+}
+
+static void test_text(void)
+{
+	struct ig_model *m = model_of(SYNTH_CPU_CONTENTION, 15);
+	struct ig_status st = { .mode = IG_MODE_LIVE, .events_per_s = 1234.5, .events_total = 999,
+				.drops_kernel = 3, .drops_user = 4, .probes_attached = 24,
+				.probes_failed = 1, .probes_missing = 2 };
+	strcpy(st.recording, "/tmp/x.db");
+	char *t = render(m, &st, NULL, 0);
+	char line[512];
+	CHECK(grep(t,
+		   "^ingero-top live 2026-01-01T00:00:15Z window 10s events/s 1234\\.5 events 999 "
+		   "drops kernel 3 user 4 probes attached 24 failed 1 missing 2$",
+		   NULL, 0));
+	CHECK(grep(t, "^host cpu 98\\.0% mem 40\\.0% swap 0MiB load 9\\.50$", NULL, 0));
+	CHECK(grep(t, "^recording /tmp/x\\.db$", NULL, 0));
+	/* op rows: name in column 1, calls, rate, then labelled percentiles */
+	CHECK(grep(t, "^cudaStreamSynchronize +[0-9]+ +[0-9.]+/s +p50 [0-9.]+ms +p95 [0-9.]+ms +"
+		      "p99 [0-9.]+ms +max [0-9.]+ms$",
+		   line, sizeof(line)));
+	struct ig_series_stats s;
+	model_op_stats(m, IG_OP_CUDA_STREAM_SYNC, &s);
+	unsigned long calls = 0;
+	char p99[16];
+	CHECK(sscanf(line, "cudaStreamSynchronize %lu %*s p50 %*s p95 %*s p99 %15s", &calls, p99) == 2);
+	CHECK(calls == s.calls_win);
+	char want[16];
+	CHECK(!strcmp(p99, report_fmt_ns(want, sizeof(want), s.win.p99)));
+	CHECK(grep(t, "^cudaLaunchKernel +[0-9]+ +[0-9.]+/s +p50 [0-9.]+us ", NULL, 0));
+	/* the op with the most time comes first */
+	CHECK(strstr(t, "\ncudaStreamSynchronize") < strstr(t, "\ncudaMemcpyAsync"));
+	/* process rows */
+	CHECK(grep(t, "^pid 4821 +python3 +calls/s [0-9.]+ +preempted [0-9.]+m?s +[0-9.]+% +blocked "
+		      "[^ ]+ +[0-9.]+% +unknown 0ns +0\\.0% +between [^ ]+ +[0-9.]+% +top "
+		      "stress-ng\\[2231\\] 100%$",
+		   NULL, 0));
+	/* chains */
+	CHECK(grep(t, "^CHAINS 2$", NULL, 0));
+	CHECK(grep(t, "^\\[HIGH\\] chain-000[12] cpu_contention cudaStreamSynchronize p99 ", NULL, 0));
+	CHECK(!strstr(t, "    why:"));
+	free(t);
+
+	struct report_opts o = { .details = 1, .max_ops = 1, .max_chains = 1 };
+	t = render(m, &st, &o, 0);
+	CHECK(grep(t, "^    why: ", NULL, 0) && grep(t, "^    do: ", NULL, 0));
+	CHECK(grep(t, "^    evidence: .*tail_preempt_pct=", NULL, 0));
+	CHECK(grep(t, "^    at 2026-01-01T00:00:[0-9]{2}\\.[0-9]{3}Z ", NULL, 0));
+	CHECK(!grep(t, "^cudaMemcpyAsync ", NULL, 0)); /* max_ops */
+	int nchains = 0;
+	for (const char *p = t; (p = strstr(p, "\n[")); p++)
+		nchains++;
+	CHECK(nchains == 1);
+	free(t);
+
+	/* --summary: lifetime numbers */
+	o = (struct report_opts){ .summary = 1 };
+	t = render(m, NULL, &o, 0);
+	CHECK(grep(t, "^ingero-top live 2026-01-01T00:00:15Z summary 15\\.0s ", NULL, 0));
+	CHECK(grep(t, "^cudaStreamSynchronize +[0-9]+ ", line, sizeof(line)));
+	CHECK(sscanf(line, "cudaStreamSynchronize %lu", &calls) == 1 && calls == s.calls_life);
+	CHECK(grep(t, "^pid 4821 ", NULL, 0));
+	free(t);
+	model_free(m);
+
+	/* replay header, an empty model, comm with blanks */
+	m = model_new(NULL);
+	st = (struct ig_status){ .mode = IG_MODE_REPLAY, .replay_speed = 8, .paused = 1 };
+	t = render(m, &st, NULL, 0);
+	CHECK(grep(t, "^ingero-top replay - window 10s ", NULL, 0));
+	CHECK(grep(t, "^replay - \\.\\. - speed 8 paused$", NULL, 0));
+	CHECK(grep(t, "^CHAINS 0$", NULL, 0));
+	free(t);
+	struct ig_event e = { .kind = IG_EV_CALL, .ts_ns = 1767225600000000000ull, .dur_ns = 1000,
+			      .pid = 9, .tid = 9, .op = IG_OP_CUDA_MALLOC };
+	strcpy(e.comm, "Web Content");
+	model_ingest(m, &e);
+	t = render(m, NULL, NULL, 0);
+	CHECK(grep(t, "^pid 9 +Web_Content +calls/s ", NULL, 0));
+	CHECK(grep(t, "^cudaMalloc +1 ", NULL, 0));
+	free(t);
+	model_free(m);
+}
+
+static void test_json(void)
+{
+	for (int sc = 0; sc < SYNTH_BENCH; sc++) {
+		struct ig_model *m = model_of(sc, 12);
+		struct ig_status st = { .events_per_s = 10.5 };
+		strcpy(st.message, "tab\there \"quoted\"");
+		struct report_opts o = { .resolved = 1 };
+		char *j = render(m, &st, &o, 1);
+		CHECKF(json_ok(j), "%s: invalid JSON near '%.40s'", synth_name(sc), jp);
+		CHECK(!strncmp(j, "{\"type\":\"frame\",\"time_ns\":", 26));
+		CHECK(strstr(j, "\"message\":\"tab\\there \\\"quoted\\\"\"") != NULL);
+		CHECK(strstr(j, "\"ops\":[{\"op\":\"") != NULL);
+		free(j);
+		o.summary = 1;
+		j = render(m, NULL, &o, 1);
+		CHECK(json_ok(j) && !strncmp(j, "{\"type\":\"summary\"", 17));
+		free(j);
+		model_free(m);
+	}
+	struct ig_model *m = model_of(SYNTH_NO_SPLIT, 12);
+	char *j = render(m, NULL, NULL, 1);
+	CHECK(json_ok(j));
+	CHECK(strstr(j, "\"class\":\"cpu_contention\"") != NULL);
+	CHECK(strstr(j, "\"tail_preempt_share\":null") != NULL);
+	CHECK(strstr(j, "\"lacking\":\"preempted/blocked split") != NULL);
+	CHECK(strstr(j, "\"no_split\":1") != NULL);
+	free(j);
+	model_free(m);
+	m = model_new(NULL);
+	j = render(m, NULL, NULL, 1);
+	CHECK(json_ok(j) && strstr(j, "\"host\":null") && strstr(j, "\"chains\":[]"));
+	free(j);
+	model_free(m);
+	/* the validator itself rejects what it should */
+	CHECK(!json_ok("{\"a\":1,}\n") && !json_ok("{\"a\":01x}\n") && !json_ok("{\"a\":\"\t\"}\n"));
+	CHECK(!json_ok("{}\n{}\n") && json_ok("{\"a\":[1.5e3,true,null,\"\\u00e9\"]}\n"));
+}
+
+/* Numbers keep '.' when the process runs under a locale with ',' (the TUI
+ * calls setlocale). Skipped when no such locale is installed. */
+static void test_locale(void)
+{
+	static const char *const locs[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8" };
+	const char *got = NULL;
+	for (size_t i = 0; i < sizeof(locs) / sizeof(locs[0]) && !got; i++)
+		got = setlocale(LC_NUMERIC, locs[i]);
+	if (!got) {
+		printf("test_report: no comma-decimal locale installed, locale check skipped\n");
+		return;
+	}
+	struct ig_model *m = model_of(SYNTH_GPU_BOUND, 12);
+	struct ig_status st = { .events_per_s = 1.5 };
+	char *j = render(m, &st, NULL, 1);
+	CHECK(json_ok(j) && strstr(j, "\"events_per_s\":1.5"));
+	free(j);
+	char *t = render(m, &st, NULL, 0);
+	CHECK(strstr(t, "events/s 1.5 ") != NULL);
+	free(t);
+	setlocale(LC_NUMERIC, "C");
+	model_free(m);
+}
+
+int main(void)
+{
+	test_fmt();
+	test_escape();
+	test_text();
+	test_json();
+	test_locale();
+	return check_done("test_report");
+}
