@@ -564,12 +564,23 @@ static const char *names_get(const struct rfile *f, uint32_t pid)
 	return f->names[slot].pid == pid ? f->names[slot].comm : NULL;
 }
 
-/* Default node name: the session's node/host, else the file name. */
+/* Default node (rows without a node name): ingero-top's name for node 0,
+ * else the session's node/host, else the file name. A real name is the key,
+ * so rows naming the same node share its index; a file name is not (two
+ * files may share a base name). */
 static void default_node(struct replay *r, struct rfile *f)
 {
 	sqlite3_stmt *st;
+	int own_nodes = f->writer == W_OWN && has_table(f->db, "ingero_top_nodes");
 	f->default_node[0] = 0;
-	if (has_column(f->db, "sessions", "node") &&
+	if (own_nodes && sqlite3_prepare_v2(f->db, "SELECT name FROM ingero_top_nodes WHERE idx = 0",
+					    -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(f->default_node, sizeof(f->default_node), "%s",
+				 (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	if (!f->default_node[0] && has_column(f->db, "sessions", "node") &&
 	    sqlite3_prepare_v2(f->db, "SELECT DISTINCT node FROM sessions WHERE node != ''", -1,
 			       &st, NULL) == SQLITE_OK) {
 		int n = 0;
@@ -583,6 +594,8 @@ static void default_node(struct replay *r, struct rfile *f)
 			f->default_node[0] = 0;
 		sqlite3_finalize(st);
 	}
+	char key[32];
+	const char *k = f->default_node;
 	if (!f->default_node[0]) {
 		const char *b = strrchr(f->path, '/');
 		b = b ? b + 1 : f->path;
@@ -590,17 +603,27 @@ static void default_node(struct replay *r, struct rfile *f)
 		size_t l = strlen(f->default_node);
 		if (l > 3 && !strcmp(f->default_node + l - 3, ".db"))
 			f->default_node[l - 3] = 0;
+		snprintf(key, sizeof(key), "\1%d", f->idx);
+		k = key;
 	}
-	char key[32];
-	snprintf(key, sizeof(key), "\1%d", f->idx);
-	int preferred = -1;
-	if (f->writer == W_OWN)
-		preferred = 0;
-	f->default_node_idx = (unsigned)node_register(r, key, f->default_node, preferred);
-	/* ingero-top files: the recorder's node table, at the recorded indexes */
-	if (f->writer == W_OWN && has_table(f->db, "ingero_top_nodes") &&
-	    sqlite3_prepare_v2(f->db, "SELECT idx, name FROM ingero_top_nodes ORDER BY idx", -1,
+	f->default_node_idx = (unsigned)node_register(r, k, f->default_node,
+						      f->writer == W_OWN ? 0 : -1);
+	/* nodes named by the sessions are known from the start (Ingero 0.9 has
+	 * one session per node); others appear as their rows are read */
+	if (has_column(f->db, "sessions", "node") &&
+	    sqlite3_prepare_v2(f->db, "SELECT node FROM sessions WHERE node != '' ORDER BY id", -1,
 			       &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *nm = (const char *)sqlite3_column_text(st, 0);
+			if (nm && *nm && (!own_nodes))
+				node_register(r, nm, nm, -1);
+		}
+		sqlite3_finalize(st);
+	}
+	/* ingero-top files: the recorder's node table, at the recorded indexes */
+	if (own_nodes && sqlite3_prepare_v2(f->db, "SELECT idx, name FROM ingero_top_nodes "
+						   "WHERE idx > 0 ORDER BY idx",
+					    -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
 			if (nm && *nm)

@@ -66,8 +66,11 @@ int replay_span(struct ig_source *s, uint64_t *start_ns, uint64_t *end_ns);
 
 /* Node names: events carry ig_event.node, an index into this table. Names
  * come from the files (Ingero 0.9 events.node, ingero-top's node column),
- * else the session's host, else the file name without ".db". The string is
- * owned by s; NULL when idx is unused. */
+ * else the session's host, else the file name without ".db". Nodes named in
+ * the sessions tables (and ingero-top's ingero_top_nodes, at their recorded
+ * indexes) are known once replay_open returns; a node seen only in event
+ * rows is added when its first row is read. The string is owned by s; NULL
+ * when idx is unused. */
 const char *replay_node_name(struct ig_source *s, unsigned idx);
 int replay_node_count(struct ig_source *s);
 
