@@ -94,9 +94,9 @@ static void chain_clear(struct chain_copy *c)
 
 static int chain_copy(struct chain_copy *d, const struct rec_chain *c)
 {
-	const char *src[CHAIN_STRS] = { c->id,		    c->severity, c->summary,
-					c->root_cause,	    c->explanation, c->recommendations,
-					c->cuda_op,	    c->timeline, c->node };
+	const char *src[CHAIN_STRS] = {c->id,	      c->severity,    c->summary,
+				       c->root_cause, c->explanation, c->recommendations,
+				       c->cuda_op,    c->timeline,    c->node};
 	memset(d, 0, sizeof(*d));
 	d->c = *c;
 	for (int i = 0; i < CHAIN_STRS; i++)
@@ -129,10 +129,10 @@ static int session_copy(struct session_copy *d, const struct rec_session *s)
 {
 	memset(d, 0, sizeof(*d));
 	d->s = *s;
-	const char **fl[SESSION_STRS] = { &d->s.gpu_model,  &d->s.gpu_driver, &d->s.cpu_model,
-					  &d->s.kernel,	    &d->s.os_release, &d->s.cuda_ver,
-					  &d->s.python_ver, &d->s.version,    &d->s.pid_filter,
-					  &d->s.flags,	    &d->s.node };
+	const char **fl[SESSION_STRS] = {&d->s.gpu_model,  &d->s.gpu_driver, &d->s.cpu_model,
+					 &d->s.kernel,	   &d->s.os_release, &d->s.cuda_ver,
+					 &d->s.python_ver, &d->s.version,    &d->s.pid_filter,
+					 &d->s.flags,	   &d->s.node};
 	for (int i = 0; i < SESSION_STRS; i++) {
 		if (!*fl[i])
 			continue;
@@ -204,7 +204,8 @@ void flight_push(struct flight *f, const struct ig_event *e)
 			struct ig_event *n = malloc(ncap * sizeof(*n));
 			if (n) {
 				/* unwrap into the new array */
-				size_t first = f->cap - f->head < f->len ? f->cap - f->head : f->len;
+				size_t first =
+				    f->cap - f->head < f->len ? f->cap - f->head : f->len;
 				if (f->len) {
 					memcpy(n, f->ring + f->head, first * sizeof(*n));
 					memcpy(n + first, f->ring, (f->len - first) * sizeof(*n));
@@ -287,7 +288,7 @@ static void *saver_main(void *arg)
 	struct flight *f = arg;
 	struct job *j = f->job;
 	const char *err = NULL;
-	struct rec_opts o = { .synchronous = 1, .exclusive = 1, .batch_events = 8192 };
+	struct rec_opts o = {.synchronous = 1, .exclusive = 1, .batch_events = 8192};
 	struct rec *r = rec_open(j->path, &o, &err);
 	int rc = 0;
 	if (!r) {
@@ -300,7 +301,7 @@ static void *saver_main(void *arg)
 		rc = rec_session_info(r, &j->ses.s);
 	uint64_t first = j->n ? key(&j->ev[0]) : 0;
 	for (size_t i = 0; !rc && i < j->nnames; i++) {
-		struct ig_event e = { 0 };
+		struct ig_event e = {0};
 		e.kind = IG_EV_COMM;
 		e.ts_ns = first;
 		e.pid = e.tid = j->names[i].pid;

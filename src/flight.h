@@ -12,9 +12,9 @@
 #include "event.h"
 #include "rec.h"
 
-#define FLIGHT_DEFAULT_SECONDS 300        /* --flight default: 5 minutes */
+#define FLIGHT_DEFAULT_SECONDS 300	  /* --flight default: 5 minutes */
 #define FLIGHT_DEFAULT_MAX_EVENTS 1000000 /* hard cap: ~150 MB at most */
-#define FLIGHT_MAX_CHAINS 256             /* most recent chains kept */
+#define FLIGHT_MAX_CHAINS 256		  /* most recent chains kept */
 
 struct flight;
 

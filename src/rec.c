@@ -23,20 +23,27 @@
 
 /* --- the op table shared with Ingero's files ------------------------------ */
 
-enum { SRC_CUDA = 1, SRC_NVIDIA = 2, SRC_HOST = 3, SRC_DRIVER = 4, SRC_IO = 5, SRC_TCP = 6,
-       SRC_NET = 7 };
+enum {
+	SRC_CUDA = 1,
+	SRC_NVIDIA = 2,
+	SRC_HOST = 3,
+	SRC_DRIVER = 4,
+	SRC_IO = 5,
+	SRC_TCP = 6,
+	SRC_NET = 7
+};
 
 static const struct {
 	int id;
 	const char *name, *desc;
 } sources[] = {
-	{ SRC_CUDA, "CUDA", "CUDA Runtime API (libcudart.so) — uprobes" },
-	{ SRC_NVIDIA, "NVIDIA", "NVIDIA kernel driver (nvidia.ko) — reserved, not currently traced" },
-	{ SRC_HOST, "HOST", "Host kernel events — tracepoints (scheduler, memory, process lifecycle)" },
-	{ SRC_DRIVER, "DRIVER", "CUDA Driver API (libcuda.so) — uprobes" },
-	{ SRC_IO, "IO", "Block I/O events — tracepoints (block_rq_issue/block_rq_complete)" },
-	{ SRC_TCP, "TCP", "TCP events — tracepoints (tcp_retransmit_skb)" },
-	{ SRC_NET, "NET", "Network socket events — syscall tracepoints (sendto/recvfrom)" },
+    {SRC_CUDA, "CUDA", "CUDA Runtime API (libcudart.so) — uprobes"},
+    {SRC_NVIDIA, "NVIDIA", "NVIDIA kernel driver (nvidia.ko) — reserved, not currently traced"},
+    {SRC_HOST, "HOST", "Host kernel events — tracepoints (scheduler, memory, process lifecycle)"},
+    {SRC_DRIVER, "DRIVER", "CUDA Driver API (libcuda.so) — uprobes"},
+    {SRC_IO, "IO", "Block I/O events — tracepoints (block_rq_issue/block_rq_complete)"},
+    {SRC_TCP, "TCP", "TCP events — tracepoints (tcp_retransmit_skb)"},
+    {SRC_NET, "NET", "Network socket events — syscall tracepoints (sendto/recvfrom)"},
 };
 
 /* Ingero's op ids where Ingero has the op; new ids above Ingero's for ours.
@@ -46,70 +53,65 @@ static const struct op_row {
 	const char *name, *desc;
 	int kind, op;
 } op_rows[] = {
-	{ 1, 1, "cudaMalloc", "GPU memory allocation", IG_EV_CALL, IG_OP_CUDA_MALLOC },
-	{ 1, 2, "cudaFree", "GPU memory free", IG_EV_CALL, IG_OP_CUDA_FREE },
-	{ 1, 3, "cudaLaunchKernel", "Launch GPU kernel via runtime API", IG_EV_CALL,
-	  IG_OP_CUDA_LAUNCH_KERNEL },
-	{ 1, 4, "cudaMemcpy", "Synchronous host<->device memory copy", IG_EV_CALL,
-	  IG_OP_CUDA_MEMCPY },
-	{ 1, 5, "cudaStreamSync", "Wait for all ops in a CUDA stream to complete", IG_EV_CALL,
-	  IG_OP_CUDA_STREAM_SYNC },
-	{ 1, 6, "cudaDeviceSync", "Wait for all GPU work on device to complete", IG_EV_CALL,
-	  IG_OP_CUDA_DEVICE_SYNC },
-	{ 1, 7, "cudaMemcpyAsync", "Asynchronous host<->device memory copy", IG_EV_CALL,
-	  IG_OP_CUDA_MEMCPY_ASYNC },
-	{ 1, 8, "cudaMallocManaged", "Unified Memory allocation via runtime API", IG_EV_CALL,
-	  IG_OP_CUDA_MALLOC_MANAGED },
-	{ 1, 9, "cudaStreamBeginCapture", "Begin CUDA graph capture (ingero-top)", IG_EV_CALL,
-	  IG_OP_CUDA_STREAM_BEGIN_CAPTURE },
-	{ 1, 10, "cudaStreamEndCapture", "End CUDA graph capture (ingero-top)", IG_EV_CALL,
-	  IG_OP_CUDA_STREAM_END_CAPTURE },
-	{ 1, 11, "cudaGraphInstantiate", "Instantiate a CUDA graph (ingero-top)", IG_EV_CALL,
-	  IG_OP_CUDA_GRAPH_INSTANTIATE },
-	{ 1, 12, "cudaGraphLaunch", "Launch a CUDA graph (ingero-top)", IG_EV_CALL,
-	  IG_OP_CUDA_GRAPH_LAUNCH },
-	{ 3, 1, "sched_switch", "CPU context switch — thread was descheduled", IG_EV_OFFCPU, 0 },
-	{ 3, 2, "sched_wakeup", "Thread woken up and enqueued to run queue", 0, 0 },
-	{ 3, 3, "mm_page_alloc", "Kernel page allocation (arg0 = bytes)", IG_EV_PAGE_ALLOC, 0 },
-	{ 3, 4, "oom_kill", "Out-of-memory killer invoked", 0, 0 },
-	{ 3, 5, "process_exec", "New process executed (execve)", IG_EV_EXEC, 0 },
-	{ 3, 6, "process_exit", "Process exited", IG_EV_EXIT, 0 },
-	{ 3, 7, "process_fork", "Process forked (child auto-enrolled for tracing)", IG_EV_FORK,
-	  0 },
-	{ 3, 10, "pod_restart", "K8s pod container restart detected", 0, 0 },
-	{ 3, 11, "pod_eviction", "K8s pod eviction detected", 0, 0 },
-	{ 3, 12, "pod_oom_kill", "K8s pod OOM kill detected", 0, 0 },
-	{ 4, 1, "cuLaunchKernel", "Launch GPU kernel via driver API (cuBLAS/cuDNN path)",
-	  IG_EV_CALL, IG_OP_CU_LAUNCH_KERNEL },
-	{ 4, 2, "cuMemcpy", "Synchronous memory copy via driver API", IG_EV_CALL,
-	  IG_OP_CU_MEMCPY },
-	{ 4, 3, "cuMemcpyAsync", "Asynchronous memory copy via driver API", IG_EV_CALL,
-	  IG_OP_CU_MEMCPY_ASYNC },
-	{ 4, 4, "cuCtxSynchronize", "Wait for all GPU work in context to complete", IG_EV_CALL,
-	  IG_OP_CU_CTX_SYNC },
-	{ 4, 5, "cuMemAlloc", "GPU memory allocation via driver API", IG_EV_CALL,
-	  IG_OP_CU_MEM_ALLOC },
-	{ 4, 6, "cuMemAllocManaged", "Unified Memory allocation via driver API", IG_EV_CALL,
-	  IG_OP_CU_MEM_ALLOC_MANAGED },
-	{ 4, 7, "cuMemcpyHtoD", "Synchronous host-to-device copy via driver API (ingero-top)",
-	  IG_EV_CALL, IG_OP_CU_MEMCPY_HTOD },
-	{ 4, 8, "cuMemcpyDtoH", "Synchronous device-to-host copy via driver API (ingero-top)",
-	  IG_EV_CALL, IG_OP_CU_MEMCPY_DTOH },
-	{ 4, 9, "cuMemFree", "GPU memory free via driver API (ingero-top)", IG_EV_CALL,
-	  IG_OP_CU_MEM_FREE },
-	{ 4, 10, "cuStreamSynchronize", "Wait for a stream via driver API (ingero-top)",
-	  IG_EV_CALL, IG_OP_CU_STREAM_SYNC },
-	{ 4, 11, "cuGraphLaunch", "Launch a CUDA graph via driver API (ingero-top)", IG_EV_CALL,
-	  IG_OP_CU_GRAPH_LAUNCH },
-	{ 5, 1, "block_read", "Block device read request", IG_EV_BLOCK_IO, IG_IO_READ },
-	{ 5, 2, "block_write", "Block device write request", IG_EV_BLOCK_IO, IG_IO_WRITE },
-	{ 5, 3, "block_discard", "Block device discard/trim request", IG_EV_BLOCK_IO,
-	  IG_IO_DISCARD },
-	{ 5, 4, "block_other", "Other block request: flush, ... (ingero-top)", IG_EV_BLOCK_IO,
-	  IG_IO_OTHER },
-	{ 6, 1, "tcp_retransmit", "TCP segment retransmission", 0, 0 },
-	{ 7, 1, "net_send", "Socket send/sendto syscall", 0, 0 },
-	{ 7, 2, "net_recv", "Socket recv/recvfrom syscall", 0, 0 },
+    {1, 1, "cudaMalloc", "GPU memory allocation", IG_EV_CALL, IG_OP_CUDA_MALLOC},
+    {1, 2, "cudaFree", "GPU memory free", IG_EV_CALL, IG_OP_CUDA_FREE},
+    {1, 3, "cudaLaunchKernel", "Launch GPU kernel via runtime API", IG_EV_CALL,
+     IG_OP_CUDA_LAUNCH_KERNEL},
+    {1, 4, "cudaMemcpy", "Synchronous host<->device memory copy", IG_EV_CALL, IG_OP_CUDA_MEMCPY},
+    {1, 5, "cudaStreamSync", "Wait for all ops in a CUDA stream to complete", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_SYNC},
+    {1, 6, "cudaDeviceSync", "Wait for all GPU work on device to complete", IG_EV_CALL,
+     IG_OP_CUDA_DEVICE_SYNC},
+    {1, 7, "cudaMemcpyAsync", "Asynchronous host<->device memory copy", IG_EV_CALL,
+     IG_OP_CUDA_MEMCPY_ASYNC},
+    {1, 8, "cudaMallocManaged", "Unified Memory allocation via runtime API", IG_EV_CALL,
+     IG_OP_CUDA_MALLOC_MANAGED},
+    {1, 9, "cudaStreamBeginCapture", "Begin CUDA graph capture (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_BEGIN_CAPTURE},
+    {1, 10, "cudaStreamEndCapture", "End CUDA graph capture (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_END_CAPTURE},
+    {1, 11, "cudaGraphInstantiate", "Instantiate a CUDA graph (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_GRAPH_INSTANTIATE},
+    {1, 12, "cudaGraphLaunch", "Launch a CUDA graph (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_GRAPH_LAUNCH},
+    {3, 1, "sched_switch", "CPU context switch — thread was descheduled", IG_EV_OFFCPU, 0},
+    {3, 2, "sched_wakeup", "Thread woken up and enqueued to run queue", 0, 0},
+    {3, 3, "mm_page_alloc", "Kernel page allocation (arg0 = bytes)", IG_EV_PAGE_ALLOC, 0},
+    {3, 4, "oom_kill", "Out-of-memory killer invoked", 0, 0},
+    {3, 5, "process_exec", "New process executed (execve)", IG_EV_EXEC, 0},
+    {3, 6, "process_exit", "Process exited", IG_EV_EXIT, 0},
+    {3, 7, "process_fork", "Process forked (child auto-enrolled for tracing)", IG_EV_FORK, 0},
+    {3, 10, "pod_restart", "K8s pod container restart detected", 0, 0},
+    {3, 11, "pod_eviction", "K8s pod eviction detected", 0, 0},
+    {3, 12, "pod_oom_kill", "K8s pod OOM kill detected", 0, 0},
+    {4, 1, "cuLaunchKernel", "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
+     IG_OP_CU_LAUNCH_KERNEL},
+    {4, 2, "cuMemcpy", "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},
+    {4, 3, "cuMemcpyAsync", "Asynchronous memory copy via driver API", IG_EV_CALL,
+     IG_OP_CU_MEMCPY_ASYNC},
+    {4, 4, "cuCtxSynchronize", "Wait for all GPU work in context to complete", IG_EV_CALL,
+     IG_OP_CU_CTX_SYNC},
+    {4, 5, "cuMemAlloc", "GPU memory allocation via driver API", IG_EV_CALL, IG_OP_CU_MEM_ALLOC},
+    {4, 6, "cuMemAllocManaged", "Unified Memory allocation via driver API", IG_EV_CALL,
+     IG_OP_CU_MEM_ALLOC_MANAGED},
+    {4, 7, "cuMemcpyHtoD", "Synchronous host-to-device copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_HTOD},
+    {4, 8, "cuMemcpyDtoH", "Synchronous device-to-host copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_DTOH},
+    {4, 9, "cuMemFree", "GPU memory free via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_MEM_FREE},
+    {4, 10, "cuStreamSynchronize", "Wait for a stream via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_STREAM_SYNC},
+    {4, 11, "cuGraphLaunch", "Launch a CUDA graph via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_GRAPH_LAUNCH},
+    {5, 1, "block_read", "Block device read request", IG_EV_BLOCK_IO, IG_IO_READ},
+    {5, 2, "block_write", "Block device write request", IG_EV_BLOCK_IO, IG_IO_WRITE},
+    {5, 3, "block_discard", "Block device discard/trim request", IG_EV_BLOCK_IO, IG_IO_DISCARD},
+    {5, 4, "block_other", "Other block request: flush, ... (ingero-top)", IG_EV_BLOCK_IO,
+     IG_IO_OTHER},
+    {6, 1, "tcp_retransmit", "TCP segment retransmission", 0, 0},
+    {7, 1, "net_send", "Socket send/sendto syscall", 0, 0},
+    {7, 2, "net_recv", "Socket recv/recvfrom syscall", 0, 0},
 };
 
 #define N_OP_ROWS (sizeof(op_rows) / sizeof(op_rows[0]))
@@ -158,168 +160,168 @@ int rec_ingero_kind(int source, const char *name, int *kind, int *op)
 
 /* Ingero's tables (0.9 columns) plus ingero-top's columns after theirs. */
 static const char schema_sql[] =
-	"CREATE TABLE IF NOT EXISTS events (\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  timestamp INTEGER NOT NULL,\n"
-	"  pid INTEGER NOT NULL,\n"
-	"  tid INTEGER NOT NULL,\n"
-	"  source INTEGER NOT NULL,\n"
-	"  op INTEGER NOT NULL,\n"
-	"  duration INTEGER NOT NULL,\n"
-	"  gpu_id INTEGER NOT NULL DEFAULT 0,\n"
-	"  arg0 INTEGER NOT NULL DEFAULT 0,\n"
-	"  arg1 INTEGER NOT NULL DEFAULT 0,\n"
-	"  ret_code INTEGER NOT NULL DEFAULT 0,\n"
-	"  stack_hash INTEGER NOT NULL DEFAULT 0,\n"
-	"  stack_ips TEXT NOT NULL DEFAULT '',\n"
-	"  cgroup_id INTEGER NOT NULL DEFAULT 0,\n"
-	"  node TEXT NOT NULL DEFAULT '',\n"
-	"  rank INTEGER,\n"
-	"  local_rank INTEGER,\n"
-	"  world_size INTEGER,\n"
-	"  comm TEXT NOT NULL DEFAULT '',\n"
-	"  kind INTEGER NOT NULL DEFAULT 0,\n"
-	"  start_ns INTEGER NOT NULL DEFAULT 0,\n"
-	"  end_ns INTEGER NOT NULL DEFAULT 0,\n"
-	"  cpu INTEGER NOT NULL DEFAULT 0,\n"
-	"  flags INTEGER NOT NULL DEFAULT 0,\n"
-	"  state INTEGER NOT NULL DEFAULT 0,\n"
-	"  stream INTEGER NOT NULL DEFAULT 0,\n"
-	"  preempt_ns INTEGER NOT NULL DEFAULT 0,\n"
-	"  blocked_ns INTEGER NOT NULL DEFAULT 0,\n"
-	"  switches INTEGER NOT NULL DEFAULT 0,\n"
-	"  other_pid INTEGER NOT NULL DEFAULT 0,\n"
-	"  other_comm TEXT NOT NULL DEFAULT ''\n"
-	");\n"
-	"CREATE INDEX IF NOT EXISTS idx_events_end ON events(end_ns);\n"
-	"CREATE TABLE IF NOT EXISTS stack_traces (\n"
-	"  hash INTEGER PRIMARY KEY,\n"
-	"  ips TEXT NOT NULL,\n"
-	"  frames TEXT NOT NULL DEFAULT ''\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS causal_chains (\n"
-	"  id TEXT PRIMARY KEY,\n"
-	"  detected_at INTEGER NOT NULL,\n"
-	"  severity TEXT NOT NULL,\n"
-	"  summary TEXT NOT NULL,\n"
-	"  root_cause TEXT NOT NULL,\n"
-	"  explanation TEXT NOT NULL,\n"
-	"  recommendations TEXT NOT NULL DEFAULT '',\n"
-	"  cuda_op TEXT NOT NULL DEFAULT '',\n"
-	"  cuda_p99_us INTEGER NOT NULL DEFAULT 0,\n"
-	"  cuda_p50_us INTEGER NOT NULL DEFAULT 0,\n"
-	"  tail_ratio REAL NOT NULL DEFAULT 0,\n"
-	"  timeline TEXT NOT NULL DEFAULT '',\n"
-	"  node TEXT NOT NULL DEFAULT ''\n"
-	");\n"
-	"CREATE INDEX IF NOT EXISTS idx_chains_detected_at ON causal_chains(detected_at);\n"
-	"CREATE TABLE IF NOT EXISTS sources (\n"
-	"  id INTEGER PRIMARY KEY,\n"
-	"  name TEXT NOT NULL,\n"
-	"  description TEXT NOT NULL\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS ops (\n"
-	"  source_id INTEGER NOT NULL,\n"
-	"  op_id INTEGER NOT NULL,\n"
-	"  name TEXT NOT NULL,\n"
-	"  description TEXT NOT NULL,\n"
-	"  PRIMARY KEY (source_id, op_id)\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS schema_info (\n"
-	"  key TEXT PRIMARY KEY,\n"
-	"  value TEXT NOT NULL\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS system_snapshots (\n"
-	"  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-	"  timestamp INTEGER NOT NULL UNIQUE,\n"
-	"  cpu_pct REAL NOT NULL,\n"
-	"  mem_pct REAL NOT NULL,\n"
-	"  mem_avail INTEGER NOT NULL,\n"
-	"  swap_mb INTEGER NOT NULL,\n"
-	"  load_avg REAL NOT NULL,\n"
-	"  node TEXT NOT NULL DEFAULT ''\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS sessions (\n"
-	"  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-	"  started_at INTEGER NOT NULL,\n"
-	"  stopped_at INTEGER NOT NULL DEFAULT 0,\n"
-	"  gpu_model TEXT NOT NULL DEFAULT '',\n"
-	"  gpu_driver TEXT NOT NULL DEFAULT '',\n"
-	"  cpu_model TEXT NOT NULL DEFAULT '',\n"
-	"  cpu_cores INTEGER NOT NULL DEFAULT 0,\n"
-	"  mem_total INTEGER NOT NULL DEFAULT 0,\n"
-	"  kernel TEXT NOT NULL DEFAULT '',\n"
-	"  os_release TEXT NOT NULL DEFAULT '',\n"
-	"  cuda_ver TEXT NOT NULL DEFAULT '',\n"
-	"  python_ver TEXT NOT NULL DEFAULT '',\n"
-	"  ingero_ver TEXT NOT NULL DEFAULT '',\n"
-	"  pid_filter TEXT NOT NULL DEFAULT '',\n"
-	"  flags TEXT NOT NULL DEFAULT '',\n"
-	"  node TEXT NOT NULL DEFAULT '',\n"
-	"  rank INTEGER,\n"
-	"  local_rank INTEGER,\n"
-	"  world_size INTEGER\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS process_names (\n"
-	"  pid INTEGER NOT NULL,\n"
-	"  name TEXT NOT NULL,\n"
-	"  seen_at INTEGER NOT NULL DEFAULT 0,\n"
-	"  tid INTEGER NOT NULL DEFAULT 0,\n"
-	"  node TEXT NOT NULL DEFAULT '',\n"
-	"  is_event INTEGER NOT NULL DEFAULT 0\n"
-	");\n"
-	"CREATE INDEX IF NOT EXISTS idx_process_names_pid ON process_names(pid);\n"
-	"CREATE TABLE IF NOT EXISTS event_aggregates (\n"
-	"  bucket INTEGER NOT NULL,\n"
-	"  source INTEGER NOT NULL,\n"
-	"  op INTEGER NOT NULL,\n"
-	"  pid INTEGER NOT NULL DEFAULT 0,\n"
-	"  count INTEGER NOT NULL DEFAULT 0,\n"
-	"  stored INTEGER NOT NULL DEFAULT 0,\n"
-	"  sum_dur INTEGER NOT NULL DEFAULT 0,\n"
-	"  min_dur INTEGER NOT NULL DEFAULT 0,\n"
-	"  max_dur INTEGER NOT NULL DEFAULT 0,\n"
-	"  sum_arg0 INTEGER NOT NULL DEFAULT 0,\n"
-	"  PRIMARY KEY (bucket, source, op, pid)\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS ingero_top_nodes (\n"
-	"  idx INTEGER PRIMARY KEY,\n"
-	"  name TEXT NOT NULL\n"
-	");\n"
-	"CREATE TABLE IF NOT EXISTS ingero_top_pruned (\n"
-	"  pruned_at INTEGER NOT NULL,\n"
-	"  before_ns INTEGER NOT NULL,\n"
-	"  events INTEGER NOT NULL,\n"
-	"  db_bytes INTEGER NOT NULL\n"
-	");\n";
+    "CREATE TABLE IF NOT EXISTS events (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  timestamp INTEGER NOT NULL,\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  tid INTEGER NOT NULL,\n"
+    "  source INTEGER NOT NULL,\n"
+    "  op INTEGER NOT NULL,\n"
+    "  duration INTEGER NOT NULL,\n"
+    "  gpu_id INTEGER NOT NULL DEFAULT 0,\n"
+    "  arg0 INTEGER NOT NULL DEFAULT 0,\n"
+    "  arg1 INTEGER NOT NULL DEFAULT 0,\n"
+    "  ret_code INTEGER NOT NULL DEFAULT 0,\n"
+    "  stack_hash INTEGER NOT NULL DEFAULT 0,\n"
+    "  stack_ips TEXT NOT NULL DEFAULT '',\n"
+    "  cgroup_id INTEGER NOT NULL DEFAULT 0,\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  rank INTEGER,\n"
+    "  local_rank INTEGER,\n"
+    "  world_size INTEGER,\n"
+    "  comm TEXT NOT NULL DEFAULT '',\n"
+    "  kind INTEGER NOT NULL DEFAULT 0,\n"
+    "  start_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  end_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  cpu INTEGER NOT NULL DEFAULT 0,\n"
+    "  flags INTEGER NOT NULL DEFAULT 0,\n"
+    "  state INTEGER NOT NULL DEFAULT 0,\n"
+    "  stream INTEGER NOT NULL DEFAULT 0,\n"
+    "  preempt_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  blocked_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  switches INTEGER NOT NULL DEFAULT 0,\n"
+    "  other_pid INTEGER NOT NULL DEFAULT 0,\n"
+    "  other_comm TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_events_end ON events(end_ns);\n"
+    "CREATE TABLE IF NOT EXISTS stack_traces (\n"
+    "  hash INTEGER PRIMARY KEY,\n"
+    "  ips TEXT NOT NULL,\n"
+    "  frames TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS causal_chains (\n"
+    "  id TEXT PRIMARY KEY,\n"
+    "  detected_at INTEGER NOT NULL,\n"
+    "  severity TEXT NOT NULL,\n"
+    "  summary TEXT NOT NULL,\n"
+    "  root_cause TEXT NOT NULL,\n"
+    "  explanation TEXT NOT NULL,\n"
+    "  recommendations TEXT NOT NULL DEFAULT '',\n"
+    "  cuda_op TEXT NOT NULL DEFAULT '',\n"
+    "  cuda_p99_us INTEGER NOT NULL DEFAULT 0,\n"
+    "  cuda_p50_us INTEGER NOT NULL DEFAULT 0,\n"
+    "  tail_ratio REAL NOT NULL DEFAULT 0,\n"
+    "  timeline TEXT NOT NULL DEFAULT '',\n"
+    "  node TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_chains_detected_at ON causal_chains(detected_at);\n"
+    "CREATE TABLE IF NOT EXISTS sources (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL,\n"
+    "  description TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS ops (\n"
+    "  source_id INTEGER NOT NULL,\n"
+    "  op_id INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  description TEXT NOT NULL,\n"
+    "  PRIMARY KEY (source_id, op_id)\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS schema_info (\n"
+    "  key TEXT PRIMARY KEY,\n"
+    "  value TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS system_snapshots (\n"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+    "  timestamp INTEGER NOT NULL UNIQUE,\n"
+    "  cpu_pct REAL NOT NULL,\n"
+    "  mem_pct REAL NOT NULL,\n"
+    "  mem_avail INTEGER NOT NULL,\n"
+    "  swap_mb INTEGER NOT NULL,\n"
+    "  load_avg REAL NOT NULL,\n"
+    "  node TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS sessions (\n"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+    "  started_at INTEGER NOT NULL,\n"
+    "  stopped_at INTEGER NOT NULL DEFAULT 0,\n"
+    "  gpu_model TEXT NOT NULL DEFAULT '',\n"
+    "  gpu_driver TEXT NOT NULL DEFAULT '',\n"
+    "  cpu_model TEXT NOT NULL DEFAULT '',\n"
+    "  cpu_cores INTEGER NOT NULL DEFAULT 0,\n"
+    "  mem_total INTEGER NOT NULL DEFAULT 0,\n"
+    "  kernel TEXT NOT NULL DEFAULT '',\n"
+    "  os_release TEXT NOT NULL DEFAULT '',\n"
+    "  cuda_ver TEXT NOT NULL DEFAULT '',\n"
+    "  python_ver TEXT NOT NULL DEFAULT '',\n"
+    "  ingero_ver TEXT NOT NULL DEFAULT '',\n"
+    "  pid_filter TEXT NOT NULL DEFAULT '',\n"
+    "  flags TEXT NOT NULL DEFAULT '',\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  rank INTEGER,\n"
+    "  local_rank INTEGER,\n"
+    "  world_size INTEGER\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS process_names (\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  seen_at INTEGER NOT NULL DEFAULT 0,\n"
+    "  tid INTEGER NOT NULL DEFAULT 0,\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  is_event INTEGER NOT NULL DEFAULT 0\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_process_names_pid ON process_names(pid);\n"
+    "CREATE TABLE IF NOT EXISTS event_aggregates (\n"
+    "  bucket INTEGER NOT NULL,\n"
+    "  source INTEGER NOT NULL,\n"
+    "  op INTEGER NOT NULL,\n"
+    "  pid INTEGER NOT NULL DEFAULT 0,\n"
+    "  count INTEGER NOT NULL DEFAULT 0,\n"
+    "  stored INTEGER NOT NULL DEFAULT 0,\n"
+    "  sum_dur INTEGER NOT NULL DEFAULT 0,\n"
+    "  min_dur INTEGER NOT NULL DEFAULT 0,\n"
+    "  max_dur INTEGER NOT NULL DEFAULT 0,\n"
+    "  sum_arg0 INTEGER NOT NULL DEFAULT 0,\n"
+    "  PRIMARY KEY (bucket, source, op, pid)\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS ingero_top_nodes (\n"
+    "  idx INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS ingero_top_pruned (\n"
+    "  pruned_at INTEGER NOT NULL,\n"
+    "  before_ns INTEGER NOT NULL,\n"
+    "  events INTEGER NOT NULL,\n"
+    "  db_bytes INTEGER NOT NULL\n"
+    ");\n";
 
 /* Ingero's query indexes; built at rec_close so that inserts stay cheap. */
 static const char close_index_sql[] =
-	"CREATE INDEX IF NOT EXISTS idx_events_timestamp ON events(timestamp);\n"
-	"CREATE INDEX IF NOT EXISTS idx_events_pid ON events(pid);\n"
-	"CREATE INDEX IF NOT EXISTS idx_events_source_op_stack ON events(source, op, stack_hash);\n";
+    "CREATE INDEX IF NOT EXISTS idx_events_timestamp ON events(timestamp);\n"
+    "CREATE INDEX IF NOT EXISTS idx_events_pid ON events(pid);\n"
+    "CREATE INDEX IF NOT EXISTS idx_events_source_op_stack ON events(source, op, stack_hash);\n";
 
 static const char *const schema_notes[][2] = {
-	{ "timestamp_unit", "nanoseconds (Unix epoch)" },
-	{ "duration_unit", "nanoseconds" },
-	{ "arg0_note", "Operation-specific: byte size for alloc/memcpy, kernel function pointer for "
-		       "launch; ingero-top: bytes for block I/O, child pid for process_fork" },
-	{ "arg1_note", "Operation-specific: memcpy direction for cudaMemcpy/cudaMemcpyAsync, unused "
-		       "for most ops" },
-	{ "ret_code_note", "CUDA return code (0 = cudaSuccess). Host events always 0." },
-	{ "example_query",
-	  "SELECT e.id, s.name AS source, o.name AS op, e.duration/1000 AS dur_us, e.pid FROM events "
-	  "e JOIN sources s ON e.source = s.id JOIN ops o ON e.source = o.source_id AND e.op = "
-	  "o.op_id ORDER BY e.timestamp DESC LIMIT 20" },
-	{ "system_snapshots_note", "System metrics sampled every 1s during recording." },
-	{ "process_names_note", "PID-to-name mapping; ingero-top adds a row per name change "
-				"(seen_at = when the name was seen)." },
-	{ "ingero_top_columns_note",
-	  "events.start_ns/end_ns: interval in Unix ns (call entry/exit, switch-out/back on CPU, "
-	  "I/O issue/completion); timestamp follows Ingero (entry for calls, end for sched_switch "
-	  "and block I/O). kind: ingero-top event kind. cpu, flags (1 in call, 2 no split), state "
-	  "(0 unknown, 1 preempted, 2 blocked), stream, preempt_ns/blocked_ns/switches (off-CPU "
-	  "during a call), other_pid/other_comm (preemptor or waker). See docs/recording.md." },
+    {"timestamp_unit", "nanoseconds (Unix epoch)"},
+    {"duration_unit", "nanoseconds"},
+    {"arg0_note", "Operation-specific: byte size for alloc/memcpy, kernel function pointer for "
+		  "launch; ingero-top: bytes for block I/O, child pid for process_fork"},
+    {"arg1_note", "Operation-specific: memcpy direction for cudaMemcpy/cudaMemcpyAsync, unused "
+		  "for most ops"},
+    {"ret_code_note", "CUDA return code (0 = cudaSuccess). Host events always 0."},
+    {"example_query",
+     "SELECT e.id, s.name AS source, o.name AS op, e.duration/1000 AS dur_us, e.pid FROM events "
+     "e JOIN sources s ON e.source = s.id JOIN ops o ON e.source = o.source_id AND e.op = "
+     "o.op_id ORDER BY e.timestamp DESC LIMIT 20"},
+    {"system_snapshots_note", "System metrics sampled every 1s during recording."},
+    {"process_names_note", "PID-to-name mapping; ingero-top adds a row per name change "
+			   "(seen_at = when the name was seen)."},
+    {"ingero_top_columns_note",
+     "events.start_ns/end_ns: interval in Unix ns (call entry/exit, switch-out/back on CPU, "
+     "I/O issue/completion); timestamp follows Ingero (entry for calls, end for sched_switch "
+     "and block I/O). kind: ingero-top event kind. cpu, flags (1 in call, 2 no split), state "
+     "(0 unknown, 1 preempted, 2 blocked), stream, preempt_ns/blocked_ns/switches (off-CPU "
+     "during a call), other_pid/other_comm (preemptor or waker). See docs/recording.md."},
 };
 
 /* --- the recorder ---------------------------------------------------------- */
@@ -371,7 +373,7 @@ struct rec {
 	pthread_t thr;
 	int have_thr;
 	/* state shared with the writer; guarded by mu */
-	int err;           /* -errno once stopped */
+	int err; /* -errno once stopped */
 	char errmsg[1024];
 	struct rec_stats st;
 	/* writer-only state */
@@ -593,11 +595,11 @@ static int write_session(struct rec *r, const struct rec_session *s)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(
-		r->db,
-		"UPDATE sessions SET started_at=?1, gpu_model=?2, gpu_driver=?3, cpu_model=?4, "
-		"cpu_cores=?5, mem_total=?6, kernel=?7, os_release=?8, cuda_ver=?9, python_ver=?10, "
-		"ingero_ver=?11, pid_filter=?12, flags=?13, node=?14, stopped_at=?15 WHERE id=?16",
-		-1, &st, NULL);
+	    r->db,
+	    "UPDATE sessions SET started_at=?1, gpu_model=?2, gpu_driver=?3, cpu_model=?4, "
+	    "cpu_cores=?5, mem_total=?6, kernel=?7, os_release=?8, cuda_ver=?9, python_ver=?10, "
+	    "ingero_ver=?11, pid_filter=?12, flags=?13, node=?14, stopped_at=?15 WHERE id=?16",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	sqlite3_bind_int64(st, 1, (int64_t)(s->started_at_ns ? s->started_at_ns : wall_ns()));
@@ -744,8 +746,8 @@ static int prune(struct rec *r)
 	rc = exec_sql(r->db, sql);
 	uint64_t deleted = (uint64_t)sqlite3_changes(r->db);
 	if (rc == SQLITE_OK) {
-		snprintf(sql, sizeof(sql), "DELETE FROM system_snapshots WHERE timestamp < %" PRIu64,
-			 cutoff);
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM system_snapshots WHERE timestamp < %" PRIu64, cutoff);
 		rc = exec_sql(r->db, sql);
 	}
 	if (rc == SQLITE_OK) { /* older names go too, but each pid keeps its latest */
@@ -969,7 +971,7 @@ static char *dup_or_empty(const char *s)
 
 static int enqueue_cmd(struct rec *r, int type, void *p)
 {
-	struct item it = { .type = type, .p = p };
+	struct item it = {.type = type, .p = p};
 	int err = enqueue(r, &it);
 	if (err && !r->o.synchronous)
 		free_item(&it);
@@ -982,9 +984,9 @@ int rec_chain(struct rec *r, const struct rec_chain *c)
 	if (!cc)
 		return -ENOMEM;
 	cc->c = *c;
-	const char *src[10] = { c->id,		    c->severity, c->summary, c->root_cause,
-				c->explanation,	    c->recommendations,	     c->cuda_op,
-				c->timeline,	    c->node,	 NULL };
+	const char *src[10] = {
+	    c->id,	c->severity, c->summary, c->root_cause, c->explanation, c->recommendations,
+	    c->cuda_op, c->timeline, c->node,	 NULL};
 	for (int i = 0; i < 9; i++)
 		cc->s[i] = dup_or_empty(src[i]);
 	cc->c.id = cc->s[0];
@@ -1005,10 +1007,10 @@ int rec_session_info(struct rec *r, const struct rec_session *s)
 	if (!sc)
 		return -ENOMEM;
 	sc->s = *s;
-	const char **f[11] = { &sc->s.gpu_model, &sc->s.gpu_driver, &sc->s.cpu_model,
-			       &sc->s.kernel,	 &sc->s.os_release, &sc->s.cuda_ver,
-			       &sc->s.python_ver, &sc->s.version,   &sc->s.pid_filter,
-			       &sc->s.flags,	 &sc->s.node };
+	const char **f[11] = {&sc->s.gpu_model,	 &sc->s.gpu_driver, &sc->s.cpu_model,
+			      &sc->s.kernel,	 &sc->s.os_release, &sc->s.cuda_ver,
+			      &sc->s.python_ver, &sc->s.version,    &sc->s.pid_filter,
+			      &sc->s.flags,	 &sc->s.node};
 	for (int i = 0; i < 11; i++) {
 		if (i == 7 && !*f[i]) /* version: keep NULL for the default */
 			continue;
@@ -1084,9 +1086,9 @@ void rec_get_stats(struct rec *r, struct rec_stats *st)
 
 static void finalize_all(struct rec *r)
 {
-	sqlite3_stmt **sts[] = { &r->st_event, &r->st_snap,  &r->st_name,   &r->st_chain,
-				 &r->st_stack, &r->st_node,  &r->st_begin,  &r->st_commit,
-				 &r->st_rollback };
+	sqlite3_stmt **sts[] = {&r->st_event, &r->st_snap,   &r->st_name,
+				&r->st_chain, &r->st_stack,  &r->st_node,
+				&r->st_begin, &r->st_commit, &r->st_rollback};
 	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) {
 		sqlite3_finalize(*sts[i]);
 		*sts[i] = NULL;
@@ -1163,8 +1165,9 @@ int rec_close(struct rec *r)
 	err = r->err;
 	if (!r->err) {
 		char sql[160];
-		snprintf(sql, sizeof(sql), "UPDATE sessions SET stopped_at=%" PRIu64 " WHERE id=%" PRId64,
-			 wall_ns(), r->session_id);
+		snprintf(sql, sizeof(sql),
+			 "UPDATE sessions SET stopped_at=%" PRIu64 " WHERE id=%" PRId64, wall_ns(),
+			 r->session_id);
 		int rc = exec_sql(r->db, sql);
 		if (rc == SQLITE_OK)
 			rc = build_query_indexes(r);
@@ -1221,8 +1224,9 @@ static int check_existing(const char *path, const struct rec_opts *o, const char
 	sqlite3_stmt *st = NULL;
 	const char *writer = NULL;
 	int64_t schema = 0;
-	if (sqlite3_prepare_v2(db, "SELECT key, value FROM schema_info WHERE key IN "
-				   "('writer','ingero_top_schema')",
+	if (sqlite3_prepare_v2(db,
+			       "SELECT key, value FROM schema_info WHERE key IN "
+			       "('writer','ingero_top_schema')",
 			       -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *k = (const char *)sqlite3_column_text(st, 0);
@@ -1301,7 +1305,7 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 	if (!err)
 		err = &dummy;
 	*err = NULL;
-	struct rec_opts o = opts ? *opts : (struct rec_opts){ 0 };
+	struct rec_opts o = opts ? *opts : (struct rec_opts){0};
 	if (!o.batch_events)
 		o.batch_events = 4096;
 	if (!o.commit_ms)
@@ -1344,7 +1348,8 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 	char mode[16] = "";
 	if (sqlite3_prepare_v2(r->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) == SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW)
-			snprintf(mode, sizeof(mode), "%s", (const char *)sqlite3_column_text(st, 0));
+			snprintf(mode, sizeof(mode), "%s",
+				 (const char *)sqlite3_column_text(st, 0));
 		sqlite3_finalize(st);
 	}
 	if (strcmp(mode, "wal")) {
@@ -1371,12 +1376,13 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 		goto fail;
 	}
 	r->rows_in_file = (uint64_t)query_int(r->db, "SELECT COUNT(*) FROM events", 0);
-	if (prepare(r, &r->st_event,
-		    "INSERT INTO events (timestamp, pid, tid, source, op, duration, arg0, arg1, "
-		    "ret_code, stack_hash, cgroup_id, node, comm, kind, start_ns, end_ns, cpu, "
-		    "flags, state, stream, preempt_ns, blocked_ns, switches, other_pid, other_comm) "
-		    "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
-		    "?21,?22,?23,?24,?25)") ||
+	if (prepare(
+		r, &r->st_event,
+		"INSERT INTO events (timestamp, pid, tid, source, op, duration, arg0, arg1, "
+		"ret_code, stack_hash, cgroup_id, node, comm, kind, start_ns, end_ns, cpu, "
+		"flags, state, stream, preempt_ns, blocked_ns, switches, other_pid, other_comm) "
+		"VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
+		"?21,?22,?23,?24,?25)") ||
 	    prepare(r, &r->st_snap,
 		    "INSERT OR IGNORE INTO system_snapshots (timestamp, cpu_pct, mem_pct, "
 		    "mem_avail, swap_mb, load_avg, node) VALUES (?1,?2,?3,?4,?5,?6,?7)") ||
@@ -1386,7 +1392,8 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 	    prepare(r, &r->st_chain,
 		    "INSERT OR REPLACE INTO causal_chains (id, detected_at, severity, summary, "
 		    "root_cause, explanation, recommendations, cuda_op, cuda_p99_us, cuda_p50_us, "
-		    "tail_ratio, timeline, node) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)") ||
+		    "tail_ratio, timeline, node) VALUES "
+		    "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)") ||
 	    prepare(r, &r->st_stack, "INSERT OR REPLACE INTO stack_traces VALUES (?1,?2,?3)") ||
 	    prepare(r, &r->st_node, "INSERT OR REPLACE INTO ingero_top_nodes VALUES (?1,?2)") ||
 	    prepare(r, &r->st_begin, "BEGIN") || prepare(r, &r->st_commit, "COMMIT") ||
@@ -1400,7 +1407,8 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			int idx = sqlite3_column_int(st, 0);
 			if (idx >= 0 && idx < 256 && !r->node_names[idx])
-				r->node_names[idx] = strdup((const char *)sqlite3_column_text(st, 1));
+				r->node_names[idx] =
+				    strdup((const char *)sqlite3_column_text(st, 1));
 		}
 		sqlite3_finalize(st);
 	}
@@ -1442,12 +1450,32 @@ int rec_parse_size(const char *s, uint64_t *bytes)
 		end++;
 	uint64_t mult = 1;
 	switch (*end) {
-	case 'k': case 'K': mult = 1ull << 10; end++; break;
-	case 'm': case 'M': mult = 1ull << 20; end++; break;
-	case 'g': case 'G': mult = 1ull << 30; end++; break;
-	case 't': case 'T': mult = 1ull << 40; end++; break;
-	case 'b': case 'B': case '\0': break;
-	default: return -EINVAL;
+	case 'k':
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mult = 1ull << 40;
+		end++;
+		break;
+	case 'b':
+	case 'B':
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
 	}
 	if (mult > 1 && (*end == 'i' || *end == 'I'))
 		end++;

@@ -26,13 +26,13 @@
 struct rec;
 
 struct rec_opts {
-	uint64_t max_db_bytes;  /* --max-db: prune oldest events above this; 0 = unbounded */
-	unsigned batch_events;  /* rows per transaction; 0 = 4096 */
-	unsigned commit_ms;     /* commit at least this often (wall time); 0 = 500 */
-	unsigned queue_events;  /* writer queue capacity; 0 = 131072 (~19 MB) */
-	int synchronous;        /* 1 = no writer thread: rec_event() writes inline */
-	int exclusive;          /* 1 = fail if path exists and is not empty (flight files) */
-	const char *node_name;  /* name stored for node index 0; NULL = "" */
+	uint64_t max_db_bytes; /* --max-db: prune oldest events above this; 0 = unbounded */
+	unsigned batch_events; /* rows per transaction; 0 = 4096 */
+	unsigned commit_ms;    /* commit at least this often (wall time); 0 = 500 */
+	unsigned queue_events; /* writer queue capacity; 0 = 131072 (~19 MB) */
+	int synchronous;       /* 1 = no writer thread: rec_event() writes inline */
+	int exclusive;	       /* 1 = fail if path exists and is not empty (flight files) */
+	const char *node_name; /* name stored for node index 0; NULL = "" */
 };
 
 /* One causal chain, as Ingero's causal_chains table holds it. Strings are
@@ -40,18 +40,18 @@ struct rec_opts {
  * Unix ns, latencies in microseconds. Also the element type of
  * replay_chains(), where the strings are owned by the returned array. */
 struct rec_chain {
-	const char *id;              /* stable id, e.g. "cpu-contention-cudaStreamSynchronize" */
+	const char *id; /* stable id, e.g. "cpu-contention-cudaStreamSynchronize" */
 	uint64_t detected_at_ns;
-	const char *severity;        /* "HIGH", "MEDIUM", "LOW" */
-	const char *summary;         /* one line */
-	const char *root_cause;      /* root-cause class or text */
+	const char *severity;	/* "HIGH", "MEDIUM", "LOW" */
+	const char *summary;	/* one line */
+	const char *root_cause; /* root-cause class or text */
 	const char *explanation;
 	const char *recommendations; /* JSON array of strings */
-	const char *cuda_op;         /* affected op name */
+	const char *cuda_op;	     /* affected op name */
 	uint64_t p99_us, p50_us;
-	double tail_ratio;           /* p99 / p50 */
-	const char *timeline;        /* JSON array */
-	const char *node;            /* node name, "" for the local host */
+	double tail_ratio;    /* p99 / p50 */
+	const char *timeline; /* JSON array */
+	const char *node;     /* node name, "" for the local host */
 };
 
 /* Session facts (Ingero's sessions table, plus host). Strings borrowed; NULL
@@ -63,19 +63,19 @@ struct rec_session {
 	unsigned cpu_cores;
 	uint64_t mem_total_mb;
 	const char *kernel, *os_release, *cuda_ver, *python_ver;
-	const char *version;    /* writer version, stored in ingero_ver */
+	const char *version;	/* writer version, stored in ingero_ver */
 	const char *pid_filter; /* e.g. "1234,5678" */
-	const char *flags;      /* command-line summary, e.g. "record,max-db=1g" */
-	const char *node;       /* host name */
+	const char *flags;	/* command-line summary, e.g. "record,max-db=1g" */
+	const char *node;	/* host name */
 };
 
 struct rec_stats {
-	uint64_t events;         /* rows written to events (committed or pending) */
-	uint64_t committed;      /* rows known to be committed */
-	uint64_t dropped;        /* events refused because the queue was full */
-	uint64_t pruned_events;  /* events deleted by --max-db pruning */
-	uint64_t prunes;         /* pruning rounds */
-	uint64_t db_bytes;       /* used size of the file (pages in use), last check */
+	uint64_t events;	/* rows written to events (committed or pending) */
+	uint64_t committed;	/* rows known to be committed */
+	uint64_t dropped;	/* events refused because the queue was full */
+	uint64_t pruned_events; /* events deleted by --max-db pruning */
+	uint64_t prunes;	/* pruning rounds */
+	uint64_t db_bytes;	/* used size of the file (pages in use), last check */
 	uint64_t commits;
 };
 

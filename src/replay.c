@@ -67,8 +67,8 @@ struct name_slot {
 
 struct rfile {
 	int idx;
-	char *path;     /* as given */
-	char *tmpdir;   /* private copy when recovering a hot WAL/journal */
+	char *path;   /* as given */
+	char *tmpdir; /* private copy when recovering a hot WAL/journal */
 	sqlite3 *db;
 	int writer;
 	char version[16];
@@ -78,8 +78,8 @@ struct rfile {
 	unsigned default_node_idx;
 	struct opmap *ops;
 	size_t nops;
-	int map[8][64]; /* fast (source, op_id) -> index into ops, -1 = none */
-	uint64_t w_ns;  /* longest duration of a start-stamped row (calls) */
+	int map[8][64];	     /* fast (source, op_id) -> index into ops, -1 = none */
+	uint64_t w_ns;	     /* longest duration of a start-stamped row (calls) */
 	uint64_t start, end; /* span of what this file delivers */
 	int has_span;
 	struct name_slot *names; /* Ingero files: pid -> name */
@@ -91,7 +91,7 @@ struct rfile {
 };
 
 struct node {
-	char *key;     /* raw name, or "\1<file idx>" for a file's unnamed node */
+	char *key; /* raw name, or "\1<file idx>" for a file's unnamed node */
 	char *display;
 };
 
@@ -272,7 +272,8 @@ static const char *precheck(const char *path)
 	if (page == 1)
 		page = 65536;
 	if (page < 512 || (page & (page - 1)))
-		return set_err("cannot replay %s: corrupt SQLite header (page size %u)", path, page);
+		return set_err("cannot replay %s: corrupt SQLite header (page size %u)", path,
+			       page);
 	uint32_t pages = be32(h + 28);
 	/* with a WAL beside it the newest pages live there, not in the file */
 	if (pages && !hot_wal && be32(h + 92) == be32(h + 24) &&
@@ -365,7 +366,8 @@ static const char *open_db(struct rfile *f)
 	if (hot) {
 		const char *tmp = getenv("TMPDIR");
 		char tmpl[PATH_MAX];
-		snprintf(tmpl, sizeof(tmpl), "%s/ingero-top-replay.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		snprintf(tmpl, sizeof(tmpl), "%s/ingero-top-replay.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(tmpl))
 			return set_err("cannot replay %s: it has an unfinished WAL/journal and no "
 				       "temporary directory to recover it in: %s",
@@ -466,13 +468,12 @@ static const char *read_schema_info(struct rfile *f)
 
 static const char *check_columns(struct rfile *f)
 {
-	static const char *const need[] = { "timestamp", "pid",	 "tid",	     "source",
-					    "op",	 "duration", "arg0", "arg1",
-					    "ret_code",	 NULL };
-	static const char *const own[] = { "kind",	"start_ns", "cpu",	  "flags",
-					   "state",	"stream",   "preempt_ns", "blocked_ns",
-					   "switches",	"other_pid", "other_comm", "comm",
-					   "node",	"stack_hash", "cgroup_id", NULL };
+	static const char *const need[] = {"timestamp", "pid",	"tid",	"source",   "op",
+					   "duration",	"arg0", "arg1", "ret_code", NULL};
+	static const char *const own[] = {"kind",     "start_ns",   "cpu",	  "flags",
+					  "state",    "stream",	    "preempt_ns", "blocked_ns",
+					  "switches", "other_pid",  "other_comm", "comm",
+					  "node",     "stack_hash", "cgroup_id",  NULL};
 	for (const char *const *c = need; *c; c++)
 		if (!has_column(f->db, "events", *c))
 			return set_err("cannot replay %s: events table has no %s column", f->path,
@@ -485,8 +486,8 @@ static const char *check_columns(struct rfile *f)
 		return set_err("cannot replay %s: no ops table", f->path);
 	f->has_node = has_column(f->db, "events", "node");
 	f->has_comm = has_column(f->db, "events", "comm");
-	f->has_names_ext = has_table(f->db, "process_names") &&
-			   has_column(f->db, "process_names", "is_event");
+	f->has_names_ext =
+	    has_table(f->db, "process_names") && has_column(f->db, "process_names", "is_event");
 	f->has_snap_node = has_column(f->db, "system_snapshots", "node");
 	f->has_chain_node = has_column(f->db, "causal_chains", "node");
 	return NULL;
@@ -504,8 +505,8 @@ static const char *read_ops(struct rfile *f)
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int kind, op;
-		if (rec_ingero_kind(sqlite3_column_int(st, 0), (const char *)sqlite3_column_text(st, 2),
-				    &kind, &op))
+		if (rec_ingero_kind(sqlite3_column_int(st, 0),
+				    (const char *)sqlite3_column_text(st, 2), &kind, &op))
 			continue;
 		if (f->nops == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -573,8 +574,9 @@ static void default_node(struct replay *r, struct rfile *f)
 	sqlite3_stmt *st;
 	int own_nodes = f->writer == W_OWN && has_table(f->db, "ingero_top_nodes");
 	f->default_node[0] = 0;
-	if (own_nodes && sqlite3_prepare_v2(f->db, "SELECT name FROM ingero_top_nodes WHERE idx = 0",
-					    -1, &st, NULL) == SQLITE_OK) {
+	if (own_nodes &&
+	    sqlite3_prepare_v2(f->db, "SELECT name FROM ingero_top_nodes WHERE idx = 0", -1, &st,
+			       NULL) == SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 			snprintf(f->default_node, sizeof(f->default_node), "%s",
 				 (const char *)sqlite3_column_text(st, 0));
@@ -606,8 +608,8 @@ static void default_node(struct replay *r, struct rfile *f)
 		snprintf(key, sizeof(key), "\1%d", f->idx);
 		k = key;
 	}
-	f->default_node_idx = (unsigned)node_register(r, k, f->default_node,
-						      f->writer == W_OWN ? 0 : -1);
+	f->default_node_idx =
+	    (unsigned)node_register(r, k, f->default_node, f->writer == W_OWN ? 0 : -1);
 	/* nodes named by the sessions are known from the start (Ingero 0.9 has
 	 * one session per node); others appear as their rows are read */
 	if (has_column(f->db, "sessions", "node") &&
@@ -621,8 +623,9 @@ static void default_node(struct replay *r, struct rfile *f)
 		sqlite3_finalize(st);
 	}
 	/* ingero-top files: the recorder's node table, at the recorded indexes */
-	if (own_nodes && sqlite3_prepare_v2(f->db, "SELECT idx, name FROM ingero_top_nodes "
-						   "WHERE idx > 0 ORDER BY idx",
+	if (own_nodes && sqlite3_prepare_v2(f->db,
+					    "SELECT idx, name FROM ingero_top_nodes "
+					    "WHERE idx > 0 ORDER BY idx",
 					    -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
@@ -635,9 +638,9 @@ static void default_node(struct replay *r, struct rfile *f)
 
 /* --- converting rows -------------------------------------------------------------- */
 
-#define OWN_COLS                                                                          \
-	"id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, node, comm, "  \
-	"kind, start_ns, cpu, flags, state, stream, preempt_ns, blocked_ns, switches, "      \
+#define OWN_COLS                                                                                   \
+	"id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, node, comm, "        \
+	"kind, start_ns, cpu, flags, state, stream, preempt_ns, blocked_ns, switches, "            \
 	"other_pid, other_comm, source, op"
 
 static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e)
@@ -664,8 +667,8 @@ static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct i
 	e->switches = (uint32_t)sqlite3_column_int64(st, 19);
 	e->other_pid = (uint32_t)sqlite3_column_int64(st, 20);
 	copy_text(e->other_comm, IG_COMM_LEN, st, 21);
-	const struct opmap *m = op_lookup(f, sqlite3_column_int64(st, 22),
-					  sqlite3_column_int64(st, 23));
+	const struct opmap *m =
+	    op_lookup(f, sqlite3_column_int64(st, 22), sqlite3_column_int64(st, 23));
 	if (!m || m->kind != e->kind || e->kind <= IG_EV_NONE || e->kind >= IG_EV_KIND_MAX)
 		return -1;
 	e->op = (uint16_t)m->op;
@@ -677,8 +680,8 @@ static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct i
 static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e,
 		      int node_col, int comm_col)
 {
-	const struct opmap *m = op_lookup(f, sqlite3_column_int64(st, 4),
-					  sqlite3_column_int64(st, 5));
+	const struct opmap *m =
+	    op_lookup(f, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
 	if (!m)
 		return -1;
 	memset(e, 0, sizeof(*e));
@@ -713,8 +716,8 @@ static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struc
 		e->arg1 = 0;
 		break;
 	}
-	e->node = (uint8_t)node_for(r, f, node_col >= 0 ? (const char *)sqlite3_column_text(st, node_col)
-						       : NULL);
+	e->node = (uint8_t)node_for(
+	    r, f, node_col >= 0 ? (const char *)sqlite3_column_text(st, node_col) : NULL);
 	if (comm_col >= 0)
 		copy_text(e->comm, IG_COMM_LEN, st, comm_col);
 	if (!e->comm[0]) {
@@ -821,7 +824,8 @@ static int stream_next(struct replay *r, struct stream *s)
 		int comm_col = f->has_comm ? (f->has_node ? 13 : 12) : -1;
 		for (;;) {
 			/* every row not read yet completes at or after last_stamp */
-			if (s->hlen && (s->cursor_eof || (int64_t)key(&s->heap[0].e) <= s->last_stamp)) {
+			if (s->hlen &&
+			    (s->cursor_eof || (int64_t)key(&s->heap[0].e) <= s->last_stamp)) {
 				heap_pop(s, &s->head);
 				if (key(&s->head) < r->seek_ts)
 					continue;
@@ -874,9 +878,9 @@ static int stream_next(struct replay *r, struct stream *s)
 					 (uint64_t)sqlite3_column_int64(s->st, 3),
 					 (uint64_t)sqlite3_column_int64(s->st, 4),
 					 sqlite3_column_double(s->st, 5));
-			e->node = (uint8_t)node_for(r, f, f->has_snap_node
-						     ? (const char *)sqlite3_column_text(s->st, 6)
-						     : NULL);
+			e->node = (uint8_t)node_for(
+			    r, f,
+			    f->has_snap_node ? (const char *)sqlite3_column_text(s->st, 6) : NULL);
 			break;
 		case S_COMM: /* own files: pid, name, seen_at, tid, node */
 			memset(e, 0, sizeof(*e));
@@ -885,7 +889,8 @@ static int stream_next(struct replay *r, struct stream *s)
 			copy_text(e->comm, IG_COMM_LEN, s->st, 1);
 			e->ts_ns = (uint64_t)sqlite3_column_int64(s->st, 2);
 			e->tid = (uint32_t)sqlite3_column_int64(s->st, 3);
-			e->node = (uint8_t)node_for(r, f, (const char *)sqlite3_column_text(s->st, 4));
+			e->node =
+			    (uint8_t)node_for(r, f, (const char *)sqlite3_column_text(s->st, 4));
 			break;
 		}
 		s->has_head = 1;
@@ -924,30 +929,33 @@ static int file_start_streams(struct replay *r, struct rfile *f)
 				sql = "SELECT " OWN_COLS " FROM events WHERE end_ns >= ?1 "
 				      "ORDER BY end_ns, id";
 			} else {
-				snprintf(buf, sizeof(buf),
-					 "SELECT rowid, timestamp, pid, tid, source, op, duration, "
-					 "arg0, arg1, ret_code, %s, %s%s%s FROM events WHERE "
-					 "timestamp >= ?1 ORDER BY timestamp, rowid",
-					 has_column(f->db, "events", "stack_hash") ? "stack_hash" : "0",
-					 has_column(f->db, "events", "cgroup_id") ? "cgroup_id" : "0",
-					 f->has_node ? ", node" : "", f->has_comm ? ", comm" : "");
+				snprintf(
+				    buf, sizeof(buf),
+				    "SELECT rowid, timestamp, pid, tid, source, op, duration, "
+				    "arg0, arg1, ret_code, %s, %s%s%s FROM events WHERE "
+				    "timestamp >= ?1 ORDER BY timestamp, rowid",
+				    has_column(f->db, "events", "stack_hash") ? "stack_hash" : "0",
+				    has_column(f->db, "events", "cgroup_id") ? "cgroup_id" : "0",
+				    f->has_node ? ", node" : "", f->has_comm ? ", comm" : "");
 				sql = buf;
 			}
 			break;
 		case S_SNAP:
 			if (!has_table(f->db, "system_snapshots"))
 				break;
-			snprintf(buf, sizeof(buf),
-				 "SELECT timestamp, cpu_pct, mem_pct, mem_avail, swap_mb, load_avg%s "
-				 "FROM system_snapshots WHERE timestamp >= ?1 ORDER BY timestamp, "
-				 "rowid",
-				 f->has_snap_node ? ", node" : "");
+			snprintf(
+			    buf, sizeof(buf),
+			    "SELECT timestamp, cpu_pct, mem_pct, mem_avail, swap_mb, load_avg%s "
+			    "FROM system_snapshots WHERE timestamp >= ?1 ORDER BY timestamp, "
+			    "rowid",
+			    f->has_snap_node ? ", node" : "");
 			sql = buf;
 			break;
 		case S_COMM:
 			if (f->writer == W_OWN && f->has_names_ext)
-				sql = "SELECT pid, name, seen_at, tid, node FROM process_names WHERE "
-				      "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
+				sql =
+				    "SELECT pid, name, seen_at, tid, node FROM process_names WHERE "
+				    "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
 			break;
 		}
 		if (!sql) {
@@ -1145,13 +1153,13 @@ static const char *own_span(struct rfile *f)
 {
 	int ok = 1;
 	int64_t v;
-	const char *q[] = { "SELECT MIN(end_ns) FROM events", "SELECT MAX(end_ns) FROM events",
-			    "SELECT MIN(timestamp) FROM system_snapshots",
-			    "SELECT MAX(timestamp) FROM system_snapshots",
-			    f->has_names_ext ? "SELECT MIN(seen_at) FROM process_names WHERE is_event=1"
-					     : NULL,
-			    f->has_names_ext ? "SELECT MAX(seen_at) FROM process_names WHERE is_event=1"
-					     : NULL };
+	const char *q[] = {
+	    "SELECT MIN(end_ns) FROM events",
+	    "SELECT MAX(end_ns) FROM events",
+	    "SELECT MIN(timestamp) FROM system_snapshots",
+	    "SELECT MAX(timestamp) FROM system_snapshots",
+	    f->has_names_ext ? "SELECT MIN(seen_at) FROM process_names WHERE is_event=1" : NULL,
+	    f->has_names_ext ? "SELECT MAX(seen_at) FROM process_names WHERE is_event=1" : NULL};
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
 		if (!q[i])
 			continue;
@@ -1180,7 +1188,8 @@ static const char *open_file(struct replay *r, struct rfile *f)
 		if (sqlite3_prepare_v2(f->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
 			return set_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
 		int rc = sqlite3_step(st);
-		const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+		const char *res =
+		    rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
 		if (!res || strcmp(res, "ok")) {
 			set_err("cannot replay %s: corrupt database: %s", f->path,
 				res ? res : sqlite3_errmsg(f->db));
@@ -1198,8 +1207,8 @@ static const char *open_file(struct replay *r, struct rfile *f)
 			return set_err("cannot replay %s: out of memory", f->path);
 		/* longest call: how far a completion can lie after its row's stamp */
 		char sql[512];
-		size_t n = (size_t)snprintf(sql, sizeof(sql),
-					    "SELECT MAX(duration) FROM events WHERE 0");
+		size_t n =
+		    (size_t)snprintf(sql, sizeof(sql), "SELECT MAX(duration) FROM events WHERE 0");
 		for (size_t i = 0; i < f->nops && n < sizeof(sql) - 64; i++)
 			if (!end_stamped(&f->ops[i]))
 				n += (size_t)snprintf(sql + n, sizeof(sql) - n,
@@ -1214,8 +1223,10 @@ static const char *open_file(struct replay *r, struct rfile *f)
 		if ((e = ingero_span(r, f)))
 			return e;
 		/* snapshots belong to the span too */
-		int64_t a = q_int(f->db, "SELECT MIN(timestamp) FROM system_snapshots", INT64_MIN, &ok);
-		int64_t b = q_int(f->db, "SELECT MAX(timestamp) FROM system_snapshots", INT64_MIN, &ok);
+		int64_t a =
+		    q_int(f->db, "SELECT MIN(timestamp) FROM system_snapshots", INT64_MIN, &ok);
+		int64_t b =
+		    q_int(f->db, "SELECT MAX(timestamp) FROM system_snapshots", INT64_MIN, &ok);
 		if (a != INT64_MIN)
 			span_add(f, (uint64_t)a);
 		if (b != INT64_MIN)
@@ -1316,11 +1327,11 @@ static void rp_free(struct ig_source *src)
 }
 
 static const struct ig_source_ops replay_ops = {
-	.name = "replay",
-	.fd = rp_fd,
-	.poll = rp_poll,
-	.peek_ts = rp_peek,
-	.free = rp_free,
+    .name = "replay",
+    .fd = rp_fd,
+    .poll = rp_poll,
+    .peek_ts = rp_peek,
+    .free = rp_free,
 };
 
 struct ig_source *replay_open_opts(const char *const *paths, int n, const struct replay_opts *o,
@@ -1451,11 +1462,12 @@ int replay_chains(struct ig_source *src, struct rec_chain **out, size_t *n)
 		if (!has_table(f->db, "causal_chains"))
 			continue;
 		char sql[320];
-		snprintf(sql, sizeof(sql),
-			 "SELECT id, detected_at, severity, summary, root_cause, explanation, "
-			 "recommendations, cuda_op, cuda_p99_us, cuda_p50_us, tail_ratio, timeline%s "
-			 "FROM causal_chains",
-			 f->has_chain_node ? ", node" : "");
+		snprintf(
+		    sql, sizeof(sql),
+		    "SELECT id, detected_at, severity, summary, root_cause, explanation, "
+		    "recommendations, cuda_op, cuda_p99_us, cuda_p50_us, tail_ratio, timeline%s "
+		    "FROM causal_chains",
+		    f->has_chain_node ? ", node" : "");
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
 			continue;
@@ -1483,8 +1495,8 @@ int replay_chains(struct ig_source *src, struct rec_chain **out, size_t *n)
 			c->p50_us = (uint64_t)sqlite3_column_int64(st, 9);
 			c->tail_ratio = sqlite3_column_double(st, 10);
 			c->timeline = col_dup(st, 11);
-			const char *nd = f->has_chain_node ? (const char *)sqlite3_column_text(st, 12)
-							   : NULL;
+			const char *nd =
+			    f->has_chain_node ? (const char *)sqlite3_column_text(st, 12) : NULL;
 			c->node = strdup(nd && *nd ? nd : f->default_node);
 		}
 		sqlite3_finalize(st);
@@ -1497,10 +1509,9 @@ int replay_chains(struct ig_source *src, struct rec_chain **out, size_t *n)
 void replay_sessions_free(struct rec_session *v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++) {
-		const char *s[] = { v[i].gpu_model, v[i].gpu_driver, v[i].cpu_model,
-				    v[i].kernel,    v[i].os_release, v[i].cuda_ver,
-				    v[i].python_ver, v[i].version,   v[i].pid_filter,
-				    v[i].flags,	    v[i].node };
+		const char *s[] = {v[i].gpu_model,  v[i].gpu_driver, v[i].cpu_model,  v[i].kernel,
+				   v[i].os_release, v[i].cuda_ver,   v[i].python_ver, v[i].version,
+				   v[i].pid_filter, v[i].flags,	     v[i].node};
 		for (size_t k = 0; k < sizeof(s) / sizeof(s[0]); k++)
 			free((char *)s[k]);
 	}
@@ -1521,11 +1532,12 @@ int replay_sessions(struct ig_source *src, struct rec_session **out, size_t *n)
 			continue;
 		int hn = has_column(f->db, "sessions", "node");
 		char sql[400];
-		snprintf(sql, sizeof(sql),
-			 "SELECT started_at, stopped_at, gpu_model, gpu_driver, cpu_model, cpu_cores, "
-			 "mem_total, kernel, os_release, cuda_ver, python_ver, ingero_ver, "
-			 "pid_filter, flags%s FROM sessions ORDER BY id",
-			 hn ? ", node" : "");
+		snprintf(
+		    sql, sizeof(sql),
+		    "SELECT started_at, stopped_at, gpu_model, gpu_driver, cpu_model, cpu_cores, "
+		    "mem_total, kernel, os_release, cuda_ver, python_ver, ingero_ver, "
+		    "pid_filter, flags%s FROM sessions ORDER BY id",
+		    hn ? ", node" : "");
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
 			continue;
@@ -1583,8 +1595,8 @@ int replay_process_names(struct ig_source *src, replay_name_fn cb, void *ctx)
 			continue;
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
-			unsigned node = node_for(r, f, hn ? (const char *)sqlite3_column_text(st, 3)
-							  : NULL);
+			unsigned node =
+			    node_for(r, f, hn ? (const char *)sqlite3_column_text(st, 3) : NULL);
 			cb(ctx, (uint32_t)sqlite3_column_int64(st, 0), nm ? nm : "",
 			   (uint64_t)sqlite3_column_int64(st, 2), node);
 		}

@@ -92,20 +92,20 @@ typedef void (*replay_name_fn)(void *ctx, uint32_t pid, const char *name, uint64
 int replay_process_names(struct ig_source *s, replay_name_fn cb, void *ctx);
 
 struct replay_file_info {
-	const char *path;    /* as given */
-	const char *writer;  /* "ingero-top" or "ingero" */
-	const char *version; /* schema_info version, e.g. "0.9" */
+	const char *path;      /* as given */
+	const char *writer;    /* "ingero-top" or "ingero" */
+	const char *version;   /* schema_info version, e.g. "0.9" */
 	int ingero_top_schema; /* 0 for Ingero files */
-	int recovered;       /* 1 when a hot WAL/journal was recovered from a copy */
+	int recovered;	       /* 1 when a hot WAL/journal was recovered from a copy */
 };
 int replay_file_count(struct ig_source *s);
 /* Fills *fi for file i; the strings are owned by s. 0 or -EINVAL. */
 int replay_file_info(struct ig_source *s, int i, struct replay_file_info *fi);
 
 struct replay_stats {
-	uint64_t rows;      /* events rows read */
-	uint64_t delivered; /* events handed to emit (all kinds) */
-	uint64_t skipped;   /* rows with no ingero-top kind (sched_wakeup, net...) */
+	uint64_t rows;	      /* events rows read */
+	uint64_t delivered;   /* events handed to emit (all kinds) */
+	uint64_t skipped;     /* rows with no ingero-top kind (sched_wakeup, net...) */
 	uint64_t synthesized; /* IG_EV_PAGE_ALLOC made from event_aggregates */
 };
 void replay_get_stats(struct ig_source *s, struct replay_stats *st);

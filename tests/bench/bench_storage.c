@@ -41,9 +41,9 @@ static uint64_t rnd(void)
  * 8 processes of 4 threads; ~100k events per second of event time. */
 static void make_event(struct ig_event *e, uint64_t i, uint64_t base)
 {
-	static const int ops[] = { IG_OP_CUDA_LAUNCH_KERNEL, IG_OP_CUDA_MEMCPY_ASYNC,
-				   IG_OP_CUDA_STREAM_SYNC, IG_OP_CU_LAUNCH_KERNEL,
-				   IG_OP_CUDA_MALLOC };
+	static const int ops[] = {IG_OP_CUDA_LAUNCH_KERNEL, IG_OP_CUDA_MEMCPY_ASYNC,
+				  IG_OP_CUDA_STREAM_SYNC, IG_OP_CU_LAUNCH_KERNEL,
+				  IG_OP_CUDA_MALLOC};
 	memset(e, 0, sizeof(*e));
 	uint64_t r = rnd();
 	e->ts_ns = base + i * 10000;
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	unlink(path2);
 
 	/* with --max-db 64M: pruning runs all along */
-	struct rec_opts big = { .max_db_bytes = 64ull << 20 };
+	struct rec_opts big = {.max_db_bytes = 64ull << 20};
 	r = rec_open(path2, &big, &err);
 	t0 = now_s();
 	for (uint64_t i = 0; i < n; i++)
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	unlink(path2);
 
 	/* 2. replay into the model, and replay alone */
-	const char *paths[] = { path };
+	const char *paths[] = {path};
 	struct ig_source *s = replay_open(paths, 1, &err);
 	if (!s) {
 		fprintf(stderr, "%s\n", err);

@@ -79,17 +79,17 @@ int main(void)
 	CHECK(b - a <= 5000000000ull && b - a > 4990000000ull);
 	CHECK(flight_count(f) >= 4990 && flight_count(f) <= 5001);
 	CHECK(flight_capped(f) == 0);
-	struct rec_chain ch = { .id = "host-starvation-cudaStreamSynchronize",
-				.detected_at_ns = b,
-				.severity = "HIGH",
-				.summary = "starved",
-				.root_cause = "host_starvation" };
+	struct rec_chain ch = {.id = "host-starvation-cudaStreamSynchronize",
+			       .detected_at_ns = b,
+			       .severity = "HIGH",
+			       .summary = "starved",
+			       .root_cause = "host_starvation"};
 	CHECK(flight_chain(f, &ch) == 0);
 	ch.severity = "MEDIUM"; /* replaced by id */
 	CHECK(flight_chain(f, &ch) == 0);
-	struct rec_session ses = { .started_at_ns = base, .node = "flighthost", .cpu_cores = 2 };
+	struct rec_session ses = {.started_at_ns = base, .node = "flighthost", .cpu_cores = 2};
 	CHECK(flight_set_session(f, &ses) == 0);
-	struct ig_event comm = { .kind = IG_EV_COMM, .pid = 777, .ts_ns = base };
+	struct ig_event comm = {.kind = IG_EV_COMM, .pid = 777, .ts_ns = base};
 	snprintf(comm.comm, sizeof(comm.comm), "longlived");
 	flight_push(f, &comm);
 	size_t n = flight_count(f);
@@ -108,11 +108,11 @@ int main(void)
 	CHECKF(strstr(msg, "saved") && strstr(msg, path), "%s", msg);
 	CHECK(flight_poll(f, msg, sizeof(msg)) == 0);
 
-	const char *paths[] = { path }, *err = NULL;
+	const char *paths[] = {path}, *err = NULL;
 	struct ig_source *s = replay_open(paths, 1, &err);
 	CHECKF(s, "%s", err ? err : "?");
 	if (s) {
-		struct got g = { 0 };
+		struct got g = {0};
 		while (s->ops->poll(s, on_ev, &g, 1000) > 0)
 			;
 		size_t events = 0, names = 0, found777 = 0;
@@ -128,7 +128,8 @@ int main(void)
 		CHECK(names == 6 && found777 == 1);
 		struct rec_chain *c;
 		size_t nc;
-		CHECK(replay_chains(s, &c, &nc) == 0 && nc == 1 && !strcmp(c[0].severity, "MEDIUM"));
+		CHECK(replay_chains(s, &c, &nc) == 0 && nc == 1 &&
+		      !strcmp(c[0].severity, "MEDIUM"));
 		replay_chains_free(c, nc);
 		CHECK(replay_node_name(s, 0) && !strcmp(replay_node_name(s, 0), "flighthost"));
 		free(g.v);

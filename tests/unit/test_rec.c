@@ -44,8 +44,8 @@ static void path_in(char *buf, size_t len, const char *name)
 
 static void rand_comm(char *c, int full)
 {
-	static const char *names[] = { "python3", "pt_data_worker", "stress-ng", "train",
-				       "exactly16chars!!" };
+	static const char *names[] = {"python3", "pt_data_worker", "stress-ng", "train",
+				      "exactly16chars!!"};
 	memset(c, 0, IG_COMM_LEN);
 	const char *n = names[rnd() % 5];
 	if (full)
@@ -57,14 +57,15 @@ static void rand_comm(char *c, int full)
 static void synth(struct ig_event *e, uint64_t base, int i)
 {
 	memset(e, 0, sizeof(*e));
-	static const int kinds[] = { IG_EV_CALL,   IG_EV_CALL,	     IG_EV_CALL,     IG_EV_OFFCPU,
-				     IG_EV_OFFCPU, IG_EV_FORK,	     IG_EV_EXEC,     IG_EV_EXIT,
-				     IG_EV_PAGE_ALLOC, IG_EV_BLOCK_IO, IG_EV_SNAPSHOT, IG_EV_COMM };
+	static const int kinds[] = {IG_EV_CALL,	      IG_EV_CALL,     IG_EV_CALL,     IG_EV_OFFCPU,
+				    IG_EV_OFFCPU,     IG_EV_FORK,     IG_EV_EXEC,     IG_EV_EXIT,
+				    IG_EV_PAGE_ALLOC, IG_EV_BLOCK_IO, IG_EV_SNAPSHOT, IG_EV_COMM};
 	int kind = kinds[rnd() % (sizeof(kinds) / sizeof(kinds[0]))];
 	uint64_t ts = base + (uint64_t)i * 1000003 + rnd() % 1000;
 	if (kind == IG_EV_SNAPSHOT) {
-		ig_snapshot_fill(e, ts, (double)(rnd() % 1001) / 10.0, (double)(rnd() % 1001) / 10.0,
-				 rnd() % 100000, rnd() % 4096, (double)(rnd() % 5000) / 100.0);
+		ig_snapshot_fill(e, ts, (double)(rnd() % 1001) / 10.0,
+				 (double)(rnd() % 1001) / 10.0, rnd() % 100000, rnd() % 4096,
+				 (double)(rnd() % 5000) / 100.0);
 		e->node = (uint8_t)(rnd() % 3);
 		return;
 	}
@@ -135,7 +136,7 @@ static void on_ev(void *ctx, const struct ig_event *e)
 
 static int replay_all(const char *path, struct vec *out, struct ig_source **keep)
 {
-	const char *paths[] = { path }, *err = NULL;
+	const char *paths[] = {path}, *err = NULL;
 	struct ig_source *s = replay_open(paths, 1, &err);
 	if (!s) {
 		fprintf(stderr, "replay: %s\n", err);
@@ -193,16 +194,20 @@ static void test_round_trip(int sync)
 	char path[512];
 	path_in(path, sizeof(path), sync ? "rt-sync.db" : "rt.db");
 	const char *err = NULL;
-	struct rec_opts o = { .synchronous = sync, .batch_events = 1000 };
+	struct rec_opts o = {.synchronous = sync, .batch_events = 1000};
 	struct rec *r = rec_open(path, &o, &err);
 	CHECKF(r, "%s", err ? err : "?");
 	if (!r)
 		return;
 	CHECK(rec_set_node_name(r, 1, "gpu-b") == 0);
 	CHECK(rec_set_node_name(r, 2, "gpu-c") == 0);
-	struct rec_session ses = { .started_at_ns = 1700000000000000000ull, .cpu_model = "Test CPU",
-				   .cpu_cores = 8, .mem_total_mb = 16000, .kernel = "6.1.0",
-				   .node = "hostA", .flags = "record" };
+	struct rec_session ses = {.started_at_ns = 1700000000000000000ull,
+				  .cpu_model = "Test CPU",
+				  .cpu_cores = 8,
+				  .mem_total_mb = 16000,
+				  .kernel = "6.1.0",
+				  .node = "hostA",
+				  .flags = "record"};
 	CHECK(rec_session_info(r, &ses) == 0);
 	enum { N = 20000 };
 	struct ordered *want = calloc(N, sizeof(*want));
@@ -216,18 +221,18 @@ static void test_round_trip(int sync)
 		want[nw].seq = (size_t)i;
 		nw++;
 	}
-	struct rec_chain ch = { .id = "cpu-contention-cudaStreamSynchronize",
-				.detected_at_ns = base + 5000000000ull,
-				.severity = "HIGH",
-				.summary = "cudaStreamSynchronize p99 142 ms",
-				.root_cause = "cpu_contention",
-				.explanation = "preempted",
-				.recommendations = "[\"pin\"]",
-				.cuda_op = "cudaStreamSynchronize",
-				.p99_us = 142000,
-				.p50_us = 900,
-				.tail_ratio = 157.7,
-				.timeline = "[]" };
+	struct rec_chain ch = {.id = "cpu-contention-cudaStreamSynchronize",
+			       .detected_at_ns = base + 5000000000ull,
+			       .severity = "HIGH",
+			       .summary = "cudaStreamSynchronize p99 142 ms",
+			       .root_cause = "cpu_contention",
+			       .explanation = "preempted",
+			       .recommendations = "[\"pin\"]",
+			       .cuda_op = "cudaStreamSynchronize",
+			       .p99_us = 142000,
+			       .p50_us = 900,
+			       .tail_ratio = 157.7,
+			       .timeline = "[]"};
 	CHECK(rec_chain(r, &ch) == 0);
 	CHECK(rec_stack(r, 42, "[\"0x1\"]", "[{\"s\":\"main\"}]") == 0);
 	CHECK(rec_flush(r) == 0);
@@ -238,7 +243,7 @@ static void test_round_trip(int sync)
 	CHECK(rec_close(r) == 0);
 
 	qsort(want, nw, sizeof(*want), cmp_order);
-	struct vec got = { 0 };
+	struct vec got = {0};
 	struct ig_source *s = NULL;
 	CHECK(replay_all(path, &got, &s) == 0);
 	CHECKF(got.n == nw, "replayed %zu of %zu", got.n, nw);
@@ -248,10 +253,10 @@ static void test_round_trip(int sync)
 			if (bad++ < 3) {
 				const struct ig_event *a = &got.v[i], *b = &want[i].e;
 				fprintf(stderr,
-					"event %zu differs: kind %d/%d op %d/%d ts %" PRIu64 "/%" PRIu64
-					" node %d/%d comm %.16s/%.16s\n",
-					i, a->kind, b->kind, a->op, b->op, a->ts_ns, b->ts_ns, a->node,
-					b->node, a->comm, b->comm);
+					"event %zu differs: kind %d/%d op %d/%d ts %" PRIu64
+					"/%" PRIu64 " node %d/%d comm %.16s/%.16s\n",
+					i, a->kind, b->kind, a->op, b->op, a->ts_ns, b->ts_ns,
+					a->node, b->node, a->comm, b->comm);
 			}
 		}
 	}
@@ -267,7 +272,8 @@ static void test_round_trip(int sync)
 			CHECK(!strcmp(c[0].id, ch.id) && !strcmp(c[0].severity, "HIGH") &&
 			      c[0].p99_us == 142000 && c[0].tail_ratio == 157.7 &&
 			      !strcmp(c[0].recommendations, "[\"pin\"]") &&
-			      c[0].detected_at_ns == ch.detected_at_ns && !strcmp(c[0].node, "hostA"));
+			      c[0].detected_at_ns == ch.detected_at_ns &&
+			      !strcmp(c[0].node, "hostA"));
 		}
 		replay_chains_free(c, n);
 		struct rec_session *ss;
@@ -318,7 +324,7 @@ static void test_append_and_errors(void)
 	}
 	CHECK(sql_int(path, "SELECT COUNT(*) FROM sessions") == 2);
 	CHECK(sql_int(path, "SELECT COUNT(*) FROM events") == 2);
-	struct rec_opts ex = { .exclusive = 1 };
+	struct rec_opts ex = {.exclusive = 1};
 	CHECK(rec_open(path, &ex, &err) == NULL && strstr(err, "exists"));
 
 	CHECK(rec_open("/nonexistent-dir/x.db", NULL, &err) == NULL && err &&
@@ -328,8 +334,9 @@ static void test_append_and_errors(void)
 	path_in(other, sizeof(other), "other.db");
 	sqlite3 *db;
 	sqlite3_open(other, &db);
-	sqlite3_exec(db, "CREATE TABLE t(x); CREATE TABLE schema_info(key, value);"
-			 "INSERT INTO schema_info VALUES ('version', '0.9')",
+	sqlite3_exec(db,
+		     "CREATE TABLE t(x); CREATE TABLE schema_info(key, value);"
+		     "INSERT INTO schema_info VALUES ('version', '0.9')",
 		     NULL, NULL, NULL);
 	sqlite3_close(db);
 	CHECK(rec_open(other, NULL, &err) == NULL && strstr(err, "not an ingero-top recording"));
@@ -390,7 +397,7 @@ static void test_max_db(void)
 	char path[512];
 	path_in(path, sizeof(path), "bounded.db");
 	const char *err;
-	struct rec_opts o = { .max_db_bytes = 2 << 20 };
+	struct rec_opts o = {.max_db_bytes = 2 << 20};
 	struct rec *r = rec_open(path, &o, &err);
 	CHECK(r);
 	if (!r)
@@ -426,7 +433,8 @@ static void test_max_db(void)
 	/* the newest events are kept */
 	CHECK(sql_int(path, "SELECT MAX(start_ns) FROM events") >=
 	      (int64_t)(base + (uint64_t)(N - 1) * 1000003));
-	CHECK(sql_int(path, "SELECT COUNT(*) FROM events") + (int64_t)st.pruned_events >= N - 20000);
+	CHECK(sql_int(path, "SELECT COUNT(*) FROM events") + (int64_t)st.pruned_events >=
+	      N - 20000);
 }
 
 /* A full disk (here: a file-size limit) stops recording, returns -errno, and
@@ -438,7 +446,7 @@ static void test_disk_full(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		signal(SIGXFSZ, SIG_IGN);
-		struct rlimit rl = { 1 << 20, 1 << 20 };
+		struct rlimit rl = {1 << 20, 1 << 20};
 		setrlimit(RLIMIT_FSIZE, &rl);
 		const char *err;
 		struct rec *r = rec_open(path, NULL, &err);
@@ -464,7 +472,7 @@ static void test_disk_full(void)
 	waitpid(pid, &status, 0);
 	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 	/* the file (with its WAL, if the checkpoint could not run) is valid */
-	struct vec got = { 0 };
+	struct vec got = {0};
 	CHECK(replay_all(path, &got, NULL) == 0);
 	CHECK(got.n > 1000);
 	sqlite3 *db;
@@ -531,7 +539,7 @@ static void test_crash(void)
 	struct stat w0, w1, d0, d1;
 	int had_wal = stat(wal, &w0) == 0;
 	stat(path, &d0);
-	struct vec got = { 0 };
+	struct vec got = {0};
 	struct ig_source *s = NULL;
 	CHECK(replay_all(path, &got, &s) == 0);
 	if (s) {

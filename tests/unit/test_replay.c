@@ -23,15 +23,16 @@
 static char traces[4096];
 static char tmpdir[256];
 
-static const char *fixtures[] = { "pytorch-dataloader-starvation.db", "sample-cluster.db",
-				  "sample-gpu-node-01.db", "sample-gpu-node-02.db",
-				  "sample-gpu-node-03.db" };
+static const char *fixtures[] = {"pytorch-dataloader-starvation.db", "sample-cluster.db",
+				 "sample-gpu-node-01.db", "sample-gpu-node-02.db",
+				 "sample-gpu-node-03.db"};
 #define NFIX (int)(sizeof(fixtures) / sizeof(fixtures[0]))
 
 static void find_traces(void)
 {
 	const char *env = getenv("IG_TRACES");
-	const char *cands[] = { env, "../shared/traces", "../../shared/traces", "/work/shared/traces" };
+	const char *cands[] = {env, "../shared/traces", "../../shared/traces",
+			       "/work/shared/traces"};
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
 		if (!cands[i])
 			continue;
@@ -212,8 +213,8 @@ static void test_fixture(const char *name)
 	unsigned char *bytes0 = slurp(path, &len0);
 
 	const char *err = NULL;
-	const char *paths[] = { path };
-	struct replay_opts ro = { .no_aggregates = 1 };
+	const char *paths[] = {path};
+	struct replay_opts ro = {.no_aggregates = 1};
 	struct ig_source *s = replay_open_opts(paths, 1, &ro, &err);
 	CHECKF(s, "%s: %s", name, err ? err : "?");
 	if (!s)
@@ -235,10 +236,11 @@ static void test_fixture(const char *name)
 	sqlite3 *db = open_ro(path);
 	CHECK(db);
 	sqlite3_stmt *st;
-	CHECK(sqlite3_prepare_v2(db,
-				 "SELECT e.source, o.name, COUNT(*) FROM events e LEFT JOIN ops o ON "
-				 "o.source_id = e.source AND o.op_id = e.op GROUP BY 1, 2",
-				 -1, &st, NULL) == SQLITE_OK);
+	CHECK(
+	    sqlite3_prepare_v2(db,
+			       "SELECT e.source, o.name, COUNT(*) FROM events e LEFT JOIN ops o ON "
+			       "o.source_id = e.source AND o.op_id = e.op GROUP BY 1, 2",
+			       -1, &st, NULL) == SQLITE_OK);
 	uint64_t total = 0, mapped = 0;
 	int groups = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -258,11 +260,12 @@ static void test_fixture(const char *name)
 		       o ? o->n : 0, n);
 		/* exact percentiles of the durations */
 		sqlite3_stmt *d;
-		CHECK(sqlite3_prepare_v2(db,
-					 "SELECT duration FROM events e JOIN ops o ON o.source_id = "
-					 "e.source AND o.op_id = e.op WHERE e.source = ?1 AND o.name = "
-					 "?2 ORDER BY duration",
-					 -1, &d, NULL) == SQLITE_OK);
+		CHECK(sqlite3_prepare_v2(
+			  db,
+			  "SELECT duration FROM events e JOIN ops o ON o.source_id = "
+			  "e.source AND o.op_id = e.op WHERE e.source = ?1 AND o.name = "
+			  "?2 ORDER BY duration",
+			  -1, &d, NULL) == SQLITE_OK);
 		sqlite3_bind_int(d, 1, src);
 		sqlite3_bind_text(d, 2, op, -1, SQLITE_TRANSIENT);
 		uint64_t *v = malloc(n * sizeof(*v));
@@ -273,11 +276,12 @@ static void test_fixture(const char *name)
 		}
 		sqlite3_finalize(d);
 		qsort(v, k, sizeof(*v), cmp_u64);
-		double qs[] = { 0.5, 0.99 };
+		double qs[] = {0.5, 0.99};
 		for (int qi = 0; o && k && qi < 2; qi++) {
 			uint64_t want = exact_pct(v, k, qs[qi]);
 			uint64_t got = hist_percentile(&o->h, qs[qi]);
-			double rel = want ? ((double)got - (double)want) / (double)want : (double)got;
+			double rel =
+			    want ? ((double)got - (double)want) / (double)want : (double)got;
 			if (rel < 0)
 				rel = -rel;
 			CHECKF(rel <= 0.01, "%s: %s p%.0f: replay %" PRIu64 " exact %" PRIu64, name,
@@ -290,8 +294,9 @@ static void test_fixture(const char *name)
 	CHECKF(rs.rows == total, "%s: rows read %" PRIu64 " of %" PRIu64, name, rs.rows, total);
 	CHECKF(rs.skipped == total - mapped, "%s: skipped %" PRIu64, name, rs.skipped);
 	int64_t snaps = 0, names = 0;
-	sqlite3_prepare_v2(db, "SELECT (SELECT COUNT(*) FROM system_snapshots), (SELECT COUNT(*) "
-			       "FROM process_names)",
+	sqlite3_prepare_v2(db,
+			   "SELECT (SELECT COUNT(*) FROM system_snapshots), (SELECT COUNT(*) "
+			   "FROM process_names)",
 			   -1, &st, NULL);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		snaps = sqlite3_column_int64(st, 0);
@@ -324,7 +329,7 @@ static void test_fixture(const char *name)
 
 	/* nothing written next to the input, not one byte changed */
 	char side[4500];
-	const char *sfx[] = { "-wal", "-shm", "-journal" };
+	const char *sfx[] = {"-wal", "-shm", "-journal"};
 	for (int i = 0; i < 3; i++) {
 		snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
 		CHECKF(access(side, F_OK) != 0, "%s was created", side);
@@ -344,7 +349,7 @@ static void test_dataloader(void)
 {
 	char path[4400];
 	snprintf(path, sizeof(path), "%s/pytorch-dataloader-starvation.db", traces);
-	const char *paths[] = { path }, *err = NULL;
+	const char *paths[] = {path}, *err = NULL;
 	struct ig_source *s = replay_open(paths, 1, &err);
 	CHECKF(s, "%s", err ? err : "?");
 	if (!s)
@@ -394,8 +399,8 @@ static void test_dataloader(void)
 	CHECK(named > 100);
 	CHECK(forks_ok);
 	/* the node of a single 0.8 file is named after it */
-	CHECK(replay_node_name(s, 0) && !strcmp(replay_node_name(s, 0),
-						 "pytorch-dataloader-starvation"));
+	CHECK(replay_node_name(s, 0) &&
+	      !strcmp(replay_node_name(s, 0), "pytorch-dataloader-starvation"));
 	/* chains and sessions */
 	struct rec_chain *ch;
 	size_t nch;
@@ -445,11 +450,11 @@ static void test_merge(void)
 	for (int i = 0; i < 3; i++)
 		snprintf(p[i], sizeof(p[i]), "%s/sample-gpu-node-0%d.db", traces, i + 1);
 	snprintf(cl, sizeof(cl), "%s/sample-cluster.db", traces);
-	const char *paths[] = { p[2], p[0], p[1] }, *err = NULL;
-	struct replay_opts ro = { .no_aggregates = 1 };
+	const char *paths[] = {p[2], p[0], p[1]}, *err = NULL;
+	struct replay_opts ro = {.no_aggregates = 1};
 	struct ig_source *s = replay_open_opts(paths, 3, &ro, &err);
 	CHECKF(s, "%s", err ? err : "?");
-	const char *cp[] = { cl };
+	const char *cp[] = {cl};
 	struct ig_source *c = replay_open_opts(cp, 1, &ro, &err);
 	CHECKF(c, "%s", err ? err : "?");
 	if (!s || !c)
@@ -465,9 +470,11 @@ static void test_merge(void)
 	size_t i = 0, j = 0, matched = 0;
 	int same = 1;
 	while (same) {
-		while (i < a.nall && (a.all[i].kind == IG_EV_COMM || a.all[i].kind == IG_EV_SNAPSHOT))
+		while (i < a.nall &&
+		       (a.all[i].kind == IG_EV_COMM || a.all[i].kind == IG_EV_SNAPSHOT))
 			i++;
-		while (j < b.nall && (b.all[j].kind == IG_EV_COMM || b.all[j].kind == IG_EV_SNAPSHOT))
+		while (j < b.nall &&
+		       (b.all[j].kind == IG_EV_COMM || b.all[j].kind == IG_EV_SNAPSHOT))
 			j++;
 		if (i == a.nall || j == b.nall) {
 			same = i == a.nall && j == b.nall;
@@ -507,7 +514,6 @@ static void test_merge(void)
 	c->ops->free(c);
 }
 
-
 /* Ingero file -> replay -> record -> replay gives the same stream, event by
  * event and node by node: what the live view of a replay would record. */
 static void fwd(void *ctx, const struct ig_event *e)
@@ -520,9 +526,9 @@ static void test_rerecord(const char *name)
 	char orig[4400], own[4400];
 	snprintf(orig, sizeof(orig), "%s/%s", traces, name);
 	snprintf(own, sizeof(own), "%s/rerecord-%s", tmpdir, name);
-	const char *p1[] = { orig }, *p2[] = { own }, *err = NULL;
+	const char *p1[] = {orig}, *p2[] = {own}, *err = NULL;
 	struct ig_source *s = replay_open(p1, 1, &err);
-	struct rec_opts o = { .synchronous = 1 };
+	struct rec_opts o = {.synchronous = 1};
 	struct rec *r = rec_open(own, &o, &err);
 	CHECKF(s && r, "%s", err ? err : "?");
 	if (!s || !r)
@@ -547,13 +553,17 @@ static void test_rerecord(const char *name)
 	for (size_t i = 0; same && i < a.nall; i++) {
 		same = !memcmp(&a.all[i], &b.all[i], sizeof(struct ig_event));
 		if (!same)
-			fprintf(stderr, "%s: event %zu differs (kind %d/%d ts %" PRIu64 "/%" PRIu64 ")\n",
-				name, i, a.all[i].kind, b.all[i].kind, a.all[i].ts_ns, b.all[i].ts_ns);
+			fprintf(stderr,
+				"%s: event %zu differs (kind %d/%d ts %" PRIu64 "/%" PRIu64 ")\n",
+				name, i, a.all[i].kind, b.all[i].kind, a.all[i].ts_ns,
+				b.all[i].ts_ns);
 	}
 	CHECKF(same, "%s: re-recorded stream differs (%zu vs %zu events)", name, a.nall, b.nall);
 	for (int i = 0; t && i < replay_node_count(s); i++) {
-		const char *x = replay_node_name(s, (unsigned)i), *y = replay_node_name(t, (unsigned)i);
-		CHECKF((!x && !y) || (x && y && !strcmp(x, y)), "%s node %d: %s / %s", name, i, x ? x : "-", y ? y : "-");
+		const char *x = replay_node_name(s, (unsigned)i),
+			   *y = replay_node_name(t, (unsigned)i);
+		CHECKF((!x && !y) || (x && y && !strcmp(x, y)), "%s node %d: %s / %s", name, i,
+		       x ? x : "-", y ? y : "-");
 	}
 	free(a.all);
 	free(b.all);
@@ -578,11 +588,12 @@ static int opened, refused;
 /* Opens path; must give a one-line error or a stream that drains cleanly. */
 static void try_replay(const char *path, const char *what)
 {
-	const char *paths[] = { path }, *err = NULL;
+	const char *paths[] = {path}, *err = NULL;
 	struct ig_source *s = replay_open(paths, 1, &err);
 	if (!s) {
 		refused++;
-		CHECKF(err && *err && !strchr(err, 10) && strlen(err) < 600, "%s: bad error: %s", what, err ? err : "(null)");
+		CHECKF(err && *err && !strchr(err, 10) && strlen(err) < 600, "%s: bad error: %s",
+		       what, err ? err : "(null)");
 		return;
 	}
 	opened++;
@@ -627,10 +638,10 @@ static void sql_on_copy(const char *src, const char *dst, const char *sql)
 
 static void expect_error(const char *path, const char *needle)
 {
-	const char *paths[] = { path }, *err = NULL;
+	const char *paths[] = {path}, *err = NULL;
 	struct ig_source *s = replay_open(paths, 1, &err);
-	CHECKF(!s && err && strstr(err, needle), "%s: want error with '%s', got '%s'", path,
-	       needle, err ? err : "(opened)");
+	CHECKF(!s && err && strstr(err, needle), "%s: want error with '%s', got '%s'", path, needle,
+	       err ? err : "(opened)");
 	if (s)
 		s->ops->free(s);
 }
@@ -653,7 +664,7 @@ static void test_mutations(int rounds)
 		unsigned char *b = slurp(orig, &len);
 		unsigned char *w = malloc(len);
 		/* truncations */
-		size_t cuts[] = { 1, 16, 50, 99, 100, 4096, len / 2, len - 4096, len - 1 };
+		size_t cuts[] = {1, 16, 50, 99, 100, 4096, len / 2, len - 4096, len - 1};
 		for (size_t k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
 			write_bytes(m, b, cuts[k]);
 			try_replay(m, "truncated");
@@ -682,14 +693,21 @@ static void test_mutations(int rounds)
 		free(w);
 		free(b);
 		/* schema damage */
-		const char *ddl[] = { "DROP TABLE events", "DROP TABLE ops", "DROP TABLE schema_info",
-				      "DROP TABLE system_snapshots", "DROP TABLE process_names",
-				      "DROP TABLE causal_chains", "DROP TABLE sessions",
-				      "DELETE FROM ops", "DELETE FROM events",
-				      "UPDATE events SET duration = -5, timestamp = 0 WHERE rowid % 7 = 0",
-				      "UPDATE events SET pid = 'x', duration = 'y' WHERE rowid % 5 = 0",
-				      "UPDATE ops SET name = NULL", "UPDATE process_names SET name = NULL",
-				      "ALTER TABLE events DROP COLUMN arg1" };
+		const char *ddl[] = {
+		    "DROP TABLE events",
+		    "DROP TABLE ops",
+		    "DROP TABLE schema_info",
+		    "DROP TABLE system_snapshots",
+		    "DROP TABLE process_names",
+		    "DROP TABLE causal_chains",
+		    "DROP TABLE sessions",
+		    "DELETE FROM ops",
+		    "DELETE FROM events",
+		    "UPDATE events SET duration = -5, timestamp = 0 WHERE rowid % 7 = 0",
+		    "UPDATE events SET pid = 'x', duration = 'y' WHERE rowid % 5 = 0",
+		    "UPDATE ops SET name = NULL",
+		    "UPDATE process_names SET name = NULL",
+		    "ALTER TABLE events DROP COLUMN arg1"};
 		for (size_t k = 0; k < sizeof(ddl) / sizeof(ddl[0]); k++) {
 			sql_on_copy(orig, m, ddl[k]);
 			try_replay(m, ddl[k]);
@@ -717,7 +735,7 @@ static void test_mutations(int rounds)
 			    "ALTER TABLE events ADD COLUMN comm TEXT NOT NULL DEFAULT '';"
 			    "UPDATE events SET comm = 'fromrow';"
 			    "UPDATE schema_info SET value = '0.10' WHERE key = 'version'");
-		const char *pp[] = { m }, *err = NULL;
+		const char *pp[] = {m}, *err = NULL;
 		struct ig_source *s = replay_open(pp, 1, &err);
 		CHECKF(s, "0.10: %s", err ? err : "?");
 		if (s) {
@@ -727,8 +745,10 @@ static void test_mutations(int rounds)
 			drain(s, &c);
 			int all = 1;
 			for (size_t k = 0; k < c.nall; k++)
-				if (c.all[k].kind != IG_EV_COMM && c.all[k].kind != IG_EV_SNAPSHOT &&
-				    c.all[k].kind != IG_EV_PAGE_ALLOC && strcmp(c.all[k].comm, "fromrow"))
+				if (c.all[k].kind != IG_EV_COMM &&
+				    c.all[k].kind != IG_EV_SNAPSHOT &&
+				    c.all[k].kind != IG_EV_PAGE_ALLOC &&
+				    strcmp(c.all[k].comm, "fromrow"))
 					all = 0;
 			CHECK(all && c.nall > 0);
 			free(c.all);

@@ -18,13 +18,14 @@ int main(void)
 				      "Processor\nflags: x\n",
 				      out, sizeof(out)) == 0 &&
 	      !strcmp(out, "AMD EPYC 7713 64-Core Processor"));
-	CHECK(sysinfo_parse_mem_total_mb("MemTotal:       16372504 kB\nMemFree: 1 kB\n", &mb) == 0 &&
+	CHECK(sysinfo_parse_mem_total_mb("MemTotal:       16372504 kB\nMemFree: 1 kB\n", &mb) ==
+		  0 &&
 	      mb == 15988);
 	CHECK(sysinfo_parse_mem_total_mb("MemFree: 1 kB\n", &mb) == -ENOENT);
 	struct sysinfo_facts f;
 	CHECK(sysinfo_read(&f) == 0);
 	CHECK(f.host[0] && f.kernel[0] && f.cpu_cores > 0 && f.mem_total_mb > 0);
-	struct rec_session s = { 0 };
+	struct rec_session s = {0};
 	sysinfo_to_session(&f, &s);
 	CHECK(s.node == f.host && s.cpu_cores == f.cpu_cores);
 	return check_done("test_sysinfo");
