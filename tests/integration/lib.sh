@@ -28,6 +28,13 @@ finish() { [ "$FAILS" = 0 ] && { echo "all checks passed"; exit 0; }; echo "$FAI
 
 # Per-op call counts from an --events log: "op count" lines, sorted.
 event_counts() { awk '$2 == "call" { for (i = 3; i <= NF; i++) if ($i ~ /^op=/) c[substr($i, 4)]++ } END { for (o in c) print o, c[o] }' "$1" | sort; }
+# The same for the pids listed in an expect file only (default mode traces
+# every CUDA process on the machine, not just ours).
+event_counts_of() { # events, expect
+	awk 'NR == FNR { if ($1 == "pid") want["pid=" $2] = 1; next }
+	     $2 == "call" && ($3 in want) { for (i = 4; i <= NF; i++) if ($i ~ /^op=/) c[substr($i, 4)]++ }
+	     END { for (o in c) print o, c[o] }' "$2" "$1" | sort
+}
 # The workload's own expectation file, without pid lines and zero counts, sorted.
 expect_counts() { awk '$1 != "pid" && $2 > 0' "$1" | sort; }
 # Value of field NAME= on a line.
