@@ -789,12 +789,15 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	if (share < cfg->starve_between || t->switches < cfg->min_switches)
 		return;
 	double off_share = (double)off_btw / (double)t->wall_ns;
+	double busy = (double)t->between_on_cpu_ns / (double)t->wall_ns;
 	int workers = p->nwakers > 0 && (p->wakers[0].pid != p->pid || p->nwakers > 1);
 	int sev;
 	if (off_share >= 0.3 && workers)
 		sev = share >= cfg->starve_between_high ? IG_SEV_HIGH : IG_SEV_MEDIUM;
 	else if (off_share >= 0.3)
 		sev = x->tail_op ? IG_SEV_MEDIUM : IG_SEV_LOW;
+	else if (busy >= cfg->starve_between_high) /* the feeder itself is the bottleneck */
+		sev = IG_SEV_MEDIUM;
 	else
 		sev = x->tail_op ? IG_SEV_MEDIUM : IG_SEV_LOW; /* busy on CPU between calls */
 	struct finding f;
@@ -814,7 +817,6 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 		culprit(&f, p->wakers[0].pid, p->wakers[0].comm);
 	double blk = (double)t->between_blocked_ns / (double)t->wall_ns;
 	double unk = (double)t->between_unknown_ns / (double)t->wall_ns;
-	double busy = (double)t->between_on_cpu_ns / (double)t->wall_ns;
 	if (off_share >= busy)
 		put(f.c.summary, sizeof(f.c.summary),
 			 "%s tid %u spends %.0f %% of wall time off-CPU between CUDA calls%s%s%s, "
@@ -984,6 +986,10 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	int sev = share >= 0.8 && wall >= 0.5	 ? IG_SEV_HIGH
 		  : wall >= 0.25 || tail ? IG_SEV_MEDIUM
 					 : IG_SEV_LOW;
+	/* loading weights and data right after start is expected: say it, low */
+	int startup = x->p->first_ns >= x->ws;
+	if (startup && sev > IG_SEV_LOW)
+		sev = IG_SEV_LOW;
 	struct finding f;
 	char pn[40], b[24], bw[24];
 	f_init(&f, IG_CC_COPY_DOMINATED, sev, top, x->p);
@@ -997,8 +1003,11 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	put(f.c.explanation, sizeof(f.c.explanation),
 		 "Moving data between host and device takes most of the time the process spends in "
 		 "CUDA. At %s/s the copies run well below what PCIe can do when host buffers are "
-		 "pageable, and while the thread copies it does not launch work.",
-		 bw);
+		 "pageable, and while the thread copies it does not launch work.%s",
+		 bw,
+		 startup ? " The process started inside the window: this may be the initial load "
+			   "of weights and data, hence the low severity."
+			 : "");
 	ev(&f, "copy_share_pct", share * 100, "%");
 	ev(&f, "copy_wall_pct", wall * 100, "%");
 	ev(&f, "mean_copy_bytes", mean, "B");

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "../../src/model.h"
 #include "../../src/ops.h"
+#include "../../src/replay.h"
 #include "../../src/report.h"
 #include "../../src/synth.h"
 
@@ -363,6 +364,60 @@ static void test_recs_specific(void)
 				CHECKF(strcmp(firsts[i], firsts[j]), "%d and %d share '%s'", i, j, firsts[i]);
 }
 
+/* A real recording by Ingero (no preempted/blocked split, off-CPU state
+ * unknown): the PyTorch DataLoader case, where the main thread is busy on the
+ * CPU and the GPU waits. Skipped when the fixture is not there. */
+static void test_ingero_recording(void)
+{
+	static const char *const cands[] = { "../shared/traces", "../../shared/traces",
+					     "/work/shared/traces" };
+	char path[512];
+	FILE *f = NULL;
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]) && !f; i++) {
+		snprintf(path, sizeof(path), "%s/pytorch-dataloader-starvation.db", cands[i]);
+		f = fopen(path, "rb");
+	}
+	if (!f) {
+		printf("test_detect: Ingero fixture not found, recording check skipped\n");
+		return;
+	}
+	fclose(f);
+	const char *p = path, *err = NULL;
+	struct ig_source *src = replay_open(&p, 1, &err);
+	CHECKF(src != NULL, "%s", err ? err : "?");
+	if (!src)
+		return;
+	struct ig_model *m = model_new(NULL);
+	int worst[IG_CC_MAX];
+	for (int c = 0; c < IG_CC_MAX; c++)
+		worst[c] = -1;
+	int starve_busy = 0;
+	while (src->ops->poll(src, (ig_emit_fn)model_ingest, m, 64) > 0) {
+		for (int i = 0; i < model_chain_count(m); i++) {
+			const struct ig_chain *c = model_chain(m, i);
+			if (c->severity > worst[c->cls])
+				worst[c->cls] = c->severity;
+			if (c->cls == IG_CC_CPU_CONTENTION)
+				CHECKF(c->lacking[0], "confirmed contention without a split: %s",
+				       c->summary);
+			if (c->cls == IG_CC_HOST_STARVATION && c->pid == 2233 &&
+			    strstr(c->summary, "busy on the CPU between CUDA calls"))
+				starve_busy = 1;
+		}
+	}
+	/* the main thread is on the CPU between sparse CUDA calls: starvation */
+	CHECK(worst[IG_CC_HOST_STARVATION] == IG_SEV_MEDIUM && starve_busy);
+	/* the 25.8 ms first cudaLaunchKernel is start-up, not an incident */
+	CHECK(worst[IG_CC_COLD_START] == IG_SEV_INFO);
+	/* the initial 219 MiB copies are start-up loading: reported low */
+	CHECK(worst[IG_CC_COPY_DOMINATED] <= IG_SEV_LOW);
+	for (int c = 0; c < IG_CC_MAX; c++)
+		CHECKF(worst[c] <= IG_SEV_MEDIUM, "%s reached %s", detect_class_name(c),
+		       detect_sev_name(worst[c]));
+	model_free(m);
+	src->ops->free(src);
+}
+
 int main(void)
 {
 	test_names();
@@ -371,5 +426,6 @@ int main(void)
 	test_lifecycle();
 	test_determinism();
 	test_recs_specific();
+	test_ingero_recording();
 	return check_done("test_detect");
 }
