@@ -33,14 +33,14 @@ struct ig_detect {
 };
 
 static const char *const class_names[IG_CC_MAX] = {
-	"cpu_contention", "gpu_bound",    "host_starvation", "sync_storm", "copy_dominated",
-	"alloc_spikes",   "memory_pressure", "block_io",      "cold_start",
+    "cpu_contention", "gpu_bound",	 "host_starvation", "sync_storm", "copy_dominated",
+    "alloc_spikes",   "memory_pressure", "block_io",	    "cold_start",
 };
 static const char *const class_titles[IG_CC_MAX] = {
-	"CPU contention", "GPU-bound wait",  "host starvation", "sync storm", "copy-dominated",
-	"allocator spikes", "memory pressure", "block I/O",     "cold start",
+    "CPU contention",	"GPU-bound wait",  "host starvation", "sync storm", "copy-dominated",
+    "allocator spikes", "memory pressure", "block I/O",	      "cold start",
 };
-static const char *const sev_names[] = { "INFO", "LOW", "MEDIUM", "HIGH" };
+static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
 const char *detect_class_name(int cls)
 {
@@ -209,7 +209,7 @@ static char *who(char *b, size_t n, const char *comm, uint32_t pid)
 
 struct finding {
 	struct ig_chain c; /* content fields only */
-	int nsteps;        /* contributing events to add to the timeline */
+	int nsteps;	   /* contributing events to add to the timeline */
 	struct ig_tl_entry steps[IG_CHAIN_MAX_TIMELINE];
 };
 
@@ -245,7 +245,7 @@ __attribute__((format(printf, 2, 3))) static void rec(struct finding *f, const c
 }
 
 __attribute__((format(printf, 3, 4))) static void step(struct finding *f, uint64_t ts,
-						      const char *fmt, ...)
+						       const char *fmt, ...)
 {
 	if (f->nsteps >= IG_CHAIN_MAX_TIMELINE)
 		return;
@@ -281,8 +281,8 @@ static void slow_steps(struct finding *f, const struct ig_model *m, int op, uint
 		char d[24], pre[24], blk[24], w[40];
 		fdur(d, sizeof(d), r[i].dur_ns);
 		if (r[i].flags & IG_F_NO_SPLIT)
-			step(f, r[i].ts_ns, "%s %s (tid %u), off-CPU split unknown", ig_op_name(op), d,
-			     r[i].tid);
+			step(f, r[i].ts_ns, "%s %s (tid %u), off-CPU split unknown", ig_op_name(op),
+			     d, r[i].tid);
 		else if (r[i].preempt_ns && r[i].other_pid)
 			step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted by %s, %s blocked",
 			     ig_op_name(op), d, r[i].tid, fdur(pre, sizeof(pre), r[i].preempt_ns),
@@ -345,8 +345,9 @@ static void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 			for (int k = 1; k < d->n; k++) {
 				const struct ig_chain *x = &d->c[k], *y = &d->c[v];
 				if (x->active != y->active ? !x->active
-				    : x->severity != y->severity ? x->severity < y->severity
-								 : x->last_seen_ns < y->last_seen_ns)
+				    : x->severity != y->severity
+					? x->severity < y->severity
+					: x->last_seen_ns < y->last_seen_ns)
 					v = k;
 			}
 			i = v;
@@ -390,15 +391,15 @@ static void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 	char t[112];
 	if (!c->fired) {
 		put(t, sizeof(t), "%s %s detected", detect_sev_name(c->severity),
-			 detect_class_name(c->cls));
+		    detect_class_name(c->cls));
 		tl_add(c, now, t);
 	} else if (!was_active) {
 		put(t, sizeof(t), "%s again (%s)", detect_class_name(c->cls),
-			 detect_sev_name(c->severity));
+		    detect_sev_name(c->severity));
 		tl_add(c, now, t);
 	} else if (c->severity != old.severity) {
 		put(t, sizeof(t), "severity %s -> %s", detect_sev_name(old.severity),
-			 detect_sev_name(c->severity));
+		    detect_sev_name(c->severity));
 		tl_add(c, now, t);
 	}
 	for (int k = 0; k < f->nsteps; k++)
@@ -471,10 +472,10 @@ struct ctx {
 	const struct ig_proc_stats *p;
 	int nops;
 	int nthr;
-	int tail_op;         /* op of the worst unexplained tail in the process, 0 none */
+	int tail_op; /* op of the worst unexplained tail in the process, 0 none */
 	double tail_op_ratio;
 	int cpu_fired[IG_OP_MAX];
-	int storm;           /* sync storm fired for this process */
+	int storm; /* sync storm fired for this process */
 };
 
 static int has_tail(const struct ctx *x, const struct ig_series_stats *s)
@@ -529,44 +530,54 @@ static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 		culprit(&f, cp, cc);
 		if (cp)
 			put(f.c.summary, sizeof(f.c.summary),
-				 "%s p99 %s (%s× p50) in %s: %.0f %% of tail time preempted by %s → CPU contention",
-				 ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
-				 fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)),
-				 share * 100, who(cn, sizeof(cn), cc, cp));
+			    "%s p99 %s (%s× p50) in %s: %.0f %% of tail time preempted by %s → CPU "
+			    "contention",
+			    ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
+			    fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)),
+			    share * 100, who(cn, sizeof(cn), cc, cp));
 		else
 			put(f.c.summary, sizeof(f.c.summary),
-				 "%s p99 %s (%s× p50) in %s: %.0f %% of tail time preempted → CPU contention",
-				 ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
-				 fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)),
-				 share * 100);
+			    "%s p99 %s (%s× p50) in %s: %.0f %% of tail time preempted → CPU "
+			    "contention",
+			    ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
+			    fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)),
+			    share * 100);
 		put(f.c.explanation, sizeof(f.c.explanation),
-			 "The slowest %s calls (p99 %s against a p50 of %s) spent %.0f %% of their time "
-			 "runnable but not running: another task held the CPU. The thread was not "
-			 "waiting for the GPU (%.0f %% blocked), it was waiting for a core%s%s.%s",
-			 ig_op_name(s->op), p99, fdur(p50, sizeof(p50), s->win.p50), share * 100,
-			 s->tail_blocked_share * 100, cp ? "; the main preemptor was " : "",
-			 cp ? cn : "",
-			 cpu_hot ? " The host CPU was above the busy threshold, which raised the severity."
-				 : "");
+		    "The slowest %s calls (p99 %s against a p50 of %s) spent %.0f %% of their time "
+		    "runnable but not running: another task held the CPU. The thread was not "
+		    "waiting for the GPU (%.0f %% blocked), it was waiting for a core%s%s.%s",
+		    ig_op_name(s->op), p99, fdur(p50, sizeof(p50), s->win.p50), share * 100,
+		    s->tail_blocked_share * 100, cp ? "; the main preemptor was " : "",
+		    cp ? cn : "",
+		    cpu_hot
+			? " The host CPU was above the busy threshold, which raised the severity."
+			: "");
 		ev(&f, "tail_preempt_pct", share * 100, "%");
 		ev(&f, "tail_blocked_pct", s->tail_blocked_share * 100, "%");
 		if (cp)
 			ev(&f, "preemptor_share_pct", cshare * 100, "%");
 		ev(&f, "switches", s->switches_win, "");
 		if (cp) {
-			rec(&f, "Lower the priority of %s: renice -n 19 -p %u (or chrt --idle -p 0 %u), "
-				"or cap its CPU with a cgroup quota",
+			rec(&f,
+			    "Lower the priority of %s: renice -n 19 -p %u (or chrt --idle -p 0 "
+			    "%u), "
+			    "or cap its CPU with a cgroup quota",
 			    cn, cp, cp);
-			rec(&f, "Pin %s to cores %s does not use: taskset -cp <cores> %u, or give the job "
-				"a dedicated cpuset",
+			rec(&f,
+			    "Pin %s to cores %s does not use: taskset -cp <cores> %u, or give the "
+			    "job "
+			    "a dedicated cpuset",
 			    pn, cn, x->p->pid);
 		} else {
-			rec(&f, "Pin %s to dedicated cores (taskset -cp <cores> %u or a cpuset) away from "
-				"other busy tasks",
+			rec(&f,
+			    "Pin %s to dedicated cores (taskset -cp <cores> %u or a cpuset) away "
+			    "from "
+			    "other busy tasks",
 			    pn, x->p->pid);
 		}
-		rec(&f, "Keep at least one core free per GPU-feeding thread: count the busy threads on "
-			"this host (ingero-top process pane) against the cores");
+		rec(&f,
+		    "Keep at least one core free per GPU-feeding thread: count the busy threads on "
+		    "this host (ingero-top process pane) against the cores");
 		slow_steps(&f, x->m, s->op, x->p->pid, s->win.p99, 3);
 	} else { /* no split: infer from off-CPU inside calls, say what is missing */
 		if (x->p->switches < cfg->min_switches || !x->p->off_in_call_ns)
@@ -579,30 +590,32 @@ static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 			sev = IG_SEV_MEDIUM;
 		f_init(&f, IG_CC_CPU_CONTENTION, sev, s->op, x->p);
 		put(f.c.summary, sizeof(f.c.summary),
-			 "%s p99 %s (%s× p50) in %s: %u context switches, %s off-CPU inside calls "
-			 "(preempted/blocked unknown)%s → CPU contention (unconfirmed)",
-			 ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
-			 fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)),
-			 x->p->switches, fdur(off, sizeof(off), x->p->off_in_call_ns),
-			 cpu_hot ? ", host CPU busy" : "");
+		    "%s p99 %s (%s× p50) in %s: %u context switches, %s off-CPU inside calls "
+		    "(preempted/blocked unknown)%s → CPU contention (unconfirmed)",
+		    ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
+		    fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), x->p->switches,
+		    fdur(off, sizeof(off), x->p->off_in_call_ns), cpu_hot ? ", host CPU busy" : "");
 		put(f.c.explanation, sizeof(f.c.explanation),
-			 "The %s tail coincides with the thread leaving the CPU inside CUDA calls. "
-			 "This source does not say whether it was preempted (CPU contention) or went to "
-			 "sleep (waiting), so the class is inferred: %s",
-			 ig_op_name(s->op),
-			 sync ? "the host CPU was saturated while the synchronisations were slow."
-			      : "a launch, copy or allocation should not leave the CPU at all.");
+		    "The %s tail coincides with the thread leaving the CPU inside CUDA calls. "
+		    "This source does not say whether it was preempted (CPU contention) or went to "
+		    "sleep (waiting), so the class is inferred: %s",
+		    ig_op_name(s->op),
+		    sync ? "the host CPU was saturated while the synchronisations were slow."
+			 : "a launch, copy or allocation should not leave the CPU at all.");
 		put(f.c.lacking, sizeof(f.c.lacking),
-			 "preempted/blocked split and preemptor names (recorded without scheduler "
-			 "state); re-record with ingero-top to confirm");
+		    "preempted/blocked split and preemptor names (recorded without scheduler "
+		    "state); re-record with ingero-top to confirm");
 		ev(&f, "switches", x->p->switches, "");
 		ev(&f, "off_in_call_ms", (double)x->p->off_in_call_ns / 1e6, "ms");
-		rec(&f, "Re-record with ingero-top (it tells preempted from blocked time and names the "
-			"preemptor) before acting");
-		rec(&f, "Pin %s to dedicated cores (taskset -cp <cores> %u or a cpuset) and check "
-			"what else runs there",
+		rec(&f,
+		    "Re-record with ingero-top (it tells preempted from blocked time and names the "
+		    "preemptor) before acting");
+		rec(&f,
+		    "Pin %s to dedicated cores (taskset -cp <cores> %u or a cpuset) and check "
+		    "what else runs there",
 		    pn, x->p->pid);
-		rec(&f, "Lower the priority of background jobs on this host (nice -n 19, ionice -c3)");
+		rec(&f,
+		    "Lower the priority of background jobs on this host (nice -n 19, ionice -c3)");
 		slow_steps(&f, x->m, s->op, x->p->pid, s->win.p99, 3);
 	}
 	if (cpu_hot)
@@ -617,7 +630,8 @@ static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 	fire(x->d, &f, x->now);
 }
 
-static void rule_gpu(struct ctx *x, const struct ig_series_stats *s, const struct ig_thread_stats *t)
+static void rule_gpu(struct ctx *x, const struct ig_series_stats *s,
+		     const struct ig_thread_stats *t)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_op_info *oi = ig_op_info(s->op);
@@ -645,26 +659,27 @@ static void rule_gpu(struct ctx *x, const struct ig_series_stats *s, const struc
 	f_init(&f, IG_CC_GPU_BOUND, sev, s->op, x->p);
 	f.c.tid = t ? t->tid : 0;
 	put(f.c.summary, sizeof(f.c.summary),
-		 "%s p99 %s (%s× p50) in %s: %.0f %% of sync time blocked, %.0f %% preempted; "
-		 "syncs take %.0f %% of wall time → GPU-bound wait",
-		 ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
-		 fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), blk * 100, pre * 100,
-		 wall * 100);
+	    "%s p99 %s (%s× p50) in %s: %.0f %% of sync time blocked, %.0f %% preempted; "
+	    "syncs take %.0f %% of wall time → GPU-bound wait",
+	    ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
+	    fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), blk * 100, pre * 100,
+	    wall * 100);
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "The thread waits in %s for the GPU (p50 %s, p99 %s) and sleeps while it waits; "
-		 "it is almost never preempted, so the host is keeping up and the GPU work itself is "
-		 "the bottleneck%s.",
-		 ig_op_name(s->op), fdur(p50, sizeof(p50), s->win.p50), p99,
-		 tail ? ": the tail comes from GPU work that varies (bigger batches, other kernels "
-			"or tenants on the GPU, clocks)"
-		      : "");
+	    "The thread waits in %s for the GPU (p50 %s, p99 %s) and sleeps while it waits; "
+	    "it is almost never preempted, so the host is keeping up and the GPU work itself is "
+	    "the bottleneck%s.",
+	    ig_op_name(s->op), fdur(p50, sizeof(p50), s->win.p50), p99,
+	    tail ? ": the tail comes from GPU work that varies (bigger batches, other kernels "
+		   "or tenants on the GPU, clocks)"
+		 : "");
 	ev(&f, "sync_blocked_pct", blk * 100, "%");
 	ev(&f, "sync_preempt_pct", pre * 100, "%");
 	ev(&f, "sync_wall_pct", wall * 100, "%");
 	ev(&f, "p99_ms", (double)s->win.p99 / 1e6, "ms");
 	ev(&f, "tail_ratio", s->tail_ratio, "x");
-	rec(&f, "Profile the GPU work behind %s (Nsight Systems timeline, then Nsight Compute on "
-		"the longest kernels); the host side is not the limit",
+	rec(&f,
+	    "Profile the GPU work behind %s (Nsight Systems timeline, then Nsight Compute on "
+	    "the longest kernels); the host side is not the limit",
 	    ig_op_name(s->op));
 	rec(&f, "Overlap instead of waiting: enqueue the next batch and its copies on a second "
 		"stream before synchronising, or synchronise every N steps");
@@ -729,27 +744,27 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 	f_init(&f, IG_CC_ALLOC_SPIKES, periodic ? IG_SEV_MEDIUM : IG_SEV_LOW, s->op, x->p);
 	if (periodic)
 		put(f.c.summary, sizeof(f.c.summary),
-			 "%s p99 %s (%s× p50) in %s: %d outliers up to %s, every ~%.1f s → "
-			 "allocator spikes",
-			 ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
-			 fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), n,
-			 fdur(mx, sizeof(mx), omax), period);
+		    "%s p99 %s (%s× p50) in %s: %d outliers up to %s, every ~%.1f s → "
+		    "allocator spikes",
+		    ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
+		    fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), n,
+		    fdur(mx, sizeof(mx), omax), period);
 	else
 		put(f.c.summary, sizeof(f.c.summary),
-			 "%s p99 %s (%s× p50) in %s: %d outliers up to %s, no regular period → "
-			 "allocator spikes",
-			 ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
-			 fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), n,
-			 fdur(mx, sizeof(mx), omax));
+		    "%s p99 %s (%s× p50) in %s: %d outliers up to %s, no regular period → "
+		    "allocator spikes",
+		    ig_op_name(s->op), fdur(p99, sizeof(p99), s->win.p99),
+		    fratio(r, sizeof(r), s->tail_ratio), pname(x, pn, sizeof(pn)), n,
+		    fdur(mx, sizeof(mx), omax));
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "Most %s calls take %s, but some take up to %s%s. Allocation outliers come from "
-		 "the driver mapping new memory (the caching allocator growing, or freeing and "
-		 "re-allocating), not from the host being busy: the tail calls were %.0f %% "
-		 "preempted.",
-		 ig_op_name(s->op), fdur(p50, sizeof(p50), s->win.p50), mx,
-		 periodic ? " at a regular interval, so something in the loop allocates periodically"
-			  : "",
-		 s->tail_preempt_share > 0 ? s->tail_preempt_share * 100 : 0);
+	    "Most %s calls take %s, but some take up to %s%s. Allocation outliers come from "
+	    "the driver mapping new memory (the caching allocator growing, or freeing and "
+	    "re-allocating), not from the host being busy: the tail calls were %.0f %% "
+	    "preempted.",
+	    ig_op_name(s->op), fdur(p50, sizeof(p50), s->win.p50), mx,
+	    periodic ? " at a regular interval, so something in the loop allocates periodically"
+		     : "",
+	    s->tail_preempt_share > 0 ? s->tail_preempt_share * 100 : 0);
 	ev(&f, "outliers", n, "");
 	if (periodic)
 		ev(&f, "period_s", period, "s");
@@ -757,14 +772,17 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 	ev(&f, "p99_ms", (double)s->win.p99 / 1e6, "ms");
 	ev(&f, "tail_ratio", s->tail_ratio, "x");
 	if (periodic)
-		rec(&f, "Find what runs every ~%.1f s (checkpoint, evaluation, logging, a growing "
-			"batch) and allocate its buffers once, outside the loop",
+		rec(&f,
+		    "Find what runs every ~%.1f s (checkpoint, evaluation, logging, a growing "
+		    "batch) and allocate its buffers once, outside the loop",
 		    period);
-	rec(&f, "Pre-allocate and reuse device buffers instead of %s inside the step; with "
-		"PyTorch, do not call torch.cuda.empty_cache() in the loop",
+	rec(&f,
+	    "Pre-allocate and reuse device buffers instead of %s inside the step; with "
+	    "PyTorch, do not call torch.cuda.empty_cache() in the loop",
 	    ig_op_name(s->op));
-	rec(&f, "Tune the caching allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or a "
-		"CUDA memory pool with a high release threshold (cudaMemPoolAttrReleaseThreshold)");
+	rec(&f,
+	    "Tune the caching allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or a "
+	    "CUDA memory pool with a high release threshold (cudaMemPoolAttrReleaseThreshold)");
 	f.c.p50_ns = s->win.p50;
 	f.c.p99_ns = s->win.p99;
 	f.c.tail_ratio = s->tail_ratio;
@@ -807,8 +825,8 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	size_t o = 0;
 	for (int i = 0; i < p->nwakers && i < 3; i++) {
 		int k = put(wl + o, sizeof(wl) - o, "%s%s %.0f %%", i ? ", " : "",
-				 who(wn, sizeof(wn), p->wakers[i].comm, p->wakers[i].pid),
-				 p->wakers[i].share * 100);
+			    who(wn, sizeof(wn), p->wakers[i].comm, p->wakers[i].pid),
+			    p->wakers[i].share * 100);
 		if (k < 0 || (size_t)k >= sizeof(wl) - o)
 			break;
 		o += (size_t)k;
@@ -819,28 +837,28 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	double unk = (double)t->between_unknown_ns / (double)t->wall_ns;
 	if (off_share >= busy)
 		put(f.c.summary, sizeof(f.c.summary),
-			 "%s tid %u spends %.0f %% of wall time off-CPU between CUDA calls%s%s%s, "
-			 "%.0f %% in CUDA → host starvation",
-			 pname(x, pn, sizeof(pn)), t->tid, off_share * 100,
-			 p->nwakers ? " (waiting on " : "", wl, p->nwakers ? ")" : "", t->cuda_pct);
+		    "%s tid %u spends %.0f %% of wall time off-CPU between CUDA calls%s%s%s, "
+		    "%.0f %% in CUDA → host starvation",
+		    pname(x, pn, sizeof(pn)), t->tid, off_share * 100,
+		    p->nwakers ? " (waiting on " : "", wl, p->nwakers ? ")" : "", t->cuda_pct);
 	else
 		put(f.c.summary, sizeof(f.c.summary),
-			 "%s tid %u spends %.0f %% of wall time busy on the CPU between CUDA calls, "
-			 "%.0f %% in CUDA → host starvation",
-			 pname(x, pn, sizeof(pn)), t->tid, busy * 100, t->cuda_pct);
+		    "%s tid %u spends %.0f %% of wall time busy on the CPU between CUDA calls, "
+		    "%.0f %% in CUDA → host starvation",
+		    pname(x, pn, sizeof(pn)), t->tid, busy * 100, t->cuda_pct);
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "The thread that feeds the GPU spends only %.0f %% of its time in CUDA calls. "
-		 "The rest goes %s, so the GPU sits idle waiting for work. %s",
-		 t->cuda_pct,
-		 off_share >= busy ? "to waiting off-CPU between calls (for data, a pipe, a lock)"
-				   : "to CPU work between calls (decoding, augmentation, Python)",
-		 workers ? "The feeder is woken by the processes listed: they produce its input, "
-			   "and if they are more than the cores they also preempt each other."
-			 : "");
+	    "The thread that feeds the GPU spends only %.0f %% of its time in CUDA calls. "
+	    "The rest goes %s, so the GPU sits idle waiting for work. %s",
+	    t->cuda_pct,
+	    off_share >= busy ? "to waiting off-CPU between calls (for data, a pipe, a lock)"
+			      : "to CPU work between calls (decoding, augmentation, Python)",
+	    workers ? "The feeder is woken by the processes listed: they produce its input, "
+		      "and if they are more than the cores they also preempt each other."
+		    : "");
 	if (unk > 0 && !t->between_blocked_ns && !t->off_preempt_ns)
 		put(f.c.lacking, sizeof(f.c.lacking),
-			 "off-CPU state and waker (recorded without scheduler state): "
-			 "cannot tell waiting on workers from preemption");
+		    "off-CPU state and waker (recorded without scheduler state): "
+		    "cannot tell waiting on workers from preemption");
 	ev(&f, "between_pct", share * 100, "%");
 	ev(&f, "off_between_pct", off_share * 100, "%");
 	ev(&f, "busy_between_pct", busy * 100, "%");
@@ -852,14 +870,16 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	if (p->nwakers)
 		ev(&f, "top_waker_share_pct", p->wakers[0].share * 100, "%");
 	if (workers) {
-		rec(&f, "Reduce data-loader workers to the free cores (they preempt each other when "
-			"they outnumber the cores); the feeder waits for %s",
+		rec(&f,
+		    "Reduce data-loader workers to the free cores (they preempt each other when "
+		    "they outnumber the cores); the feeder waits for %s",
 		    who(wn, sizeof(wn), p->wakers[0].comm, p->wakers[0].pid));
 		rec(&f, "Keep batches ready before the GPU asks: persistent_workers=True, "
 			"prefetch_factor >= 2, pin_memory=True");
 	} else {
-		rec(&f, "Move the per-step CPU work off the feeding thread: a DataLoader with "
-			"num_workers > 0 (at most the free cores), or a producer thread with a queue");
+		rec(&f,
+		    "Move the per-step CPU work off the feeding thread: a DataLoader with "
+		    "num_workers > 0 (at most the free cores), or a producer thread with a queue");
 	}
 	rec(&f, "Make each batch cheaper to produce: decode/augment on the GPU (DALI, "
 		"torchvision.transforms.v2 on CUDA) or pre-process the dataset offline");
@@ -877,16 +897,17 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 				break;
 			char d[24];
 			if (r[best].other_pid)
-				step(&f, r[best].ts_ns, "off-CPU %s between calls (%s), woken by %s",
+				step(&f, r[best].ts_ns,
+				     "off-CPU %s between calls (%s), woken by %s",
 				     fdur(d, sizeof(d), r[best].dur_ns),
-				     r[best].state == IG_OFF_BLOCKED     ? "blocked"
+				     r[best].state == IG_OFF_BLOCKED	 ? "blocked"
 				     : r[best].state == IG_OFF_PREEMPTED ? "preempted"
 									 : "state unknown",
 				     who(wn, sizeof(wn), r[best].other_comm, r[best].other_pid));
 			else
 				step(&f, r[best].ts_ns, "off-CPU %s between calls (%s)",
 				     fdur(d, sizeof(d), r[best].dur_ns),
-				     r[best].state == IG_OFF_BLOCKED     ? "blocked"
+				     r[best].state == IG_OFF_BLOCKED	 ? "blocked"
 				     : r[best].state == IG_OFF_PREEMPTED ? "preempted"
 									 : "state unknown");
 			r[best].dur_ns = 0;
@@ -925,16 +946,16 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 	const struct ig_op_info *oi = ig_op_info(op);
 	int copy = oi && (oi->kind & IG_OPK_COPY);
 	put(f.c.summary, sizeof(f.c.summary),
-		 "%s tid %u: %.0f synchronisations/s (mostly %s%s%s%s) take %.0f %% of wall time → "
-		 "sync storm",
-		 pname(x, pn, sizeof(pn)), t->tid, rate, ig_op_name(op), copy ? ", " : "",
-		 copy ? fbytes(b, sizeof(b), (double)bytes) : "", copy ? " avg" : "", wall * 100);
+	    "%s tid %u: %.0f synchronisations/s (mostly %s%s%s%s) take %.0f %% of wall time → "
+	    "sync storm",
+	    pname(x, pn, sizeof(pn)), t->tid, rate, ig_op_name(op), copy ? ", " : "",
+	    copy ? fbytes(b, sizeof(b), (double)bytes) : "", copy ? " avg" : "", wall * 100);
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "The feeding thread stops and waits for the GPU %.0f times a second. Each "
-		 "synchronisation (explicit, or hidden in a synchronous device-to-host copy such as "
-		 "tensor.item(), .cpu() or .numpy()) drains the GPU queue, so the host and the GPU "
-		 "take turns instead of overlapping.",
-		 rate);
+	    "The feeding thread stops and waits for the GPU %.0f times a second. Each "
+	    "synchronisation (explicit, or hidden in a synchronous device-to-host copy such as "
+	    "tensor.item(), .cpu() or .numpy()) drains the GPU queue, so the host and the GPU "
+	    "take turns instead of overlapping.",
+	    rate);
 	ev(&f, "syncs_per_s", rate, "/s");
 	ev(&f, "sync_wall_pct", wall * 100, "%");
 	ev(&f, "sync_calls", (double)t->sync_calls_win, "");
@@ -983,9 +1004,9 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	double wall = t && t->wall_ns ? (double)copy_ns / (double)x->p->wall_ns : 0;
 	if (wall > 1)
 		wall = 1;
-	int sev = share >= 0.8 && wall >= 0.5	 ? IG_SEV_HIGH
-		  : wall >= 0.25 || tail ? IG_SEV_MEDIUM
-					 : IG_SEV_LOW;
+	int sev = share >= 0.8 && wall >= 0.5 ? IG_SEV_HIGH
+		  : wall >= 0.25 || tail      ? IG_SEV_MEDIUM
+					      : IG_SEV_LOW;
 	/* loading weights and data right after start is expected: say it, low */
 	int startup = x->p->first_ns >= x->ws;
 	if (startup && sev > IG_SEV_LOW)
@@ -996,18 +1017,18 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	f.c.tid = t ? t->tid : 0;
 	double gbps = copy_ns ? (double)copy_bytes / ((double)copy_ns / 1e9) : 0;
 	put(f.c.summary, sizeof(f.c.summary),
-		 "%s: copies take %.0f %% of CUDA time and %.0f %% of wall time (%s, %s avg, "
-		 "%s/s while copying) → copy-dominated",
-		 pname(x, pn, sizeof(pn)), share * 100, wall * 100, ig_op_name(top),
-		 fbytes(b, sizeof(b), mean), fbytes(bw, sizeof(bw), gbps));
+	    "%s: copies take %.0f %% of CUDA time and %.0f %% of wall time (%s, %s avg, "
+	    "%s/s while copying) → copy-dominated",
+	    pname(x, pn, sizeof(pn)), share * 100, wall * 100, ig_op_name(top),
+	    fbytes(b, sizeof(b), mean), fbytes(bw, sizeof(bw), gbps));
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "Moving data between host and device takes most of the time the process spends in "
-		 "CUDA. At %s/s the copies run well below what PCIe can do when host buffers are "
-		 "pageable, and while the thread copies it does not launch work.%s",
-		 bw,
-		 startup ? " The process started inside the window: this may be the initial load "
-			   "of weights and data, hence the low severity."
-			 : "");
+	    "Moving data between host and device takes most of the time the process spends in "
+	    "CUDA. At %s/s the copies run well below what PCIe can do when host buffers are "
+	    "pageable, and while the thread copies it does not launch work.%s",
+	    bw,
+	    startup ? " The process started inside the window: this may be the initial load "
+		      "of weights and data, hence the low severity."
+		    : "");
 	ev(&f, "copy_share_pct", share * 100, "%");
 	ev(&f, "copy_wall_pct", wall * 100, "%");
 	ev(&f, "mean_copy_bytes", mean, "B");
@@ -1033,8 +1054,8 @@ static void tail_words(struct ctx *x, char *b, size_t n)
 		if (x->d->ops[i].op == x->tail_op) {
 			const struct ig_series_stats *s = &x->d->ops[i];
 			put(b, n, "a %s tail (p99 %s, %s× p50)", ig_op_name(s->op),
-				 fdur(p99, sizeof(p99), s->win.p99),
-				 fratio(r, sizeof(r), s->tail_ratio));
+			    fdur(p99, sizeof(p99), s->win.p99),
+			    fratio(r, sizeof(r), s->tail_ratio));
 			return;
 		}
 	put(b, n, "a %s tail", ig_op_name(x->tail_op));
@@ -1062,20 +1083,20 @@ static void rule_memory(struct ctx *x)
 	size_t o = 0;
 	if (pages)
 		o += (size_t)put(parts + o, sizeof(parts) - o, "%s page allocations in %.0f s",
-				      fbytes(b, sizeof(b), (double)p->page_bytes_win), x->win_s);
+				 fbytes(b, sizeof(b), (double)p->page_bytes_win), x->win_s);
 	if (swap && o < sizeof(parts))
 		o += (size_t)put(parts + o, sizeof(parts) - o, "%sswap %lu MiB", o ? ", " : "",
-				      (unsigned long)x->host.swap_max_win);
+				 (unsigned long)x->host.swap_max_win);
 	if (full && o < sizeof(parts))
 		put(parts + o, sizeof(parts) - o, "%smemory %.0f %%", o ? ", " : "",
-			 x->host.mem_max_win);
+		    x->host.mem_max_win);
 	tail_words(x, tw, sizeof(tw));
 	put(f.c.summary, sizeof(f.c.summary), "%s: %s during %s → memory pressure",
-		 pname(x, pn, sizeof(pn)), parts, tw);
+	    pname(x, pn, sizeof(pn)), parts, tw);
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "The host is short of memory while CUDA calls are slow: page allocation, reclaim "
-		 "and swap-in run on the feeding thread (page faults in pageable buffers, the "
-		 "allocator touching new pages), which stalls it inside and between calls.");
+	    "The host is short of memory while CUDA calls are slow: page allocation, reclaim "
+	    "and swap-in run on the feeding thread (page faults in pageable buffers, the "
+	    "allocator touching new pages), which stalls it inside and between calls.");
 	ev(&f, "page_alloc_bytes", (double)p->page_bytes_win, "B");
 	if (x->host.valid) {
 		ev(&f, "swap_mb", (double)x->host.swap_max_win, "MiB");
@@ -1083,8 +1104,9 @@ static void rule_memory(struct ctx *x)
 	}
 	if (x->tail_op)
 		ev(&f, "tail_op", x->tail_op, "");
-	rec(&f, "Reduce host memory use of %s: smaller prefetch and shuffle buffers, fewer "
-		"data-loader workers (each holds batches), or a host with more RAM",
+	rec(&f,
+	    "Reduce host memory use of %s: smaller prefetch and shuffle buffers, fewer "
+	    "data-loader workers (each holds batches), or a host with more RAM",
 	    pn);
 	rec(&f, "Keep the job out of swap: memory.swap.max=0 in its cgroup or vm.swappiness=1, "
 		"so the feeding thread never waits on swap-in");
@@ -1118,15 +1140,15 @@ static void rule_block_io(struct ctx *x, const struct ig_proc_stats *top_io)
 		culprit(&f, issuer->pid, issuer->comm);
 	tail_words(x, tw, sizeof(tw));
 	put(f.c.summary, sizeof(f.c.summary),
-		 "%s: %lu block I/O requests by %s (%s, %s total, peak %s) during %s → block I/O",
-		 pname(x, pn, sizeof(pn)), (unsigned long)ops,
-		 issuer ? who(in, sizeof(in), issuer->comm, issuer->pid) : "the host",
-		 fbytes(b, sizeof(b), (double)bytes), fdur(l, sizeof(l), lat),
-		 fdur(pk, sizeof(pk), peak), tw);
+	    "%s: %lu block I/O requests by %s (%s, %s total, peak %s) during %s → block I/O",
+	    pname(x, pn, sizeof(pn)), (unsigned long)ops,
+	    issuer ? who(in, sizeof(in), issuer->comm, issuer->pid) : "the host",
+	    fbytes(b, sizeof(b), (double)bytes), fdur(l, sizeof(l), lat),
+	    fdur(pk, sizeof(pk), peak), tw);
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "Heavy or slow disk I/O overlaps the latency tail. Page-cache writeback and reads "
-		 "compete with the job for the disk and memory bandwidth, and a thread that touches "
-		 "a file (checkpoint, dataset, logs) can block for the whole I/O latency.");
+	    "Heavy or slow disk I/O overlaps the latency tail. Page-cache writeback and reads "
+	    "compete with the job for the disk and memory bandwidth, and a thread that touches "
+	    "a file (checkpoint, dataset, logs) can block for the whole I/O latency.");
 	ev(&f, "io_ops", (double)ops, "");
 	ev(&f, "io_total_ms", (double)lat / 1e6, "ms");
 	ev(&f, "io_peak_ms", (double)peak / 1e6, "ms");
@@ -1173,15 +1195,15 @@ static void rule_cold(struct ctx *x)
 	char pn[40], mx[24], st[24], r[16];
 	f_init(&f, IG_CC_COLD_START, IG_SEV_INFO, best->op, x->p);
 	put(f.c.summary, sizeof(f.c.summary),
-		 "%s: first %u %s calls up to %s (%s× the settled p50 %s), then normal → cold start",
-		 pname(x, pn, sizeof(pn)), best->cold_n, ig_op_name(best->op),
-		 fdur(mx, sizeof(mx), best->cold_max_ns), fratio(r, sizeof(r), best_x),
-		 fdur(st, sizeof(st), best->life.p50));
+	    "%s: first %u %s calls up to %s (%s× the settled p50 %s), then normal → cold start",
+	    pname(x, pn, sizeof(pn)), best->cold_n, ig_op_name(best->op),
+	    fdur(mx, sizeof(mx), best->cold_max_ns), fratio(r, sizeof(r), best_x),
+	    fdur(st, sizeof(st), best->life.p50));
 	put(f.c.explanation, sizeof(f.c.explanation),
-		 "The first calls of a process pay for context creation, module loading and "
-		 "allocator warm-up; afterwards %s settles at %s. Not an incident, but it skews "
-		 "percentiles taken over a short run.",
-		 ig_op_name(best->op), st);
+	    "The first calls of a process pay for context creation, module loading and "
+	    "allocator warm-up; afterwards %s settles at %s. Not an incident, but it skews "
+	    "percentiles taken over a short run.",
+	    ig_op_name(best->op), st);
 	ev(&f, "cold_calls", best->cold_n, "");
 	ev(&f, "cold_max_ms", (double)best->cold_max_ns / 1e6, "ms");
 	ev(&f, "settled_p50_us", (double)best->life.p50 / 1e3, "us");
@@ -1197,7 +1219,7 @@ static void rule_cold(struct ctx *x)
 void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now)
 {
 	memset(d->fired_now, 0, sizeof(d->fired_now));
-	struct ctx x = { .d = d, .m = m, .cfg = &d->cfg, .now = now };
+	struct ctx x = {.d = d, .m = m, .cfg = &d->cfg, .now = now};
 	struct ig_model_totals tot;
 	model_totals(m, &tot);
 	x.ws = tot.win_start_ns;
@@ -1206,7 +1228,8 @@ void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now)
 	int np = model_procs(m, d->procs, MAX_PROCS);
 	const struct ig_proc_stats *top_io = NULL;
 	for (int i = 0; i < np; i++)
-		if (d->procs[i].io_ops_win && (!top_io || d->procs[i].io_ops_win > top_io->io_ops_win))
+		if (d->procs[i].io_ops_win &&
+		    (!top_io || d->procs[i].io_ops_win > top_io->io_ops_win))
 			top_io = &d->procs[i];
 	for (int i = 0; i < np; i++) {
 		const struct ig_proc_stats *p = &d->procs[i];
@@ -1219,10 +1242,12 @@ void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now)
 		x.tail_op_ratio = 0;
 		x.nops = model_proc_ops(m, p->pid, d->ops, IG_OP_MAX);
 		x.nthr = model_threads(m, p->pid, d->thr, MAX_THREADS);
-		const struct ig_thread_stats *feeder = x.nthr && d->thr[0].calls_win ? &d->thr[0] : NULL;
+		const struct ig_thread_stats *feeder =
+		    x.nthr && d->thr[0].calls_win ? &d->thr[0] : NULL;
 		for (int k = 0; k < x.nops; k++) {
 			const struct ig_series_stats *s = &d->ops[k];
-			if (has_tail(&x, s) && !cold_explains(&x, s) && s->tail_ratio > x.tail_op_ratio) {
+			if (has_tail(&x, s) && !cold_explains(&x, s) &&
+			    s->tail_ratio > x.tail_op_ratio) {
 				x.tail_op = s->op;
 				x.tail_op_ratio = s->tail_ratio;
 			}

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 #define HIST_SUB_BITS 6
-#define HIST_SUB (1u << HIST_SUB_BITS)      /* linear sub-buckets per octave */
-#define HIST_MAX_EXP 36                     /* values >= 2^37 ns share the last bucket */
+#define HIST_SUB (1u << HIST_SUB_BITS) /* linear sub-buckets per octave */
+#define HIST_MAX_EXP 36		       /* values >= 2^37 ns share the last bucket */
 #define HIST_BUCKETS ((HIST_MAX_EXP - HIST_SUB_BITS + 2) * HIST_SUB) /* 2048 */
 
 struct hist {
-	uint64_t n;      /* calls counted in the buckets */
+	uint64_t n;	 /* calls counted in the buckets */
 	uint64_t sum_ns; /* sum of values, ns (for the mean) */
 	uint64_t min_ns; /* exact smallest value, UINT64_MAX when empty */
 	uint64_t max_ns; /* exact largest value, 0 when empty */

@@ -148,10 +148,10 @@ struct series {
 	uint64_t out_thr; /* outlier threshold, set each second from the window p50 */
 	int out_n, out_i;
 	uint64_t out_ts[IG_OUTLIERS], out_dur[IG_OUTLIERS];
-	struct ctab *ct;          /* LV_OP, LV_PROC */
+	struct ctab *ct;	  /* LV_OP, LV_PROC */
 	struct tailacc *tail_win; /* TAILB; LV_OP, LV_PROC */
-	struct tailacc *tail;     /* W * TAILB */
-	struct sslice *sl;        /* W */
+	struct tailacc *tail;	  /* W * TAILB */
+	struct sslice *sl;	  /* W */
 	struct hist life, win;
 };
 
@@ -195,7 +195,7 @@ struct thread {
 	int tl_n, tl_i;
 	struct ig_offcpu_rec tl[IG_TL_MAX];
 	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
-	struct tslice *sl;         /* W */
+	struct tslice *sl;	   /* W */
 };
 
 /* --- whole-host slices and the slowest calls ------------------------------ */
@@ -223,7 +223,7 @@ struct ig_model {
 	unsigned W;
 	int started;
 	uint64_t clock_ns, first_ns, cur_sec;
-	int eval;            /* inside a detector run: the window ends at eval_end */
+	int eval; /* inside a detector run: the window ends at eval_end */
 	uint64_t eval_end;
 	struct ig_model_totals tot;
 
@@ -239,8 +239,8 @@ struct ig_model {
 	struct tslice *tsl;
 
 	struct slowslice *slow; /* IG_OP_MAX * W */
-	struct gslice *gsl;     /* W */
-	struct ig_event host;   /* latest snapshot */
+	struct gslice *gsl;	/* W */
+	struct ig_event host;	/* latest snapshot */
 	int host_valid;
 
 	struct ig_detect *det;
@@ -346,8 +346,7 @@ static void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const cha
 	t->e[k].ns[j] += ns;
 }
 
-static void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns,
-		     uint64_t sec)
+static void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uint64_t sec)
 {
 	unsigned j = (unsigned)(sec % m->W);
 	if (t->sec[j] != sec)
@@ -360,8 +359,8 @@ static void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t 
 }
 
 /* Top n of a table, largest first; shares of `total` (or of the table sum). */
-static int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out,
-		    int n, uint64_t total)
+static int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
+		    uint64_t total)
 {
 	struct ig_culprit all[CTAB_N];
 	int c = 0;
@@ -380,8 +379,9 @@ static int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_cu
 	}
 	/* insertion sort: largest first, then pid */
 	for (int i = 1; i < c; i++)
-		for (int j = i; j > 0 && (all[j].ns > all[j - 1].ns ||
-					  (all[j].ns == all[j - 1].ns && all[j].pid < all[j - 1].pid));
+		for (int j = i;
+		     j > 0 && (all[j].ns > all[j - 1].ns ||
+			       (all[j].ns == all[j - 1].ns && all[j].pid < all[j - 1].pid));
 		     j--) {
 			struct ig_culprit x = all[j];
 			all[j] = all[j - 1];
@@ -464,8 +464,8 @@ static void slice_expire(struct ig_model *m, struct series *S, unsigned j)
 	sl->switches = sl->nosplit = 0;
 }
 
-static void series_add(struct ig_model *m, struct series *S, const struct ig_event *e,
-		       uint64_t end, uint64_t sec, int inwin)
+static void series_add(struct ig_model *m, struct series *S, const struct ig_event *e, uint64_t end,
+		       uint64_t sec, int inwin)
 {
 	uint64_t d = e->dur_ns;
 	S->calls_life++;
@@ -698,8 +698,7 @@ static int off_state(uint8_t s)
 /* Off-CPU intervals that arrived before the call containing them (replays
  * ordered by time, sources without IG_F_IN_CALL) move from "between calls"
  * to "inside calls". */
-static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a,
-		       uint64_t b)
+static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a, uint64_t b)
 {
 	for (int k = 0; k < t->tl_n; k++) {
 		int idx = (t->tl_i - 1 - k + IG_TL_MAX) % IG_TL_MAX;
@@ -771,9 +770,8 @@ static void slow_add(struct ig_model *m, const struct ig_event *e, uint64_t sec)
 
 /* --- time ------------------------------------------------------------------- */
 
-static void for_each_series(struct ig_model *m, void (*fn)(struct ig_model *, struct series *,
-							     uint64_t),
-			    uint64_t arg)
+static void for_each_series(struct ig_model *m,
+			    void (*fn)(struct ig_model *, struct series *, uint64_t), uint64_t arg)
 {
 	for (int op = 0; op < IG_OP_MAX; op++)
 		if (m->ops[op])
@@ -795,8 +793,8 @@ static void thresh_fn(struct ig_model *m, struct series *S, uint64_t k)
 {
 	const struct ig_op_info *oi = ig_op_info(S->op);
 	if (S->level == LV_PROC && oi && (oi->kind & IG_OPK_ALLOC) && S->win.n >= 3)
-		S->out_thr = (uint64_t)((double)hist_percentile(&S->win, 0.5) *
-					m->cfg.det.alloc_outlier_x);
+		S->out_thr =
+		    (uint64_t)((double)hist_percentile(&S->win, 0.5) * m->cfg.det.alloc_outlier_x);
 }
 
 /* The clock enters second k: run the detector over the W complete seconds
@@ -914,8 +912,8 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	}
 }
 
-static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end,
-			  uint64_t sec, int inwin)
+static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+			  int inwin)
 {
 	struct proc *p = proc_get(m, e->pid, end);
 	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
@@ -1202,7 +1200,7 @@ void model_totals(const struct ig_model *m, struct ig_model_totals *t)
 
 static void pcts_of(const struct hist *h, struct ig_pcts *p)
 {
-	static const double qs[] = { 0.5, 0.9, 0.95, 0.99, 0.999 };
+	static const double qs[] = {0.5, 0.9, 0.95, 0.99, 0.999};
 	uint64_t v[5];
 	hist_percentiles(h, qs, v, 5);
 	p->n = h->n;
@@ -1246,8 +1244,7 @@ static int chain_sev(const struct ig_model *m, int op, uint32_t pid)
 	return sev;
 }
 
-static void series_fill(const struct ig_model *m, const struct series *S,
-			struct ig_series_stats *o)
+static void series_fill(const struct ig_model *m, const struct series *S, struct ig_series_stats *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->op = S->op;
@@ -1285,7 +1282,7 @@ static void series_fill(const struct ig_model *m, const struct series *S,
 	for (uint64_t sec = ws; sec <= m->cur_sec; sec++) {
 		const struct sslice *sl = &S->sl[sec % m->W];
 		o->spark_p99[o->spark_n++] =
-			sl->h.n && sl->sec == sec ? hist_percentile(&sl->h, 0.99) : 0;
+		    sl->h.n && sl->sec == sec ? hist_percentile(&sl->h, 0.99) : 0;
 	}
 	o->tail_preempt_share = o->tail_blocked_share = -1;
 	if (S->tail_win && o->win.n) {
@@ -1379,8 +1376,8 @@ int model_op_procs(const struct ig_model *m, int op, struct ig_series_stats *out
 	return n;
 }
 
-int model_op_threads(const struct ig_model *m, int op, uint32_t pid,
-		     struct ig_series_stats *out, int max)
+int model_op_threads(const struct ig_model *m, int op, uint32_t pid, struct ig_series_stats *out,
+		     int max)
 {
 	int n = 0;
 	for (unsigned k = 0; k < m->st.n && n < max; k++) {
@@ -1392,8 +1389,7 @@ int model_op_threads(const struct ig_model *m, int op, uint32_t pid,
 	return n;
 }
 
-int model_proc_ops(const struct ig_model *m, uint32_t pid, struct ig_series_stats *out,
-		   int max)
+int model_proc_ops(const struct ig_model *m, uint32_t pid, struct ig_series_stats *out, int max)
 {
 	int n = 0;
 	for (unsigned k = 0; k < m->sp.n && n < max; k++)
@@ -1403,8 +1399,7 @@ int model_proc_ops(const struct ig_model *m, uint32_t pid, struct ig_series_stat
 	return n;
 }
 
-int model_op_proc_stats(const struct ig_model *m, int op, uint32_t pid,
-			struct ig_series_stats *out)
+int model_op_proc_stats(const struct ig_model *m, int op, uint32_t pid, struct ig_series_stats *out)
 {
 	int32_t i = ht_get(&m->sp.ht, ((uint64_t)pid << 8) | (unsigned)op);
 	if (i < 0)
@@ -1444,8 +1439,9 @@ int model_slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_c
 			if (n == max && r->dur_ns <= out[n - 1].dur_ns)
 				break; /* the slice is sorted: nothing better follows */
 			int i = n < max ? n++ : max - 1;
-			while (i > 0 && (out[i - 1].dur_ns < r->dur_ns ||
-					 (out[i - 1].dur_ns == r->dur_ns && out[i - 1].ts_ns > r->ts_ns))) {
+			while (i > 0 &&
+			       (out[i - 1].dur_ns < r->dur_ns ||
+				(out[i - 1].dur_ns == r->dur_ns && out[i - 1].ts_ns > r->ts_ns))) {
 				out[i] = out[i - 1];
 				i--;
 			}
@@ -1608,8 +1604,7 @@ int model_proc(const struct ig_model *m, uint32_t pid, struct ig_proc_stats *out
 	return 0;
 }
 
-static void thread_fill(const struct ig_model *m, const struct thread *t,
-			struct ig_thread_stats *o)
+static void thread_fill(const struct ig_model *m, const struct thread *t, struct ig_thread_stats *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->tid = t->tid;
@@ -1690,8 +1685,7 @@ int model_threads(const struct ig_model *m, uint32_t pid, struct ig_thread_stats
 	return n;
 }
 
-int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu_rec *out,
-			int max)
+int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu_rec *out, int max)
 {
 	const struct thread *t = thread_find(m, tid);
 	if (!t)

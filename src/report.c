@@ -98,13 +98,27 @@ size_t report_json_escape(char *dst, size_t cap, const char *src)
 		char u[8];
 		int len = 1;
 		switch (c) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
 		default:
 			if (c < 0x20 || c == 0x7f) {
 				snprintf(u, sizeof(u), "\\u%04x", c);
@@ -330,17 +344,21 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		fprintf(f, "ingero-top %s %s summary %.1fs", mode_name(st), tm,
 			t.now_ns > t.first_ns ? (double)(t.now_ns - t.first_ns) / 1e9 : 0.0);
 	else
-		fprintf(f, "ingero-top %s %s window %us", mode_name(st), tm, model_cfg(m)->window_s);
-	fprintf(f, " events/s %.1f events %lu drops kernel %lu user %lu probes attached %d failed %d missing %d\n",
+		fprintf(f, "ingero-top %s %s window %us", mode_name(st), tm,
+			model_cfg(m)->window_s);
+	fprintf(f,
+		" events/s %.1f events %lu drops kernel %lu user %lu probes attached %d failed %d "
+		"missing %d\n",
 		st ? st->events_per_s : 0.0,
 		(unsigned long)(st && st->events_total ? st->events_total : t.events),
-		(unsigned long)(st ? st->drops_kernel : 0), (unsigned long)(st ? st->drops_user : 0),
-		st ? st->probes_attached : 0, st ? st->probes_failed : 0, st ? st->probes_missing : 0);
+		(unsigned long)(st ? st->drops_kernel : 0),
+		(unsigned long)(st ? st->drops_user : 0), st ? st->probes_attached : 0,
+		st ? st->probes_failed : 0, st ? st->probes_missing : 0);
 	struct ig_host h;
 	model_host(m, &h);
 	if (h.valid)
-		fprintf(f, "host cpu %.1f%% mem %.1f%% swap %luMiB load %.2f\n", h.cpu_pct, h.mem_pct,
-			(unsigned long)h.swap_mb, h.load1);
+		fprintf(f, "host cpu %.1f%% mem %.1f%% swap %luMiB load %.2f\n", h.cpu_pct,
+			h.mem_pct, (unsigned long)h.swap_mb, h.load1);
 	if (st && st->mode == IG_MODE_REPLAY) {
 		char a[32], b[32];
 		fmt_time(a, sizeof(a), st->replay_start_ns);
@@ -349,12 +367,13 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 			st->paused ? " paused" : "");
 	}
 	if (st && st->recording[0])
-		fprintf(f, "recording %s%s%s\n", st->recording, st->record_error[0] ? " error: " : "",
-			st->record_error);
+		fprintf(f, "recording %s%s%s\n", st->recording,
+			st->record_error[0] ? " error: " : "", st->record_error);
 	if (st && st->message[0])
 		fprintf(f, "message %s\n", st->message);
 	if (t.no_split_seen)
-		fprintf(f, "note: some calls have no preempted/blocked split (imported recording)\n");
+		fprintf(f,
+			"note: some calls have no preempted/blocked split (imported recording)\n");
 }
 
 int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
@@ -384,10 +403,11 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
 		const struct oprow *r = &rows[i];
 		char rate[24];
 		snprintf(rate, sizeof(rate), "%.1f/s", r->rate);
-		fprintf(f, "%-24s %9lu %10s  p50 %-8s p95 %-8s p99 %-8s max %s\n",
-			ig_op_name(r->s.op), (unsigned long)r->calls, rate,
-			report_fmt_ns(a, sizeof(a), r->p->p50), report_fmt_ns(b, sizeof(b), r->p->p95),
-			report_fmt_ns(c, sizeof(c), r->p->p99), report_fmt_ns(d, sizeof(d), r->p->max));
+		fprintf(
+		    f, "%-24s %9lu %10s  p50 %-8s p95 %-8s p99 %-8s max %s\n", ig_op_name(r->s.op),
+		    (unsigned long)r->calls, rate, report_fmt_ns(a, sizeof(a), r->p->p50),
+		    report_fmt_ns(b, sizeof(b), r->p->p95), report_fmt_ns(c, sizeof(c), r->p->p99),
+		    report_fmt_ns(d, sizeof(d), r->p->max));
 	}
 
 	fprintf(f, "\n%-10s %-16s %-14s %-22s %-22s %-22s %-22s %s\n", "PID", "COMM", "CALLS/S",
@@ -406,12 +426,14 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
 		char pid[16], rate[24];
 		snprintf(pid, sizeof(pid), "%u", p->pid);
 		snprintf(rate, sizeof(rate), "%.1f", v.rate);
-		fprintf(f, "pid %-6s %-16s calls/s %-6s preempted %-7s %5.1f%%  blocked %-7s %5.1f%%  "
-			   "unknown %-7s %5.1f%%  between %-7s %5.1f%%  top ",
+		fprintf(f,
+			"pid %-6s %-16s calls/s %-6s preempted %-7s %5.1f%%  blocked %-7s %5.1f%%  "
+			"unknown %-7s %5.1f%%  between %-7s %5.1f%%  top ",
 			pid, col(cm, p->comm), rate, report_fmt_ns(a, sizeof(a), v.pre),
-			pctof(v.pre, v.wall), report_fmt_ns(b, sizeof(b), v.blk), pctof(v.blk, v.wall),
-			report_fmt_ns(c, sizeof(c), v.unk), pctof(v.unk, v.wall),
-			report_fmt_ns(d, sizeof(d), v.btw), pctof(v.btw, v.wall));
+			pctof(v.pre, v.wall), report_fmt_ns(b, sizeof(b), v.blk),
+			pctof(v.blk, v.wall), report_fmt_ns(c, sizeof(c), v.unk),
+			pctof(v.unk, v.wall), report_fmt_ns(d, sizeof(d), v.btw),
+			pctof(v.btw, v.wall));
 		if (p->npreemptors) {
 			snprintf(w, sizeof(w), "%s[%u]", col(cm, p->preemptors[0].comm),
 				 p->preemptors[0].pid);

@@ -13,29 +13,28 @@ struct ig_model;
 struct ig_status;
 
 struct report_opts {
-	int summary;        /* lifetime statistics instead of the rolling window */
-	int max_ops;        /* rows in the op table, 0 = all */
-	int max_procs;      /* rows in the process table, 0 = all */
-	int max_chains;     /* chains listed, 0 = all active */
-	int details;        /* text: explanation, evidence and recommendations under each chain */
-	int resolved;       /* also list resolved (inactive) chains */
+	int summary;	/* lifetime statistics instead of the rolling window */
+	int max_ops;	/* rows in the op table, 0 = all */
+	int max_procs;	/* rows in the process table, 0 = all */
+	int max_chains; /* chains listed, 0 = all active */
+	int details;	/* text: explanation, evidence and recommendations under each chain */
+	int resolved;	/* also list resolved (inactive) chains */
 };
 
 /* One text frame. Format (stable; tests grep it; fields are separated by
  * runs of spaces, comm has its blanks replaced by '_'):
  *
- *   ingero-top <live|replay> <YYYY-MM-DDTHH:MM:SSZ> window <W>s events/s <r> events <n> drops kernel <k> user <u> probes attached <a> failed <f> missing <m>
- *   host cpu 35.0% mem 40.0% swap 0MiB load 2.10          (when snapshots were seen)
- *   replay <start> .. <end> speed <x> [paused]            (replay only)
- *   recording <file> [error: <why>]                       (when recording)
- *   message <text>                                        (when set)
- *   <blank>
- *   OP  CALLS  RATE  P50  P95  P99  MAX                   (column titles)
+ *   ingero-top <live|replay> <YYYY-MM-DDTHH:MM:SSZ> window <W>s events/s <r> events <n> drops
+ * kernel <k> user <u> probes attached <a> failed <f> missing <m> host cpu 35.0% mem 40.0% swap 0MiB
+ * load 2.10          (when snapshots were seen) replay <start> .. <end> speed <x> [paused] (replay
+ * only) recording <file> [error: <why>]                       (when recording) message <text> (when
+ * set) <blank> OP  CALLS  RATE  P50  P95  P99  MAX                   (column titles)
  *   cudaLaunchKernel          400    39.8/s  p50 12.3us    p95 20.1us    p99 31.0us    max 1.20ms
  *   ...                       (ops by time spent, canonical op name in column 1)
  *   <blank>
  *   PID  COMM  CALLS/S  OFFCPU-PREEMPTED ...              (column titles)
- *   pid 4821   python3  calls/s 398.0  preempted 712ms 7.1%  blocked 80.0ms 0.8%  unknown 0ns 0.0%  between 40.0ms 0.4%  top stress-ng[2231] 64%
+ *   pid 4821   python3  calls/s 398.0  preempted 712ms 7.1%  blocked 80.0ms 0.8%  unknown 0ns 0.0%
+ * between 40.0ms 0.4%  top stress-ng[2231] 64%
  *   ...                       ("top -" when no preemptor; % of the feeding threads' wall time)
  *   <blank>
  *   CHAINS <n active>

@@ -20,9 +20,9 @@
 #define CKPT_TID 4830
 
 static const char *const names[SYNTH_MAX] = {
-	"healthy",	   "cpu_contention",  "gpu_bound", "host_starvation",
-	"sync_storm",	   "copy_dominated",  "alloc_spikes", "memory_pressure",
-	"block_io",	   "cold_start",      "no_split",  "bench",
+    "healthy",	  "cpu_contention", "gpu_bound",    "host_starvation",
+    "sync_storm", "copy_dominated", "alloc_spikes", "memory_pressure",
+    "block_io",	  "cold_start",	    "no_split",	    "bench",
 };
 
 struct synth {
@@ -125,8 +125,8 @@ static void offcpu(struct synth *s, uint32_t pid, uint32_t tid, uint64_t ts, uin
 }
 
 /* A call on the main thread at the cursor; pre/blk of it off CPU. */
-static void call(struct synth *s, int op, uint64_t dur, uint64_t pre, uint64_t blk,
-		 uint32_t other, const char *other_comm, uint64_t bytes, int dir)
+static void call(struct synth *s, int op, uint64_t dur, uint64_t pre, uint64_t blk, uint32_t other,
+		 const char *other_comm, uint64_t bytes, int dir)
 {
 	uint64_t ts = s->t;
 	struct ig_event *e = push(s, IG_EV_CALL, ts, dur);
@@ -313,7 +313,8 @@ static void periodic(struct synth *s, uint64_t from, uint64_t to)
 		}
 	if (s->cfg.scenario == SYNTH_BLOCK_IO)
 		while (s->next_io < to) {
-			struct ig_event *e = push(s, IG_EV_BLOCK_IO, s->next_io, uni(s, 5 * MS, 70 * MS));
+			struct ig_event *e =
+			    push(s, IG_EV_BLOCK_IO, s->next_io, uni(s, 5 * MS, 70 * MS));
 			if (e) {
 				e->tid = CKPT_TID;
 				e->op = IG_IO_WRITE;
@@ -568,11 +569,11 @@ static void src_free(struct ig_source *src)
 }
 
 static const struct ig_source_ops synth_ops = {
-	.name = "synth",
-	.fd = src_fd,
-	.poll = src_poll,
-	.peek_ts = src_peek,
-	.free = src_free,
+    .name = "synth",
+    .fd = src_fd,
+    .poll = src_poll,
+    .peek_ts = src_peek,
+    .free = src_free,
 };
 
 struct ig_source *synth_source_new(const struct synth_cfg *cfg)

@@ -20,19 +20,19 @@ enum synth_scenario {
 	SYNTH_COPY_DOMINATED,  /* 8 MiB pageable H2D copies take most of the time */
 	SYNTH_ALLOC_SPIKES,    /* cudaMalloc every 50 ms, an 80 ms one every 2 s */
 	SYNTH_MEMORY_PRESSURE, /* 300 MiB/s page allocs, swap, 97 % memory, launch tail */
-	SYNTH_BLOCK_IO,        /* 40 checkpoint writes/s up to 70 ms, launch tail */
+	SYNTH_BLOCK_IO,	       /* 40 checkpoint writes/s up to 70 ms, launch tail */
 	SYNTH_COLD_START,      /* first launches take 100-300 ms, then healthy */
-	SYNTH_NO_SPLIT,        /* CPU contention as an Ingero recording shows it */
-	SYNTH_BENCH,           /* high-rate mix: 8 processes x 4 threads, all kinds */
+	SYNTH_NO_SPLIT,	       /* CPU contention as an Ingero recording shows it */
+	SYNTH_BENCH,	       /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };
 
 struct synth_cfg {
-	int scenario;      /* enum synth_scenario */
-	uint64_t seed;     /* 0 = fixed default */
+	int scenario;	   /* enum synth_scenario */
+	uint64_t seed;	   /* 0 = fixed default */
 	uint64_t start_ns; /* event time of the start, 0 = 2026-01-01T00:00:00Z */
-	double seconds;    /* event-time length of the stream (default 20) */
-	uint32_t pid;      /* main process (default 4821) */
+	double seconds;	   /* event-time length of the stream (default 20) */
+	uint32_t pid;	   /* main process (default 4821) */
 };
 
 struct synth;

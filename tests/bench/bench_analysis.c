@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 
 	/* pre-generate so that the generator is not measured */
 	static struct ig_event buf[CHUNK];
-	struct synth_cfg cfg = { .scenario = SYNTH_BENCH, .seconds = 1e6 };
+	struct synth_cfg cfg = {.scenario = SYNTH_BENCH, .seconds = 1e6};
 	struct synth *s = synth_new(&cfg);
 	int n = 0;
 	while (n < CHUNK && synth_next(s, &buf[n]))
@@ -138,10 +138,12 @@ int main(int argc, char **argv)
 	long rss_cend = rss_kib("VmRSS:");
 	model_totals(m, &tot);
 	printf("bench_analysis: churn: %ld events in %.3f s: %.2f M events/s, evicted %lu procs "
-	       "%lu threads %lu series; RSS half-way %ld KiB, at end %ld KiB (%+.2f %%), model %ld KiB\n",
+	       "%lu threads %lu series; RSS half-way %ld KiB, at end %ld KiB (%+.2f %%), model %ld "
+	       "KiB\n",
 	       churn_total, t, (double)churn_total / t / 1e6, (unsigned long)tot.evicted_procs,
 	       (unsigned long)tot.evicted_threads, (unsigned long)tot.evicted_series, rss_c100k,
-	       rss_cend, rss_c100k ? 100.0 * (double)(rss_cend - rss_c100k) / (double)rss_c100k : 0.0,
+	       rss_cend,
+	       rss_c100k ? 100.0 * (double)(rss_cend - rss_c100k) / (double)rss_c100k : 0.0,
 	       rss_cend - cbase);
 	printf("bench_analysis: peak RSS %ld KiB\n", rss_kib("VmHWM:"));
 	model_free(m);

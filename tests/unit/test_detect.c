@@ -20,7 +20,7 @@
 
 static struct ig_model *run(int sc, double seconds, uint64_t start)
 {
-	struct synth_cfg c = { .scenario = sc, .seconds = seconds, .start_ns = start };
+	struct synth_cfg c = {.scenario = sc, .seconds = seconds, .start_ns = start};
 	struct synth *s = synth_new(&c);
 	struct ig_model *m = model_new(NULL);
 	struct ig_event e;
@@ -53,23 +53,22 @@ static void dump(const struct ig_model *m)
 struct expect {
 	int sc, cls, min_sev;
 	const char *in_summary; /* substring the summary must contain */
-	uint32_t culprit;       /* 0 = none required */
+	uint32_t culprit;	/* 0 = none required */
 };
 
 static const struct expect cases[] = {
-	{ SYNTH_CPU_CONTENTION, IG_CC_CPU_CONTENTION, IG_SEV_HIGH,
-	  "% of tail time preempted by stress-ng[2231] → CPU contention", 2231 },
-	{ SYNTH_GPU_BOUND, IG_CC_GPU_BOUND, IG_SEV_MEDIUM, "→ GPU-bound wait", 0 },
-	{ SYNTH_HOST_STARVATION, IG_CC_HOST_STARVATION, IG_SEV_HIGH,
-	  "off-CPU between CUDA calls (waiting on pt_data_worker[", 0 },
-	{ SYNTH_SYNC_STORM, IG_CC_SYNC_STORM, IG_SEV_MEDIUM, "synchronisations/s (mostly cudaMemcpy",
-	  0 },
-	{ SYNTH_COPY_DOMINATED, IG_CC_COPY_DOMINATED, IG_SEV_MEDIUM, "copies take", 0 },
-	{ SYNTH_ALLOC_SPIKES, IG_CC_ALLOC_SPIKES, IG_SEV_MEDIUM, "every ~2.0 s → allocator spikes", 0 },
-	{ SYNTH_MEMORY_PRESSURE, IG_CC_MEMORY_PRESSURE, IG_SEV_HIGH, "page allocations", 0 },
-	{ SYNTH_BLOCK_IO, IG_CC_BLOCK_IO, IG_SEV_HIGH, "block I/O requests", 4821 },
-	{ SYNTH_COLD_START, IG_CC_COLD_START, IG_SEV_INFO, "first 5 cudaLaunchKernel calls", 0 },
-	{ SYNTH_NO_SPLIT, IG_CC_CPU_CONTENTION, IG_SEV_MEDIUM, "(preempted/blocked unknown)", 0 },
+    {SYNTH_CPU_CONTENTION, IG_CC_CPU_CONTENTION, IG_SEV_HIGH,
+     "% of tail time preempted by stress-ng[2231] → CPU contention", 2231},
+    {SYNTH_GPU_BOUND, IG_CC_GPU_BOUND, IG_SEV_MEDIUM, "→ GPU-bound wait", 0},
+    {SYNTH_HOST_STARVATION, IG_CC_HOST_STARVATION, IG_SEV_HIGH,
+     "off-CPU between CUDA calls (waiting on pt_data_worker[", 0},
+    {SYNTH_SYNC_STORM, IG_CC_SYNC_STORM, IG_SEV_MEDIUM, "synchronisations/s (mostly cudaMemcpy", 0},
+    {SYNTH_COPY_DOMINATED, IG_CC_COPY_DOMINATED, IG_SEV_MEDIUM, "copies take", 0},
+    {SYNTH_ALLOC_SPIKES, IG_CC_ALLOC_SPIKES, IG_SEV_MEDIUM, "every ~2.0 s → allocator spikes", 0},
+    {SYNTH_MEMORY_PRESSURE, IG_CC_MEMORY_PRESSURE, IG_SEV_HIGH, "page allocations", 0},
+    {SYNTH_BLOCK_IO, IG_CC_BLOCK_IO, IG_SEV_HIGH, "block I/O requests", 4821},
+    {SYNTH_COLD_START, IG_CC_COLD_START, IG_SEV_INFO, "first 5 cudaLaunchKernel calls", 0},
+    {SYNTH_NO_SPLIT, IG_CC_CPU_CONTENTION, IG_SEV_MEDIUM, "(preempted/blocked unknown)", 0},
 };
 
 static void test_classes(void)
@@ -88,8 +87,8 @@ static void test_classes(void)
 		       detect_sev_name(c->severity));
 		CHECKF(strstr(c->summary, x->in_summary) != NULL, "%s: summary '%s'",
 		       synth_name(x->sc), c->summary);
-		CHECKF(c->pid == 4821 && !strcmp(c->comm, "python3"), "%s pid %u", synth_name(x->sc),
-		       c->pid);
+		CHECKF(c->pid == 4821 && !strcmp(c->comm, "python3"), "%s pid %u",
+		       synth_name(x->sc), c->pid);
 		if (x->culprit)
 			CHECKF(c->culprit_pid == x->culprit, "%s culprit %u", synth_name(x->sc),
 			       c->culprit_pid);
@@ -167,7 +166,7 @@ static void test_classes(void)
 static void test_healthy(void)
 {
 	for (uint64_t seed = 1; seed <= 3; seed++) {
-		struct synth_cfg cfg = { .scenario = SYNTH_HEALTHY, .seconds = 30, .seed = seed };
+		struct synth_cfg cfg = {.scenario = SYNTH_HEALTHY, .seconds = 30, .seed = seed};
 		struct synth *s = synth_new(&cfg);
 		struct ig_model *m = model_new(NULL);
 		struct ig_event e;
@@ -191,7 +190,7 @@ static void test_healthy(void)
  * while it fires, resolves after the window drains, then is dropped. */
 static void test_lifecycle(void)
 {
-	struct synth_cfg c1 = { .scenario = SYNTH_CPU_CONTENTION, .seconds = 30 };
+	struct synth_cfg c1 = {.scenario = SYNTH_CPU_CONTENTION, .seconds = 30};
 	struct synth *s = synth_new(&c1);
 	struct ig_model *m = model_new(NULL);
 	struct ig_event e;
@@ -230,8 +229,8 @@ static void test_lifecycle(void)
 	uint64_t gen = detect_generation(model_detect(m));
 
 	/* the same host, healthy again */
-	struct synth_cfg c2 = { .scenario = SYNTH_HEALTHY, .seconds = 20,
-				.start_ns = model_now(m) + 1000 };
+	struct synth_cfg c2 = {
+	    .scenario = SYNTH_HEALTHY, .seconds = 20, .start_ns = model_now(m) + 1000};
 	synth_free(s);
 	s = synth_new(&c2);
 	while (synth_next(s, &e))
@@ -256,8 +255,8 @@ static void test_lifecycle(void)
 		CHECK(model_chain(m, i)->cls == IG_CC_GPU_BOUND || !model_chain(m, i)->active);
 
 	/* contention again: a new chain, a new id */
-	struct synth_cfg c3 = { .scenario = SYNTH_CPU_CONTENTION, .seconds = 10,
-				.start_ns = model_now(m) + 1000 };
+	struct synth_cfg c3 = {
+	    .scenario = SYNTH_CPU_CONTENTION, .seconds = 10, .start_ns = model_now(m) + 1000};
 	synth_free(s);
 	s = synth_new(&c3);
 	while (synth_next(s, &e))
@@ -275,7 +274,7 @@ static char *frame(const struct ig_model *m)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct report_opts o = { .resolved = 1, .details = 1 };
+	struct report_opts o = {.resolved = 1, .details = 1};
 	report_json(f, m, NULL, &o);
 	report_text(f, m, NULL, &o);
 	fclose(f);
@@ -291,10 +290,10 @@ static unsigned rnd(unsigned n)
 
 static void test_determinism(void)
 {
-	static const int scs[] = { SYNTH_CPU_CONTENTION, SYNTH_HOST_STARVATION, SYNTH_ALLOC_SPIKES,
-				   SYNTH_NO_SPLIT, SYNTH_BLOCK_IO };
+	static const int scs[] = {SYNTH_CPU_CONTENTION, SYNTH_HOST_STARVATION, SYNTH_ALLOC_SPIKES,
+				  SYNTH_NO_SPLIT, SYNTH_BLOCK_IO};
 	for (size_t k = 0; k < sizeof(scs) / sizeof(scs[0]); k++) {
-		struct synth_cfg cfg = { .scenario = scs[k], .seconds = 25 };
+		struct synth_cfg cfg = {.scenario = scs[k], .seconds = 25};
 		/* reference: one event at a time, no advance */
 		struct ig_model *a = run(scs[k], 25, 0);
 		char *fa = frame(a);
@@ -317,7 +316,8 @@ static void test_determinism(void)
 			} while (rc > 0);
 			CHECK(rc == -ENODATA);
 			char *fb = frame(b);
-			CHECKF(!strcmp(fa, fb), "%s variant %d differs", synth_name(scs[k]), variant);
+			CHECKF(!strcmp(fa, fb), "%s variant %d differs", synth_name(scs[k]),
+			       variant);
 			free(fb);
 			model_free(b);
 			src->ops->free(src);
@@ -348,7 +348,7 @@ static void test_names(void)
 static void test_recs_specific(void)
 {
 	char firsts[IG_CC_MAX][192];
-	int have[IG_CC_MAX] = { 0 };
+	int have[IG_CC_MAX] = {0};
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		struct ig_model *m = run(cases[k].sc, 15, 0);
 		const struct ig_chain *c = find(m, cases[k].cls);
@@ -361,7 +361,8 @@ static void test_recs_specific(void)
 	for (int i = 0; i < IG_CC_MAX; i++)
 		for (int j = i + 1; j < IG_CC_MAX; j++)
 			if (have[i] && have[j])
-				CHECKF(strcmp(firsts[i], firsts[j]), "%d and %d share '%s'", i, j, firsts[i]);
+				CHECKF(strcmp(firsts[i], firsts[j]), "%d and %d share '%s'", i, j,
+				       firsts[i]);
 }
 
 /* A real recording by Ingero (no preempted/blocked split, off-CPU state
@@ -369,8 +370,8 @@ static void test_recs_specific(void)
  * CPU and the GPU waits. Skipped when the fixture is not there. */
 static void test_ingero_recording(void)
 {
-	static const char *const cands[] = { "../shared/traces", "../../shared/traces",
-					     "/work/shared/traces" };
+	static const char *const cands[] = {"../shared/traces", "../../shared/traces",
+					    "/work/shared/traces"};
 	char path[512];
 	FILE *f = NULL;
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]) && !f; i++) {

@@ -28,7 +28,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static const double qs[] = { 0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0 };
+static const double qs[] = {0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0};
 #define NQ (int)(sizeof(qs) / sizeof(qs[0]))
 
 static struct hist h, h2, h3;
@@ -50,8 +50,8 @@ static double check_dist(const char *name, int n)
 		if (r < 1)
 			r = 1;
 		uint64_t exact = vals[(int)r - 1];
-		double err = exact ? fabs((double)got[k] - (double)exact) / (double)exact
-				   : (double)got[k];
+		double err =
+		    exact ? fabs((double)got[k] - (double)exact) / (double)exact : (double)got[k];
 		if (err > worst)
 			worst = err;
 		CHECKF(err <= 0.01, "%s q=%.3f exact %lu got %lu err %.4f", name, qs[k],

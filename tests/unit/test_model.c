@@ -19,7 +19,7 @@
 
 static struct ig_event call(uint32_t pid, uint32_t tid, int op, uint64_t ts, uint64_t dur)
 {
-	struct ig_event e = { 0 };
+	struct ig_event e = {0};
 	e.kind = IG_EV_CALL;
 	e.pid = pid;
 	e.tid = tid;
@@ -33,7 +33,7 @@ static struct ig_event call(uint32_t pid, uint32_t tid, int op, uint64_t ts, uin
 static struct ig_event off(uint32_t pid, uint32_t tid, uint64_t ts, uint64_t dur, int state,
 			   uint32_t flags, uint32_t other, const char *other_comm)
 {
-	struct ig_event e = { 0 };
+	struct ig_event e = {0};
 	e.kind = IG_EV_OFFCPU;
 	e.pid = pid;
 	e.tid = tid;
@@ -57,8 +57,8 @@ static void test_window_expiry(void)
 	struct ig_model *m = model_new(NULL);
 	/* one call per second for 15 s, duration (k+1) ms */
 	for (int k = 0; k < 15; k++) {
-		struct ig_event e = call(100, 100, IG_OP_CUDA_LAUNCH_KERNEL, T0 + k * SEC + 100 * MS,
-					 (uint64_t)(k + 1) * MS);
+		struct ig_event e = call(100, 100, IG_OP_CUDA_LAUNCH_KERNEL,
+					 T0 + k * SEC + 100 * MS, (uint64_t)(k + 1) * MS);
 		model_ingest(m, &e);
 	}
 	struct ig_series_stats s;
@@ -109,7 +109,8 @@ static void test_rates_and_window_len(void)
 	CHECK(model_cfg(m)->window_s == 5);
 	/* 200 calls/s for 12 s on one thread, each 1 ms: 20 % of wall time */
 	for (int i = 0; i < 2400; i++) {
-		struct ig_event e = call(7, 7, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * 5 * MS, MS);
+		struct ig_event e =
+		    call(7, 7, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * 5 * MS, MS);
 		model_ingest(m, &e);
 	}
 	struct ig_series_stats s;
@@ -144,18 +145,18 @@ static void test_offcpu(void)
 	 *   then 30 ms on CPU. */
 	for (int i = 0; i < 100; i++) {
 		uint64_t t = T0 + (uint64_t)i * 100 * MS;
-		struct ig_event o1 = off(10, 11, t + 1 * MS, 5 * MS, IG_OFF_PREEMPTED, IG_F_IN_CALL,
-					 900, "stress");
-		struct ig_event o2 = off(10, 11, t + 8 * MS, 10 * MS, IG_OFF_BLOCKED, IG_F_IN_CALL,
-					 0, NULL);
+		struct ig_event o1 =
+		    off(10, 11, t + 1 * MS, 5 * MS, IG_OFF_PREEMPTED, IG_F_IN_CALL, 900, "stress");
+		struct ig_event o2 =
+		    off(10, 11, t + 8 * MS, 10 * MS, IG_OFF_BLOCKED, IG_F_IN_CALL, 0, NULL);
 		struct ig_event c = call(10, 11, IG_OP_CUDA_STREAM_SYNC, t, 20 * MS);
 		c.preempt_ns = 5 * MS;
 		c.blocked_ns = 10 * MS;
 		c.switches = 2;
 		c.other_pid = (i % 4 == 0) ? 902 : 900; /* 900 3/4 of the preempted time */
 		strcpy(c.other_comm, c.other_pid == 900 ? "stress" : "other");
-		struct ig_event o3 = off(10, 11, t + 20 * MS, 50 * MS, IG_OFF_BLOCKED, 0, 901,
-					 "worker");
+		struct ig_event o3 =
+		    off(10, 11, t + 20 * MS, 50 * MS, IG_OFF_BLOCKED, 0, 901, "worker");
 		model_ingest(m, &o1);
 		model_ingest(m, &o2);
 		model_ingest(m, &c);
@@ -167,16 +168,21 @@ static void test_offcpu(void)
 	CHECK(p.cuda && p.threads == 1);
 	CHECKF(near((double)p.wall_ns, 10 * SEC, 0.01), "%lu", (unsigned long)p.wall_ns);
 	CHECKF(near((double)p.cuda_ns, 2 * SEC, 0.01), "%lu", (unsigned long)p.cuda_ns);
-	CHECKF(near((double)p.off_preempt_ns, 0.5 * SEC, 0.01), "%lu", (unsigned long)p.off_preempt_ns);
-	CHECKF(near((double)p.off_blocked_ns, 6 * SEC, 0.01), "%lu", (unsigned long)p.off_blocked_ns);
+	CHECKF(near((double)p.off_preempt_ns, 0.5 * SEC, 0.01), "%lu",
+	       (unsigned long)p.off_preempt_ns);
+	CHECKF(near((double)p.off_blocked_ns, 6 * SEC, 0.01), "%lu",
+	       (unsigned long)p.off_blocked_ns);
 	CHECK(p.off_unknown_ns == 0);
-	CHECKF(near((double)p.off_in_call_ns, 1.5 * SEC, 0.01), "%lu", (unsigned long)p.off_in_call_ns);
-	CHECKF(near((double)p.off_between_ns, 5 * SEC, 0.01), "%lu", (unsigned long)p.off_between_ns);
+	CHECKF(near((double)p.off_in_call_ns, 1.5 * SEC, 0.01), "%lu",
+	       (unsigned long)p.off_in_call_ns);
+	CHECKF(near((double)p.off_between_ns, 5 * SEC, 0.01), "%lu",
+	       (unsigned long)p.off_between_ns);
 	CHECKF(near((double)p.between_on_cpu_ns, 3 * SEC, 0.02), "%lu",
 	       (unsigned long)p.between_on_cpu_ns);
 	CHECK(near(p.off_pct, 65, 0.01) && near(p.between_pct, 50, 0.01));
 	CHECK(p.switches == 300);
-	CHECK(p.npreemptors == 1 && p.preemptors[0].pid == 900 && near(p.preemptors[0].share, 1, 0.01));
+	CHECK(p.npreemptors == 1 && p.preemptors[0].pid == 900 &&
+	      near(p.preemptors[0].share, 1, 0.01));
 	CHECK(!strcmp(p.preemptors[0].comm, "stress"));
 	CHECK(p.nwakers == 1 && p.wakers[0].pid == 901 && !strcmp(p.wakers[0].comm, "worker"));
 	CHECK(near((double)p.wakers[0].ns, 5 * SEC, 0.01));
@@ -249,8 +255,8 @@ static void test_slow_calls(void)
 	struct ig_model *m = model_new(NULL);
 	for (int i = 0; i < 500; i++) {
 		uint32_t pid = i % 2 ? 31 : 30;
-		struct ig_event e = call(pid, pid, IG_OP_CUDA_MALLOC,
-					 T0 + (uint64_t)i * 20 * MS, (uint64_t)((i * 7919) % 1000 + 1) * US);
+		struct ig_event e = call(pid, pid, IG_OP_CUDA_MALLOC, T0 + (uint64_t)i * 20 * MS,
+					 (uint64_t)((i * 7919) % 1000 + 1) * US);
 		e.arg0 = 4096;
 		e.stack_id = (uint64_t)i;
 		model_ingest(m, &e);
@@ -266,7 +272,8 @@ static void test_slow_calls(void)
 	struct ig_model_totals t;
 	model_totals(m, &t);
 	for (int i = 0; i < 500; i++) {
-		uint64_t ts = T0 + (uint64_t)i * 20 * MS, d = (uint64_t)((i * 7919) % 1000 + 1) * US;
+		uint64_t ts = T0 + (uint64_t)i * 20 * MS,
+			 d = (uint64_t)((i * 7919) % 1000 + 1) * US;
 		if (ts + d >= t.win_start_ns && d > best)
 			best = d;
 	}
@@ -331,13 +338,13 @@ static void test_eviction(void)
 static void test_other_kinds(void)
 {
 	struct ig_model *m = model_new(NULL);
-	struct ig_event e = { 0 };
+	struct ig_event e = {0};
 	e.kind = IG_EV_COMM;
 	e.pid = 50;
 	e.ts_ns = T0;
 	strcpy(e.comm, "trainer");
 	model_ingest(m, &e);
-	e = (struct ig_event){ 0 };
+	e = (struct ig_event){0};
 	e.kind = IG_EV_FORK;
 	e.pid = 50;
 	e.arg0 = 51;
@@ -348,7 +355,7 @@ static void test_other_kinds(void)
 	strcpy(e.comm, "worker");
 	model_ingest(m, &e);
 	for (int i = 0; i < 10; i++) {
-		e = (struct ig_event){ 0 };
+		e = (struct ig_event){0};
 		e.kind = IG_EV_PAGE_ALLOC;
 		e.pid = 50;
 		e.ts_ns = T0 + (uint64_t)i * 100 * MS;
@@ -364,7 +371,7 @@ static void test_other_kinds(void)
 	model_ingest(m, &e);
 	ig_snapshot_fill(&e, T0 + 2 * SEC, 50.0, 60.0, 8000, 0, 1.0);
 	model_ingest(m, &e);
-	e = (struct ig_event){ 0 };
+	e = (struct ig_event){0};
 	e.kind = IG_EV_EXIT;
 	e.pid = 51;
 	e.ts_ns = T0 + 2 * SEC;
@@ -385,7 +392,7 @@ static void test_other_kinds(void)
 	CHECK(h.page_bytes_win == 10 << 20 && h.io_ops_win == 10);
 
 	/* malformed events are counted and ignored */
-	e = (struct ig_event){ 0 };
+	e = (struct ig_event){0};
 	model_ingest(m, &e); /* kind 0 */
 	e.kind = IG_EV_CALL;
 	model_ingest(m, &e); /* ts 0 */
@@ -422,7 +429,8 @@ static void test_reset(void)
 	CHECK(t.events == 0 && t.threads == 0 && t.op_procs == 0);
 	struct ig_event e = call(60, 61, IG_OP_CUDA_MEMCPY, now + 10 * MS, 2 * MS);
 	model_ingest(m, &e);
-	CHECK(model_op_stats(m, IG_OP_CUDA_MEMCPY, &s) == 0 && s.calls_life == 1 && s.calls_win == 1);
+	CHECK(model_op_stats(m, IG_OP_CUDA_MEMCPY, &s) == 0 && s.calls_life == 1 &&
+	      s.calls_win == 1);
 	CHECK(s.win.p50 == 2 * MS);
 	model_free(m);
 }

@@ -21,10 +21,18 @@ static void test_fmt(void)
 		uint64_t ns;
 		const char *s;
 	} d[] = {
-		{ 0, "0ns" },		{ 999, "999ns" },	   { 1000, "1.00us" },
-		{ 12345, "12.3us" },	{ 999499, "999us" },	   { 999500, "1.00ms" },
-		{ 4560000, "4.56ms" },	{ 142000000, "142ms" },	   { 999600000, "1.00s" },
-		{ 1230000000, "1.23s" }, { 59900000000ull, "59.9s" }, { 123000000000ull, "2m03s" },
+	    {0, "0ns"},
+	    {999, "999ns"},
+	    {1000, "1.00us"},
+	    {12345, "12.3us"},
+	    {999499, "999us"},
+	    {999500, "1.00ms"},
+	    {4560000, "4.56ms"},
+	    {142000000, "142ms"},
+	    {999600000, "1.00s"},
+	    {1230000000, "1.23s"},
+	    {59900000000ull, "59.9s"},
+	    {123000000000ull, "2m03s"},
 	};
 	char b[32];
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
@@ -42,17 +50,18 @@ static void test_escape(void)
 	static const struct {
 		const char *in, *out;
 	} t[] = {
-		{ "plain", "plain" },
-		{ "a\"b\\c", "a\\\"b\\\\c" },
-		{ "l1\nl2\tx\r", "l1\\nl2\\tx\\r" },
-		{ "\x01\x1f\x7f", "\\u0001\\u001f\\u007f" },
-		{ "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82" },
-		{ "bad\xff", "bad\\ufffd" },
-		{ "\xc0\x80", "\\ufffd\\ufffd" },         /* overlong NUL */
-		{ "\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd" }, /* surrogate */
-		{ "cut\xe2\x82", "cut\\ufffd\\ufffd" },   /* truncated sequence */
-		{ "\xe2\x80\xa8", "\\u2028" },
-		{ "", "" },
+	    {"plain", "plain"},
+	    {"a\"b\\c", "a\\\"b\\\\c"},
+	    {"l1\nl2\tx\r", "l1\\nl2\\tx\\r"},
+	    {"\x01\x1f\x7f", "\\u0001\\u001f\\u007f"},
+	    {"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82",
+	     "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82"},
+	    {"bad\xff", "bad\\ufffd"},
+	    {"\xc0\x80", "\\ufffd\\ufffd"},	       /* overlong NUL */
+	    {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"}, /* surrogate */
+	    {"cut\xe2\x82", "cut\\ufffd\\ufffd"},      /* truncated sequence */
+	    {"\xe2\x80\xa8", "\\u2028"},
+	    {"", ""},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		size_t n = report_json_escape(b, sizeof(b), t[i].in);
@@ -192,7 +201,7 @@ static int json_ok(const char *s)
 
 static struct ig_model *model_of(int sc, double secs)
 {
-	struct synth_cfg c = { .scenario = sc, .seconds = secs };
+	struct synth_cfg c = {.scenario = sc, .seconds = secs};
 	struct synth *s = synth_new(&c);
 	struct ig_model *m = model_new(NULL);
 	struct ig_event e;
@@ -240,9 +249,14 @@ static int grep(const char *text, const char *re, char *out, size_t n)
 static void test_text(void)
 {
 	struct ig_model *m = model_of(SYNTH_CPU_CONTENTION, 15);
-	struct ig_status st = { .mode = IG_MODE_LIVE, .events_per_s = 1234.5, .events_total = 999,
-				.drops_kernel = 3, .drops_user = 4, .probes_attached = 24,
-				.probes_failed = 1, .probes_missing = 2 };
+	struct ig_status st = {.mode = IG_MODE_LIVE,
+			       .events_per_s = 1234.5,
+			       .events_total = 999,
+			       .drops_kernel = 3,
+			       .drops_user = 4,
+			       .probes_attached = 24,
+			       .probes_failed = 1,
+			       .probes_missing = 2};
 	strcpy(st.recording, "/tmp/x.db");
 	char *t = render(m, &st, NULL, 0);
 	char line[512];
@@ -253,14 +267,16 @@ static void test_text(void)
 	CHECK(grep(t, "^host cpu 98\\.0% mem 40\\.0% swap 0MiB load 9\\.50$", NULL, 0));
 	CHECK(grep(t, "^recording /tmp/x\\.db$", NULL, 0));
 	/* op rows: name in column 1, calls, rate, then labelled percentiles */
-	CHECK(grep(t, "^cudaStreamSynchronize +[0-9]+ +[0-9.]+/s +p50 [0-9.]+ms +p95 [0-9.]+ms +"
-		      "p99 [0-9.]+ms +max [0-9.]+ms$",
+	CHECK(grep(t,
+		   "^cudaStreamSynchronize +[0-9]+ +[0-9.]+/s +p50 [0-9.]+ms +p95 [0-9.]+ms +"
+		   "p99 [0-9.]+ms +max [0-9.]+ms$",
 		   line, sizeof(line)));
 	struct ig_series_stats s;
 	model_op_stats(m, IG_OP_CUDA_STREAM_SYNC, &s);
 	unsigned long calls = 0;
 	char p99[16];
-	CHECK(sscanf(line, "cudaStreamSynchronize %lu %*s p50 %*s p95 %*s p99 %15s", &calls, p99) == 2);
+	CHECK(sscanf(line, "cudaStreamSynchronize %lu %*s p50 %*s p95 %*s p99 %15s", &calls, p99) ==
+	      2);
 	CHECK(calls == s.calls_win);
 	char want[16];
 	CHECK(!strcmp(p99, report_fmt_ns(want, sizeof(want), s.win.p99)));
@@ -268,17 +284,19 @@ static void test_text(void)
 	/* the op with the most time comes first */
 	CHECK(strstr(t, "\ncudaStreamSynchronize") < strstr(t, "\ncudaMemcpyAsync"));
 	/* process rows */
-	CHECK(grep(t, "^pid 4821 +python3 +calls/s [0-9.]+ +preempted [0-9.]+m?s +[0-9.]+% +blocked "
-		      "[^ ]+ +[0-9.]+% +unknown 0ns +0\\.0% +between [^ ]+ +[0-9.]+% +top "
-		      "stress-ng\\[2231\\] 100%$",
+	CHECK(grep(t,
+		   "^pid 4821 +python3 +calls/s [0-9.]+ +preempted [0-9.]+m?s +[0-9.]+% +blocked "
+		   "[^ ]+ +[0-9.]+% +unknown 0ns +0\\.0% +between [^ ]+ +[0-9.]+% +top "
+		   "stress-ng\\[2231\\] 100%$",
 		   NULL, 0));
 	/* chains */
 	CHECK(grep(t, "^CHAINS 2$", NULL, 0));
-	CHECK(grep(t, "^\\[HIGH\\] chain-000[12] cpu_contention cudaStreamSynchronize p99 ", NULL, 0));
+	CHECK(grep(t, "^\\[HIGH\\] chain-000[12] cpu_contention cudaStreamSynchronize p99 ", NULL,
+		   0));
 	CHECK(!strstr(t, "    why:"));
 	free(t);
 
-	struct report_opts o = { .details = 1, .max_ops = 1, .max_chains = 1 };
+	struct report_opts o = {.details = 1, .max_ops = 1, .max_chains = 1};
 	t = render(m, &st, &o, 0);
 	CHECK(grep(t, "^    why: ", NULL, 0) && grep(t, "^    do: ", NULL, 0));
 	CHECK(grep(t, "^    evidence: .*tail_preempt_pct=", NULL, 0));
@@ -291,7 +309,7 @@ static void test_text(void)
 	free(t);
 
 	/* --summary: lifetime numbers */
-	o = (struct report_opts){ .summary = 1 };
+	o = (struct report_opts){.summary = 1};
 	t = render(m, NULL, &o, 0);
 	CHECK(grep(t, "^ingero-top live 2026-01-01T00:00:15Z summary 15\\.0s ", NULL, 0));
 	CHECK(grep(t, "^cudaStreamSynchronize +[0-9]+ ", line, sizeof(line)));
@@ -302,14 +320,18 @@ static void test_text(void)
 
 	/* replay header, an empty model, comm with blanks */
 	m = model_new(NULL);
-	st = (struct ig_status){ .mode = IG_MODE_REPLAY, .replay_speed = 8, .paused = 1 };
+	st = (struct ig_status){.mode = IG_MODE_REPLAY, .replay_speed = 8, .paused = 1};
 	t = render(m, &st, NULL, 0);
 	CHECK(grep(t, "^ingero-top replay - window 10s ", NULL, 0));
 	CHECK(grep(t, "^replay - \\.\\. - speed 8 paused$", NULL, 0));
 	CHECK(grep(t, "^CHAINS 0$", NULL, 0));
 	free(t);
-	struct ig_event e = { .kind = IG_EV_CALL, .ts_ns = 1767225600000000000ull, .dur_ns = 1000,
-			      .pid = 9, .tid = 9, .op = IG_OP_CUDA_MALLOC };
+	struct ig_event e = {.kind = IG_EV_CALL,
+			     .ts_ns = 1767225600000000000ull,
+			     .dur_ns = 1000,
+			     .pid = 9,
+			     .tid = 9,
+			     .op = IG_OP_CUDA_MALLOC};
 	strcpy(e.comm, "Web Content");
 	model_ingest(m, &e);
 	t = render(m, NULL, NULL, 0);
@@ -323,9 +345,9 @@ static void test_json(void)
 {
 	for (int sc = 0; sc < SYNTH_BENCH; sc++) {
 		struct ig_model *m = model_of(sc, 12);
-		struct ig_status st = { .events_per_s = 10.5 };
+		struct ig_status st = {.events_per_s = 10.5};
 		strcpy(st.message, "tab\there \"quoted\"");
-		struct report_opts o = { .resolved = 1 };
+		struct report_opts o = {.resolved = 1};
 		char *j = render(m, &st, &o, 1);
 		CHECKF(json_ok(j), "%s: invalid JSON near '%.40s'", synth_name(sc), jp);
 		CHECK(!strncmp(j, "{\"type\":\"frame\",\"time_ns\":", 26));
@@ -353,7 +375,8 @@ static void test_json(void)
 	free(j);
 	model_free(m);
 	/* the validator itself rejects what it should */
-	CHECK(!json_ok("{\"a\":1,}\n") && !json_ok("{\"a\":01x}\n") && !json_ok("{\"a\":\"\t\"}\n"));
+	CHECK(!json_ok("{\"a\":1,}\n") && !json_ok("{\"a\":01x}\n") &&
+	      !json_ok("{\"a\":\"\t\"}\n"));
 	CHECK(!json_ok("{}\n{}\n") && json_ok("{\"a\":[1.5e3,true,null,\"\\u00e9\"]}\n"));
 }
 
@@ -361,7 +384,8 @@ static void test_json(void)
  * calls setlocale). Skipped when no such locale is installed. */
 static void test_locale(void)
 {
-	static const char *const locs[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8" };
+	static const char *const locs[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+					   "fr_FR.utf8"};
 	const char *got = NULL;
 	for (size_t i = 0; i < sizeof(locs) / sizeof(locs[0]) && !got; i++)
 		got = setlocale(LC_NUMERIC, locs[i]);
@@ -370,7 +394,7 @@ static void test_locale(void)
 		return;
 	}
 	struct ig_model *m = model_of(SYNTH_GPU_BOUND, 12);
-	struct ig_status st = { .events_per_s = 1.5 };
+	struct ig_status st = {.events_per_s = 1.5};
 	char *j = render(m, &st, NULL, 1);
 	CHECK(json_ok(j) && strstr(j, "\"events_per_s\":1.5"));
 	free(j);
