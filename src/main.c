@@ -73,6 +73,9 @@ static int run_batch_replay(struct session *s, const struct cli *cli)
 		fputc('\n', stdout);
 	}
 	while (more > 0 && !stop_flag) {
+		/* The last frame ends at the last event, as the live run did. */
+		if (st->replay_end_ns && next > st->replay_end_ns)
+			next = st->replay_end_ns;
 		more = session_replay_to(s, next);
 		if (more < 0) {
 			fprintf(stderr, "ingero-top: replay failed: %s\n", strerror(-more));
@@ -86,6 +89,7 @@ static int run_batch_replay(struct session *s, const struct cli *cli)
 		}
 		next += step;
 	}
+	session_finish(s);
 	if (cli->summary)
 		print_frame(s, cli, true);
 	return 0;
@@ -139,6 +143,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 		if (session_done(s))
 			break;
 	}
+	session_finish(s);
 	if (cli->summary)
 		print_frame(s, cli, true);
 	return 0;

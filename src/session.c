@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LIVE_LAG_NS 300000000ULL
+
 struct session {
 	struct cli cli;
 	struct ig_model *model;
@@ -42,6 +44,7 @@ struct session {
 	uint64_t last_snapshot_ns;
 	struct hostinfo_cpu cpu_prev;
 	bool done;
+	uint64_t last_ev_ns;     /* latest completion time ingested */
 	/* recording */
 	struct rec *rec;
 	struct flight *flight;
@@ -61,6 +64,8 @@ static void ingest(void *ctx, const struct ig_event *e)
 {
 	struct session *s = ctx;
 	model_ingest(s->model, e);
+	if (e->ts_ns + e->dur_ns > s->last_ev_ns)
+		s->last_ev_ns = e->ts_ns + e->dur_ns;
 	if (s->flight)
 		flight_push(s->flight, e);
 	if (s->rec && rec_event(s->rec, e) < 0 && rec_error(s->rec) && !s->st.record_error[0])
@@ -516,13 +521,18 @@ void session_tick(struct session *s)
 	uint64_t now = ig_unix_now_ns();
 
 	if (s->coll) {
-		collector_tick(s->coll, now, ingest, s);
+		/* Event time runs LIVE_LAG_NS behind the wall clock: records wait
+		 * up to one poll interval in the ring buffer, and the model must
+		 * not close a second before they are in, or live and replay of
+		 * the same events would differ. */
+		uint64_t evnow = now - LIVE_LAG_NS;
+		collector_tick(s->coll, evnow, ingest, s);
 		collector_status(s->coll, &s->st);
 		if (now - s->last_snapshot_ns >= 1000000000ULL) {
-			take_snapshot(s, now);
+			take_snapshot(s, evnow);
 			s->last_snapshot_ns = now;
 		}
-		model_advance(s->model, now);
+		model_advance(s->model, evnow);
 	}
 	if (s->replay) {
 		uint64_t next;
@@ -722,4 +732,14 @@ int session_replay_to(struct session *s, uint64_t until)
 	s->st.now_ns = model_now(s->model);
 	record_chains(s);
 	return s->at_end ? 0 : 1;
+}
+
+void session_finish(struct session *s)
+{
+	/* Close the last second of event time so the detector sees it; live
+	 * and replay of the same events end on the same boundary. */
+	uint64_t t = s->last_ev_ns ? s->last_ev_ns : model_now(s->model);
+	model_advance(s->model, (t / 1000000000ULL + 1) * 1000000000ULL);
+	s->st.now_ns = model_now(s->model);
+	record_chains(s);
 }

@@ -63,6 +63,10 @@ int session_jump_chain(struct session *s, int dir);
  * model clock there. Returns 1 while events remain, 0 at the end, -errno. */
 int session_replay_to(struct session *s, uint64_t until);
 
+/* End of the run: moves the model clock to the next whole second after the
+ * last event time so the detector evaluates the final second. */
+void session_finish(struct session *s);
+
 /* Writes the flight-recorder ring to a new file (in the background); the
  * result appears later in session_status()->message. */
 int session_flight_save(struct session *s);

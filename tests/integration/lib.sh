@@ -5,7 +5,7 @@ B=$ROOT/${BUILD:-build}
 IG=$B/ingero-top
 WL=$B/workload
 HOG=$B/tests/progs/hog
-TMP=$(mktemp -d /tmp/ig-it.XXXXXX)
+TMP=$(mktemp -d /tmp/ig-it.XXXXXX); chmod 755 "$TMP"
 FAILS=0
 cleanup_hooks=()
 trap 'for h in "${cleanup_hooks[@]}"; do eval "$h"; done; rm -rf "$TMP"' EXIT
