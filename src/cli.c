@@ -46,6 +46,10 @@ static const char usage[] =
 	"      --no-color       monochrome (also NO_COLOR=1)\n"
 	"      --ascii          ASCII box and bar characters\n"
 	"\n"
+	"demo:\n"
+	"      --demo [NAME]    run a scenario with a known root cause and trace it\n"
+	"                       (default cpu-contention; see docs/scenarios.md)\n"
+	"\n"
 	"other:\n"
 	"      --raw-tp         use raw tracepoints even where tp_btf works\n"
 	"      --no-stacks      do not capture user stacks\n"
@@ -69,6 +73,7 @@ enum {
 	OPT_RAW_TP,
 	OPT_NO_SYSTEM_LIBS,
 	OPT_NO_STACKS,
+	OPT_DEMO,
 };
 
 static const struct option longopts[] = {
@@ -93,6 +98,7 @@ static const struct option longopts[] = {
 	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
 	{ "no-system-libs", no_argument, NULL, OPT_NO_SYSTEM_LIBS },
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+	{ "demo", no_argument, NULL, OPT_DEMO },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -234,6 +240,12 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			break;
 		case OPT_NO_STACKS:
 			c->no_stacks = true;
+			break;
+		case OPT_DEMO:
+			/* An optional scenario name follows as a separate word. */
+			c->demo = "cpu-contention";
+			if (optind < argc && argv[optind][0] != '-')
+				c->demo = argv[optind++];
 			break;
 		case 'v':
 			c->verbose++;

@@ -36,6 +36,7 @@ struct cli {
 	bool no_system_libs;
 	bool no_stacks;
 	int verbose;
+	const char *demo;    /* --demo [SCENARIO]: NULL when absent */
 	char **cmd;          /* -- CMD ARGS... (NULL when absent) */
 	int ncmd;
 };
