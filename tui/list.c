@@ -238,13 +238,14 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 	}
 	char info[160] = "";
 	size_t io = 0;
-	if (title && *title)
-		io += (size_t)snprintf(info + io, sizeof(info) - io, "%s ", title);
+	/* most useful first: the text is cut on the right when room is short */
 	if (l->filter[0])
 		io += (size_t)snprintf(info + io, sizeof(info) - io, "filter \"%s\" ", l->filter);
 	if (page > 0 && nd > page && io < sizeof(info))
-		snprintf(info + io, sizeof(info) - io, "%d-%d/%d ", l->top + 1,
-			 l->top + page < nd ? l->top + page : nd, nd);
+		io += (size_t)snprintf(info + io, sizeof(info) - io, "%d-%d/%d ", l->top + 1,
+				       l->top + page < nd ? l->top + page : nd, nd);
+	if (title && *title && io < sizeof(info))
+		snprintf(info + io, sizeof(info) - io, "%s ", title);
 	if (info[0]) {
 		/* right-aligned, only where it does not cover a column title */
 		int used = 0;
@@ -260,7 +261,8 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 		if (room > 4) {
 			char clean[160];
 			int cols = tui_text_clean(clean, sizeof(clean), info, room, t->ascii);
-			draw_text(t, r, 0, r->w - cols, cols, tslot, clean);
+			draw_text(t, r, 0, r->w - cols, cols, l->filter[0] ? TH_COL_SORTED : tslot,
+				  clean);
 		}
 	}
 

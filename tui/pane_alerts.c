@@ -34,7 +34,7 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 {
 	struct chains_ctx *c = ctx;
 	const struct ig_chain *ch = &c->rows[row];
-	uint64_t now = model_now(c->t->m);
+	uint64_t now = model_now(tui_model(c->t));
 	int dim = !ch->active;
 	switch (col) {
 	case C_SEV:

@@ -61,7 +61,7 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	char a[64], b[64], c[256], sp[16];
 	int rows = r->h;
 
-	model_host(t->m, &host);
+	model_host(tui_model(t), &host);
 	for (int y = 0; y < rows; y++)
 		draw_fill(t, r, y, TH_HEADER);
 
@@ -113,7 +113,7 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 		seg(&f, "ev/s", tui_fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
 	}
 	/* the clock sits at the right end of row 1 when there is room */
-	tui_fmt_clock(a, sizeof(a), st->now_ns ? st->now_ns : model_now(t->m));
+	tui_fmt_clock(a, sizeof(a), st->now_ns ? st->now_ns : model_now(tui_model(t)));
 	int host_w = (int)strnlen(st->host, sizeof(st->host));
 	if (rows == 1 || f.y > 0) {
 		seg(&f, "", a, TH_HEADER_VALUE);
@@ -188,10 +188,8 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	if (st->mode == IG_MODE_LIVE) {
 		snprintf(c, sizeof(c), "%d", st->probes_attached);
 		seg(&f, "probes", c, TH_HEADER_VALUE);
-		if (st->probes_failed) {
-			snprintf(c, sizeof(c), "%d", st->probes_failed);
-			seg(&f, "failed", c, TH_DROPS_BAD);
-		}
+		snprintf(c, sizeof(c), "%d", st->probes_failed);
+		seg(&f, "failed", c, st->probes_failed ? TH_DROPS_BAD : TH_HEADER_VALUE);
 		if (st->probes_missing) {
 			snprintf(c, sizeof(c), "%d", st->probes_missing);
 			seg(&f, "missing", c, TH_HEADER_VALUE);

@@ -13,7 +13,7 @@ static struct tui_lines lines;
 static void alert_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_alertdata *d = t->ald;
-	const struct ig_chain *c = detect_find(model_detect(t->m), v->chain_id);
+	const struct ig_chain *c = detect_find(model_detect(tui_model(t)), v->chain_id);
 	if (c) {
 		d->c = *c;
 		d->valid = 1;
@@ -50,7 +50,7 @@ static void build(struct tui *t, int width)
 {
 	const struct tui_alertdata *d = t->ald;
 	const struct ig_chain *c = &d->c;
-	uint64_t now = model_now(t->m);
+	uint64_t now = model_now(tui_model(t));
 	char a[48], b[48], e[48], f[48];
 
 	lines_reset(&lines);

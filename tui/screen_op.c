@@ -221,23 +221,23 @@ static double s_num(void *ctx, int row, int col, int *ok)
 static void op_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_opdata *d = t->opd;
-	int r = v->pid ? model_op_proc_stats(t->m, v->op, v->pid, &d->st)
-		       : model_op_stats(t->m, v->op, &d->st);
+	int r = v->pid ? model_op_proc_stats(tui_model(t), v->op, v->pid, &d->st)
+		       : model_op_stats(tui_model(t), v->op, &d->st);
 	d->valid = r == 0;
-	const struct hist *h = model_op_hist(t->m, v->op, v->pid, 0);
+	const struct hist *h = model_op_hist(tui_model(t), v->op, v->pid, 0);
 	d->hist_life = 0;
 	if (!h || h->n == 0) { /* an idle op (or a finished replay): show its whole life */
-		h = model_op_hist(t->m, v->op, v->pid, 1);
+		h = model_op_hist(tui_model(t), v->op, v->pid, 1);
 		d->hist_life = h != NULL;
 	}
 	d->hist_ok = h != NULL;
 	if (h)
 		d->hist = *h;
 	if (v->pid)
-		d->nprocs = model_op_threads(t->m, v->op, v->pid, d->procs, TUI_MAX_PROCS);
+		d->nprocs = model_op_threads(tui_model(t), v->op, v->pid, d->procs, TUI_MAX_PROCS);
 	else
-		d->nprocs = model_op_procs(t->m, v->op, d->procs, TUI_MAX_PROCS);
-	d->nslow = model_slow_calls(t->m, v->op, v->pid, d->slow,
+		d->nprocs = model_op_procs(tui_model(t), v->op, d->procs, TUI_MAX_PROCS);
+	d->nslow = model_slow_calls(tui_model(t), v->op, v->pid, d->slow,
 				    (int)(sizeof(d->slow) / sizeof(d->slow[0])));
 }
 
@@ -349,7 +349,7 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	if (v->pid) {
 		char p[48];
 		snprintf(line, sizeof(line), " %s  in %s", oi ? oi->name : "?",
-			 fmt_proc(p, sizeof(p), model_comm(t->m, v->pid), v->pid));
+			 fmt_proc(p, sizeof(p), model_comm(tui_model(t), v->pid), v->pid));
 	} else {
 		snprintf(line, sizeof(line), " %s  %s, all processes", oi ? oi->name : "?",
 			 oi && oi->group < 3 ? grp[oi->group] : "");
@@ -391,7 +391,8 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	int side = body.w >= 100;
 	enum { S_HIST, S_CHART, S_BREAK, S_SLOW, S_NSEC };
 	int min[S_NSEC] = { 4, side ? 0 : 4, 4, 4 };
-	int want[S_NSEC] = { 13, 7, d->nprocs + 2, d->nslow + 2 };
+	/* the slow calls take what is left once the histogram has its rows */
+	int want[S_NSEC] = { 13, 7, d->nprocs + 2, d->nslow + 2 < 10 ? d->nslow + 2 : 10 };
 	int prio[S_NSEC] = { 2, 3, 1, 0 };
 	int h[S_NSEC];
 	tui_stack(body.h, S_NSEC, min, want, prio, h);

@@ -97,13 +97,13 @@ static double t_num(void *ctx, int row, int col, int *ok)
 static void proc_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_procdata *d = t->procd;
-	d->valid = model_proc(t->m, v->pid, &d->p) == 0;
-	d->nops = model_proc_ops(t->m, v->pid, d->ops, IG_OP_MAX);
-	d->nthreads = model_threads(t->m, v->pid, d->threads, TUI_MAX_THREADS);
+	d->valid = model_proc(tui_model(t), v->pid, &d->p) == 0;
+	d->nops = model_proc_ops(tui_model(t), v->pid, d->ops, IG_OP_MAX);
+	d->nthreads = model_threads(tui_model(t), v->pid, d->threads, TUI_MAX_THREADS);
 	d->nchains = 0;
-	int nc = model_chain_count(t->m);
+	int nc = model_chain_count(tui_model(t));
 	for (int i = 0; i < nc && d->nchains < IG_CHAIN_MAX; i++) {
-		const struct ig_chain *c = model_chain(t->m, i);
+		const struct ig_chain *c = model_chain(tui_model(t), i);
 		if (c && (c->pid == v->pid || c->culprit_pid == v->pid))
 			d->chains[d->nchains++] = *c;
 	}
@@ -114,7 +114,7 @@ static void proc_update(struct tui *t, struct tui_view *v)
 /* One bar split in four: CUDA, preempted, blocked, on CPU between calls. */
 static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struct ig_proc_stats *p)
 {
-	int x = draw_text(t, r, y, 1, -1, TH_NORMAL, "wall ");
+	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, "wall ");
 	int legend_w = 46;
 	int w = r->w - x - legend_w - 2;
 	if (w > 60)
@@ -166,7 +166,7 @@ static void culprits(struct tui *t, const struct tui_rect *r, int y, const char 
 		     const struct ig_culprit *c, int n)
 {
 	char a[48], b[32];
-	int x = draw_text(t, r, y, 1, -1, TH_NORMAL, what);
+	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, what);
 	if (!n) {
 		draw_text(t, r, y, x, -1, TH_DIM, "nobody");
 		return;

@@ -72,7 +72,7 @@ static double o_num(void *ctx, int row, int col, int *ok)
 static void thread_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_threaddata *d = t->thd;
-	int n = model_threads(t->m, v->pid, scratch, TUI_MAX_THREADS);
+	int n = model_threads(tui_model(t), v->pid, scratch, TUI_MAX_THREADS);
 	d->found = 0;
 	for (int i = 0; i < n; i++)
 		if (scratch[i].tid == v->tid) {
@@ -80,7 +80,7 @@ static void thread_update(struct tui *t, struct tui_view *v)
 			d->found = 1;
 			break;
 		}
-	d->noff = model_thread_offcpu(t->m, v->tid, d->off, IG_TL_MAX);
+	d->noff = model_thread_offcpu(tui_model(t), v->tid, d->off, IG_TL_MAX);
 	d->valid = 1;
 }
 
@@ -92,7 +92,7 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 
 	draw_fill(t, r, 0, TH_TITLE);
 	snprintf(line, sizeof(line), " thread %u of %s", v->tid,
-		 fmt_proc(a, sizeof(a), model_comm(t->m, v->pid), v->pid));
+		 fmt_proc(a, sizeof(a), model_comm(tui_model(t), v->pid), v->pid));
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	int y = 1;
 	if (d->found) {

@@ -8,7 +8,7 @@
 void snap_take(struct tui *t)
 {
 	struct tui_snap *sn = t->snap;
-	struct ig_model *m = t->m;
+	struct ig_model *m = tui_model(t);
 	int ops[IG_OP_MAX];
 
 	model_totals(m, &sn->tot);

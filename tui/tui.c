@@ -617,7 +617,14 @@ static void draw_menu(struct tui *t, struct tui_view *v)
 		return;
 	int n = v->ft_ncols, w = 24;
 	int h = n + 2;
+	/* over the focused pane on the main screen, else at the top of the body */
 	const struct tui_rect *body = &t->lay.r[AREA_BODY];
+	if (v->screen == SCR_MAIN && v->focus >= 0 && v->focus < 3 &&
+	    t->lay.visible[tui_panes[v->focus]->area]) {
+		const struct tui_rect *pr = &t->lay.r[tui_panes[v->focus]->area];
+		if (pr->h >= 4)
+			body = pr;
+	}
 	if (h > body->h)
 		h = body->h;
 	struct tui_rect box = { body->y, body->x + 1, h, w };
@@ -758,7 +765,7 @@ int tui_run(struct session *s, const struct cli *cli)
 	}
 	t->s = s;
 	t->cli = cli;
-	t->m = session_model(s);
+
 	t->live = session_status(s)->mode == IG_MODE_LIVE;
 	t->interval_ms = (int)(cli->interval_s * 1000 + 0.5);
 	if (t->interval_ms < 50)
@@ -867,10 +874,10 @@ int tui_run(struct session *s, const struct cli *cli)
 				quit = 1;
 				break;
 			}
-			if (f & TF_RELAYOUT) {
-				resize(t);
+			/* no resizeterm() here: ncurses sends KEY_RESIZE after its own
+			 * resize, and resizing again would queue another one */
+			if (f & TF_RELAYOUT)
 				relayout = 1;
-			}
 			if (f & TF_REFRESH) {
 				refresh_data(t);
 				relayout = 1;

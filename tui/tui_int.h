@@ -184,7 +184,6 @@ struct tui_cont {
 struct tui {
 	struct session *s;
 	const struct cli *cli;
-	struct ig_model *m;
 	int live;               /* live mode: /proc is this host's */
 
 	/* terminal */
@@ -225,6 +224,13 @@ struct tui {
 	uint64_t msg_until_ms;
 	char last_status_msg[sizeof(((struct ig_status *)0)->message)];
 };
+
+/* The model of the session. Not cached: a replay seek backwards rebuilds
+ * the model, so the pointer changes. */
+static inline struct ig_model *tui_model(struct tui *t)
+{
+	return session_model(t->s);
+}
 
 /* --- tui.c ----------------------------------------------------------------- */
 uint64_t tui_now_ms(void);

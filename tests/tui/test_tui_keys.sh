@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Every key in the key table (read from docs/keys.md, which the unit test
+# keeps equal to the table) does what the help says, on a replay.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+need_basics
+
+declare -A tested
+press() { # tmux-key docs-name
+	tested[$2]=1
+	keys "$1"
+}
+press_text() { # literal docs-name
+	tested[$2]=1
+	"${TMUX_CMD[@]}" send-keys -t $T -l -- "$1"
+	sleep "${KEY_PAUSE:-0.25}"
+}
+# the op the Enter key opens, then back to the main screen
+opens() { # tmux-key docs-name regex what
+	press "$1" "$2"
+	keys Enter
+	expect "^ $3 " "$4"
+	keys Escape
+	expect '^! GPU API' "back on the main screen"
+}
+
+start 120 40 "$IG" --speed 0 --replay "$FIXTURE"
+wait_for '^Driver API' 10
+wait_for 'cuCtxSync' 10
+
+# help: h ? F1 open it; Esc, Backspace and the help key close it
+for k in h '?' F1; do
+	press "$k" "$k"
+	expect 'help \(replay mode\)' "$k opens the help"
+	expect 'Show this help' "help lists the key table"
+	keys Escape
+	expect_not 'help \(replay mode\)' "Esc closes the help"
+done
+keys h
+press BSpace Backspace
+expect_not 'help \(replay mode\)' "Backspace closes the help"
+keys h
+keys h
+expect_not 'help \(replay mode\)' "h closes the help"
+
+# pause
+press p p
+expect ' PAUSED ' "p pauses"
+press p p
+expect_not ' PAUSED ' "p resumes"
+press Space Space
+expect ' PAUSED ' "Space pauses"
+keys Space
+
+press r r
+expect 'statistics and alerts reset' "r resets"
+# the replay keeps the model at its position; data comes back after a seek
+press t t
+expect 'theme: light' "t switches to the next theme"
+press w w
+expect 'flight recorder' "w asks for a flight-recorder save"
+press l l
+expect 'message log' "l shows the log"
+keys l
+expect_not 'message log' "l again closes the log"
+press C-l Ctrl-L
+expect '^ REPLAY' "Ctrl-L redraws"
+
+# replay keys
+press_text '+' '+'
+expect 'already replaying as fast as possible|speed: ' "+ speeds up"
+press_text '-' '-'
+expect 'speed: x' "- slows down"
+press_text '=' '='
+expect 'speed: x' "= speeds up"
+press_text '_' '_'
+expect 'speed: x' "_ slows down"
+keys p # stop the clock while we look around
+press_text '[' '['
+expect 'seek back 10 s' "[ seeks back"
+press_text ']' ']'
+expect 'seek forward 10 s' "] seeks forward"
+press n n
+expect 'jumped to the next alert|no next alert' "n jumps to the next alert"
+press N N
+expect 'jumped to the previous alert|no previous alert' "N jumps to the previous alert"
+# back to the whole recording, frozen
+keys p
+"${TMUX_CMD[@]}" send-keys -t $T -l -- '+'
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "${TMUX_CMD[@]}" send-keys -t $T -l -- ']'; done
+sleep 1
+wait_for 'cuCtxSync' 10
+
+# moving in the GPU API pane, checked by what Enter opens
+opens Home Home 'cudaMalloc' "Home selects the first op"
+opens Down Down 'cudaLaunchKernel' "Down moves down"
+opens j j 'cudaMemcpyAsync' "j moves down"
+opens k k 'cudaLaunchKernel' "k moves up"
+opens Up Up 'cudaMalloc' "Up moves up"
+opens End End 'cuCtxSynchronize' "End selects the last op"
+opens g g 'cudaMalloc' "g selects the first op"
+opens G G 'cuCtxSynchronize' "G selects the last op"
+opens PPage PgUp 'cudaMalloc' "PgUp goes up a page"
+opens NPage PgDn 'cuCtxSynchronize' "PgDn goes down a page"
+opens C-b Ctrl-B 'cudaMalloc' "Ctrl-B goes up a page"
+opens C-f Ctrl-F 'cuCtxSynchronize' "Ctrl-F goes down a page"
+tested[Enter]=1
+keys Home
+keys Enter
+expect '^ cudaMalloc  runtime API' "Enter opens the op"
+press BSpace Backspace
+expect '^! GPU API' "Backspace goes back"
+keys Enter
+press Escape Esc
+expect '^! GPU API' "Esc goes back"
+
+# focus
+press Tab Tab
+keys Home
+keys Enter
+expect 'container .* threads' "Tab focuses the processes pane (Enter opens a process)"
+keys Escape
+press BTab Shift-Tab
+keys Enter
+expect '^ cudaMalloc  runtime API' "Shift-Tab focuses the ops pane again"
+keys Escape
+
+# sorting
+press_text '>' '>'
+expect 'sorted by CALLS' "> sorts by the next column"
+press_text '.' '.'
+expect 'sorted by CALLS/S' ". sorts by the next column"
+press_text '<' '<'
+expect 'sorted by CALLS' "< sorts by the previous column"
+press_text ',' ','
+expect 'sorted by GPU API' ", sorts by the previous column"
+press I I
+expect 'sort order inverted' "I inverts the order"
+keys Home
+keys Enter
+expect '^ cudaDeviceSynchronize ' "inverted API order: the last runtime op first (groups stay)"
+keys Escape
+keys I
+press F6 F6
+expect 'Sort by' "F6 opens the sort menu"
+keys Down
+keys Enter
+expect 'sorted by CALLS' "the menu sorts"
+keys F6
+keys Escape
+expect_not 'Sort by' "Esc closes the menu"
+keys F6
+keys Up
+keys Enter
+
+# filter
+press_text '/' '/'
+expect 'Filter: ' "/ opens the filter prompt"
+text Memcpy
+keys Enter
+expect 'filter "Memcpy"' "the filter is shown"
+expect_not 'cuCtxSync' "the filter hides other rows"
+keys Escape
+expect 'filter cleared' "Esc clears the filter"
+press F4 F4
+expect 'Filter: ' "F4 opens the filter prompt"
+text zzz
+keys Escape
+expect_not 'Filter: ' "Esc closes the prompt"
+expect 'cuCtxSync' "and clears the filter"
+
+# quit keys (F10 here, q in the other tests)
+press F10 F10
+wait_exit 5
+[ "$(cat "$TMPD/status")" = 0 ] || fail "exit status $(cat "$TMPD/status")"
+ok "F10 quits"
+tested[q]=1 # q: test_tui_main.sh and test_tui_term.sh
+
+# every key of the table was exercised
+missing="" nkeys=0
+while read -r k; do
+	nkeys=$((nkeys + 1))
+	[ -n "${tested[$k]}" ] || missing="$missing $k"
+done < <(grep -E '^\| `' docs/keys.md | sed -E 's/^\| ([^|]*) \|.*/\1/' | grep -oE '`[^`]+`' | tr -d '`')
+[ "$nkeys" -ge 30 ] || fail "only $nkeys keys found in docs/keys.md: is the table there?"
+[ -z "$missing" ] || fail "keys in docs/keys.md not exercised:$missing"
+ok "every key in docs/keys.md was exercised"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# needs: root
+# The viewer on a live run of the test workload (shim CUDA stack, real BPF
+# probes): LIVE header with probes attached, the workload's ops and process,
+# an alert, drill-down into op, process and alert and back, pause, and q
+# stopping the launched command.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+command -v tmux >/dev/null || skip "tmux is not installed"
+[ -x "$IG" ] || skip "$IG not built"
+WL=${WL:-$PWD/${BUILD:-build}/workload}
+[ -x "$WL" ] || skip "$WL not built (make test-build)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+
+start 140 45 "$IG" -- "$WL" --iters 100000000 --threads 2 --kernel-us 200 --sync-every 1 \
+	--h2d 65536 --driver --host-us 100
+wait_for '^ LIVE ' 15
+wait_for 'cudaLaunchKernel +[0-9]' 20
+expect 'probes [1-9][0-9]* +failed 0' "header: probes attached, none failed"
+expect 'targets [1-9]' "header: targets"
+expect 'ev/s [0-9.k]+' "header: events/s"
+expect 'cuLaunchKernel +[0-9]' "driver ops"
+expect 'cudaStreamSync +[0-9]' "syncs"
+expect '^ +[0-9]+ workload ' "the workload in the processes pane"
+wait_for '^(HIGH|MED|LOW|INFO) +[0-9]+s ' 30
+ok "an alert appears"
+
+keys Home
+keys Enter
+expect '^ cudaMalloc|^ cudaLaunchKernel' "op screen"
+expect 'slowest calls' "op screen: slowest calls"
+expect '^[0-9:.]{12} +[0-9]+ +[0-9]+ +[0-9.]+(ns|us|ms|s) ' "op screen: a slow call row"
+keys Escape
+keys Tab
+keys Home
+keys Enter
+expect '^ workload\[[0-9]+\]  container' "process screen"
+expect 'threads \(off-CPU' "process screen: threads"
+keys Escape
+keys Tab
+keys Home
+keys Enter
+expect '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-' "alert screen"
+expect '(-|─)+ Recommendations' "alert: recommendations"
+keys Escape
+expect '^! GPU API' "back to the main screen"
+
+keys p
+expect ' PAUSED ' "p pauses the view"
+expect 'collection continues' "and says collection continues"
+keys p
+expect_not ' PAUSED ' "p resumes"
+
+wlpid=$(pgrep -n -f -- "$WL --iters 100000000") || fail "no workload process"
+keys q
+t0=$SECONDS
+# the viewer gives the terminal back at once; detaching the probes may take
+# a while after that (session_free)
+for i in $(seq 30); do screen | grep -q 'F1Help' || break; sleep 0.1; done
+screen | grep -q 'F1Help' && fail "the screen was not given back after q"
+ok "q gives the terminal back at once"
+wait_exit 120
+echo "info: ingero-top exited $((SECONDS - t0)) s after q"
+[ "$(cat "$TMPD/status")" = 0 ] || fail "exit status $(cat "$TMPD/status")"
+for i in $(seq 50); do kill -0 "$wlpid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$wlpid" 2>/dev/null && { kill "$wlpid"; fail "the launched workload still runs after q"; }
+ok "q quits and stops the launched command"
