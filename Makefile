@@ -43,6 +43,8 @@ SHIM     := $(SHIM_DIR)/libcuda.so.1 $(SHIM_DIR)/libcudart.so.12
 WORKLOAD := $(BUILD)/workload
 TEST_PROGS_SRC := $(wildcard tests/progs/*.c)
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_PROGS_SRC))
+TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
 .PHONY: all deps demo test test-build bench clean install format
 .DEFAULT_GOAL := all
@@ -104,13 +106,16 @@ $(BUILD)/tests/progs/%: tests/progs/%.c $(SHIM) | $(BUILD)/tests/progs
 	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm
 
+$(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) | $(BUILD)/tests/tools
+	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) | $(BUILD)/tests/unit
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) | $(BUILD)/tests/bench
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
 
-test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS)
+test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS) $(TEST_TOOLS)
 
 test:
 	@$(MAKE) --no-print-directory deps
@@ -132,7 +137,7 @@ install: all
 format:
 	clang-format -i src/*.[ch] tui/*.[ch] bpf/*.[ch] tests/unit/*.[ch]
 
-$(BUILD) $(BUILD)/obj/src $(BUILD)/obj/tui $(SHIM_DIR) $(BUILD)/tests/unit $(BUILD)/tests/bench $(BUILD)/tests/progs:
+$(BUILD) $(BUILD)/obj/src $(BUILD)/obj/tui $(SHIM_DIR) $(BUILD)/tests/unit $(BUILD)/tests/bench $(BUILD)/tests/progs $(BUILD)/tests/tools:
 	mkdir -p $@
 
 clean:

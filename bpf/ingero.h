@@ -73,6 +73,12 @@ enum igb_counter {
 	IGB_CNT_IO_OTHER,         /* block requests of non-target processes */
 	IGB_CNT_IO_OTHER_NS,      /* their total latency */
 	IGB_CNT_CALLS,            /* call records emitted */
+	IGB_CNT_STACKS,           /* calls with a stack captured */
+	IGB_CNT_STACK_NEW,        /* distinct stacks stored in the stacks map */
+	IGB_CNT_STACK_ERR,        /* user stack could not be read */
+	IGB_CNT_STACK_MAPFAIL,    /* stack not stored (map update failed) */
+	IGB_CNT_PY_NOTHREAD,      /* Python process, calling thread has no thread state */
+	IGB_CNT_PY_READFAIL,      /* interpreter memory could not be read */
 	IGB_CNT_MAX,
 };
 
@@ -80,6 +86,67 @@ enum igb_counter {
 struct igb_pages {
 	__u64 bytes;
 	__u64 allocs;
+};
+
+/* ---- user stacks (stacks_on) --------------------------------------------
+ * call_exit captures the caller's user stack (frame-pointer walk by the
+ * kernel) and, for processes with an entry in py_procs, the CPython frames
+ * of the calling thread. Both are hashed together; the hash is the event's
+ * stack_id and the key of the stacks map, so each distinct stack is stored
+ * once. User space reads a stack by id when it first sees the id. */
+#define IGB_STACK_MAX 64 /* native frames per stack */
+#define IGB_PY_MAX 32    /* interpreter frames per stack */
+#define IGB_STACKS_MAX 8192
+#define IGB_PY_ENTRY 1ULL /* low bit of igb_pyframe.code: the outermost frame run
+			   * by one call of the C evaluation loop */
+
+struct igb_pyframe {
+	__u64 code;  /* PyCodeObject * | IGB_PY_ENTRY */
+	__u64 instr; /* 3.11+: _Py_CODEUNIT *prev_instr; 3.10: f_lasti */
+};
+
+enum igb_stack_flags {
+	IGB_STK_PY = 0x1,          /* the process has a configured CPython (py_procs) */
+	IGB_STK_PY_NOTHREAD = 0x2, /* ... but the calling thread has no thread state */
+	IGB_STK_PY_TRUNC = 0x4,    /* more than IGB_PY_MAX interpreter frames */
+	IGB_STK_PY_ERR = 0x8,      /* an interpreter structure could not be read */
+};
+
+struct igb_stack {
+	__u32 tgid;  /* process that produced it first */
+	__u16 nips;  /* valid entries in ips */
+	__u8 npy;    /* valid entries in py */
+	__u8 flags;  /* enum igb_stack_flags */
+	__u64 ips[IGB_STACK_MAX];	/* return addresses, innermost first */
+	struct igb_pyframe py[IGB_PY_MAX]; /* innermost first */
+};
+
+/* Where one process's CPython keeps its frames (map py_procs, key tgid),
+ * filled by src/pyframes.c from the interpreter's symbols and version.
+ * Offsets in bytes; IGB_PY_NONE marks a field this version does not have. */
+#define IGB_PY_NONE 0xffff
+#define IGB_PY_FRAME_READ 104 /* bytes read per frame: every offset + 8 fits */
+
+enum igb_py_tid { IGB_PY_TID_NATIVE = 0, IGB_PY_TID_PTHREAD = 1 };
+
+struct igb_pyproc {
+	__u64 runtime;		  /* address of _PyRuntime in the process */
+	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_tstate_head; /* PyInterpreterState.threads.head (tstate_head) */
+	__u16 tstate_next;	  /* PyThreadState.next */
+	__u16 tstate_tid;	  /* native_thread_id (3.11+) or thread_id (3.10) */
+	__u16 tstate_frame;	  /* cframe (3.11, 3.12) or frame (3.10) */
+	__u16 cframe_current;	  /* _PyCFrame.current_frame; IGB_PY_NONE: tstate_frame
+				   * points at the frame itself */
+	__u16 frame_code;	  /* f_code */
+	__u16 frame_previous;	  /* previous (3.11+) or f_back (3.10) */
+	__u16 frame_instr;	  /* prev_instr (3.11+) or f_lasti (3.10) */
+	__u16 frame_owner;	  /* owner (char), or IGB_PY_NONE */
+	__u16 frame_is_entry;	  /* is_entry (bool, 3.11), or IGB_PY_NONE */
+	__u8 owner_cstack;	  /* owner of C-stack shim frames (3.12: 3), 0xff = none */
+	__u8 tid_kind;		  /* enum igb_py_tid: what tstate_tid holds */
+	__u8 instr_int;		  /* frame_instr is a 32-bit int (f_lasti) */
+	__u8 pad[3];
 };
 
 #endif

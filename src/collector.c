@@ -60,6 +60,7 @@ struct collector {
 	int probes_failed, probes_missing;
 	int tracepoints_ok, tracepoints_failed;
 	bool raw_tp;
+	bool stacks;
 	int target;
 	struct pages_last pages[MAX_PAGES_PIDS];
 	int npages;
@@ -459,6 +460,7 @@ void collector_status(struct collector *c, struct ig_status *st)
 	st->probes_failed = c->probes_failed + c->tracepoints_failed;
 	st->probes_missing = c->probes_missing;
 	st->libs = c->nlibs;
+	st->stacks_on = c->stacks;
 	int fd = bpf_map__fd(c->skel->maps.targets), n = 0;
 	uint32_t key, next, *prev = NULL;
 	while (!bpf_map_get_next_key(fd, prev, &next) && n < 100000) {
@@ -484,6 +486,46 @@ void collector_summary(struct collector *c, FILE *f)
 	if (!c->nlibs)
 		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",
 			(unsigned long long)(RESCAN_TARGETS_NS / 1000000000ULL));
+	if (c->stacks)
+		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
+			IGB_STACK_MAX);
+	else
+		fprintf(f, "attach: user stacks off\n");
+}
+
+/* ---- user stacks ------------------------------------------------------------ */
+
+int collector_stack(struct collector *c, uint64_t id, struct igb_stack *out)
+{
+	if (!c->stacks)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stacks), &id, out))
+		return -errno;
+	if (out->nips > IGB_STACK_MAX)
+		out->nips = IGB_STACK_MAX;
+	if (out->npy > IGB_PY_MAX)
+		out->npy = IGB_PY_MAX;
+	return 0;
+}
+
+int collector_set_python(struct collector *c, int pid, const struct igb_pyproc *cfg)
+{
+	uint32_t key = (uint32_t)pid;
+	int fd = bpf_map__fd(c->skel->maps.py_procs);
+
+	if (!cfg)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, cfg, BPF_ANY) ? -errno : 0;
+}
+
+void collector_stack_stats(struct collector *c, struct collector_stack_stats *st)
+{
+	st->captured = counter_sum(c, IGB_CNT_STACKS);
+	st->distinct = counter_sum(c, IGB_CNT_STACK_NEW);
+	st->errors = counter_sum(c, IGB_CNT_STACK_ERR);
+	st->lost = counter_sum(c, IGB_CNT_STACK_MAPFAIL);
+	st->py_nothread = counter_sum(c, IGB_CNT_PY_NOTHREAD);
+	st->py_readfail = counter_sum(c, IGB_CNT_PY_READFAIL);
 }
 
 /* ---- life cycle -------------------------------------------------------------- */
@@ -511,6 +553,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->target_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
+	skel->rodata->stacks_on = o->stacks;
 	select_programs(skel, raw);
 	*err = ingero_bpf__load(skel);
 	if (*err) {
@@ -531,6 +574,7 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 	}
 	init_clock_offset();
 	c->target = o->target;
+	c->stacks = o->stacks;
 	c->src.ops = &collector_source_ops;
 	c->src.priv = c;
 

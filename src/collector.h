@@ -23,6 +23,7 @@ struct collector_opts {
 	bool force_raw_tp;       /* use raw_tp even where tp_btf works */
 	bool no_system_libs;     /* do not attach ldconfig / /usr/local/cuda libraries */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
+	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
 };
 
 struct collector;
@@ -55,6 +56,28 @@ void collector_count_user_drop(struct collector *c, uint64_t n);
 
 /* Unix ns now, on the same clock as the events. */
 uint64_t collector_now_ns(struct collector *c);
+
+/* User stacks (opts.stacks). Both calls are thread-safe (one map syscall).
+ * collector_stack copies the stack with this id (ig_event.stack_id) out of
+ * the kernel's stacks map into *out (caller-owned): 0, or -ENOENT when it
+ * is not (or no longer) there. collector_set_python tells the kernel where
+ * the CPython of pid keeps its frames (src/pyframes.c builds cfg); NULL
+ * forgets it. Forked children inherit it in the kernel. */
+struct igb_stack;
+struct igb_pyproc;
+int collector_stack(struct collector *c, uint64_t id, struct igb_stack *out);
+int collector_set_python(struct collector *c, int pid, const struct igb_pyproc *cfg);
+
+/* Kernel-side stack counters, summed over CPUs. */
+struct collector_stack_stats {
+	uint64_t captured;    /* calls with a stack */
+	uint64_t distinct;    /* stacks stored (new hashes) */
+	uint64_t errors;      /* user stack unreadable */
+	uint64_t lost;        /* stack map update failed */
+	uint64_t py_nothread; /* Python process, thread without a thread state */
+	uint64_t py_readfail; /* interpreter memory unreadable */
+};
+void collector_stack_stats(struct collector *c, struct collector_stack_stats *st);
 
 /* Converts a CLOCK_MONOTONIC timestamp to Unix ns. */
 uint64_t ig_mono_to_unix(uint64_t mono_ns);

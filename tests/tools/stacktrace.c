@@ -1,0 +1,153 @@
+/* Test and benchmark helper for user stacks: runs a command under the live
+ * collector with stacks on (or off), prints every call like --events plus
+ * its stack id, and at the end every distinct stack seen, raw. Used by
+ * tests/integration/test_stacks.sh and tests/bench/bench_stacks.sh until
+ * the session exposes the same through ingero-top itself.
+ *
+ *   stacktrace [--no-stacks] [--quiet] [--lib PATH]... -- CMD ARGS */
+#include "collector.h"
+#include "evfmt.h"
+#include "log.h"
+
+#include <linux/types.h>
+#include "ingero.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_IDS 65536
+
+static uint64_t ids[MAX_IDS];
+static uint32_t id_pid[MAX_IDS];
+static int nids;
+static int quiet;
+static uint64_t calls, with_stack;
+
+static void on_event(void *ctx, const struct ig_event *e)
+{
+	char line[640];
+	if (e->kind != IG_EV_CALL)
+		return;
+	calls++;
+	if (e->stack_id) {
+		with_stack++;
+		int seen = 0;
+		for (int i = 0; i < nids && !seen; i++)
+			seen = ids[i] == e->stack_id;
+		if (!seen && nids < MAX_IDS) {
+			id_pid[nids] = e->pid;
+			ids[nids++] = e->stack_id;
+		}
+	}
+	if (!quiet)
+		printf("%s stack=0x%" PRIx64 "\n", evfmt_line(line, sizeof(line), e), e->stack_id);
+}
+
+static pid_t spawn_stopped(char **argv, int *go_fd)
+{
+	int go[2];
+	if (pipe2(go, O_CLOEXEC))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	*go_fd = go[1];
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	struct collector_opts o = { .target = COLL_COMMAND, .no_system_libs = true, .stacks = true };
+	const char *libs[16];
+	char err[256];
+	int nlibs = 0, go, status = 0, i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--no-stacks"))
+			o.stacks = false;
+		else if (!strcmp(argv[i], "--quiet"))
+			quiet = 1;
+		else if (!strcmp(argv[i], "--lib") && i + 1 < argc && nlibs < 16)
+			libs[nlibs++] = argv[++i];
+		else {
+			fprintf(stderr, "usage: stacktrace [--no-stacks] [--quiet] [--lib PATH]... -- CMD\n");
+			return 2;
+		}
+	}
+	if (i + 1 >= argc) {
+		fprintf(stderr, "stacktrace: no command\n");
+		return 2;
+	}
+	log_echo(stderr, LOG_WARN);
+	pid_t child = spawn_stopped(argv + i + 1, &go);
+	if (child < 0)
+		return 1;
+	int pids[1] = { child };
+	o.pids = pids;
+	o.npids = 1;
+	o.libs = libs;
+	o.nlibs = nlibs;
+	o.exe = argv[i + 1];
+	struct collector *c = collector_new(&o, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "stacktrace: %s\n", err);
+		kill(child, SIGKILL);
+		return 1;
+	}
+	collector_summary(c, stderr);
+	struct ig_source *src = collector_source(c);
+	if (write(go, "g", 1) != 1)
+		return 1;
+	close(go);
+
+	for (int done = 0, drained = 0; drained < 3;) {
+		struct pollfd p = { .fd = src->ops->fd(src), .events = POLLIN };
+		poll(&p, 1, 50);
+		while (src->ops->poll(src, on_event, NULL, 4096) > 0)
+			;
+		collector_tick(c, collector_now_ns(c), on_event, NULL);
+		if (!done && waitpid(child, &status, WNOHANG) == child)
+			done = 1;
+		if (done)
+			drained++;
+	}
+	struct collector_stack_stats ss;
+	collector_stack_stats(c, &ss);
+	printf("summary calls=%" PRIu64 " with_stack=%" PRIu64 " distinct=%d kernel_captured=%" PRIu64
+	       " kernel_distinct=%" PRIu64 " errors=%" PRIu64 " lost=%" PRIu64 " py_nothread=%" PRIu64
+	       " py_readfail=%" PRIu64 "\n",
+	       calls, with_stack, nids, ss.captured, ss.distinct, ss.errors, ss.lost, ss.py_nothread,
+	       ss.py_readfail);
+	static struct igb_stack s;
+	for (int k = 0; k < nids; k++) {
+		int r = collector_stack(c, ids[k], &s);
+		printf("stack 0x%" PRIx64 " pid=%u ", ids[k], id_pid[k]);
+		if (r) {
+			printf("missing (%s)\n", strerror(-r));
+			continue;
+		}
+		printf("nips=%u npy=%u flags=0x%x\n", s.nips, s.npy, s.flags);
+		for (int j = 0; j < s.nips; j++)
+			printf("  ip 0x%" PRIx64 "\n", (uint64_t)s.ips[j]);
+		for (int j = 0; j < s.npy; j++)
+			printf("  py code=0x%" PRIx64 " instr=0x%" PRIx64 "\n", (uint64_t)s.py[j].code,
+			       (uint64_t)s.py[j].instr);
+	}
+	collector_free(c);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
