@@ -9,7 +9,7 @@ B=${BUILD:-build}
 IG=$PWD/$B/ingero-top
 WL=$PWD/$B/workload
 ITERS=${ITERS:-3000}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 [ "$(id -u)" = 0 ] || { echo "bench_collect: needs root"; exit 77; }
 command -v bpftrace >/dev/null || { echo "bench_collect: bpftrace not installed"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -19,48 +19,48 @@ args=(--iters "$ITERS" --kernels 8 --kernel-us 1 --sync-every 1)
 "$WL" "${args[@]}" --expect "$tmp/expect" 2>/dev/null
 calls=$(awk '$1 != "pid" {s += $2} END {print s}' "$tmp/expect")
 
-# bpftrace: an empty pair on every symbol ingero-top attaches in the shim.
+# bpftrace: a pair on every symbol ingero-top attaches in the shim. The
+# bodies only count (bpftrace drops probes whose body does nothing), so this
+# is the cost of the traps plus a per-CPU increment.
 {
+	echo 'BEGIN { printf("attached\n"); } interval:ms:200 { print(@n); }'
 	for lib in "$B/shim/libcudart.so.12" "$B/shim/libcuda.so.1"; do
 		p=$(readlink -f "$lib")
 		for sym in $(nm -D --defined-only "$p" | awk '$2 == "T" {print $3}' | grep -E '^cu(da)?[A-Z]'); do
-			echo "uprobe:$p:$sym {} uretprobe:$p:$sym {}"
+			echo "uprobe:$p:$sym { @n = count(); } uretprobe:$p:$sym { @n = count(); }"
 		done
 	done
 } > "$tmp/empty.bt"
 
-now() { date +%s%N; }
-run_base() { local t0; t0=$(now); "$WL" "${args[@]}" 2>/dev/null; echo $(( $(now) - t0 )); }
+# Time each run with the workload's own clock (wall_s on its summary line),
+# so start-up and attach time of the tracers do not count.
+wall_ns() { sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' | awk '{printf "%d\n", $1 * 1e9}'; }
+run_base() { "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns; }
 run_bpftrace() {
 	bpftrace "$tmp/empty.bt" >"$tmp/bt.log" 2>&1 & local bt=$!
-	for _ in $(seq 100); do grep -q Attaching "$tmp/bt.log" && break; sleep 0.1; done
-	sleep 1
-	local t; t=$(run_base)
+	# BEGIN prints once the probes are set up; uprobes still take a moment
+	# to become live on a VM, so wait until a probe is seen to fire.
+	for _ in $(seq 600); do grep -q attached "$tmp/bt.log" && break; sleep 0.1; done
+	for _ in $(seq 60); do
+		"$WL" --iters 1 --kernels 1 2>/dev/null
+		sleep 0.5
+		grep -q "^@n: [1-9]" "$tmp/bt.log" && break
+	done
+	run_base
 	kill -INT $bt; wait $bt 2>/dev/null
-	echo "$t"
 }
 run_ig() {
-	local t0; t0=$(now)
-	"$IG" --batch --summary --no-system-libs -- "$WL" "${args[@]}" >"$tmp/ig.out" 2>&1
-	local t=$(( $(now) - t0 ))
-	# ingero-top's own start-up (BPF load, attach) is not per-call cost:
-	# subtract the time of the same session around a workload with 1 step.
-	echo "$t"
+	"$IG" --batch --summary --no-system-libs -- "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns
 }
-run_ig_empty() {
-	local t0; t0=$(now)
-	"$IG" --batch --summary --no-system-libs -- "$WL" --iters 1 --kernels 8 --kernel-us 1 >/dev/null 2>&1
-	echo $(( $(now) - t0 ))
-}
-run_base_empty() { local t0; t0=$(now); "$WL" --iters 1 --kernels 8 --kernel-us 1 2>/dev/null; echo $(( $(now) - t0 )); }
 
+# Rounds interleave the three runs so that load changes hit all of them;
+# the best of each is kept.
 best() { sort -n | head -n 1; }
-base=$(for _ in $(seq "$ROUNDS"); do run_base; done | best)
-bt=$(for _ in $(seq "$ROUNDS"); do run_bpftrace; done | best)
-ig=$(for _ in $(seq "$ROUNDS"); do run_ig; done | best)
-ig0=$(for _ in $(seq "$ROUNDS"); do run_ig_empty; done | best)
-base0=$(for _ in $(seq "$ROUNDS"); do run_base_empty; done | best)
-ig_net=$(( ig - (ig0 - base0) ))
+: >"$tmp/base"; : >"$tmp/bt"; : >"$tmp/ig"
+for _ in $(seq "$ROUNDS"); do
+	run_base >>"$tmp/base"; run_bpftrace >>"$tmp/bt"; run_ig >>"$tmp/ig"
+done
+base=$(best <"$tmp/base"); bt=$(best <"$tmp/bt"); ig_net=$(best <"$tmp/ig")
 
 awk -v c="$calls" -v b="$base" -v t="$bt" -v i="$ig_net" 'BEGIN {
 	pb = b / c; pt = (t - b) / c; pi = (i - b) / c
