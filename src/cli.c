@@ -214,7 +214,13 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			c->flight_dir = optarg;
 			break;
 		case OPT_REPLAY:
+			/* Every following word that is not an option is a file. */
 			replay = true;
+			while (optind < argc && argv[optind][0] != '-') {
+				if (c->nreplay == CLI_MAX_REPLAY)
+					return bad("--replay", argv[optind], "too many files (16 at most)");
+				c->replay[c->nreplay++] = argv[optind++];
+			}
 			break;
 		case OPT_SPEED:
 			if (!strcmp(optarg, "max"))
@@ -266,13 +272,7 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			return -1;
 		}
 	}
-	/* --replay takes every following non-option argument as a file. */
 	if (replay) {
-		while (optind < argc && strcmp(argv[optind], "--")) {
-			if (c->nreplay == CLI_MAX_REPLAY)
-				return bad("--replay", argv[optind], "too many files (16 at most)");
-			c->replay[c->nreplay++] = argv[optind++];
-		}
 		if (!c->nreplay) {
 			fprintf(stderr, "ingero-top: --replay needs at least one FILE.db\n");
 			return -1;
