@@ -526,8 +526,10 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u32 tgid, __u3
 	return h;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(call_exit)
+/* The return half of a call. Two programs share it: call_exit, and
+ * call_exit_stk that also captures the stack. The collector loads one of
+ * them, so kernels without bpf_loop() still load call_exit. */
+static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -564,7 +566,7 @@ int BPF_KRETPROBE(call_exit)
 	}
 
 	/* After the duration is taken, so capture cost is not part of it. */
-	__u64 stack_id = stacks_on ? capture_stack(ctx, tgid, tid) : 0;
+	__u64 stack_id = want_stack && stacks_on ? capture_stack(ctx, tgid, tid) : 0;
 
 	e = reserve();
 	if (!e)
@@ -591,6 +593,18 @@ int BPF_KRETPROBE(call_exit)
 	submit(e);
 	count(IGB_CNT_CALLS, 1);
 	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(call_exit)
+{
+	return on_call_exit(ctx, false);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(call_exit_stk)
+{
+	return on_call_exit(ctx, true);
 }
 
 /* ---- scheduler ------------------------------------------------------------ */

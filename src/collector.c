@@ -61,6 +61,7 @@ struct collector {
 	int tracepoints_ok, tracepoints_failed;
 	bool raw_tp;
 	bool stacks;
+	char stacks_off_why[64]; /* why stacks were asked for but are off */
 	int target;
 	struct pages_last pages[MAX_PAGES_PIDS];
 	int npages;
@@ -143,7 +144,9 @@ static int attach_pair(struct collector *c, const char *path, uint64_t off, uint
 	}
 	add_link(c, l);
 	uo.retprobe = true;
-	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_exit, -1, path, off, &uo);
+	l = bpf_program__attach_uprobe_opts(c->stacks ? c->skel->progs.call_exit_stk
+						      : c->skel->progs.call_exit,
+					    -1, path, off, &uo);
 	if (!l) {
 		err = -errno;
 		goto fail;
@@ -489,6 +492,9 @@ void collector_summary(struct collector *c, FILE *f)
 	if (c->stacks)
 		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
 			IGB_STACK_MAX);
+	else if (c->stacks_off_why[0])
+		fprintf(f, "attach: user stacks off (cannot load the stack capture: %s)\n",
+			c->stacks_off_why);
 	else
 		fprintf(f, "attach: user stacks off\n");
 }
@@ -530,8 +536,10 @@ void collector_stack_stats(struct collector *c, struct collector_stack_stats *st
 
 /* ---- life cycle -------------------------------------------------------------- */
 
-static void select_programs(struct ingero_bpf *skel, bool raw)
+static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
 {
+	bpf_program__set_autoload(skel->progs.call_exit, !stacks);
+	bpf_program__set_autoload(skel->progs.call_exit_stk, stacks);
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, skel->obj)
 	{
@@ -543,7 +551,8 @@ static void select_programs(struct ingero_bpf *skel, bool raw)
 	}
 }
 
-static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, int *err)
+static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, bool stacks,
+					int *err)
 {
 	struct ingero_bpf *skel = ingero_bpf__open();
 	if (!skel) {
@@ -553,8 +562,8 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->target_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
-	skel->rodata->stacks_on = o->stacks;
-	select_programs(skel, raw);
+	skel->rodata->stacks_on = stacks;
+	select_programs(skel, raw, stacks);
 	*err = ingero_bpf__load(skel);
 	if (*err) {
 		ingero_bpf__destroy(skel);
@@ -579,12 +588,19 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 	c->src.priv = c;
 
 	c->raw_tp = o->force_raw_tp;
-	c->skel = open_and_load(o, c->raw_tp, &r);
+	c->skel = open_and_load(o, c->raw_tp, c->stacks, &r);
+	if (!c->skel && c->stacks) {
+		/* Stack capture needs bpf_loop() (Linux 5.17): go on without. */
+		log_msg(LOG_WARN, "user stack capture did not load (%s), stacks off", strerror(-r));
+		snprintf(c->stacks_off_why, sizeof(c->stacks_off_why), "%s", strerror(-r));
+		c->stacks = false;
+		c->skel = open_and_load(o, c->raw_tp, false, &r);
+	}
 	if (!c->skel && !c->raw_tp) {
 		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
 			strerror(-r));
 		c->raw_tp = true;
-		c->skel = open_and_load(o, true, &r);
+		c->skel = open_and_load(o, true, c->stacks, &r);
 	}
 	if (!c->skel) {
 		snprintf(err, errlen, "cannot load BPF programs: %s%s", strerror(-r),

@@ -10,8 +10,13 @@ need_root
 ST=$B/tests/tools/stacktrace
 [ -x "$ST" ] || { echo "skip: $ST not built (make test-build)"; exit 77; }
 
-our_progs() { bpftool prog show 2>/dev/null | grep -cE 'call_enter|call_exit|btf_sched_switch|raw_sched_switch'; }
-base_progs=$(our_progs)
+# BPF program ids held by a process, from its fds (other ingero-tops may
+# run meanwhile: compare ids, not totals).
+progs_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" {print $2}' | sort -u; }
+alive_ids() { bpftool prog show -j 2>/dev/null | python3 -c '
+import json, sys
+want = set(sys.argv[1:])
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin) if str(p["id"]) in want))' "$@"; }
 
 # 1. Exact counts with stacks on; every call has a stack id, stored once.
 run_counts() { # name, workload args...
@@ -38,7 +43,16 @@ run_counts() { # name, workload args...
 run_counts basic --iters 40 --kernels 3 --kernel-us 50 --h2d 65536 --d2h 4096 --sync-every 1 --malloc-every 4
 run_counts threads-fork --iters 20 --kernels 2 --kernel-us 20 --threads 3 --fork --sync-every 2
 
-# 2. Nothing left behind.
+# 2. Nothing left behind: the programs the run held are gone after it.
+"$ST" --quiet -- "$WL" --wait-signal --iters 5 --kernels 1 --kernel-us 50 >"$TMP/life.ev" 2>"$TMP/life.err" &
+st=$!
+ids=""
+for _ in $(seq 100); do ids=$(progs_of $st); [ -n "$ids" ] && break; sleep 0.1; done
+wl=$(pgrep -P $st | head -1)
+[ -n "$ids" ] && ok "stack run holds BPF programs $(echo $ids | tr '\n' ' ')" || bad "no BPF programs seen for the run"
+bpftool prog show | grep -q "call_exit_stk" && ok "call_exit_stk loaded while stacks are on" || bad "call_exit_stk not loaded"
+sleep 0.5; [ -n "$wl" ] && kill -USR1 "$wl"
+wait $st
 sleep 0.3
-expect_eq "after the runs: ingero-top programs loaded" "$(our_progs)" "$base_progs"
+expect_eq "after the run: its programs still loaded" "$(alive_ids $ids)" ""
 finish
