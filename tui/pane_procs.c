@@ -27,6 +27,7 @@ static const struct tui_col cols[C_N] = {
 struct procs_ctx {
 	struct tui *t;
 	const struct ig_proc_stats *rows;
+	struct tui_table *tb;
 };
 
 static uint64_t procs_key(void *ctx, int row)
@@ -87,6 +88,10 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 			const struct ig_culprit *cu = &p->preemptors[0];
 			snprintf(buf, n, "%s %.0f%%", fmt_proc(b, sizeof(b), cu->comm, cu->pid),
 				 cu->share * 100.0);
+			/* narrow column: the name and the share matter more than the pid */
+			if (c->tb->cell_w && tui_text_cols(buf) > c->tb->cell_w)
+				snprintf(buf, n, "%.*s %.0f%%", IG_COMM_LEN, cu->comm,
+					 cu->share * 100.0);
 		} else {
 			snprintf(buf, n, "-");
 			*slot = TH_DIM;
@@ -119,7 +124,7 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 
 static void procs_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
-	struct procs_ctx c = { t, t->snap->procs };
+	struct procs_ctx c = { t, t->snap->procs, NULL };
 	struct tui_table tb = {
 		.cols = cols,
 		.ncols = C_N,
@@ -130,6 +135,7 @@ static void procs_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 		.num = num_cb,
 		.empty = "no traced process yet",
 	};
+	c.tb = &tb;
 	table_draw(t, v, &tb, &v->lists[1], r, focused, "off-CPU: % of wall time");
 }
 

@@ -46,6 +46,24 @@ except Exception:
     progs = []
 print(sum(p.get("run_time_ns", 0) for p in progs if str(p["id"]) not in old))' "$ids_before"
 }
+# Median time from a key press (h) to the help on the screen, ms, over 5
+# tries (tmux send-keys and capture-pane included, so an upper bound).
+key_latency() {
+	local i t0 t1 all=()
+	for i in 1 2 3 4 5; do
+		t0=$(date +%s%N)
+		"${TM[@]}" send-keys -t b h
+		for _ in $(seq 200); do
+			"${TM[@]}" capture-pane -p -t b | grep -q 'help (' && break
+			sleep 0.005
+		done
+		t1=$(date +%s%N)
+		all+=($(((t1 - t0) / 1000000)))
+		"${TM[@]}" send-keys -t b Escape
+		sleep 0.3
+	done
+	printf '%s\n' "${all[@]}" | sort -n | sed -n 3p
+}
 evs() { "${TM[@]}" capture-pane -p -t b | grep -oE 'ev/s [0-9.k]+' | head -1 | cut -d' ' -f2; }
 
 # measure NAME WARMUP COMMAND...
@@ -68,12 +86,15 @@ measure() {
 	hz=$(getconf CLK_TCK)
 	local rate
 	rate=$(evs)
-	python3 - "$name" "$t0" "$t1" "$b0" "$b1" "$SECS" "$hz" "${rate:-?}" <<'PY'
+	local lat
+	lat=$(key_latency)
+	python3 - "$name" "$t0" "$t1" "$b0" "$b1" "$SECS" "$hz" "${rate:-?}" "$lat" <<'PY'
 import sys
-name, t0, t1, b0, b1, secs, hz, rate = sys.argv[1:]
+name, t0, t1, b0, b1, secs, hz, rate, lat = sys.argv[1:]
 ui = (int(t1) - int(t0)) / int(hz) / int(secs) * 100
 bpf = (int(b1) - int(b0)) / 1e9 / int(secs) * 100
-print(f"{name:<34} ev/s {rate:>6}  ingero-top {ui:5.1f} %  bpf {bpf:5.1f} %  total {ui + bpf:5.1f} % of a core")
+print(f"{name:<38} ev/s {rate:>6}  ingero-top {ui:5.1f} %  bpf {bpf:5.1f} %  "
+      f"total {ui + bpf:5.1f} % of a core  key->screen {lat} ms")
 PY
 	"${TM[@]}" kill-server 2>/dev/null
 	rm -f "$ids_before"
@@ -92,3 +113,5 @@ measure "idle live (-- sleep, no CUDA)" 8 "$IG -- sleep 3600"
 [ -x "$WL" ] || { echo "live load: skipped ($WL not built)"; exit 0; }
 measure "live, workload ~50k events/s" 10 \
 	"$IG -- $WL --iters 1000000000 --threads 1 --kernels 4 --kernel-us 40 --sync-every 1 --driver"
+measure "live, flood (2 threads, tiny kernels)" 10 \
+	"$IG -- $WL --iters 1000000000 --threads 2 --kernels 8 --kernel-us 20 --sync-every 1 --driver"
