@@ -8,6 +8,7 @@
 #include "collector.h"
 #include "evfmt.h"
 #include "log.h"
+#include "pyframes.h"
 
 #include <linux/types.h>
 #include "ingero.h"
@@ -70,6 +71,50 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 	return pid;
 }
 
+/* The offsets table of a CPython version, in the format of
+ * tests/integration/pyoffsets_probe.c. */
+static int print_py_offsets(const char *ver)
+{
+	unsigned maj, min;
+	if (sscanf(ver, "%u.%u", &maj, &min) != 2)
+		return 2;
+	const struct py_offsets *o = py_offsets_for(maj << 8 | min);
+	if (!o) {
+		printf("unsupported\n");
+		return 1;
+	}
+#define P(f)                                                                                       \
+	do {                                                                                       \
+		if (o->f != PY_NONE)                                                               \
+			printf("%s %u\n", #f, (unsigned)o->f);                                     \
+	} while (0)
+	P(runtime_interp_head);
+	P(interp_tstate_head);
+	P(tstate_tid);
+	P(tstate_frame);
+	P(cframe_current);
+	P(frame_code);
+	P(frame_previous);
+	P(frame_instr);
+	P(frame_owner);
+	if (o->owner_cstack != 0xff)
+		printf("owner_cstack %u\n", o->owner_cstack);
+	P(frame_is_entry);
+	P(code_qualname);
+	P(code_adaptive);
+	P(tstate_next);
+	P(tstate_interp);
+	P(code_filename);
+	P(code_name);
+	P(code_firstlineno);
+	P(code_linetable);
+	P(ascii_size);
+	P(compact_size);
+#undef P
+	printf("ob_type 8\nvar_size 16\nbytes_data 32\nunicode_length 16\nunicode_state 32\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct collector_opts o = { .target = COLL_COMMAND, .no_system_libs = true, .stacks = true };
@@ -77,6 +122,8 @@ int main(int argc, char **argv)
 	char err[256];
 	int nlibs = 0, go, status = 0, i;
 
+	if (argc == 3 && !strcmp(argv[1], "--py-offsets"))
+		return print_py_offsets(argv[2]);
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--no-stacks"))
 			o.stacks = false;
