@@ -4,6 +4,7 @@
  * as process groups. The programs live next to the ingero-top binary
  * (build/workload, build/tests/progs/...). See docs/scenarios.md. */
 #include "demo.h"
+#include "log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -61,9 +62,10 @@ static const struct demo_scn demo_scns[] = {
 		 * so the hog on the same core takes the CPU inside the launches. */
 		.env = { "SHIM_LAUNCH_US=50" },
 		.prog = {
-			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "4500",
+			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "3000",
 				"--kernels", "20", "--kernel-us", "50", "--h2d", "262144",
 				"--sync-every", "1", NULL } },
+			{ DR_HELPER, "tests/progs/hog", { "--cpu", "@CPU", "--seconds", "30", NULL } },
 			{ DR_HELPER, "tests/progs/hog", { "--cpu", "@CPU", "--seconds", "30", NULL } },
 		},
 	},
@@ -410,6 +412,8 @@ struct demo_run *demo_start(const char *name, char *err, size_t errlen)
 		}
 		if (demo_wait_ready(p, err, errlen))
 			goto fail;
+		log_msg(LOG_INFO, "demo %s: %s[%d] traced%s", s->name, s->prog[i].exe, (int)p->pid,
+			p->role == DR_MAIN ? " (main)" : "");
 	}
 	free(envp);
 	return d;
@@ -437,10 +441,20 @@ void demo_release(struct demo_run *d)
 	char **envp = demo_envp(d->scn);
 	if (envp) {
 		/* helpers first: a hog is running when the workload starts */
-		for (int i = 0; i < d->nproc; i++)
-			if (d->proc[i].role == DR_HELPER && !d->proc[i].pid &&
-			    demo_spawn(&d->proc[i], envp))
-				d->proc[i].pid = 0;
+		for (int i = 0; i < d->nproc; i++) {
+			struct demo_proc *p = &d->proc[i];
+			if (p->role != DR_HELPER || p->pid)
+				continue;
+			int r = demo_spawn(p, envp);
+			if (r) {
+				log_msg(LOG_WARN, "demo %s: cannot start %s: %s", d->scn->name,
+					p->argv[0], strerror(-r));
+				p->pid = 0;
+				continue;
+			}
+			log_msg(LOG_INFO, "demo %s: %s[%d] helper, not traced", d->scn->name,
+				d->scn->prog[i].exe, (int)p->pid);
+		}
 		free(envp);
 	}
 	for (int i = 0; i < d->nproc; i++)

@@ -297,9 +297,16 @@ static void slow_steps(struct finding *f, const struct ig_model *m, int op, uint
 
 /* --- chain bookkeeping ----------------------------------------------------------- */
 
+/* Per-op classes are one chain per (class, op, process); the process-wide
+ * ones one per (class, process), whichever op their summary names: the op
+ * of a sync storm or the tail during block I/O may change while the cause
+ * stays the same, and must not open a second chain. */
 static uint64_t chain_key(int cls, int op, uint32_t pid)
 {
-	return ((uint64_t)(unsigned)cls << 48) | ((uint64_t)(unsigned)op << 32) | pid;
+	int per_op =
+	    cls == IG_CC_CPU_CONTENTION || cls == IG_CC_GPU_BOUND || cls == IG_CC_ALLOC_SPIKES;
+	return ((uint64_t)(unsigned)cls << 48) | ((uint64_t)(unsigned)(per_op ? op : 0) << 32) |
+	       pid;
 }
 
 static void tl_add(struct ig_chain *c, uint64_t ts, const char *text)
@@ -478,6 +485,15 @@ struct ctx {
 	int storm; /* sync storm fired for this process */
 };
 
+/* An op called mostly from inside another traced call of the same thread: a
+ * driver call made by the runtime (cuLaunchKernel in cudaLaunchKernel). Its
+ * calls are the outer op's calls, so per-op rules leave it to the outer op
+ * and process-wide sums skip it, instead of counting the time twice. */
+static int nested(const struct ig_series_stats *s)
+{
+	return s->nested_life * 2 > s->calls_life;
+}
+
 static int has_tail(const struct ctx *x, const struct ig_series_stats *s)
 {
 	return s->calls_win >= x->cfg->min_calls && s->win.p50 &&
@@ -635,7 +651,7 @@ static void rule_gpu(struct ctx *x, const struct ig_series_stats *s,
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_op_info *oi = ig_op_info(s->op);
-	if (!oi || !(oi->kind & IG_OPK_SYNC) || x->cpu_fired[s->op] || x->storm)
+	if (!oi || !(oi->kind & IG_OPK_SYNC) || x->cpu_fired[s->op] || x->storm || nested(s))
 		return;
 	if (s->calls_win < cfg->min_calls || !s->time_win_ns)
 		return;
@@ -725,7 +741,7 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_op_info *oi = ig_op_info(s->op);
-	if (!oi || !(oi->kind & IG_OPK_ALLOC) || x->cpu_fired[s->op])
+	if (!oi || !(oi->kind & IG_OPK_ALLOC) || x->cpu_fired[s->op] || nested(s))
 		return;
 	if (!has_tail(x, s) || cold_explains(x, s))
 		return;
@@ -921,8 +937,11 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 	const struct ig_detect_cfg *cfg = x->cfg;
 	if (!t || t->calls_win < cfg->min_calls || !t->wall_ns)
 		return;
-	double rate = (double)t->sync_calls_win * 1e9 / (double)t->wall_ns;
-	double wall = (double)t->sync_ns_win / (double)t->wall_ns;
+	/* a runtime sync and the driver sync inside it are one synchronisation */
+	uint64_t calls = t->sync_calls_win - t->sync_nested_win;
+	uint64_t ns = t->sync_ns_win - t->sync_nested_ns_win;
+	double rate = (double)calls * 1e9 / (double)t->wall_ns;
+	double wall = (double)ns / (double)t->wall_ns;
 	if (rate < cfg->sync_rate || wall < cfg->sync_wall)
 		return;
 	/* the sync-like op with the most calls in this process */
@@ -931,7 +950,8 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 	for (int i = 0; i < x->nops; i++) {
 		const struct ig_series_stats *s = &x->d->ops[i];
 		const struct ig_op_info *oi = ig_op_info(s->op);
-		if (!oi || !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC | IG_OPK_COPY)))
+		if (!oi || !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC | IG_OPK_COPY)) ||
+		    nested(s))
 			continue;
 		if (s->calls_win > best) {
 			best = s->calls_win;
@@ -958,7 +978,7 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 	    rate);
 	ev(&f, "syncs_per_s", rate, "/s");
 	ev(&f, "sync_wall_pct", wall * 100, "%");
-	ev(&f, "sync_calls", (double)t->sync_calls_win, "");
+	ev(&f, "sync_calls", (double)calls, "");
 	if (copy)
 		ev(&f, "mean_copy_bytes", (double)bytes, "B");
 	rec(&f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
@@ -982,6 +1002,8 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	for (int i = 0; i < x->nops; i++) {
 		const struct ig_series_stats *s = &x->d->ops[i];
 		const struct ig_op_info *oi = ig_op_info(s->op);
+		if (nested(s))
+			continue;
 		all_ns += s->time_win_ns;
 		if (!oi || !(oi->kind & IG_OPK_COPY))
 			continue;
@@ -1173,7 +1195,8 @@ static void rule_cold(struct ctx *x)
 	double best_x = 0;
 	for (int i = 0; i < x->nops; i++) {
 		const struct ig_series_stats *s = &x->d->ops[i];
-		if (s->cold_n < cfg->cold_calls || s->calls_life < s->cold_n + cfg->min_calls)
+		if (s->cold_n < cfg->cold_calls || s->calls_life < s->cold_n + cfg->min_calls ||
+		    nested(s))
 			continue;
 		if (x->now > s->first_ns + (uint64_t)cfg->cold_s * NS)
 			continue;
@@ -1246,14 +1269,15 @@ void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now)
 		    x.nthr && d->thr[0].calls_win ? &d->thr[0] : NULL;
 		for (int k = 0; k < x.nops; k++) {
 			const struct ig_series_stats *s = &d->ops[k];
-			if (has_tail(&x, s) && !cold_explains(&x, s) &&
+			if (has_tail(&x, s) && !cold_explains(&x, s) && !nested(s) &&
 			    s->tail_ratio > x.tail_op_ratio) {
 				x.tail_op = s->op;
 				x.tail_op_ratio = s->tail_ratio;
 			}
 		}
 		for (int k = 0; k < x.nops; k++)
-			if (has_tail(&x, &d->ops[k]) && !cold_explains(&x, &d->ops[k]))
+			if (has_tail(&x, &d->ops[k]) && !cold_explains(&x, &d->ops[k]) &&
+			    !nested(&d->ops[k]))
 				rule_cpu(&x, &d->ops[k]);
 		for (int k = 0; k < x.nthr && !x.storm; k++)
 			if (d->thr[k].calls_win)

@@ -140,6 +140,7 @@ struct series {
 	uint64_t key;
 	uint64_t first_ns, last_ns;
 	uint64_t calls_life;
+	uint64_t nested_life; /* calls made inside another traced call of the thread */
 	uint32_t pid, tid;
 	uint16_t op;
 	uint8_t level;
@@ -180,7 +181,8 @@ enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };
 struct tslice {
 	uint64_t sec;
 	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns;
-	uint64_t off[2][3]; /* [in call][state] */
+	uint64_t sync_nested, sync_nested_ns; /* of those, inside another sync-like call */
+	uint64_t off[2][3];		      /* [in call][state] */
 	uint32_t sw[2];
 };
 
@@ -189,6 +191,10 @@ struct thread {
 	uint64_t first_ns, last_ns, calls_life;
 	uint64_t ua, ub; /* last interval of the union of call intervals */
 	uint64_t ca, cb; /* last call interval */
+	/* the previous call, to see a driver call nested in a runtime call */
+	uint64_t pa, pb;
+	uint16_t pop;
+	uint8_t psync;
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
 	uint64_t life_cuda, life_off[2][3];
@@ -884,6 +890,36 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 		t->pre_pid = e->other_pid;
 		copy_comm(t->pre_comm, e->other_comm);
 	}
+	/* A driver call made by a runtime call (cudaMemcpy -> cuMemcpyDtoH_v2)
+	 * lies inside it and usually arrives first, since it ends first. Mark
+	 * the inner one: a pair is one synchronisation, and the inner op's
+	 * evidence repeats the outer op's. nest 1: the previous call is inside
+	 * this one; 2: this one is inside the previous (other arrival order). */
+	int sync = sync_kind(e, oi), nest = 0;
+	uint64_t nested_ns = 0;
+	if (t->pb && e->ts_ns <= t->pa && t->pb <= end) {
+		nest = 1;
+		int32_t k = ht_get(&m->sp.ht, ((uint64_t)e->pid << 8) | t->pop);
+		if (k >= 0)
+			m->sp.s[k]->nested_life++;
+		if (m->ops[t->pop])
+			m->ops[t->pop]->nested_life++;
+		if (sync && t->psync)
+			nested_ns = t->pb - t->pa;
+	} else if (t->pb && t->pa <= e->ts_ns && end <= t->pb) {
+		nest = 2;
+		S0->nested_life++;
+		if (S1)
+			S1->nested_life++;
+		if (sync && t->psync)
+			nested_ns = e->dur_ns;
+	}
+	if (nest != 2) {
+		t->pa = e->ts_ns;
+		t->pb = end;
+		t->pop = e->op;
+		t->psync = (uint8_t)sync;
+	}
 	reclassify(m, t, p, e->ts_ns, end);
 	uint64_t busy = union_add(t, e->ts_ns, end);
 	t->life_cuda += busy;
@@ -898,9 +934,13 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	ts->calls++;
 	ts->call_ns += e->dur_ns;
 	ts->cuda_ns += busy;
-	if (sync_kind(e, oi)) {
+	if (sync) {
 		ts->sync_calls++;
 		ts->sync_ns += e->dur_ns;
+		if (nested_ns) {
+			ts->sync_nested++;
+			ts->sync_nested_ns += nested_ns;
+		}
 	}
 	struct pslice *ps = pslot(m, p, sec);
 	ps->calls++;
@@ -1253,6 +1293,7 @@ static void series_fill(const struct ig_model *m, const struct series *S, struct
 	if (S->pid)
 		copy_comm(o->comm, model_comm(m, S->pid));
 	o->calls_life = S->calls_life;
+	o->nested_life = S->nested_life;
 	pcts_of(&S->life, &o->life);
 	pcts_of(&S->win, &o->win);
 	o->calls_win = S->win.n;
@@ -1453,7 +1494,7 @@ int model_slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_c
 
 /* Window sums of one thread. */
 struct tsum {
-	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns;
+	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns, sync_nested, sync_nested_ns;
 	uint64_t off[2][3];
 	uint32_t sw;
 };
@@ -1470,6 +1511,8 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		s->cuda_ns += x->cuda_ns;
 		s->sync_calls += x->sync_calls;
 		s->sync_ns += x->sync_ns;
+		s->sync_nested += x->sync_nested;
+		s->sync_nested_ns += x->sync_nested_ns;
 		for (int a = 0; a < 2; a++)
 			for (int b = 0; b < 3; b++)
 				s->off[a][b] += x->off[a][b];
@@ -1635,6 +1678,8 @@ static void thread_fill(const struct ig_model *m, const struct thread *t, struct
 	o->switches = s.sw;
 	o->sync_calls_win = s.sync_calls;
 	o->sync_ns_win = s.sync_ns;
+	o->sync_nested_win = s.sync_nested;
+	o->sync_nested_ns_win = s.sync_nested_ns;
 	o->last_preemptor_pid = t->pre_pid;
 	copy_comm(o->last_preemptor_comm, t->pre_comm);
 	uint64_t best = 0;

@@ -97,6 +97,10 @@ struct ig_series_stats {
 	uint64_t calls_life;
 	uint64_t calls_win;
 	double calls_per_s; /* calls_win / window span */
+	/* Calls made inside another traced call of the same thread (lifetime):
+	 * a driver op called by the runtime (cuLaunchKernel inside
+	 * cudaLaunchKernel). Mostly nested means the outer op speaks for it. */
+	uint64_t nested_life;
 	struct ig_pcts win, life;
 	double tail_ratio;    /* win p99 / p50, 0 when no calls */
 	uint64_t time_win_ns; /* sum of call durations in the window */
@@ -228,6 +232,9 @@ struct ig_thread_stats {
 	double cuda_pct, off_pct, between_pct;
 	uint32_t switches;
 	uint64_t sync_calls_win, sync_ns_win; /* syncs and synchronous copies */
+	/* Of those, the calls made inside another such call (a runtime sync and
+	 * its driver sync are one synchronisation) and their time. */
+	uint64_t sync_nested_win, sync_nested_ns_win;
 	uint32_t last_preemptor_pid;
 	char last_preemptor_comm[IG_COMM_LEN];
 };

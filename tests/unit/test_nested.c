@@ -1,0 +1,209 @@
+/* Nested runtime -> driver calls (cudaStreamSynchronize -> cuStreamSynchronize,
+ * cudaLaunchKernel -> cuLaunchKernel), as the tracer sees them on a real
+ * CUDA stack and on the shim: the model marks the inner calls, a pair counts
+ * as one synchronisation, per-op chains name the runtime op only, and a
+ * process-wide chain keeps its id when the op it names changes. Found with
+ * the demo scenarios (docs/scenarios.md, docs/detection.md). */
+#include "check.h"
+#include "../../src/detect.h"
+#include "../../src/model.h"
+#include "../../src/ops.h"
+
+#include <string.h>
+
+#define US 1000ull
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define T0 (1767225600ull * SEC)
+
+static struct ig_event call(uint32_t pid, int op, uint64_t ts, uint64_t dur)
+{
+	struct ig_event e = {0};
+	e.kind = IG_EV_CALL;
+	e.pid = pid;
+	e.tid = pid;
+	e.op = (uint16_t)op;
+	e.ts_ns = ts;
+	e.dur_ns = dur;
+	strcpy(e.comm, "train");
+	return e;
+}
+
+/* A runtime call and the driver call it makes, 2 us in, ending 1 us before
+ * it; driver_first = the order the live tracer reports them in. */
+static void pair(struct ig_model *m, struct ig_event outer, int inner_op, int driver_first)
+{
+	struct ig_event in = outer;
+	in.op = (uint16_t)inner_op;
+	in.ts_ns = outer.ts_ns + 2 * US;
+	in.dur_ns = outer.dur_ns - 3 * US;
+	in.preempt_ns = outer.preempt_ns > 3 * US ? outer.preempt_ns - 3 * US : 0;
+	if (driver_first) {
+		model_ingest(m, &in);
+		model_ingest(m, &outer);
+	} else {
+		model_ingest(m, &outer);
+		model_ingest(m, &in);
+	}
+}
+
+static int count_class(const struct ig_model *m, int cls, int *op, uint32_t *id)
+{
+	int n = 0;
+	for (int i = 0; i < model_chain_count(m); i++) {
+		const struct ig_chain *c = model_chain(m, i);
+		if (c->cls != cls)
+			continue;
+		n++;
+		if (op)
+			*op = c->op;
+		if (id)
+			*id = c->id;
+	}
+	return n;
+}
+
+/* steps/s of: sync pair of sync_ms, then idle; for secs seconds */
+static struct ig_model *sync_loop(int steps_per_s, uint64_t sync_ns, int secs, int driver_first)
+{
+	struct ig_model *m = model_new(NULL);
+	uint64_t step = SEC / (uint64_t)steps_per_s;
+	for (int i = 0; i < steps_per_s * secs; i++) {
+		struct ig_event s = call(500, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * step, sync_ns);
+		s.blocked_ns = sync_ns - 20 * US;
+		s.switches = 1;
+		pair(m, s, IG_OP_CU_STREAM_SYNC, driver_first);
+	}
+	model_advance(m, T0 + (uint64_t)secs * SEC);
+	return m;
+}
+
+static void test_model_marks_nested(void)
+{
+	for (int order = 0; order < 2; order++) {
+		struct ig_model *m = sync_loop(100, 2 * MS, 3, order);
+		struct ig_thread_stats t;
+		CHECK(model_threads(m, 500, &t, 1) == 1);
+		/* raw counts keep both calls; the nested ones are said apart */
+		CHECKF(t.sync_calls_win == 2 * t.sync_nested_win, "%lu %lu",
+		       (unsigned long)t.sync_calls_win, (unsigned long)t.sync_nested_win);
+		CHECKF(t.sync_nested_win >= 200 && t.sync_nested_win <= 300, "%lu",
+		       (unsigned long)t.sync_nested_win);
+		/* the nested time is the inner call's: 2 ms - 3 us each */
+		CHECK(t.sync_nested_ns_win == t.sync_nested_win * (2 * MS - 3 * US));
+		struct ig_series_stats rt, drv;
+		CHECK(model_op_proc_stats(m, IG_OP_CUDA_STREAM_SYNC, 500, &rt) == 0);
+		CHECK(model_op_proc_stats(m, IG_OP_CU_STREAM_SYNC, 500, &drv) == 0);
+		CHECKF(rt.nested_life == 0, "order %d: %lu", order, (unsigned long)rt.nested_life);
+		CHECKF(drv.nested_life == drv.calls_life, "order %d: %lu of %lu", order,
+		       (unsigned long)drv.nested_life, (unsigned long)drv.calls_life);
+		model_free(m);
+	}
+}
+
+/* 150 syncs/s of 3 ms: 45 % of the wall time, below the 200/s of a storm.
+ * Counted twice (runtime + driver) it was 300/s and 90 %: HIGH. */
+static void test_pairs_are_one_sync(void)
+{
+	struct ig_model *m = sync_loop(150, 3 * MS, 5, 1);
+	CHECKF(count_class(m, IG_CC_SYNC_STORM, NULL, NULL) == 0, "%d chains",
+	       model_chain_count(m));
+	model_free(m);
+	/* 400 pairs/s of 1.5 ms: a storm (400/s, 60 % of the wall): HIGH, and
+	 * the evidence counts pairs once */
+	m = sync_loop(400, 1500 * US, 5, 1);
+	CHECK(count_class(m, IG_CC_SYNC_STORM, NULL, NULL) == 1);
+	for (int i = 0; i < model_chain_count(m); i++) {
+		const struct ig_chain *c = model_chain(m, i);
+		if (c->cls != IG_CC_SYNC_STORM)
+			continue;
+		double rate = detect_evidence(c, "syncs_per_s", 0);
+		double wall = detect_evidence(c, "sync_wall_pct", 0);
+		CHECKF(rate > 380 && rate < 420, "%g", rate);
+		CHECKF(wall > 55 && wall < 65, "%g", wall);
+		CHECK(c->op == IG_OP_CUDA_STREAM_SYNC);
+		CHECK(c->severity == IG_SEV_HIGH);
+	}
+	model_free(m);
+}
+
+/* Launch pairs, 1 in 20 preempted for 8 ms by a hog: one CPU-contention
+ * chain, on cudaLaunchKernel, not a second one on cuLaunchKernel. */
+static void test_one_chain_per_pair(void)
+{
+	struct ig_model *m = model_new(NULL);
+	uint64_t ts = T0;
+	for (int i = 0; i < 6000; i++) {
+		struct ig_event l = call(600, IG_OP_CUDA_LAUNCH_KERNEL, ts, 50 * US);
+		if (i % 20 == 7) {
+			l.dur_ns = 8 * MS + 50 * US;
+			l.preempt_ns = 8 * MS;
+			l.switches = 1;
+			l.other_pid = 700;
+			strcpy(l.other_comm, "ig-hog");
+		}
+		pair(m, l, IG_OP_CU_LAUNCH_KERNEL, 1);
+		ts += l.dur_ns + 100 * US;
+	}
+	model_advance(m, ts + 2 * SEC);
+	int op = 0;
+	CHECKF(count_class(m, IG_CC_CPU_CONTENTION, &op, NULL) == 1, "%d",
+	       count_class(m, IG_CC_CPU_CONTENTION, NULL, NULL));
+	CHECK(op == IG_OP_CUDA_LAUNCH_KERNEL);
+	for (int i = 0; i < model_chain_count(m); i++) {
+		const struct ig_chain *c = model_chain(m, i);
+		CHECK(c->op != IG_OP_CU_LAUNCH_KERNEL);
+		if (c->cls == IG_CC_CPU_CONTENTION)
+			CHECK(c->culprit_pid == 700 && c->severity == IG_SEV_HIGH);
+	}
+	model_free(m);
+}
+
+/* Block I/O by the process: first with no CUDA tail, then during a
+ * cudaMemcpy tail. One block-I/O chain with one id; its op follows. */
+static void test_process_chain_keeps_id(void)
+{
+	struct ig_model *m = model_new(NULL);
+	uint32_t first_id = 0, id = 0;
+	int op = -1;
+	for (int sec = 0; sec < 12; sec++) {
+		uint64_t base = T0 + (uint64_t)sec * SEC;
+		for (int k = 0; k < 50; k++) {
+			uint64_t ts = base + (uint64_t)k * 20 * MS;
+			/* the tail starts at second 6: one 5 ms copy in 10 */
+			uint64_t d = sec >= 6 && k % 10 == 3 ? 5 * MS : 100 * US;
+			struct ig_event c = call(800, IG_OP_CUDA_MEMCPY, ts, d);
+			c.arg0 = 1 << 20;
+			c.arg1 = IG_DIR_H2D;
+			model_ingest(m, &c);
+			struct ig_event io = {0};
+			io.kind = IG_EV_BLOCK_IO;
+			io.pid = 800;
+			io.tid = 800;
+			io.ts_ns = ts + 1 * MS;
+			io.dur_ns = 4 * MS;
+			io.arg0 = 1 << 20;
+			strcpy(io.comm, "train");
+			model_ingest(m, &io);
+		}
+		model_advance(m, base + SEC);
+		if (sec == 4) {
+			CHECK(count_class(m, IG_CC_BLOCK_IO, &op, &first_id) == 1);
+			CHECK(op == 0);
+		}
+	}
+	CHECKF(count_class(m, IG_CC_BLOCK_IO, &op, &id) == 1, "%d",
+	       count_class(m, IG_CC_BLOCK_IO, NULL, NULL));
+	CHECK(id == first_id && first_id);
+	CHECK(op == IG_OP_CUDA_MEMCPY);
+	model_free(m);
+}
+
+int main(void)
+{
+	test_model_marks_nested();
+	test_pairs_are_one_sync();
+	test_one_chain_per_pair();
+	test_process_chain_keeps_id();
+	return check_done("test_nested");
+}
