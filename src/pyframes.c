@@ -128,6 +128,7 @@ struct py_proc {
 	uint64_t code_type; /* &PyCode_Type */
 	struct code_info *codes;
 	unsigned ncodes;
+	char *path;
 };
 
 static int read_mem(int pid, uint64_t addr, void *buf, size_t len)
@@ -247,6 +248,7 @@ int py_detect(struct sym_cache *c, struct sym_proc *sp, struct py_proc **out, ch
 		return -ENOMEM;
 	}
 	p->pid = pid;
+	p->path = strdup(path);
 	p->hex = hex ? hex : ver << 16;
 	p->o = o;
 	p->runtime = runtime;
@@ -274,6 +276,7 @@ void py_proc_free(struct py_proc *p)
 		return;
 	clear_codes(p);
 	free(p->codes);
+	free(p->path);
 	free(p);
 }
 
@@ -290,6 +293,11 @@ unsigned py_version_hex(const struct py_proc *p)
 const struct py_offsets *py_offsets(const struct py_proc *p)
 {
 	return p->o;
+}
+
+const char *py_path(const struct py_proc *p)
+{
+	return p->path ? p->path : "";
 }
 
 void py_bpf_config(const struct py_proc *p, struct igb_pyproc *cfg)
@@ -527,6 +535,8 @@ int py_resolve(struct py_proc *p, uint64_t code, uint64_t instr, struct py_frame
 
 	memset(out, 0, sizeof(*out));
 	code &= ~IGB_PY_ENTRY;
+	if (!code)
+		return -EINVAL;
 	struct code_info *ci = code_get(p, code, &err);
 	if (!ci)
 		return err;

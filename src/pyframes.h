@@ -65,6 +65,9 @@ int py_pid(const struct py_proc *p);
  * when only the file name told. */
 unsigned py_version_hex(const struct py_proc *p);
 const struct py_offsets *py_offsets(const struct py_proc *p);
+/* The file that holds the interpreter (python3.X or libpython3.X.so), as
+ * the process maps it. Owned by p. */
+const char *py_path(const struct py_proc *p);
 
 /* The kernel's view of p (bpf/ingero.h, map py_procs). */
 void py_bpf_config(const struct py_proc *p, struct igb_pyproc *cfg);

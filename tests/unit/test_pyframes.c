@@ -106,7 +106,9 @@ static void test_one(struct sym_cache *c, const char *py)
 	/* Something that is not a code object is refused, not decoded. */
 	struct py_frame pf;
 	if (nf > 0)
-		CHECK(py_resolve(p, f[0].instr & ~7ull, 0, &pf) != 0);
+		CHECKF(py_resolve(p, (f[0].code & ~7ull) + 8, 0, &pf) != 0 &&
+			       py_resolve(p, 0, 0, &pf) == -EINVAL,
+		       "%s: a non-code address decoded as %s %s", py, pf.file, pf.func);
 	struct igb_pyproc cfg;
 	py_bpf_config(p, &cfg);
 	CHECK(cfg.runtime && cfg.frame_previous == py_offsets(p)->frame_previous);
