@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 	log_capture_libbpf(cli.verbose >= 2);
 	log_echo(batch ? stderr : NULL, cli.verbose ? LOG_INFO : LOG_ERROR);
 
-	if (!cli.nreplay) {
+	if (!cli.nreplay && !cli.demo) {
 		if (check_privileges(err, sizeof(err)) || check_btf(err, sizeof(err))) {
 			fprintf(stderr, "ingero-top: %s\n", err);
 			return 1;

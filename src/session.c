@@ -2,7 +2,9 @@
  * the recorder and the flight ring through one ingest function. */
 #include "session.h"
 
+#include "check.h"
 #include "collector.h"
+#include "demo.h"
 #include "event.h"
 #include "log.h"
 #include "model.h"
@@ -34,6 +36,7 @@ struct session {
 	struct ig_status st;
 	session_event_hook hook;
 	void *hook_ctx;
+	struct demo_run *demo;   /* --demo scenario (live) */
 	/* launched command */
 	pid_t child;
 	int child_status;  /* -1 while running */
@@ -137,13 +140,21 @@ static int open_live(struct session *s, char *err, size_t errlen)
 {
 	struct collector_opts o = { 0 };
 	char exe[PATH_MAX] = "";
-	int start_fd = -1, err_fd = -1, pids[1];
+	int start_fd = -1, err_fd = -1, pids[64];
 
 	o.libs = s->cli.libs;
 	o.nlibs = s->cli.nlibs;
 	o.force_raw_tp = s->cli.raw_tp;
 	o.no_system_libs = s->cli.no_system_libs;
-	if (s->cli.npids) {
+	if (s->cli.demo) {
+		s->demo = demo_start(s->cli.demo, err, errlen);
+		if (!s->demo)
+			return -EINVAL;
+		o.target = COLL_PIDS;
+		o.pids = pids;
+		o.npids = demo_pids(s->demo, pids, 64);
+		o.no_system_libs = true;
+	} else if (s->cli.npids) {
 		o.target = COLL_PIDS;
 		o.pids = s->cli.pids;
 		o.npids = s->cli.npids;
@@ -182,6 +193,8 @@ static int open_live(struct session *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	s->src = collector_source(s->coll);
+	if (s->demo)
+		demo_release(s->demo);
 	if (s->child > 0) {
 		int e = 0;
 		if (write(start_fd, "g", 1) != 1 || read(err_fd, &e, sizeof(e)) == sizeof(e)) {
@@ -358,7 +371,23 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	}
 	if (gethostname(s->st.host, sizeof(s->st.host) - 1))
 		snprintf(s->st.host, sizeof(s->st.host), "?");
-	if (cli->nreplay) {
+	if (cli->demo && check_privileges(err, errlen)) {
+		/* Without root, show the recording of the same scenario. */
+		const char *rec = demo_recording(cli->demo);
+		if (!rec) {
+			snprintf(err, errlen,
+				 "--demo %s needs root to trace live, and no recording of it is "
+				 "shipped (run 'sudo ingero-top --demo %s')",
+				 cli->demo, cli->demo);
+			goto fail;
+		}
+		s->cli.replay[0] = rec;
+		s->cli.nreplay = 1;
+		s->cli.demo = NULL;
+		fprintf(stderr, "ingero-top: not root: replaying the recording of the %s demo (%s)\n",
+			cli->demo, rec);
+	}
+	if (s->cli.nreplay) {
 		if (open_replay(s, err, errlen))
 			goto fail;
 	} else {
@@ -388,6 +417,7 @@ void session_free(struct session *s)
 {
 	if (!s)
 		return;
+	demo_stop(s->demo);
 	if (s->child > 0 && !s->child_gone) {
 		kill(s->child, SIGTERM);
 		for (int i = 0; i < 50 && waitpid(s->child, NULL, WNOHANG) == 0; i++)
@@ -560,6 +590,11 @@ void session_tick(struct session *s)
 		s->rate_events0 = s->st.events_total;
 	}
 	check_child(s);
+	if (s->demo && !s->child_gone && demo_done(s->demo)) {
+		s->child_gone = true;
+		s->child_status = 0;
+		snprintf(s->st.message, sizeof(s->st.message), "demo %s finished", s->cli.demo);
+	}
 	if (s->child_gone && !s->done) {
 		/* Everything the command did is in the ring buffer by now: drain
 		 * it twice more, then stop. */
