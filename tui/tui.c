@@ -924,18 +924,26 @@ int tui_run(struct session *s, const struct cli *cli)
 			snprintf(t->last_status_msg, sizeof(t->last_status_msg), "%s", st->message);
 			dirty = 1;
 		}
-		if (!done_noted && session_done(s)) {
-			done_noted = 1;
+		/* the end: a launched command exited, or the replay reached its last
+		 * event (the replay stays open so that it can seek back) */
+		int at_end = st->mode == IG_MODE_REPLAY
+				     ? st->replay_end_ns && st->replay_pos_ns >= st->replay_end_ns
+				     : session_done(s);
+		if (at_end && !done_noted) {
 			refresh_data(t);
-			if (st->mode == IG_MODE_REPLAY) {
-				tui_message(t, "end of the replay: q quits, [ seeks back");
-			} else {
-				int cs = session_cmd_status(s);
-				tui_message(t, "the command exited (status %d): q quits", cs);
+			if (st->mode == IG_MODE_REPLAY && t->msg[0] && now < t->msg_until_ms) {
+				char prev[sizeof(t->msg)];
+				snprintf(prev, sizeof(prev), "%s", t->msg);
+				tui_message(t, "%.100s; end of the recording", prev);
+			} else if (st->mode == IG_MODE_REPLAY) {
+				tui_message(t, "end of the recording: [ seeks back, q quits");
 			}
-			t->msg_until_ms = now + 10000;
+			if (st->mode == IG_MODE_LIVE)
+				tui_message(t, "the command exited (status %d): q quits",
+					    session_cmd_status(s));
 			relayout = dirty = 1;
 		}
+		done_noted = at_end;
 	}
 
 	term_restore();

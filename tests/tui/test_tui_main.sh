@@ -25,6 +25,8 @@ expect 'F1Help F10Quit' "hint bar"
 # the hint bar is the last line, the header the first
 line 1 | grep -q REPLAY || fail "header not on line 1"
 line 40 | grep -q F1Help || fail "hints not on line 40"
+wait_for 'end of the recording' 20
+ok "the end of the recording is announced"
 keys q
 wait_exit 5
 [ "$(cat "$TMPD/status")" = 0 ] || fail "exit status $(cat "$TMPD/status")"
