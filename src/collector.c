@@ -72,6 +72,8 @@ struct collector {
 	int npending;
 	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
 	uint64_t user_drops;
+	uint32_t named[4096];   /* pids whose process name was reported (hash set) */
+	int nnamed;
 	/* ring-buffer callback state */
 	ig_emit_fn emit;
 	void *emit_ctx;
@@ -264,6 +266,42 @@ int collector_add_pid(struct collector *c, int pid)
 
 /* ---- ring buffer ------------------------------------------------------- */
 
+/* The first time a process shows up, reports its name as the kernel has it
+ * for the process (the main thread's comm), not the calling thread's. */
+static void name_process(struct collector *c, const struct ig_event *e)
+{
+	uint32_t h = (e->pid * 2654435761u) & 4095;
+	char path[48], comm[64] = "";
+
+	while (c->named[h]) {
+		if (c->named[h] == e->pid)
+			return;
+		h = (h + 1) & 4095;
+	}
+	if (c->nnamed >= 3072) { /* keep probes short: start over */
+		memset(c->named, 0, sizeof(c->named));
+		c->nnamed = 0;
+		h = (e->pid * 2654435761u) & 4095;
+	}
+	c->named[h] = e->pid;
+	c->nnamed++;
+	snprintf(path, sizeof(path), "/proc/%u/comm", e->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, sizeof(comm), f)) {
+		struct ig_event n = { 0 };
+		comm[strcspn(comm, "\n")] = 0;
+		n.kind = IG_EV_COMM;
+		n.ts_ns = e->ts_ns;
+		n.pid = e->pid;
+		n.tid = e->pid;
+		memcpy(n.comm, comm, sizeof(n.comm) - 1); /* comm is at most 15 chars */
+		c->emit(c->emit_ctx, &n);
+	}
+	fclose(f);
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct collector *c = ctx;
@@ -306,6 +344,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	if (e.kind == IG_EV_EXEC && !b->arg0)
 		return 0; /* exec of a non-target: only a rescan hint */
+	if (e.kind == IG_EV_CALL || e.kind == IG_EV_OFFCPU)
+		name_process(c, &e);
 	c->emit(c->emit_ctx, &e);
 	if (++c->delivered >= c->budget)
 		return -E2BIG; /* stop here; the record itself was consumed */
