@@ -134,11 +134,10 @@ void draw_section(struct tui *t, const struct tui_rect *r, int y, const char *ti
 struct tui_rect draw_section_top(struct tui *t, const struct tui_rect *r, const char *title)
 {
 	draw_section(t, r, 0, title);
-	return (struct tui_rect){ r->y + 1, r->x, r->h > 0 ? r->h - 1 : 0, r->w };
+	return (struct tui_rect){r->y + 1, r->x, r->h > 0 ? r->h - 1 : 0, r->w};
 }
 
-void draw_bar(struct tui *t, const struct tui_rect *r, int y, int x, int w, double frac,
-	      int slot)
+void draw_bar(struct tui *t, const struct tui_rect *r, int y, int x, int w, double frac, int slot)
 {
 	char buf[1024];
 	if (w <= 0)
@@ -177,8 +176,8 @@ void draw_meter(struct tui *t, const struct tui_rect *r, int y, int x, int w, co
 void draw_box(struct tui *t, const struct tui_rect *r, int slot)
 {
 	const char *h = t->ascii ? "-" : "\u2500", *v = t->ascii ? "|" : "\u2502";
-	const char *c[4] = { t->ascii ? "+" : "\u250c", t->ascii ? "+" : "\u2510",
-			     t->ascii ? "+" : "\u2514", t->ascii ? "+" : "\u2518" };
+	const char *c[4] = {t->ascii ? "+" : "\u250c", t->ascii ? "+" : "\u2510",
+			    t->ascii ? "+" : "\u2514", t->ascii ? "+" : "\u2518"};
 	char line[1024];
 	size_t o = 0;
 	if (r->w < 2 || r->h < 2)
@@ -201,22 +200,32 @@ void draw_box(struct tui *t, const struct tui_rect *r, int slot)
 int sev_slot(int sev)
 {
 	switch (sev) {
-	case IG_SEV_HIGH: return TH_ALERT_HIGH;
-	case IG_SEV_MEDIUM: return TH_ALERT_MEDIUM;
-	case IG_SEV_LOW: return TH_ALERT_LOW;
-	case IG_SEV_INFO: return TH_ALERT_INFO;
-	default: return TH_NORMAL;
+	case IG_SEV_HIGH:
+		return TH_ALERT_HIGH;
+	case IG_SEV_MEDIUM:
+		return TH_ALERT_MEDIUM;
+	case IG_SEV_LOW:
+		return TH_ALERT_LOW;
+	case IG_SEV_INFO:
+		return TH_ALERT_INFO;
+	default:
+		return TH_NORMAL;
 	}
 }
 
 const char *sev_short(int sev)
 {
 	switch (sev) {
-	case IG_SEV_HIGH: return "HIGH";
-	case IG_SEV_MEDIUM: return "MED";
-	case IG_SEV_LOW: return "LOW";
-	case IG_SEV_INFO: return "INFO";
-	default: return "";
+	case IG_SEV_HIGH:
+		return "HIGH";
+	case IG_SEV_MEDIUM:
+		return "MED";
+	case IG_SEV_LOW:
+		return "LOW";
+	case IG_SEV_INFO:
+		return "INFO";
+	default:
+		return "";
 	}
 }
 

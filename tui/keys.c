@@ -7,9 +7,10 @@
 #include <string.h>
 
 #ifndef CTRL
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 #endif
 
+/* clang-format off */
 const struct tui_binding tui_bindings[] = {
 	/* general */
 	{ ACT_HELP, { 'h', '?', KEY_F(1) }, KC_ALL, 0, "General", "Help",
@@ -69,6 +70,7 @@ const struct tui_binding tui_bindings[] = {
 	  "Jump to the previous alert (replay: to where it was first detected; live: select "
 	  "it)" },
 };
+/* clang-format on */
 const int tui_nbindings = (int)(sizeof(tui_bindings) / sizeof(tui_bindings[0]));
 
 const struct tui_binding *tui_key_lookup(int key, unsigned where)
@@ -95,6 +97,7 @@ const struct tui_binding *tui_action_binding(int action)
 
 char *tui_key_name(int key, char *buf, size_t n)
 {
+	/* clang-format off */
 	static const struct {
 		int key;
 		const char *name;
@@ -106,6 +109,7 @@ char *tui_key_name(int key, char *buf, size_t n)
 		{ KEY_RIGHT, "Right" },   { KEY_PPAGE, "PgUp" },    { KEY_NPAGE, "PgDn" },
 		{ KEY_HOME, "Home" },     { KEY_END, "End" },       { KEY_BTAB, "Shift-Tab" },
 	};
+	/* clang-format on */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].key == key) {
 			snprintf(buf, n, "%s", names[i].name);
@@ -129,8 +133,8 @@ char *tui_binding_keys(const struct tui_binding *b, const char *sep, char *buf, 
 	for (int k = 0; k < KEYS_PER_ACTION && b->keys[k]; k++) {
 		char name[24];
 		/* Return and keypad Enter, DEL and Ctrl-H are the same keys to a user */
-		if (k > 0 && (b->keys[k] == '\r' || b->keys[k] == KEY_ENTER ||
-			      b->keys[k] == '\b' || b->keys[k] == 127))
+		if (k > 0 && (b->keys[k] == '\r' || b->keys[k] == KEY_ENTER || b->keys[k] == '\b' ||
+			      b->keys[k] == 127))
 			continue;
 		tui_key_name(b->keys[k], name, sizeof(name));
 		int w = snprintf(buf + o, n - o, "%s%s", o ? sep : "", name);
@@ -146,11 +150,16 @@ static const char *where_text(const struct tui_binding *b)
 	if (b->replay_only)
 		return "replay";
 	switch (b->where) {
-	case KC_ALL: return "everywhere";
-	case KC_MAIN | KC_DRILL: return "main and details screens";
-	case KC_MAIN: return "main screen";
-	case KC_DRILL: return "details screens";
-	default: return "some screens";
+	case KC_ALL:
+		return "everywhere";
+	case KC_MAIN | KC_DRILL:
+		return "main and details screens";
+	case KC_MAIN:
+		return "main screen";
+	case KC_DRILL:
+		return "details screens";
+	default:
+		return "some screens";
 	}
 }
 

@@ -44,21 +44,21 @@ enum tui_action {
 };
 
 /* Where a binding applies (bit set). */
-#define KC_MAIN 0x1   /* the main screen */
-#define KC_DRILL 0x2  /* op, process, thread and alert screens */
-#define KC_TEXT 0x4   /* help and log screens */
+#define KC_MAIN 0x1  /* the main screen */
+#define KC_DRILL 0x2 /* op, process, thread and alert screens */
+#define KC_TEXT 0x4  /* help and log screens */
 #define KC_ALL (KC_MAIN | KC_DRILL | KC_TEXT)
 
 #define KEYS_PER_ACTION 4
 
 struct tui_binding {
-	int action;                 /* enum tui_action */
-	int keys[KEYS_PER_ACTION];  /* curses key codes, 0-terminated */
-	unsigned where;             /* KC_* */
-	int replay_only;            /* does something only when replaying */
-	const char *section;        /* help section this binding opens, or NULL */
-	const char *hint;           /* short label for the hint bar, NULL = not shown */
-	const char *help;           /* one line for help and docs/keys.md */
+	int action;		   /* enum tui_action */
+	int keys[KEYS_PER_ACTION]; /* curses key codes, 0-terminated */
+	unsigned where;		   /* KC_* */
+	int replay_only;	   /* does something only when replaying */
+	const char *section;	   /* help section this binding opens, or NULL */
+	const char *hint;	   /* short label for the hint bar, NULL = not shown */
+	const char *help;	   /* one line for help and docs/keys.md */
 };
 
 extern const struct tui_binding tui_bindings[];

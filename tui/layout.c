@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+/* clang-format off */
 static const struct {
 	const char *name;
 	int prio, min_w, min_h;
@@ -14,6 +15,7 @@ static const struct {
 	[AREA_HINT] = { "hint", 0, TUI_FLOOR_W, 1 },
 	[AREA_BODY] = { "body", 0, TUI_FLOOR_W, 1 },
 };
+/* clang-format on */
 
 int tui_area_prio(int area)
 {
@@ -27,8 +29,8 @@ const char *tui_area_name(int area)
 
 void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_layout *o)
 {
-	static const int by_prio[] = { AREA_OPS, AREA_ALERTS, AREA_PROCS };
-	int h[AREA_MAX] = { 0 };
+	static const int by_prio[] = {AREA_OPS, AREA_ALERTS, AREA_PROCS};
+	int h[AREA_MAX] = {0};
 
 	memset(o, 0, sizeof(*o));
 	o->cols = cols, o->lines = lines;
@@ -42,11 +44,11 @@ void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_l
 
 	int body_y = o->header_rows, body_h = lines - o->header_rows - 1;
 	o->visible[AREA_HEADER] = 1;
-	o->r[AREA_HEADER] = (struct tui_rect){ 0, 0, o->header_rows, cols };
+	o->r[AREA_HEADER] = (struct tui_rect){0, 0, o->header_rows, cols};
 	o->visible[AREA_HINT] = 1;
-	o->r[AREA_HINT] = (struct tui_rect){ lines - 1, 0, 1, cols };
+	o->r[AREA_HINT] = (struct tui_rect){lines - 1, 0, 1, cols};
 	o->visible[AREA_BODY] = 1;
-	o->r[AREA_BODY] = (struct tui_rect){ body_y, 0, body_h, cols };
+	o->r[AREA_BODY] = (struct tui_rect){body_y, 0, body_h, cols};
 
 	/* which panes: by priority while their minimum fits; below the full
 	 * size the lowest-priority pane (processes) is dropped */
@@ -84,7 +86,7 @@ void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_l
 	for (int a = AREA_OPS; a <= AREA_ALERTS; a++) {
 		if (!o->visible[a])
 			continue;
-		o->r[a] = (struct tui_rect){ y, 0, h[a], cols };
+		o->r[a] = (struct tui_rect){y, 0, h[a], cols};
 		y += h[a];
 	}
 }

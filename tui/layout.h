@@ -7,11 +7,11 @@
 /* Areas of the screen, in screen order. */
 enum tui_area {
 	AREA_HEADER = 0, /* status lines at the top */
-	AREA_OPS,        /* GPU API table */
-	AREA_PROCS,      /* processes / off-CPU */
-	AREA_ALERTS,     /* active chains */
-	AREA_HINT,       /* key hints, last line */
-	AREA_BODY,       /* everything between header and hint (drill-down screens) */
+	AREA_OPS,	 /* GPU API table */
+	AREA_PROCS,	 /* processes / off-CPU */
+	AREA_ALERTS,	 /* active chains */
+	AREA_HINT,	 /* key hints, last line */
+	AREA_BODY,	 /* everything between header and hint (drill-down screens) */
 	AREA_MAX,
 };
 
@@ -38,9 +38,9 @@ struct tui_rect {
 
 struct tui_layout {
 	int cols, lines;
-	int too_small;           /* 1: draw only the "too small" message */
-	int need_w, need_h;      /* the floor, for that message */
-	int header_rows;         /* 1..3: how much the header may say */
+	int too_small;	    /* 1: draw only the "too small" message */
+	int need_w, need_h; /* the floor, for that message */
+	int header_rows;    /* 1..3: how much the header may say */
 	int visible[AREA_MAX];
 	struct tui_rect r[AREA_MAX];
 };

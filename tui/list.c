@@ -44,13 +44,26 @@ int list_move(struct tui_list *l, int action)
 		int top = l->top;
 		int max = l->n - l->page > 0 ? l->n - l->page : 0;
 		switch (action) {
-		case ACT_UP: top--; break;
-		case ACT_DOWN: top++; break;
-		case ACT_PGUP: top -= page; break;
-		case ACT_PGDN: top += page; break;
-		case ACT_HOME: top = 0; break;
-		case ACT_END: top = max; break;
-		default: return 0;
+		case ACT_UP:
+			top--;
+			break;
+		case ACT_DOWN:
+			top++;
+			break;
+		case ACT_PGUP:
+			top -= page;
+			break;
+		case ACT_PGDN:
+			top += page;
+			break;
+		case ACT_HOME:
+			top = 0;
+			break;
+		case ACT_END:
+			top = max;
+			break;
+		default:
+			return 0;
 		}
 		if (top > max)
 			top = max;
@@ -65,13 +78,26 @@ int list_move(struct tui_list *l, int action)
 		return 0;
 	int sel = l->sel, dir = 1;
 	switch (action) {
-	case ACT_UP: sel--, dir = -1; break;
-	case ACT_DOWN: sel++; break;
-	case ACT_PGUP: sel -= page, dir = -1; break;
-	case ACT_PGDN: sel += page; break;
-	case ACT_HOME: sel = 0; break;
-	case ACT_END: sel = l->n - 1, dir = -1; break;
-	default: return 0;
+	case ACT_UP:
+		sel--, dir = -1;
+		break;
+	case ACT_DOWN:
+		sel++;
+		break;
+	case ACT_PGUP:
+		sel -= page, dir = -1;
+		break;
+	case ACT_PGDN:
+		sel += page;
+		break;
+	case ACT_HOME:
+		sel = 0;
+		break;
+	case ACT_END:
+		sel = l->n - 1, dir = -1;
+		break;
+	default:
+		return 0;
 	}
 	if (sel < 0)
 		sel = 0, dir = 1;
@@ -252,8 +278,8 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 		for (int c = 0; c < ncols; c++)
 			if (cx[c] >= 0) {
 				int end = tb->cols[c].align == 'r'
-						  ? cx[c] + cw[c]
-						  : cx[c] + tui_text_cols(tb->cols[c].title);
+					      ? cx[c] + cw[c]
+					      : cx[c] + tui_text_cols(tb->cols[c].title);
 				if (end > used)
 					used = end;
 			}
@@ -360,7 +386,7 @@ void lines_wrap(struct tui_lines *L, int slot, int indent, int width, const char
 {
 	/* clean first so that wrapping counts screen columns */
 	char clean[2048];
-	struct wrap_ctx w = { L, slot, indent };
+	struct wrap_ctx w = {L, slot, indent};
 	tui_text_clean(clean, sizeof(clean), text, -1, 0);
 	if (!clean[0])
 		return;

@@ -7,8 +7,10 @@
 
 #include "tui_int.h"
 
+/* clang-format off */
 enum { C_SEV, C_AGE, C_CLASS, C_OP, C_PROC, C_SUMMARY, C_N };
 
+/* clang-format off */
 static const struct tui_col cols[C_N] = {
 	[C_SEV] = { "SEV", 4, 0, 0, 'l' },
 	[C_AGE] = { "AGE", 5, 0, 1, 'r' },
@@ -17,6 +19,8 @@ static const struct tui_col cols[C_N] = {
 	[C_PROC] = { "PROCESS", 15, 0, 2, 'l' },
 	[C_SUMMARY] = { "ALERT", 20, 400, 0, 'l' },
 };
+/* clang-format on */
+/* clang-format on */
 
 struct chains_ctx {
 	struct tui *t;
@@ -69,8 +73,10 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 	const struct ig_chain *ch = &c->rows[row];
 	*ok = 1;
 	switch (col) {
-	case C_SEV: return (double)(c->n - row); /* the detector's order */
-	case C_AGE: return -(double)ch->first_seen_ns; /* youngest first */
+	case C_SEV:
+		return (double)(c->n - row); /* the detector's order */
+	case C_AGE:
+		return -(double)ch->first_seen_ns; /* youngest first */
 	}
 	*ok = 0;
 	return 0;
@@ -81,16 +87,16 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 		  const struct ig_chain *rows, int nrows, const struct tui_rect *r, int focused,
 		  const char *title)
 {
-	struct chains_ctx c = { t, rows, nrows };
+	struct chains_ctx c = {t, rows, nrows};
 	struct tui_table tb = {
-		.cols = cols,
-		.ncols = C_N,
-		.ctx = &c,
-		.nrows = nrows,
-		.key = chains_key,
-		.cell = cell_cb,
-		.num = num_cb,
-		.empty = "no alerts: no latency tail with a host-side cause",
+	    .cols = cols,
+	    .ncols = C_N,
+	    .ctx = &c,
+	    .nrows = nrows,
+	    .key = chains_key,
+	    .cell = cell_cb,
+	    .num = num_cb,
+	    .empty = "no alerts: no latency tail with a host-side cause",
 	};
 	table_draw(t, v, &tb, l, r, focused, title);
 }
@@ -118,16 +124,16 @@ static int alerts_key_cb(struct tui *t, struct tui_view *v, int action, int key)
 	uint64_t id = list_selected(&v->lists[2]);
 	if (!id)
 		return 0;
-	struct tui_view nv = { .screen = SCR_ALERT, .chain_id = (uint32_t)id };
+	struct tui_view nv = {.screen = SCR_ALERT, .chain_id = (uint32_t)id};
 	return tui_push(t, &nv);
 }
 
 const struct tui_pane pane_alerts = {
-	.name = "alerts",
-	.area = AREA_ALERTS,
-	.min_w = ALERTS_MIN_W,
-	.min_h = ALERTS_MIN_H,
-	.want = alerts_want,
-	.draw = alerts_draw,
-	.key = alerts_key_cb,
+    .name = "alerts",
+    .area = AREA_ALERTS,
+    .min_w = ALERTS_MIN_W,
+    .min_h = ALERTS_MIN_H,
+    .want = alerts_want,
+    .draw = alerts_draw,
+    .key = alerts_key_cb,
 };

@@ -57,7 +57,7 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 {
 	const struct ig_status *st = session_status(t->s);
 	struct ig_host host;
-	struct flow f = { t, r, 0, 0 };
+	struct flow f = {t, r, 0, 0};
 	char a[64], b[64], c[256], sp[16];
 	int rows = r->h;
 
@@ -79,8 +79,8 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	}
 	if (st->mode == IG_MODE_REPLAY && st->replay_end_ns > st->replay_start_ns) {
 		uint64_t pos = st->replay_pos_ns > st->replay_start_ns
-				       ? st->replay_pos_ns - st->replay_start_ns
-				       : 0;
+				   ? st->replay_pos_ns - st->replay_start_ns
+				   : 0;
 		uint64_t len = st->replay_end_ns - st->replay_start_ns;
 		if (pos > len)
 			pos = len;
@@ -122,7 +122,8 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 		if (cx > f.x + 2) {
 			draw_text(t, r, 0, cx, 8, TH_HEADER_VALUE, a);
 			if (host_w && cx - host_w - 2 > f.x + 2)
-				draw_text(t, r, 0, cx - host_w - 2, host_w, TH_HEADER_LABEL, st->host);
+				draw_text(t, r, 0, cx - host_w - 2, host_w, TH_HEADER_LABEL,
+					  st->host);
 		}
 	}
 	if (rows == 1)
@@ -176,12 +177,14 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	if (rows < 3 && host.valid) {
 		snprintf(a, sizeof(a), "%.0f%%", host.cpu_pct);
 		seg(&f, "CPU", a,
-		    host.cpu_pct >= 90 ? TH_METER_CRIT
-				       : host.cpu_pct >= 70 ? TH_METER_WARN : TH_HEADER_VALUE);
+		    host.cpu_pct >= 90	 ? TH_METER_CRIT
+		    : host.cpu_pct >= 70 ? TH_METER_WARN
+					 : TH_HEADER_VALUE);
 		snprintf(a, sizeof(a), "%.0f%%", host.mem_pct);
 		seg(&f, "MEM", a,
-		    host.mem_pct >= 90 ? TH_METER_CRIT
-				       : host.mem_pct >= 70 ? TH_METER_WARN : TH_HEADER_VALUE);
+		    host.mem_pct >= 90	 ? TH_METER_CRIT
+		    : host.mem_pct >= 70 ? TH_METER_WARN
+					 : TH_HEADER_VALUE);
 		snprintf(a, sizeof(a), "%.2f", host.load1);
 		seg(&f, "load", a, TH_HEADER_VALUE);
 	}
@@ -214,11 +217,11 @@ static int header_want(struct tui *t)
 }
 
 const struct tui_pane pane_header = {
-	.name = "header",
-	.area = AREA_HEADER,
-	.min_w = TUI_FLOOR_W,
-	.min_h = 1,
-	.want = header_want,
-	.draw = header_draw,
-	.key = NULL,
+    .name = "header",
+    .area = AREA_HEADER,
+    .min_w = TUI_FLOOR_W,
+    .min_h = 1,
+    .want = header_want,
+    .draw = header_draw,
+    .key = NULL,
 };

@@ -61,11 +61,11 @@ static void hint_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 }
 
 const struct tui_pane pane_hint = {
-	.name = "hints",
-	.area = AREA_HINT,
-	.min_w = TUI_FLOOR_W,
-	.min_h = 1,
-	.want = NULL,
-	.draw = hint_draw,
-	.key = NULL,
+    .name = "hints",
+    .area = AREA_HINT,
+    .min_w = TUI_FLOOR_W,
+    .min_h = 1,
+    .want = NULL,
+    .draw = hint_draw,
+    .key = NULL,
 };

@@ -8,11 +8,14 @@
 #include "report.h"
 #include "tui_int.h"
 
+/* clang-format off */
 enum {
 	C_FLAG, C_NAME, C_CALLS, C_RATE, C_P50, C_P95, C_P99, C_MAX, C_RATIO, C_WALL,
 	C_TAILPRE, C_SPARK, C_N,
 };
+/* clang-format on */
 
+/* clang-format off */
 static const struct tui_col cols[C_N] = {
 	[C_FLAG] = { "!", 1, 0, 0, 'l' },
 	[C_NAME] = { "GPU API", 17, 6, 0, 'l' },
@@ -27,6 +30,7 @@ static const struct tui_col cols[C_N] = {
 	[C_TAILPRE] = { "TAILPRE", 7, 0, 2, 'r' },
 	[C_SPARK] = { "P99 TREND", 10, 50, 5, 'l' },
 };
+/* clang-format on */
 
 struct ops_ctx {
 	struct tui *t;
@@ -50,15 +54,19 @@ static int ops_group(void *ctx, int row)
 static const char *ops_group_title(void *ctx, int g)
 {
 	switch (g) {
-	case IG_GRP_RUNTIME: return "Runtime API (libcudart)";
-	case IG_GRP_DRIVER: return "Driver API (libcuda)";
-	case IG_GRP_GRAPH: return "CUDA Graphs";
-	default: return "Other";
+	case IG_GRP_RUNTIME:
+		return "Runtime API (libcudart)";
+	case IG_GRP_DRIVER:
+		return "Driver API (libcuda)";
+	case IG_GRP_GRAPH:
+		return "CUDA Graphs";
+	default:
+		return "Other";
 	}
 }
 
 static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s, int col, char *buf,
-	      size_t n, int *slot)
+		     size_t n, int *slot)
 {
 	const struct ig_op_info *oi = ig_op_info(s->op);
 	int win = s->win.n > 0;
@@ -84,8 +92,10 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 	case C_P95:
 	case C_P99:
 	case C_MAX: {
-		uint64_t v = col == C_P50 ? s->win.p50 : col == C_P95 ? s->win.p95
-					  : col == C_P99 ? s->win.p99 : s->win.max;
+		uint64_t v = col == C_P50   ? s->win.p50
+			     : col == C_P95 ? s->win.p95
+			     : col == C_P99 ? s->win.p99
+					    : s->win.max;
 		if (!win) {
 			snprintf(buf, n, "-");
 			*slot = TH_DIM;
@@ -123,18 +133,30 @@ static double ops_num(const struct ig_series_stats *s, int col, int *ok)
 {
 	*ok = 1;
 	switch (col) {
-	case C_FLAG: return s->severity;
-	case C_NAME: return -(double)s->op; /* API order */
-	case C_CALLS: return (double)s->calls_life;
-	case C_RATE: return s->calls_per_s;
-	case C_P50: return (double)s->win.p50;
-	case C_P95: return (double)s->win.p95;
-	case C_P99: return (double)s->win.p99;
-	case C_MAX: return (double)s->win.max;
-	case C_RATIO: return s->tail_ratio;
-	case C_WALL: return s->wall_share;
-	case C_TAILPRE: return s->tail_preempt_share;
-	case C_SPARK: return (double)s->win.p99;
+	case C_FLAG:
+		return s->severity;
+	case C_NAME:
+		return -(double)s->op; /* API order */
+	case C_CALLS:
+		return (double)s->calls_life;
+	case C_RATE:
+		return s->calls_per_s;
+	case C_P50:
+		return (double)s->win.p50;
+	case C_P95:
+		return (double)s->win.p95;
+	case C_P99:
+		return (double)s->win.p99;
+	case C_MAX:
+		return (double)s->win.max;
+	case C_RATIO:
+		return s->tail_ratio;
+	case C_WALL:
+		return s->wall_share;
+	case C_TAILPRE:
+		return s->tail_preempt_share;
+	case C_SPARK:
+		return (double)s->win.p99;
 	}
 	*ok = 0;
 	return 0;
@@ -153,21 +175,21 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 }
 
 void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-	       const struct ig_series_stats *rows, int nrows, int grouped,
-	       const struct tui_rect *r, int focused, const char *title)
+	       const struct ig_series_stats *rows, int nrows, int grouped, const struct tui_rect *r,
+	       int focused, const char *title)
 {
 	struct tui_table tb = {
-		.cols = cols,
-		.ncols = C_N,
-		.nrows = nrows,
-		.key = ops_key,
-		.cell = cell_cb,
-		.num = num_cb,
-		.group = grouped ? ops_group : NULL,
-		.group_title = ops_group_title,
-		.empty = "no CUDA calls yet",
+	    .cols = cols,
+	    .ncols = C_N,
+	    .nrows = nrows,
+	    .key = ops_key,
+	    .cell = cell_cb,
+	    .num = num_cb,
+	    .group = grouped ? ops_group : NULL,
+	    .group_title = ops_group_title,
+	    .empty = "no CUDA calls yet",
 	};
-	struct ops_ctx c = { t, &tb, rows };
+	struct ops_ctx c = {t, &tb, rows};
 	tb.ctx = &c;
 	table_draw(t, v, &tb, l, r, focused, title);
 }
@@ -183,7 +205,7 @@ static void ops_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r
 
 static int ops_want(struct tui *t)
 {
-	int groups = 0, seen[3] = { 0 };
+	int groups = 0, seen[3] = {0};
 	for (int i = 0; i < t->snap->nops; i++) {
 		const struct ig_op_info *oi = ig_op_info(t->snap->ops[i].op);
 		int g = oi ? oi->group : 0;
@@ -201,16 +223,16 @@ static int ops_key_cb(struct tui *t, struct tui_view *v, int action, int key)
 	uint64_t k = list_selected(&v->lists[0]);
 	if (!k)
 		return 0;
-	struct tui_view nv = { .screen = SCR_OP, .op = (int)(k - 1), .pid = 0 };
+	struct tui_view nv = {.screen = SCR_OP, .op = (int)(k - 1), .pid = 0};
 	return tui_push(t, &nv);
 }
 
 const struct tui_pane pane_ops = {
-	.name = "GPU API",
-	.area = AREA_OPS,
-	.min_w = OPS_MIN_W,
-	.min_h = OPS_MIN_H,
-	.want = ops_want,
-	.draw = ops_draw,
-	.key = ops_key_cb,
+    .name = "GPU API",
+    .area = AREA_OPS,
+    .min_w = OPS_MIN_W,
+    .min_h = OPS_MIN_H,
+    .want = ops_want,
+    .draw = ops_draw,
+    .key = ops_key_cb,
 };

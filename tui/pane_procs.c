@@ -6,11 +6,14 @@
 
 #include "tui_int.h"
 
+/* clang-format off */
 enum {
 	C_PID, C_NAME, C_CONT, C_RATE, C_OFF, C_PRE, C_BLK, C_BETWEEN, C_PREEMPTOR, C_THREADS,
 	C_N,
 };
+/* clang-format on */
 
+/* clang-format off */
 static const struct tui_col cols[C_N] = {
 	[C_PID] = { "PID", 7, 0, 0, 'r' },
 	[C_NAME] = { "PROCESS", 12, 8, 0, 'l' },
@@ -23,6 +26,7 @@ static const struct tui_col cols[C_N] = {
 	[C_PREEMPTOR] = { "TOP PREEMPTOR", 17, 10, 2, 'l' },
 	[C_THREADS] = { "THR", 4, 0, 5, 'r' },
 };
+/* clang-format on */
 
 struct procs_ctx {
 	struct tui *t;
@@ -109,14 +113,22 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 	const struct ig_proc_stats *p = &c->rows[row];
 	*ok = 1;
 	switch (col) {
-	case C_PID: return -(double)p->pid; /* smallest first */
-	case C_RATE: return p->calls_per_s + (p->cuda ? 1e-9 : 0);
-	case C_OFF: return p->off_pct;
-	case C_PRE: return p->off_preempt_pct;
-	case C_BLK: return p->off_blocked_pct;
-	case C_BETWEEN: return p->between_pct;
-	case C_PREEMPTOR: return p->npreemptors ? p->preemptors[0].share : -1;
-	case C_THREADS: return p->threads;
+	case C_PID:
+		return -(double)p->pid; /* smallest first */
+	case C_RATE:
+		return p->calls_per_s + (p->cuda ? 1e-9 : 0);
+	case C_OFF:
+		return p->off_pct;
+	case C_PRE:
+		return p->off_preempt_pct;
+	case C_BLK:
+		return p->off_blocked_pct;
+	case C_BETWEEN:
+		return p->between_pct;
+	case C_PREEMPTOR:
+		return p->npreemptors ? p->preemptors[0].share : -1;
+	case C_THREADS:
+		return p->threads;
 	}
 	*ok = 0;
 	return 0;
@@ -124,16 +136,16 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 
 static void procs_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
-	struct procs_ctx c = { t, t->snap->procs, NULL };
+	struct procs_ctx c = {t, t->snap->procs, NULL};
 	struct tui_table tb = {
-		.cols = cols,
-		.ncols = C_N,
-		.ctx = &c,
-		.nrows = t->snap->nprocs,
-		.key = procs_key,
-		.cell = cell_cb,
-		.num = num_cb,
-		.empty = "no traced process yet",
+	    .cols = cols,
+	    .ncols = C_N,
+	    .ctx = &c,
+	    .nrows = t->snap->nprocs,
+	    .key = procs_key,
+	    .cell = cell_cb,
+	    .num = num_cb,
+	    .empty = "no traced process yet",
 	};
 	c.tb = &tb;
 	table_draw(t, v, &tb, &v->lists[1], r, focused, "off-CPU: % of wall time");
@@ -151,16 +163,16 @@ static int procs_key_cb(struct tui *t, struct tui_view *v, int action, int key)
 	uint64_t pid = list_selected(&v->lists[1]);
 	if (!pid)
 		return 0;
-	struct tui_view nv = { .screen = SCR_PROC, .pid = (uint32_t)pid };
+	struct tui_view nv = {.screen = SCR_PROC, .pid = (uint32_t)pid};
 	return tui_push(t, &nv);
 }
 
 const struct tui_pane pane_procs = {
-	.name = "processes",
-	.area = AREA_PROCS,
-	.min_w = PROCS_MIN_W,
-	.min_h = PROCS_MIN_H,
-	.want = procs_want,
-	.draw = procs_draw,
-	.key = procs_key_cb,
+    .name = "processes",
+    .area = AREA_PROCS,
+    .min_w = PROCS_MIN_W,
+    .min_h = PROCS_MIN_H,
+    .want = procs_want,
+    .draw = procs_draw,
+    .key = procs_key_cb,
 };

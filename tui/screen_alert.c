@@ -54,8 +54,8 @@ static void build(struct tui *t, int width)
 	char a[48], b[48], e[48], f[48];
 
 	lines_reset(&lines);
-	lines_add(&lines, TH_TITLE, 0, " [%s] %s  %s  %s%s", detect_sev_name(c->severity), c->id_str,
-		  detect_class_title(c->cls), c->active ? "active" : "resolved",
+	lines_add(&lines, TH_TITLE, 0, " [%s] %s  %s  %s%s", detect_sev_name(c->severity),
+		  c->id_str, detect_class_title(c->cls), c->active ? "active" : "resolved",
 		  d->gone ? " (no longer tracked)" : "");
 	lines_wrap(&lines, sev_slot(c->severity), 1, width, c->summary);
 	lines_add(&lines, TH_NORMAL, 0, "%s", "");
@@ -68,10 +68,12 @@ static void build(struct tui *t, int width)
 		lines_add(&lines, TH_PREEMPTED, 1, "culprit   %s",
 			  fmt_proc(b, sizeof(b), c->culprit_comm, c->culprit_pid));
 	if (c->p99_ns)
-		lines_add(&lines, p99_slot(c->tail_ratio), 1, "latency   p50 %s  p99 %s  p99/p50 %s",
-			  report_fmt_ns(a, sizeof(a), c->p50_ns), report_fmt_ns(b, sizeof(b), c->p99_ns),
-			  tui_fmt_ratio(e, sizeof(e), c->tail_ratio));
-	lines_add(&lines, TH_NORMAL, 1, "seen      %s to %s (first %s ago), fired %u times, highest %s",
+		lines_add(
+		    &lines, p99_slot(c->tail_ratio), 1, "latency   p50 %s  p99 %s  p99/p50 %s",
+		    report_fmt_ns(a, sizeof(a), c->p50_ns), report_fmt_ns(b, sizeof(b), c->p99_ns),
+		    tui_fmt_ratio(e, sizeof(e), c->tail_ratio));
+	lines_add(&lines, TH_NORMAL, 1,
+		  "seen      %s to %s (first %s ago), fired %u times, highest %s",
 		  tui_fmt_clock(a, sizeof(a), c->first_seen_ns),
 		  tui_fmt_clock(b, sizeof(b), c->last_seen_ns),
 		  tui_fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0),
@@ -113,7 +115,8 @@ static void build(struct tui *t, int width)
 		lines_add(&lines, TH_DIM, 1, "%s", "none");
 	lines_add(&lines, TH_NORMAL, 0, "%s", "");
 	if (c->op > 0)
-		lines_add(&lines, TH_DIM, 1, "%s", "Enter opens the op in this process; Esc goes back.");
+		lines_add(&lines, TH_DIM, 1, "%s",
+			  "Enter opens the op in this process; Esc goes back.");
 }
 
 static void alert_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
@@ -121,7 +124,8 @@ static void alert_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	if (!t->ald->valid) {
 		draw_fill(t, r, 0, TH_TITLE);
 		draw_printf(t, r, 0, 0, TH_TITLE, " alert %u", v->chain_id);
-		draw_text(t, r, 2, 2, -1, TH_DIM, "this alert is no longer tracked (reset or expired)");
+		draw_text(t, r, 2, 2, -1, TH_DIM,
+			  "this alert is no longer tracked (reset or expired)");
 		return;
 	}
 	build(t, r->w - 1);
@@ -135,23 +139,23 @@ static int alert_key(struct tui *t, struct tui_view *v, int action, int key)
 	if (action != ACT_ENTER || !t->ald->valid)
 		return 0;
 	const struct ig_chain *c = &t->ald->c;
-	struct tui_view nv = { 0 };
+	struct tui_view nv = {0};
 	if (c->op > 0)
-		nv = (struct tui_view){ .screen = SCR_OP, .op = c->op, .pid = c->pid };
+		nv = (struct tui_view){.screen = SCR_OP, .op = c->op, .pid = c->pid};
 	else if (c->pid)
-		nv = (struct tui_view){ .screen = SCR_PROC, .pid = c->pid };
+		nv = (struct tui_view){.screen = SCR_PROC, .pid = c->pid};
 	else
 		return 0;
 	return tui_push(t, &nv);
 }
 
 const struct tui_screen screen_alert = {
-	.name = "alert",
-	.id = SCR_ALERT,
-	.where = KC_DRILL,
-	.min_w = TUI_FLOOR_W,
-	.min_h = TUI_FLOOR_H,
-	.update = alert_update,
-	.draw = alert_draw,
-	.key = alert_key,
+    .name = "alert",
+    .id = SCR_ALERT,
+    .where = KC_DRILL,
+    .min_w = TUI_FLOOR_W,
+    .min_h = TUI_FLOOR_H,
+    .update = alert_update,
+    .draw = alert_draw,
+    .key = alert_key,
 };

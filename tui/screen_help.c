@@ -45,28 +45,28 @@ static void build(struct tui *t, int width)
 	}
 	lines_add(&lines, TH_SECTION, 0, "GPU API pane");
 	static const char *const ops_help[] = {
-		"!         severity of the worst active alert on the op: H(igh) M(edium) L(ow) "
-		"I(nfo)",
-		"CALLS     calls since the start (or the last reset)",
-		"CALLS/S   calls per second over the rolling window",
-		"P50..MAX  latency percentiles over the window; P99 and P99/P50 turn yellow at "
-		"a 3x tail, red at 10x",
-		"WALL      share of the calling threads' wall time spent in this op",
-		"TAILPRE   share of the tail calls' time (calls at or above p95) spent preempted, "
-		"i.e. runnable but not running: CPU contention",
-		"P99 TREND p99 of each second of the window, oldest on the left (wide terminals)",
+	    "!         severity of the worst active alert on the op: H(igh) M(edium) L(ow) "
+	    "I(nfo)",
+	    "CALLS     calls since the start (or the last reset)",
+	    "CALLS/S   calls per second over the rolling window",
+	    "P50..MAX  latency percentiles over the window; P99 and P99/P50 turn yellow at "
+	    "a 3x tail, red at 10x",
+	    "WALL      share of the calling threads' wall time spent in this op",
+	    "TAILPRE   share of the tail calls' time (calls at or above p95) spent preempted, "
+	    "i.e. runnable but not running: CPU contention",
+	    "P99 TREND p99 of each second of the window, oldest on the left (wide terminals)",
 	};
 	for (size_t i = 0; i < sizeof(ops_help) / sizeof(ops_help[0]); i++)
 		wrap_hang(width, ops_help[i], 11);
 	lines_add(&lines, TH_SECTION, 0, "Processes pane");
 	static const char *const procs_help[] = {
-		"CONTAINER     from /proc/PID/cgroup when live (docker:ID, cri:ID, a service), "
-		"the cgroup id when replaying",
-		"OFF%          off-CPU share of the feeding threads' wall time",
-		"PRE% BLK%     of which preempted (runnable, waiting for a CPU) and blocked "
-		"(asleep: GPU, lock, I/O)",
-		"BETWEEN       off-CPU between CUDA calls: the GPU waits for the host",
-		"TOP PREEMPTOR the process that took the CPU from them most, with its share",
+	    "CONTAINER     from /proc/PID/cgroup when live (docker:ID, cri:ID, a service), "
+	    "the cgroup id when replaying",
+	    "OFF%          off-CPU share of the feeding threads' wall time",
+	    "PRE% BLK%     of which preempted (runnable, waiting for a CPU) and blocked "
+	    "(asleep: GPU, lock, I/O)",
+	    "BETWEEN       off-CPU between CUDA calls: the GPU waits for the host",
+	    "TOP PREEMPTOR the process that took the CPU from them most, with its share",
 	};
 	for (size_t i = 0; i < sizeof(procs_help) / sizeof(procs_help[0]); i++)
 		wrap_hang(width, procs_help[i], 15);
@@ -88,12 +88,12 @@ static void help_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 }
 
 const struct tui_screen screen_help = {
-	.name = "help",
-	.id = SCR_HELP,
-	.where = KC_TEXT,
-	.min_w = TUI_FLOOR_W,
-	.min_h = TUI_FLOOR_H,
-	.update = NULL,
-	.draw = help_draw,
-	.key = NULL,
+    .name = "help",
+    .id = SCR_HELP,
+    .where = KC_TEXT,
+    .min_w = TUI_FLOOR_W,
+    .min_h = TUI_FLOOR_H,
+    .update = NULL,
+    .draw = help_draw,
+    .key = NULL,
 };

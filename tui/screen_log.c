@@ -11,10 +11,10 @@ static int was_at_end = 1;
 
 static void log_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 {
-	static const char *const lvl[] = { "debug", "info", "warn", "error" };
-	static const int slot[] = { TH_DIM, TH_NORMAL, TH_MESSAGE, TH_ERROR };
+	static const char *const lvl[] = {"debug", "info", "warn", "error"};
+	static const int slot[] = {TH_DIM, TH_NORMAL, TH_MESSAGE, TH_ERROR};
 	struct tui_list *l = &v->lists[0];
-	struct tui_rect body = { r->y + 1, r->x, r->h - 1, r->w };
+	struct tui_rect body = {r->y + 1, r->x, r->h - 1, r->w};
 
 	/* where the user left it: at the end (follow) or somewhere above */
 	if (l->n > 0)
@@ -40,12 +40,12 @@ static void log_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r
 }
 
 const struct tui_screen screen_log = {
-	.name = "log",
-	.id = SCR_LOG,
-	.where = KC_TEXT,
-	.min_w = TUI_FLOOR_W,
-	.min_h = TUI_FLOOR_H,
-	.update = NULL,
-	.draw = log_draw,
-	.key = NULL,
+    .name = "log",
+    .id = SCR_LOG,
+    .where = KC_TEXT,
+    .min_w = TUI_FLOOR_W,
+    .min_h = TUI_FLOOR_H,
+    .update = NULL,
+    .draw = log_draw,
+    .key = NULL,
 };

@@ -11,8 +11,10 @@
 
 /* --- breakdown: one row per process (or per thread) ---------------------------- */
 
+/* clang-format off */
 enum { B_ID, B_NAME, B_RATE, B_P50, B_P99, B_MAX, B_RATIO, B_TAILPRE, B_PREEMPTOR, B_N };
 
+/* clang-format off */
 static const struct tui_col bcols_proc[B_N] = {
 	[B_ID] = { "PID", 7, 0, 0, 'r' },
 	[B_NAME] = { "PROCESS", 15, 5, 0, 'l' },
@@ -24,6 +26,9 @@ static const struct tui_col bcols_proc[B_N] = {
 	[B_TAILPRE] = { "TAILPRE", 7, 0, 1, 'r' },
 	[B_PREEMPTOR] = { "TOP PREEMPTOR", 17, 10, 2, 'l' },
 };
+/* clang-format on */
+/* clang-format on */
+/* clang-format off */
 static const struct tui_col bcols_thread[B_N] = {
 	[B_ID] = { "TID", 7, 0, 0, 'r' },
 	[B_NAME] = { "PROCESS", 15, 5, 0, 'l' },
@@ -35,6 +40,7 @@ static const struct tui_col bcols_thread[B_N] = {
 	[B_TAILPRE] = { "TAILPRE", 7, 0, 1, 'r' },
 	[B_PREEMPTOR] = { "TOP PREEMPTOR", 17, 10, 2, 'l' },
 };
+/* clang-format on */
 
 struct bctx {
 	const struct ig_series_stats *rows;
@@ -72,8 +78,10 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 			*slot = TH_DIM;
 			break;
 		}
-		report_fmt_ns(buf, n, col == B_P50 ? s->win.p50 : col == B_P99 ? s->win.p99
-									 : s->win.max);
+		report_fmt_ns(buf, n,
+			      col == B_P50   ? s->win.p50
+			      : col == B_P99 ? s->win.p99
+					     : s->win.max);
 		if (col == B_P99)
 			*slot = p99_slot(s->tail_ratio);
 		break;
@@ -88,9 +96,10 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	case B_PREEMPTOR:
 		if (s->top_preemptor_pid) {
-			snprintf(buf, n, "%s %.0f%%",
-				 fmt_proc(b, sizeof(b), s->top_preemptor_comm, s->top_preemptor_pid),
-				 s->top_preemptor_share * 100.0);
+			snprintf(
+			    buf, n, "%s %.0f%%",
+			    fmt_proc(b, sizeof(b), s->top_preemptor_comm, s->top_preemptor_pid),
+			    s->top_preemptor_share * 100.0);
 		} else {
 			snprintf(buf, n, "-");
 			*slot = TH_DIM;
@@ -105,14 +114,22 @@ static double b_num(void *ctx, int row, int col, int *ok)
 	const struct ig_series_stats *s = &c->rows[row];
 	*ok = 1;
 	switch (col) {
-	case B_ID: return -(double)(c->threads ? s->tid : s->pid);
-	case B_RATE: return s->calls_per_s;
-	case B_P50: return (double)s->win.p50;
-	case B_P99: return (double)s->win.p99;
-	case B_MAX: return (double)s->win.max;
-	case B_RATIO: return s->tail_ratio;
-	case B_TAILPRE: return s->tail_preempt_share;
-	case B_PREEMPTOR: return s->top_preemptor_share;
+	case B_ID:
+		return -(double)(c->threads ? s->tid : s->pid);
+	case B_RATE:
+		return s->calls_per_s;
+	case B_P50:
+		return (double)s->win.p50;
+	case B_P99:
+		return (double)s->win.p99;
+	case B_MAX:
+		return (double)s->win.max;
+	case B_RATIO:
+		return s->tail_ratio;
+	case B_TAILPRE:
+		return s->tail_preempt_share;
+	case B_PREEMPTOR:
+		return s->top_preemptor_share;
 	}
 	*ok = 0;
 	return 0;
@@ -120,8 +137,10 @@ static double b_num(void *ctx, int row, int col, int *ok)
 
 /* --- slowest calls ------------------------------------------------------------ */
 
+/* clang-format off */
 enum { S_TIME, S_PID, S_TID, S_DUR, S_PRE, S_BLK, S_SW, S_BY, S_BYTES, S_RET, S_N };
 
+/* clang-format off */
 static const struct tui_col scols[S_N] = {
 	[S_TIME] = { "SLOWEST AT", 12, 0, 1, 'l' },
 	[S_PID] = { "PID", 7, 0, 2, 'r' },
@@ -134,6 +153,8 @@ static const struct tui_col scols[S_N] = {
 	[S_BYTES] = { "BYTES", 8, 0, 4, 'r' },
 	[S_RET] = { "RET", 4, 0, 5, 'r' },
 };
+/* clang-format on */
+/* clang-format on */
 
 static uint64_t s_key(void *ctx, int row)
 {
@@ -152,9 +173,15 @@ static void s_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		snprintf(buf, n, "%s.%03llu", b,
 			 (unsigned long long)(c->ts_ns % 1000000000ull / 1000000ull));
 		break;
-	case S_PID: snprintf(buf, n, "%u", c->pid); break;
-	case S_TID: snprintf(buf, n, "%u", c->tid); break;
-	case S_DUR: report_fmt_ns(buf, n, c->dur_ns); break;
+	case S_PID:
+		snprintf(buf, n, "%u", c->pid);
+		break;
+	case S_TID:
+		snprintf(buf, n, "%u", c->tid);
+		break;
+	case S_DUR:
+		report_fmt_ns(buf, n, c->dur_ns);
+		break;
 	case S_PRE:
 		if (nosplit) {
 			snprintf(buf, n, "?");
@@ -175,7 +202,9 @@ static void s_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		if (c->blocked_ns * 2 >= c->dur_ns && c->blocked_ns)
 			*slot = TH_BLOCKED;
 		break;
-	case S_SW: snprintf(buf, n, "%u", c->switches); break;
+	case S_SW:
+		snprintf(buf, n, "%u", c->switches);
+		break;
 	case S_BY:
 		if (c->other_pid)
 			fmt_proc(buf, n, c->other_comm, c->other_pid);
@@ -202,15 +231,24 @@ static double s_num(void *ctx, int row, int col, int *ok)
 	const struct ig_call_rec *c = &((const struct ig_call_rec *)ctx)[row];
 	*ok = 1;
 	switch (col) {
-	case S_TIME: return -(double)c->ts_ns;
-	case S_PID: return -(double)c->pid;
-	case S_TID: return -(double)c->tid;
-	case S_DUR: return (double)c->dur_ns;
-	case S_PRE: return (double)c->preempt_ns;
-	case S_BLK: return (double)c->blocked_ns;
-	case S_SW: return c->switches;
-	case S_BYTES: return (double)c->arg0;
-	case S_RET: return c->ret;
+	case S_TIME:
+		return -(double)c->ts_ns;
+	case S_PID:
+		return -(double)c->pid;
+	case S_TID:
+		return -(double)c->tid;
+	case S_DUR:
+		return (double)c->dur_ns;
+	case S_PRE:
+		return (double)c->preempt_ns;
+	case S_BLK:
+		return (double)c->blocked_ns;
+	case S_SW:
+		return c->switches;
+	case S_BYTES:
+		return (double)c->arg0;
+	case S_RET:
+		return c->ret;
 	}
 	*ok = 0;
 	return 0;
@@ -247,8 +285,9 @@ static void draw_hist(struct tui *t, const struct tui_rect *r)
 {
 	const struct tui_opdata *d = t->opd;
 	char a[32], b[32];
-	draw_section(t, r, 0, d->hist_life ? "latency histogram (since start: window empty)"
-					  : "latency histogram (window)");
+	draw_section(t, r, 0,
+		     d->hist_life ? "latency histogram (since start: window empty)"
+				  : "latency histogram (window)");
 	int rows = r->h - 1;
 	if (rows <= 0)
 		return;
@@ -316,8 +355,8 @@ static void draw_p99_chart(struct tui *t, const struct tui_rect *r)
 	int first = n - (r->w - 2) / colw;
 	if (first < 0)
 		first = 0;
-	static const char *const eighth[9] = { " ", "\u2581", "\u2582", "\u2583", "\u2584",
-					       "\u2585", "\u2586", "\u2587", "\u2588" };
+	static const char *const eighth[9] = {" ",	"\u2581", "\u2582", "\u2583", "\u2584",
+					      "\u2585", "\u2586", "\u2587", "\u2588"};
 	for (int i = first; i < n; i++) {
 		uint64_t v = s->spark_p99[i];
 		int units = (int)((double)v / (double)vmax * rows * 8 + 0.5);
@@ -342,7 +381,7 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	const struct tui_opdata *d = t->opd;
 	const struct ig_op_info *oi = ig_op_info(v->op);
 	char a[32], b[32], c[32], e[32], g[32], h2[32], line[320];
-	static const char *const grp[] = { "runtime API", "driver API", "CUDA Graphs" };
+	static const char *const grp[] = {"runtime API", "driver API", "CUDA Graphs"};
 
 	/* title and the numbers of the whole op */
 	draw_fill(t, r, 0, TH_TITLE);
@@ -356,13 +395,15 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	}
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	if (!d->valid) {
-		draw_text(t, r, 2, 2, -1, TH_DIM, "no calls of this op since the start or the reset");
+		draw_text(t, r, 2, 2, -1, TH_DIM,
+			  "no calls of this op since the start or the reset");
 		return;
 	}
 	const struct ig_series_stats *s = &d->st;
 	const struct ig_pcts *pc = s->win.n ? &s->win : &s->life;
 	double ratio = pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0;
-	snprintf(line, sizeof(line), "calls %llu (%s/s)  %s p50 %s  p95 %s  p99 %s  max %s  p99/p50 %s",
+	snprintf(line, sizeof(line),
+		 "calls %llu (%s/s)  %s p50 %s  p95 %s  p99 %s  max %s  p99/p50 %s",
 		 (unsigned long long)s->calls_life, tui_fmt_rate(a, sizeof(a), s->calls_per_s),
 		 s->win.n ? "window" : "since start", report_fmt_ns(b, sizeof(b), pc->p50),
 		 report_fmt_ns(c, sizeof(c), pc->p95), report_fmt_ns(e, sizeof(e), pc->p99),
@@ -378,28 +419,28 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	x += draw_printf(t, r, 2, x, TH_BLOCKED, "blocked %s",
 			 tui_fmt_pct(a, sizeof(a), s->tail_calls ? s->tail_blocked_share : -1));
 	if (s->top_preemptor_pid)
-		x += draw_printf(t, r, 2, x, TH_NORMAL, "  top preemptor %s %.0f%%",
-				 fmt_proc(p, sizeof(p), s->top_preemptor_comm,
-					  s->top_preemptor_pid),
-				 s->top_preemptor_share * 100);
+		x +=
+		    draw_printf(t, r, 2, x, TH_NORMAL, "  top preemptor %s %.0f%%",
+				fmt_proc(p, sizeof(p), s->top_preemptor_comm, s->top_preemptor_pid),
+				s->top_preemptor_share * 100);
 	if (s->bytes_win)
 		draw_printf(t, r, 2, x, TH_NORMAL, "  moved %s",
 			    report_fmt_bytes(a, sizeof(a), s->bytes_win));
 
 	/* sections: [histogram | p99 chart], breakdown, slowest calls */
-	struct tui_rect body = { r->y + 3, r->x, r->h - 3, r->w };
+	struct tui_rect body = {r->y + 3, r->x, r->h - 3, r->w};
 	int side = body.w >= 100;
 	enum { S_HIST, S_CHART, S_BREAK, S_SLOW, S_NSEC };
-	int min[S_NSEC] = { 4, side ? 0 : 4, 4, 4 };
+	int min[S_NSEC] = {4, side ? 0 : 4, 4, 4};
 	/* the slow calls take what is left once the histogram has its rows */
-	int want[S_NSEC] = { 13, 7, d->nprocs + 2, d->nslow + 2 < 10 ? d->nslow + 2 : 10 };
-	int prio[S_NSEC] = { 2, 3, 1, 0 };
+	int want[S_NSEC] = {13, 7, d->nprocs + 2, d->nslow + 2 < 10 ? d->nslow + 2 : 10};
+	int prio[S_NSEC] = {2, 3, 1, 0};
 	int h[S_NSEC];
 	tui_stack(body.h, S_NSEC, min, want, prio, h);
 	int y = body.y;
 	struct tui_rect sr[S_NSEC];
 	for (int i = 0; i < S_NSEC; i++) {
-		sr[i] = (struct tui_rect){ y, body.x, h[i], body.w };
+		sr[i] = (struct tui_rect){y, body.x, h[i], body.w};
 		y += h[i];
 	}
 	if (h[S_HIST]) {
@@ -422,33 +463,34 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	if (v->focus > 1)
 		v->focus = 0;
 	if (h[S_BREAK]) {
-		struct bctx bc = { d->procs, v->pid != 0 };
+		struct bctx bc = {d->procs, v->pid != 0};
 		struct tui_table tb = {
-			.cols = v->pid ? bcols_thread : bcols_proc,
-			.ncols = B_N,
-			.ctx = &bc,
-			.nrows = d->nprocs,
-			.key = b_key,
-			.cell = b_cell,
-			.num = b_num,
-			.empty = "no calls in the window",
+		    .cols = v->pid ? bcols_thread : bcols_proc,
+		    .ncols = B_N,
+		    .ctx = &bc,
+		    .nrows = d->nprocs,
+		    .key = b_key,
+		    .cell = b_cell,
+		    .num = b_num,
+		    .empty = "no calls in the window",
 		};
-		struct tui_rect tr = draw_section_top(t, &sr[S_BREAK], v->pid ? "per thread"
-									      : "per process");
+		struct tui_rect tr =
+		    draw_section_top(t, &sr[S_BREAK], v->pid ? "per thread" : "per process");
 		table_draw(t, v, &tb, &v->lists[0], &tr, v->focus == 0, NULL);
 	}
 	if (h[S_SLOW]) {
 		struct tui_table tb = {
-			.cols = scols,
-			.ncols = S_N,
-			.ctx = (void *)d->slow,
-			.nrows = d->nslow,
-			.key = s_key,
-			.cell = s_cell,
-			.num = s_num,
-			.empty = "no calls in the window",
+		    .cols = scols,
+		    .ncols = S_N,
+		    .ctx = (void *)d->slow,
+		    .nrows = d->nslow,
+		    .key = s_key,
+		    .cell = s_cell,
+		    .num = s_num,
+		    .empty = "no calls in the window",
 		};
-		struct tui_rect tr = draw_section_top(t, &sr[S_SLOW], "slowest calls in the window");
+		struct tui_rect tr =
+		    draw_section_top(t, &sr[S_SLOW], "slowest calls in the window");
 		table_draw(t, v, &tb, &v->lists[1], &tr, v->focus == 1, NULL);
 	}
 }
@@ -461,9 +503,9 @@ static int op_key(struct tui *t, struct tui_view *v, int action, int key)
 		uint64_t k = list_selected(&v->lists[0]);
 		if (!k)
 			return 0;
-		struct tui_view nv = { .screen = v->pid ? SCR_THREAD : SCR_PROC,
-				       .pid = v->pid ? v->pid : (uint32_t)k,
-				       .tid = v->pid ? (uint32_t)k : 0 };
+		struct tui_view nv = {.screen = v->pid ? SCR_THREAD : SCR_PROC,
+				      .pid = v->pid ? v->pid : (uint32_t)k,
+				      .tid = v->pid ? (uint32_t)k : 0};
 		return tui_push(t, &nv);
 	}
 	/* a slow call: its thread's off-CPU timeline (stacks come later) */
@@ -473,22 +515,23 @@ static int op_key(struct tui *t, struct tui_view *v, int action, int key)
 		if (s_key(t->opd->slow, i) != k)
 			continue;
 		if (c->stack_id)
-			tui_message(t, "stack %#llx: the stack view is not available yet; "
-				       "showing the thread",
+			tui_message(t,
+				    "stack %#llx: the stack view is not available yet; "
+				    "showing the thread",
 				    (unsigned long long)c->stack_id);
-		struct tui_view nv = { .screen = SCR_THREAD, .pid = c->pid, .tid = c->tid };
+		struct tui_view nv = {.screen = SCR_THREAD, .pid = c->pid, .tid = c->tid};
 		return tui_push(t, &nv);
 	}
 	return 0;
 }
 
 const struct tui_screen screen_op = {
-	.name = "op",
-	.id = SCR_OP,
-	.where = KC_DRILL,
-	.min_w = TUI_FLOOR_W,
-	.min_h = TUI_FLOOR_H,
-	.update = op_update,
-	.draw = op_draw,
-	.key = op_key,
+    .name = "op",
+    .id = SCR_OP,
+    .where = KC_DRILL,
+    .min_w = TUI_FLOOR_W,
+    .min_h = TUI_FLOOR_H,
+    .update = op_update,
+    .draw = op_draw,
+    .key = op_key,
 };

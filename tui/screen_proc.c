@@ -10,9 +10,11 @@
 
 /* --- threads ------------------------------------------------------------------ */
 
+/* clang-format off */
 enum { T_TID, T_RATE, T_MAINOP, T_CUDA, T_OFF, T_PRE, T_BLK, T_BETWEEN, T_SW, T_SYNC, T_LAST,
        T_N };
 
+/* clang-format off */
 static const struct tui_col tcols[T_N] = {
 	[T_TID] = { "TID", 7, 0, 0, 'r' },
 	[T_RATE] = { "CALLS/S", 7, 0, 0, 'r' },
@@ -26,6 +28,8 @@ static const struct tui_col tcols[T_N] = {
 	[T_SYNC] = { "SYNCS", 6, 0, 4, 'r' },
 	[T_LAST] = { "LAST PREEMPTOR", 16, 6, 2, 'l' },
 };
+/* clang-format on */
+/* clang-format on */
 
 static double frac(uint64_t a, uint64_t b)
 {
@@ -41,16 +45,24 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 {
 	const struct ig_thread_stats *th = &((const struct ig_thread_stats *)ctx)[row];
 	switch (col) {
-	case T_TID: snprintf(buf, n, "%u", th->tid); break;
-	case T_RATE: tui_fmt_rate(buf, n, th->calls_per_s); break;
+	case T_TID:
+		snprintf(buf, n, "%u", th->tid);
+		break;
+	case T_RATE:
+		tui_fmt_rate(buf, n, th->calls_per_s);
+		break;
 	case T_MAINOP:
 		if (th->main_op > 0 && ig_op_info(th->main_op))
 			snprintf(buf, n, "%s", ig_op_info(th->main_op)->short_name);
 		else
 			snprintf(buf, n, "-");
 		break;
-	case T_CUDA: tui_fmt_pct(buf, n, th->wall_ns ? th->cuda_pct / 100 : -1); break;
-	case T_OFF: tui_fmt_pct(buf, n, th->wall_ns ? th->off_pct / 100 : -1); break;
+	case T_CUDA:
+		tui_fmt_pct(buf, n, th->wall_ns ? th->cuda_pct / 100 : -1);
+		break;
+	case T_OFF:
+		tui_fmt_pct(buf, n, th->wall_ns ? th->off_pct / 100 : -1);
+		break;
 	case T_PRE:
 		tui_fmt_pct(buf, n, frac(th->off_preempt_ns, th->wall_ns));
 		if (frac(th->off_preempt_ns, th->wall_ns) >= 0.1)
@@ -61,9 +73,15 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		if (frac(th->off_blocked_ns, th->wall_ns) >= 0.5)
 			*slot = TH_BLOCKED;
 		break;
-	case T_BETWEEN: tui_fmt_pct(buf, n, th->wall_ns ? th->between_pct / 100 : -1); break;
-	case T_SW: tui_fmt_count(buf, n, th->switches, 5); break;
-	case T_SYNC: tui_fmt_count(buf, n, th->sync_calls_win, 6); break;
+	case T_BETWEEN:
+		tui_fmt_pct(buf, n, th->wall_ns ? th->between_pct / 100 : -1);
+		break;
+	case T_SW:
+		tui_fmt_count(buf, n, th->switches, 5);
+		break;
+	case T_SYNC:
+		tui_fmt_count(buf, n, th->sync_calls_win, 6);
+		break;
 	case T_LAST:
 		if (th->last_preemptor_pid)
 			fmt_proc(buf, n, th->last_preemptor_comm, th->last_preemptor_pid);
@@ -78,15 +96,24 @@ static double t_num(void *ctx, int row, int col, int *ok)
 	const struct ig_thread_stats *th = &((const struct ig_thread_stats *)ctx)[row];
 	*ok = 1;
 	switch (col) {
-	case T_TID: return -(double)th->tid;
-	case T_RATE: return th->calls_per_s;
-	case T_CUDA: return th->cuda_pct;
-	case T_OFF: return th->off_pct;
-	case T_PRE: return frac(th->off_preempt_ns, th->wall_ns);
-	case T_BLK: return frac(th->off_blocked_ns, th->wall_ns);
-	case T_BETWEEN: return th->between_pct;
-	case T_SW: return th->switches;
-	case T_SYNC: return (double)th->sync_calls_win;
+	case T_TID:
+		return -(double)th->tid;
+	case T_RATE:
+		return th->calls_per_s;
+	case T_CUDA:
+		return th->cuda_pct;
+	case T_OFF:
+		return th->off_pct;
+	case T_PRE:
+		return frac(th->off_preempt_ns, th->wall_ns);
+	case T_BLK:
+		return frac(th->off_blocked_ns, th->wall_ns);
+	case T_BETWEEN:
+		return th->between_pct;
+	case T_SW:
+		return th->switches;
+	case T_SYNC:
+		return (double)th->sync_calls_win;
 	}
 	*ok = 0;
 	return 0;
@@ -130,10 +157,10 @@ static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struc
 		int slot;
 		const char *glyph, *ascii;
 	} part[4] = {
-		{ p->cuda_ns, TH_BAR, "\u2588", "C" },
-		{ p->off_preempt_ns, TH_PREEMPTED, "\u2593", "P" },
-		{ p->off_blocked_ns + p->off_unknown_ns, TH_BLOCKED, "\u2592", "B" },
-		{ p->between_on_cpu_ns, TH_DIM, "\u2591", "." },
+	    {p->cuda_ns, TH_BAR, "\u2588", "C"},
+	    {p->off_preempt_ns, TH_PREEMPTED, "\u2593", "P"},
+	    {p->off_blocked_ns + p->off_unknown_ns, TH_BLOCKED, "\u2592", "B"},
+	    {p->between_on_cpu_ns, TH_DIM, "\u2591", "."},
 	};
 	double total = 0;
 	for (int i = 0; i < 4; i++)
@@ -146,7 +173,8 @@ static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struc
 		acc += (double)part[i].ns;
 		int end = x + (int)(acc / total * w + 0.5);
 		for (; cx < end && cx < x + w; cx++)
-			draw_text(t, r, y, cx, 1, part[i].slot, t->ascii ? part[i].ascii : part[i].glyph);
+			draw_text(t, r, y, cx, 1, part[i].slot,
+				  t->ascii ? part[i].ascii : part[i].glyph);
 	}
 	if (legend_w) {
 		char a[16], b[16], c[16], d[16];
@@ -155,8 +183,9 @@ static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struc
 				  tui_fmt_pct(a, sizeof(a), frac(p->cuda_ns, p->wall_ns)));
 		lx += draw_printf(t, r, y, lx, TH_PREEMPTED, "preempted %s ",
 				  tui_fmt_pct(b, sizeof(b), p->off_preempt_pct / 100));
-		lx += draw_printf(t, r, y, lx, TH_BLOCKED, "blocked %s ",
-				  tui_fmt_pct(c, sizeof(c), (p->off_blocked_pct + p->off_unknown_pct) / 100));
+		lx += draw_printf(
+		    t, r, y, lx, TH_BLOCKED, "blocked %s ",
+		    tui_fmt_pct(c, sizeof(c), (p->off_blocked_pct + p->off_unknown_pct) / 100));
 		draw_printf(t, r, y, lx, TH_DIM, "busy %s",
 			    tui_fmt_pct(d, sizeof(d), frac(p->between_on_cpu_ns, p->wall_ns)));
 	}
@@ -195,7 +224,8 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 		 p->ppid, p->threads, p->exited ? "  (exited)" : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	if (p->severity >= 0)
-		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(p->severity), sev_short(p->severity));
+		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(p->severity),
+				sev_short(p->severity));
 	snprintf(line, sizeof(line),
 		 "CUDA calls %llu (%s/s)  off-CPU %.1f%% of wall: in calls %s, between calls %s  "
 		 "switches %u",
@@ -209,21 +239,22 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 	int y0 = 5;
 	if (p->page_bytes_win || p->io_ops_win) {
 		char c[32], e[32];
-		draw_printf(t, r, 5, 1, TH_NORMAL,
-			    "page allocations %s  block I/O %llu requests %s, latency %s total, %s max",
-			    report_fmt_bytes(a, sizeof(a), p->page_bytes_win),
-			    (unsigned long long)p->io_ops_win,
-			    report_fmt_bytes(b, sizeof(b), p->io_bytes_win),
-			    report_fmt_ns(c, sizeof(c), p->io_lat_ns_win),
-			    report_fmt_ns(e, sizeof(e), p->io_max_ns_win));
+		draw_printf(
+		    t, r, 5, 1, TH_NORMAL,
+		    "page allocations %s  block I/O %llu requests %s, latency %s total, %s max",
+		    report_fmt_bytes(a, sizeof(a), p->page_bytes_win),
+		    (unsigned long long)p->io_ops_win,
+		    report_fmt_bytes(b, sizeof(b), p->io_bytes_win),
+		    report_fmt_ns(c, sizeof(c), p->io_lat_ns_win),
+		    report_fmt_ns(e, sizeof(e), p->io_max_ns_win));
 		y0 = 6;
 	}
 
-	struct tui_rect body = { r->y + y0, r->x, r->h - y0, r->w };
+	struct tui_rect body = {r->y + y0, r->x, r->h - y0, r->w};
 	enum { S_OPS, S_THREADS, S_CHAINS, S_NSEC };
-	int min[S_NSEC] = { 4, 4, 3 };
-	int want[S_NSEC] = { d->nops + 2, d->nthreads + 2, d->nchains + 2 };
-	int prio[S_NSEC] = { 0, 1, 2 };
+	int min[S_NSEC] = {4, 4, 3};
+	int want[S_NSEC] = {d->nops + 2, d->nthreads + 2, d->nchains + 2};
+	int prio[S_NSEC] = {0, 1, 2};
 	int h[S_NSEC];
 	if (want[S_CHAINS] < 3)
 		want[S_CHAINS] = 3;
@@ -231,7 +262,7 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 	struct tui_rect sr[S_NSEC];
 	int y = body.y;
 	for (int i = 0; i < S_NSEC; i++) {
-		sr[i] = (struct tui_rect){ y, body.x, h[i], body.w };
+		sr[i] = (struct tui_rect){y, body.x, h[i], body.w};
 		y += h[i];
 	}
 	v->nfocus = 3;
@@ -243,17 +274,17 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 	}
 	if (h[S_THREADS]) {
 		struct tui_table tb = {
-			.cols = tcols,
-			.ncols = T_N,
-			.ctx = (void *)d->threads,
-			.nrows = d->nthreads,
-			.key = t_key,
-			.cell = t_cell,
-			.num = t_num,
-			.empty = "no threads seen",
+		    .cols = tcols,
+		    .ncols = T_N,
+		    .ctx = (void *)d->threads,
+		    .nrows = d->nthreads,
+		    .key = t_key,
+		    .cell = t_cell,
+		    .num = t_num,
+		    .empty = "no threads seen",
 		};
-		struct tui_rect tr = draw_section_top(t, &sr[S_THREADS],
-						      "threads (off-CPU: % of wall time)");
+		struct tui_rect tr =
+		    draw_section_top(t, &sr[S_THREADS], "threads (off-CPU: % of wall time)");
 		table_draw(t, v, &tb, &v->lists[1], &tr, v->focus == 1, NULL);
 	}
 	if (h[S_CHAINS]) {
@@ -269,23 +300,23 @@ static int proc_key(struct tui *t, struct tui_view *v, int action, int key)
 	uint64_t k = list_selected(&v->lists[v->focus]);
 	if (!k)
 		return 0;
-	struct tui_view nv = { 0 };
+	struct tui_view nv = {0};
 	if (v->focus == 0)
-		nv = (struct tui_view){ .screen = SCR_OP, .op = (int)(k - 1), .pid = v->pid };
+		nv = (struct tui_view){.screen = SCR_OP, .op = (int)(k - 1), .pid = v->pid};
 	else if (v->focus == 1)
-		nv = (struct tui_view){ .screen = SCR_THREAD, .pid = v->pid, .tid = (uint32_t)k };
+		nv = (struct tui_view){.screen = SCR_THREAD, .pid = v->pid, .tid = (uint32_t)k};
 	else
-		nv = (struct tui_view){ .screen = SCR_ALERT, .chain_id = (uint32_t)k };
+		nv = (struct tui_view){.screen = SCR_ALERT, .chain_id = (uint32_t)k};
 	return tui_push(t, &nv);
 }
 
 const struct tui_screen screen_proc = {
-	.name = "process",
-	.id = SCR_PROC,
-	.where = KC_DRILL,
-	.min_w = TUI_FLOOR_W,
-	.min_h = TUI_FLOOR_H,
-	.update = proc_update,
-	.draw = proc_draw,
-	.key = proc_key,
+    .name = "process",
+    .id = SCR_PROC,
+    .where = KC_DRILL,
+    .min_w = TUI_FLOOR_W,
+    .min_h = TUI_FLOOR_H,
+    .update = proc_update,
+    .draw = proc_draw,
+    .key = proc_key,
 };

@@ -8,8 +8,10 @@
 #include "report.h"
 #include "tui_int.h"
 
+/* clang-format off */
 enum { O_WHEN, O_DUR, O_STATE, O_WHERE, O_CPU, O_BY, O_N };
 
+/* clang-format off */
 static const struct tui_col ocols[O_N] = {
 	[O_WHEN] = { "OFF-CPU AT", 12, 0, 0, 'l' },
 	[O_DUR] = { "DURATION", 8, 0, 0, 'r' },
@@ -18,6 +20,8 @@ static const struct tui_col ocols[O_N] = {
 	[O_CPU] = { "CPU", 4, 0, 2, 'r' },
 	[O_BY] = { "PREEMPTED / WOKEN BY", 20, 10, 1, 'l' },
 };
+/* clang-format on */
+/* clang-format on */
 
 static struct ig_thread_stats scratch[TUI_MAX_THREADS];
 
@@ -36,7 +40,9 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		snprintf(buf, n, "%s.%03llu", b,
 			 (unsigned long long)(o->ts_ns % 1000000000ull / 1000000ull));
 		break;
-	case O_DUR: report_fmt_ns(buf, n, o->dur_ns); break;
+	case O_DUR:
+		report_fmt_ns(buf, n, o->dur_ns);
+		break;
 	case O_STATE:
 		if (o->state == IG_OFF_PREEMPTED)
 			snprintf(buf, n, "preempted"), *slot = TH_PREEMPTED;
@@ -45,8 +51,12 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		else
 			snprintf(buf, n, "unknown"), *slot = TH_DIM;
 		break;
-	case O_WHERE: snprintf(buf, n, "%s", o->in_call ? "in a CUDA call" : "between calls"); break;
-	case O_CPU: snprintf(buf, n, "%u", o->cpu); break;
+	case O_WHERE:
+		snprintf(buf, n, "%s", o->in_call ? "in a CUDA call" : "between calls");
+		break;
+	case O_CPU:
+		snprintf(buf, n, "%u", o->cpu);
+		break;
 	case O_BY:
 		if (o->other_pid)
 			fmt_proc(buf, n, o->other_comm, o->other_pid);
@@ -61,9 +71,12 @@ static double o_num(void *ctx, int row, int col, int *ok)
 	const struct ig_offcpu_rec *o = &((const struct ig_offcpu_rec *)ctx)[row];
 	*ok = 1;
 	switch (col) {
-	case O_WHEN: return (double)o->ts_ns; /* newest first */
-	case O_DUR: return (double)o->dur_ns;
-	case O_CPU: return o->cpu;
+	case O_WHEN:
+		return (double)o->ts_ns; /* newest first */
+	case O_DUR:
+		return (double)o->dur_ns;
+	case O_CPU:
+		return o->cpu;
 	}
 	*ok = 0;
 	return 0;
@@ -114,24 +127,25 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 			    report_fmt_ns(b, sizeof(b), th->off_in_call_ns),
 			    report_fmt_ns(c, sizeof(c), th->off_between_ns));
 		if (th->sync_calls_win)
-			draw_printf(t, r, y++, 1, TH_NORMAL, "syncs and synchronous copies %llu, %s",
+			draw_printf(t, r, y++, 1, TH_NORMAL,
+				    "syncs and synchronous copies %llu, %s",
 				    (unsigned long long)th->sync_calls_win,
 				    report_fmt_ns(b, sizeof(b), th->sync_ns_win));
 	} else {
 		draw_text(t, r, y++, 1, -1, TH_DIM, "no statistics for this thread in the window");
 	}
-	struct tui_rect tr = { r->y + y, r->x, r->h - y, r->w };
+	struct tui_rect tr = {r->y + y, r->x, r->h - y, r->w};
 	if (tr.h < 2)
 		return;
 	struct tui_table tb = {
-		.cols = ocols,
-		.ncols = O_N,
-		.ctx = (void *)d->off,
-		.nrows = d->noff,
-		.key = o_key,
-		.cell = o_cell,
-		.num = o_num,
-		.empty = "no off-CPU intervals recorded for this thread",
+	    .cols = ocols,
+	    .ncols = O_N,
+	    .ctx = (void *)d->off,
+	    .nrows = d->noff,
+	    .key = o_key,
+	    .cell = o_cell,
+	    .num = o_num,
+	    .empty = "no off-CPU intervals recorded for this thread",
 	};
 	v->nfocus = 1;
 	v->focus = 0;
@@ -146,12 +160,12 @@ static int thread_key(struct tui *t, struct tui_view *v, int action, int key)
 }
 
 const struct tui_screen screen_thread = {
-	.name = "thread",
-	.id = SCR_THREAD,
-	.where = KC_DRILL,
-	.min_w = TUI_FLOOR_W,
-	.min_h = TUI_FLOOR_H,
-	.update = thread_update,
-	.draw = thread_draw,
-	.key = thread_key,
+    .name = "thread",
+    .id = SCR_THREAD,
+    .where = KC_DRILL,
+    .min_w = TUI_FLOOR_W,
+    .min_h = TUI_FLOOR_H,
+    .update = thread_update,
+    .draw = thread_draw,
+    .key = thread_key,
 };

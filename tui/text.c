@@ -38,6 +38,7 @@ static int utf8_dec(const unsigned char *s, uint32_t *cp)
 }
 
 /* ASCII spelling of the symbols our own texts and the detector use. */
+/* clang-format off */
 static const char *ascii_of(uint32_t cp)
 {
 	switch (cp) {
@@ -66,6 +67,7 @@ static const char *ascii_of(uint32_t cp)
 		return "#";
 	return "?";
 }
+/* clang-format on */
 
 int tui_text_clean(char *dst, size_t cap, const char *src, int max_cols, int ascii)
 {
@@ -79,7 +81,7 @@ int tui_text_clean(char *dst, size_t cap, const char *src, int max_cols, int asc
 		uint32_t cp;
 		int len = utf8_dec(s, &cp);
 		const char *rep = NULL;
-		char one[2] = { 0, 0 };
+		char one[2] = {0, 0};
 
 		if (len == 0) {
 			rep = "?", len = 1;
@@ -288,12 +290,11 @@ int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
 	return used;
 }
 
-char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint64_t vmax,
-		int ascii)
+char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint64_t vmax, int ascii)
 {
-	static const char *const blocks[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
-					       "\u2585", "\u2586", "\u2587", "\u2588" };
-	static const char asc[8] = { '_', '.', '-', '=', '+', '*', '#', '@' };
+	static const char *const blocks[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
+					      "\u2585", "\u2586", "\u2587", "\u2588"};
+	static const char asc[8] = {'_', '.', '-', '=', '+', '*', '#', '@'};
 	size_t o = 0;
 	int first = n > cols ? n - cols : 0;
 
@@ -308,7 +309,7 @@ char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint6
 			dst[o++] = ' ';
 	for (int i = first; i < n; i++) {
 		const char *g;
-		char one[2] = { ' ', 0 };
+		char one[2] = {' ', 0};
 		if (v[i] == 0 || vmax == 0) {
 			g = " ";
 		} else {
@@ -332,8 +333,8 @@ char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint6
 
 char *tui_bar(char *dst, size_t cap, double frac, int cols, int ascii)
 {
-	static const char *const eighths[8] = { "", "\u258f", "\u258e", "\u258d",
-						"\u258c", "\u258b", "\u258a", "\u2589" };
+	static const char *const eighths[8] = {"",	 "\u258f", "\u258e", "\u258d",
+					       "\u258c", "\u258b", "\u258a", "\u2589"};
 	size_t o = 0;
 	if (!cap)
 		return dst;
@@ -376,9 +377,8 @@ static int scope_id(const char *comp, size_t len, char *out, size_t n)
 	static const struct {
 		const char *prefix, *tag;
 	} kinds[] = {
-		{ "docker-", "docker" },     { "cri-containerd-", "cri" },
-		{ "crio-", "crio" },         { "libpod-", "podman" },
-		{ "containerd-", "ctrd" },
+	    {"docker-", "docker"}, {"cri-containerd-", "cri"}, {"crio-", "crio"},
+	    {"libpod-", "podman"}, {"containerd-", "ctrd"},
 	};
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		size_t pl = strlen(kinds[k].prefix);

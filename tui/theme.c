@@ -12,9 +12,10 @@
 
 #include "theme_builtin.h"
 
-const char *const tui_theme_std[TUI_THEME_NSTD] = { "default", "light", "high-contrast",
-						    "monochrome" };
+const char *const tui_theme_std[TUI_THEME_NSTD] = {"default", "light", "high-contrast",
+						   "monochrome"};
 
+/* clang-format off */
 static const struct {
 	const char *name;
 	int parent; /* slot it inherits from when not set, -1 for TH_NORMAL */
@@ -59,6 +60,7 @@ static const struct {
 	[TH_ERROR] = { "error", TH_NORMAL },
 	[TH_PROMPT] = { "prompt", TH_CURSOR },
 };
+/* clang-format on */
 
 const char *tui_slot_name(int slot)
 {
@@ -77,8 +79,8 @@ int tui_slot_by_name(const char *name)
 
 static int parse_color(const char *w, short *out)
 {
-	static const char *const names[8] = { "black", "red",     "green", "yellow",
-					      "blue",  "magenta", "cyan",  "white" };
+	static const char *const names[8] = {"black", "red",	 "green", "yellow",
+					     "blue",  "magenta", "cyan",  "white"};
 	if (strcasecmp(w, "default") == 0 || strcmp(w, "-1") == 0) {
 		*out = TUI_COLOR_DEFAULT;
 		return 0;
@@ -108,10 +110,14 @@ static int parse_attr(const char *w, unsigned *a)
 		const char *name;
 		unsigned bit;
 	} attrs[] = {
-		{ "bold", TUI_A_BOLD },           { "dim", TUI_A_DIM },
-		{ "reverse", TUI_A_REVERSE },     { "underline", TUI_A_UNDERLINE },
-		{ "italic", TUI_A_ITALIC },       { "blink", TUI_A_BLINK },
-		{ "none", 0 },                    { "normal", 0 },
+	    {"bold", TUI_A_BOLD},
+	    {"dim", TUI_A_DIM},
+	    {"reverse", TUI_A_REVERSE},
+	    {"underline", TUI_A_UNDERLINE},
+	    {"italic", TUI_A_ITALIC},
+	    {"blink", TUI_A_BLINK},
+	    {"none", 0},
+	    {"normal", 0},
 	};
 	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
 		if (strcasecmp(w, attrs[i].name) == 0) {
@@ -123,13 +129,13 @@ static int parse_attr(const char *w, unsigned *a)
 
 int tui_theme_parse(struct tui_theme *t, const char *text, char *err, size_t errlen)
 {
-	int set[TH_COUNT] = { 0 };
+	int set[TH_COUNT] = {0};
 	int lineno = 0;
 	const char *p = text;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "unnamed");
-	t->s[TH_NORMAL] = (struct tui_style){ TUI_COLOR_DEFAULT, TUI_COLOR_DEFAULT, 0 };
+	t->s[TH_NORMAL] = (struct tui_style){TUI_COLOR_DEFAULT, TUI_COLOR_DEFAULT, 0};
 	set[TH_NORMAL] = 1;
 	while (*p) {
 		char line[256];
@@ -179,7 +185,7 @@ int tui_theme_parse(struct tui_theme *t, const char *text, char *err, size_t err
 				 lineno, key);
 			return -EINVAL;
 		}
-		struct tui_style st = { 0, 0, 0 };
+		struct tui_style st = {0, 0, 0};
 		if (parse_color(words[0], &st.fg) || parse_color(words[1], &st.bg)) {
 			snprintf(err, errlen, "line %d: bad colour in '%s'", lineno, key);
 			return -EINVAL;
@@ -193,7 +199,7 @@ int tui_theme_parse(struct tui_theme *t, const char *text, char *err, size_t err
 		t->s[slot] = st;
 		set[slot] = 1;
 		continue;
-bad_line:
+	bad_line:
 		snprintf(err, errlen, "line %d: expected 'slot = fg bg [attrs]'", lineno);
 		return -EINVAL;
 	}
@@ -313,8 +319,8 @@ int tui_theme_load(struct tui_theme *t, const char *name, char *err, size_t errl
 	}
 	const char *text = tui_theme_builtin(name);
 	if (!text) {
-		snprintf(err, errlen, "theme '%s' not found (looked for %s.theme in themes/)",
-			 name, name);
+		snprintf(err, errlen, "theme '%s' not found (looked for %s.theme in themes/)", name,
+			 name);
 		return -ENOENT;
 	}
 	int r = tui_theme_parse(t, text, err, errlen);

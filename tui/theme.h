@@ -8,45 +8,45 @@
 #include <stddef.h>
 
 enum tui_slot {
-	TH_NORMAL = 0,     /* table text */
-	TH_DIM,            /* secondary text, units, resolved alerts */
-	TH_HEADER,         /* header lines */
-	TH_HEADER_LABEL,   /* "CPU", "ev/s" labels in the header */
-	TH_HEADER_VALUE,   /* their values */
-	TH_MODE_LIVE,      /* "LIVE" badge */
-	TH_MODE_REPLAY,    /* "REPLAY x8" badge */
-	TH_PAUSED,         /* "PAUSED" badge */
-	TH_RECORDING,      /* "REC file" */
-	TH_METER_OK,       /* meter bars below 70 % */
-	TH_METER_WARN,     /* 70..90 % */
-	TH_METER_CRIT,     /* above 90 % */
-	TH_DROPS_OK,       /* drops 0 */
-	TH_DROPS_BAD,      /* drops > 0 */
-	TH_COL_TITLE,      /* column-title row of an unfocused pane */
-	TH_COL_TITLE_FOCUS,/* column-title row of the focused pane */
-	TH_COL_SORTED,     /* the sorted column's title */
-	TH_CURSOR,         /* selected row of the focused list */
-	TH_CURSOR_DIM,     /* selected row of an unfocused list */
-	TH_GROUP,          /* group rows: "runtime API", "driver API" */
-	TH_P99_OK,         /* p99 cells: tail ratio below 3 */
-	TH_P99_WARN,       /* tail ratio 3..10 */
-	TH_P99_CRIT,       /* tail ratio 10 and more */
-	TH_SPARK,          /* sparklines */
-	TH_ALERT_INFO,     /* severities */
+	TH_NORMAL = 0,	    /* table text */
+	TH_DIM,		    /* secondary text, units, resolved alerts */
+	TH_HEADER,	    /* header lines */
+	TH_HEADER_LABEL,    /* "CPU", "ev/s" labels in the header */
+	TH_HEADER_VALUE,    /* their values */
+	TH_MODE_LIVE,	    /* "LIVE" badge */
+	TH_MODE_REPLAY,	    /* "REPLAY x8" badge */
+	TH_PAUSED,	    /* "PAUSED" badge */
+	TH_RECORDING,	    /* "REC file" */
+	TH_METER_OK,	    /* meter bars below 70 % */
+	TH_METER_WARN,	    /* 70..90 % */
+	TH_METER_CRIT,	    /* above 90 % */
+	TH_DROPS_OK,	    /* drops 0 */
+	TH_DROPS_BAD,	    /* drops > 0 */
+	TH_COL_TITLE,	    /* column-title row of an unfocused pane */
+	TH_COL_TITLE_FOCUS, /* column-title row of the focused pane */
+	TH_COL_SORTED,	    /* the sorted column's title */
+	TH_CURSOR,	    /* selected row of the focused list */
+	TH_CURSOR_DIM,	    /* selected row of an unfocused list */
+	TH_GROUP,	    /* group rows: "runtime API", "driver API" */
+	TH_P99_OK,	    /* p99 cells: tail ratio below 3 */
+	TH_P99_WARN,	    /* tail ratio 3..10 */
+	TH_P99_CRIT,	    /* tail ratio 10 and more */
+	TH_SPARK,	    /* sparklines */
+	TH_ALERT_INFO,	    /* severities */
 	TH_ALERT_LOW,
 	TH_ALERT_MEDIUM,
 	TH_ALERT_HIGH,
-	TH_PREEMPTED,      /* off-CPU preempted (CPU contention) */
-	TH_BLOCKED,        /* off-CPU blocked (sleeping) */
-	TH_BAR,            /* histogram bars */
-	TH_BAR_TAIL,       /* histogram bars at or above p99 */
-	TH_TITLE,          /* drill-down screen title */
-	TH_SECTION,        /* section headings in drill-down screens */
-	TH_HINT_KEY,       /* hint bar: the key */
-	TH_HINT_LABEL,     /* hint bar: what it does */
-	TH_MESSAGE,        /* one-line notices */
-	TH_ERROR,          /* errors, "terminal too small" */
-	TH_PROMPT,         /* filter prompt and sort menu */
+	TH_PREEMPTED,  /* off-CPU preempted (CPU contention) */
+	TH_BLOCKED,    /* off-CPU blocked (sleeping) */
+	TH_BAR,	       /* histogram bars */
+	TH_BAR_TAIL,   /* histogram bars at or above p99 */
+	TH_TITLE,      /* drill-down screen title */
+	TH_SECTION,    /* section headings in drill-down screens */
+	TH_HINT_KEY,   /* hint bar: the key */
+	TH_HINT_LABEL, /* hint bar: what it does */
+	TH_MESSAGE,    /* one-line notices */
+	TH_ERROR,      /* errors, "terminal too small" */
+	TH_PROMPT,     /* filter prompt and sort menu */
 	TH_COUNT,
 };
 
@@ -61,14 +61,14 @@ enum tui_slot {
 #define TUI_COLOR_DEFAULT (-1)
 
 struct tui_style {
-	short fg, bg;    /* TUI_COLOR_DEFAULT or 0..255 */
-	unsigned attrs;  /* TUI_A_* */
+	short fg, bg;	/* TUI_COLOR_DEFAULT or 0..255 */
+	unsigned attrs; /* TUI_A_* */
 };
 
 struct tui_theme {
 	char name[32];
-	char path[256];  /* file it came from, "" for a built-in copy */
-	int mono;        /* uses no colours at all */
+	char path[256]; /* file it came from, "" for a built-in copy */
+	int mono;	/* uses no colours at all */
 	struct tui_style s[TH_COUNT];
 };
 

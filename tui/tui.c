@@ -21,7 +21,7 @@
 #include "tui.h"
 #include "tui_int.h"
 
-const struct tui_pane *const tui_panes[] = { &pane_ops, &pane_procs, &pane_alerts, NULL };
+const struct tui_pane *const tui_panes[] = {&pane_ops, &pane_procs, &pane_alerts, NULL};
 
 /* Events ingested per session_pump() call, and the wall time the loop may
  * spend pumping before it looks at the keyboard again. */
@@ -31,7 +31,7 @@ const struct tui_pane *const tui_panes[] = { &pane_ops, &pane_procs, &pane_alert
 /* --- terminal state that signal handlers may need --------------------------------- */
 
 #ifndef CTRL
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 #endif
 
 static volatile sig_atomic_t sig_quit, sig_winch, sig_tstp, sig_cont;
@@ -96,7 +96,7 @@ static void term_restore(void)
 }
 
 /* The handlers main() had, given back when the viewer ends. */
-static const int kept_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static const int kept_sigs[] = {SIGINT, SIGTERM, SIGHUP};
 static struct sigaction old_sa[3];
 
 static void install_signals(void)
@@ -163,13 +163,20 @@ struct tui_view *tui_top(struct tui *t)
 const struct tui_screen *tui_screen_ops(int id)
 {
 	switch (id) {
-	case SCR_OP: return &screen_op;
-	case SCR_PROC: return &screen_proc;
-	case SCR_THREAD: return &screen_thread;
-	case SCR_ALERT: return &screen_alert;
-	case SCR_HELP: return &screen_help;
-	case SCR_LOG: return &screen_log;
-	default: return NULL;
+	case SCR_OP:
+		return &screen_op;
+	case SCR_PROC:
+		return &screen_proc;
+	case SCR_THREAD:
+		return &screen_thread;
+	case SCR_ALERT:
+		return &screen_alert;
+	case SCR_HELP:
+		return &screen_help;
+	case SCR_LOG:
+		return &screen_log;
+	default:
+		return NULL;
 	}
 }
 
@@ -190,10 +197,10 @@ static void view_update(struct tui *t, struct tui_view *v)
 static void view_init_lists(struct tui_view *v)
 {
 	static const int sorts[SCR_MAX][TUI_LISTS] = {
-		[SCR_MAIN] = { 1, 3, 0, 0 }, /* ops: API order; procs: calls/s; alerts: detector order */
-		[SCR_OP] = { 2, 3, 0, 0 },   /* breakdown: calls/s; slow calls: duration */
-		[SCR_PROC] = { 1, 1, 0, 0 }, /* ops: API order; threads: calls/s; chains */
-		[SCR_THREAD] = { 0, 0, 0, 0 },
+	    [SCR_MAIN] = {1, 3, 0, 0}, /* ops: API order; procs: calls/s; alerts: detector order */
+	    [SCR_OP] = {2, 3, 0, 0},   /* breakdown: calls/s; slow calls: duration */
+	    [SCR_PROC] = {1, 1, 0, 0}, /* ops: API order; threads: calls/s; chains */
+	    [SCR_THREAD] = {0, 0, 0, 0},
 	};
 	for (int i = 0; i < TUI_LISTS; i++)
 		list_init(&v->lists[i], sorts[v->screen][i], 0);
@@ -440,18 +447,19 @@ static int handle_action(struct tui *t, int action, int ch)
 	case ACT_HELP:
 		if (v->screen == SCR_HELP)
 			return tui_pop(t);
-		return tui_push(t, &(struct tui_view){ .screen = SCR_HELP });
+		return tui_push(t, &(struct tui_view){.screen = SCR_HELP});
 	case ACT_LOG:
 		if (v->screen == SCR_LOG)
 			return tui_pop(t);
-		return tui_push(t, &(struct tui_view){ .screen = SCR_LOG });
+		return tui_push(t, &(struct tui_view){.screen = SCR_LOG});
 	case ACT_PAUSE:
 		t->paused = !t->paused;
 		session_set_paused(t->s, t->paused);
-		tui_message(t, t->paused ? (st->mode == IG_MODE_REPLAY
-						    ? "paused: replay stopped (p resumes)"
-						    : "paused: view frozen, collection continues (p resumes)")
-					 : "resumed");
+		tui_message(t, t->paused
+				   ? (st->mode == IG_MODE_REPLAY
+					  ? "paused: replay stopped (p resumes)"
+					  : "paused: view frozen, collection continues (p resumes)")
+				   : "resumed");
 		return TF_REDRAW | (t->paused ? 0 : TF_REFRESH);
 	case ACT_RESET:
 		session_reset(t->s);
@@ -511,11 +519,12 @@ static int handle_action(struct tui *t, int action, int ch)
 	case ACT_SORT_NEXT:
 		if (!l || !v->ft_cols)
 			return 0;
-		l->sort_col = (l->sort_col + (action == ACT_SORT_NEXT ? 1 : -1) + v->ft_ncols) %
-			      v->ft_ncols;
-		tui_message(t, "sorted by %s", v->ft_cols[l->sort_col].title[0] == '!'
-							? "severity"
-							: v->ft_cols[l->sort_col].title);
+		l->sort_col =
+		    (l->sort_col + (action == ACT_SORT_NEXT ? 1 : -1) + v->ft_ncols) % v->ft_ncols;
+		tui_message(t, "sorted by %s",
+			    v->ft_cols[l->sort_col].title[0] == '!'
+				? "severity"
+				: v->ft_cols[l->sort_col].title);
 		return TF_REDRAW;
 	case ACT_SORT_MENU:
 		if (!l || !v->ft_cols)
@@ -586,7 +595,7 @@ static int handle_key(struct tui *t, int ch)
 
 static void layout(struct tui *t)
 {
-	int want[AREA_MAX] = { 0 };
+	int want[AREA_MAX] = {0};
 	for (int i = 0; tui_panes[i]; i++)
 		if (tui_panes[i]->want)
 			want[tui_panes[i]->area] = tui_panes[i]->want(t);
@@ -597,10 +606,10 @@ static void layout(struct tui *t)
 
 static void draw_too_small(struct tui *t)
 {
-	struct tui_rect all = { 0, 0, LINES, COLS };
+	struct tui_rect all = {0, 0, LINES, COLS};
 	char need[64];
 	snprintf(need, sizeof(need), "(need %dx%d)", t->lay.need_w, t->lay.need_h);
-	const char *msg[3] = { "terminal too small", need, "q quits" };
+	const char *msg[3] = {"terminal too small", need, "q quits"};
 	int y0 = LINES / 2 - 1;
 	if (y0 < 0)
 		y0 = 0;
@@ -627,10 +636,10 @@ static void draw_menu(struct tui *t, struct tui_view *v)
 	}
 	if (h > body->h)
 		h = body->h;
-	struct tui_rect box = { body->y, body->x + 1, h, w };
+	struct tui_rect box = {body->y, body->x + 1, h, w};
 	if (box.w > body->w)
 		box.w = body->w;
-	struct tui_rect inner = { box.y + 1, box.x + 1, box.h - 2, box.w - 2 };
+	struct tui_rect inner = {box.y + 1, box.x + 1, box.h - 2, box.w - 2};
 	for (int y = 0; y < box.h; y++)
 		draw_fill(t, &box, y, TH_PROMPT);
 	draw_box(t, &box, TH_PROMPT);
@@ -851,12 +860,13 @@ int tui_run(struct session *s, const struct cli *cli)
 			until = 0;
 		if (timeout < 0 || timeout > until)
 			timeout = (int)until;
-		if (t->msg[0] && t->msg_until_ms > now && (int64_t)(t->msg_until_ms - now) < timeout)
+		if (t->msg[0] && t->msg_until_ms > now &&
+		    (int64_t)(t->msg_until_ms - now) < timeout)
 			timeout = (int)(t->msg_until_ms - now) + 1;
-		struct pollfd pfd[2] = { { .fd = STDIN_FILENO, .events = POLLIN } };
+		struct pollfd pfd[2] = {{.fd = STDIN_FILENO, .events = POLLIN}};
 		int nfd = 1, sfd = session_fd(s);
 		if (sfd >= 0) {
-			pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+			pfd[1] = (struct pollfd){.fd = sfd, .events = POLLIN};
 			nfd = 2;
 		}
 		if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
@@ -927,8 +937,8 @@ int tui_run(struct session *s, const struct cli *cli)
 		/* the end: a launched command exited, or the replay reached its last
 		 * event (the replay stays open so that it can seek back) */
 		int at_end = st->mode == IG_MODE_REPLAY
-				     ? st->replay_end_ns && st->replay_pos_ns >= st->replay_end_ns
-				     : session_done(s);
+				 ? st->replay_end_ns && st->replay_pos_ns >= st->replay_end_ns
+				 : session_done(s);
 		if (at_end && !done_noted) {
 			refresh_data(t);
 			if (st->mode == IG_MODE_REPLAY && t->msg[0] && now < t->msg_until_ms) {

@@ -18,30 +18,30 @@
 #include "theme.h"
 
 /* What a key handler asks the loop to do (handlers never draw). */
-#define TF_REDRAW 0x1   /* draw a frame */
+#define TF_REDRAW 0x1	/* draw a frame */
 #define TF_RELAYOUT 0x2 /* sizes changed: lay out again */
 #define TF_QUIT 0x4
-#define TF_REFRESH 0x8  /* read the model again now */
+#define TF_REFRESH 0x8 /* read the model again now */
 
-#define TUI_MAX_ROWS 1200   /* rows of any one table */
+#define TUI_MAX_ROWS 1200 /* rows of any one table */
 #define TUI_MAX_PROCS 256
 #define TUI_MAX_THREADS 1024
-#define TUI_STACK 8         /* screens open at once */
-#define TUI_LISTS 4         /* lists per screen */
+#define TUI_STACK 8	       /* screens open at once */
+#define TUI_LISTS 4	       /* lists per screen */
 #define ROW_GROUP (1ull << 63) /* key bit of group title rows (not selectable) */
 
 /* A scrolling list. The selection follows the item (its key) when rows move,
  * and the whole state stays in its screen so Back returns to it. */
 struct tui_list {
-	int sel, top;          /* selected and first shown display row */
-	uint64_t sel_key;      /* key of the selected row */
-	int sort_col;          /* column index in its table */
-	int sort_inv;          /* reversed from the column's natural order */
+	int sel, top;	  /* selected and first shown display row */
+	uint64_t sel_key; /* key of the selected row */
+	int sort_col;	  /* column index in its table */
+	int sort_inv;	  /* reversed from the column's natural order */
 	char filter[64];
-	int page;              /* data rows shown by the last frame */
-	int n;                 /* display rows of the last frame */
-	uint64_t *keys;        /* their keys (owned, TUI_MAX_ROWS) */
-	int text;              /* scrolling text: moves scroll, no selection */
+	int page;	/* data rows shown by the last frame */
+	int n;		/* display rows of the last frame */
+	uint64_t *keys; /* their keys (owned, TUI_MAX_ROWS) */
+	int text;	/* scrolling text: moves scroll, no selection */
 };
 
 /* A table over some rows of data: columns, cells and sort keys. */
@@ -61,12 +61,12 @@ struct tui_table {
 	int (*group)(void *ctx, int row);
 	const char *(*group_title)(void *ctx, int g);
 	const char *empty; /* text shown when there are no rows */
-	int cell_w;        /* width of the cell being drawn (0 when not drawing) */
+	int cell_w;	   /* width of the cell being drawn (0 when not drawing) */
 };
 
 enum tui_screen_id {
 	SCR_MAIN = 0,
-	SCR_OP,     /* one op (pid 0: all processes) */
+	SCR_OP,	    /* one op (pid 0: all processes) */
 	SCR_PROC,   /* one process */
 	SCR_THREAD, /* one thread's off-CPU timeline */
 	SCR_ALERT,  /* one chain */
@@ -77,12 +77,12 @@ enum tui_screen_id {
 
 /* One open screen and everything needed to come back to it. */
 struct tui_view {
-	int screen;            /* enum tui_screen_id */
-	int op;                /* SCR_OP */
-	uint32_t pid, tid;     /* SCR_OP (0 = all), SCR_PROC, SCR_THREAD */
-	uint32_t chain_id;     /* SCR_ALERT */
-	int focus;             /* focused list */
-	int nfocus;            /* focusable lists shown by the last frame */
+	int screen;	   /* enum tui_screen_id */
+	int op;		   /* SCR_OP */
+	uint32_t pid, tid; /* SCR_OP (0 = all), SCR_PROC, SCR_THREAD */
+	uint32_t chain_id; /* SCR_ALERT */
+	int focus;	   /* focused list */
+	int nfocus;	   /* focusable lists shown by the last frame */
 	struct tui_list lists[TUI_LISTS];
 	/* the focused table, as drawn by the last frame (for sort and filter) */
 	const struct tui_col *ft_cols;
@@ -94,7 +94,7 @@ struct tui;
 /* A pane of the main screen. Each pane file ends in one of these. */
 struct tui_pane {
 	const char *name;
-	int area;              /* enum tui_area */
+	int area; /* enum tui_area */
 	int min_w, min_h;
 	/* Rows it would like (for the layout), 0 = any. */
 	int (*want)(struct tui *t);
@@ -106,8 +106,8 @@ struct tui_pane {
 /* A full screen above the main one (drill-down, help, log). */
 struct tui_screen {
 	const char *name;
-	int id;                /* enum tui_screen_id */
-	unsigned where;        /* KC_DRILL or KC_TEXT: which bindings apply */
+	int id;		/* enum tui_screen_id */
+	unsigned where; /* KC_DRILL or KC_TEXT: which bindings apply */
 	int min_w, min_h;
 	/* Reads what it shows from the model (not called while paused). */
 	void (*update)(struct tui *t, struct tui_view *v);
@@ -117,8 +117,8 @@ struct tui_screen {
 
 extern const struct tui_pane pane_header, pane_ops, pane_procs, pane_alerts, pane_hint;
 extern const struct tui_pane *const tui_panes[]; /* main-screen panes, NULL-terminated */
-extern const struct tui_screen screen_op, screen_proc, screen_thread, screen_alert,
-	screen_help, screen_log;
+extern const struct tui_screen screen_op, screen_proc, screen_thread, screen_alert, screen_help,
+    screen_log;
 const struct tui_screen *tui_screen_ops(int id);
 
 /* What the main screen shows, read from the model once per interval (and
@@ -140,9 +140,9 @@ struct tui_snap {
 struct tui_opdata {
 	int valid;
 	struct ig_series_stats st;
-	struct hist hist;        /* window histogram (lifetime when the window is empty) */
+	struct hist hist; /* window histogram (lifetime when the window is empty) */
 	int hist_ok;
-	int hist_life;           /* hist is the lifetime one */
+	int hist_life; /* hist is the lifetime one */
 	int nprocs;
 	struct ig_series_stats procs[TUI_MAX_PROCS];
 	int nslow;
@@ -169,8 +169,8 @@ struct tui_threaddata {
 };
 
 struct tui_alertdata {
-	int valid;   /* c holds the chain */
-	int gone;    /* no longer in the model: c is the last copy */
+	int valid; /* c holds the chain */
+	int gone;  /* no longer in the model: c is the last copy */
 	struct ig_chain c;
 };
 
@@ -184,21 +184,21 @@ struct tui_cont {
 struct tui {
 	struct session *s;
 	const struct cli *cli;
-	int live;               /* live mode: /proc is this host's */
+	int live; /* live mode: /proc is this host's */
 
 	/* terminal */
 	int cols, lines;
-	int ascii;              /* ASCII only */
-	int colors;             /* colours may be used */
-	const char *mono_why;   /* why colours are off, NULL when on */
+	int ascii;	      /* ASCII only */
+	int colors;	      /* colours may be used */
+	const char *mono_why; /* why colours are off, NULL when on */
 	struct tui_theme theme;
-	int theme_idx;          /* index into tui_theme_std, -1 for a file */
+	int theme_idx; /* index into tui_theme_std, -1 for a file */
 	attr_t attr[TH_COUNT];
 	struct tui_layout lay;
 
 	/* screens */
 	struct tui_view stack[TUI_STACK];
-	int depth;              /* stack[depth - 1] is on top; stack[0] is the main screen */
+	int depth; /* stack[depth - 1] is on top; stack[0] is the main screen */
 
 	/* data */
 	struct tui_snap *snap;
@@ -208,19 +208,19 @@ struct tui {
 	struct tui_alertdata *ald;
 	struct tui_cont cont[CONT_CACHE];
 	int paused;
-	double speed;           /* replay speed we asked for */
+	double speed; /* replay speed we asked for */
 
 	/* modal input */
-	int prompt;             /* filter prompt open on the focused list */
+	int prompt; /* filter prompt open on the focused list */
 	char prompt_buf[64];
-	int menu;               /* sort menu open */
+	int menu; /* sort menu open */
 	int menu_sel;
 
 	/* timing */
 	int interval_ms;
 	uint64_t next_refresh_ms;
 	uint64_t frames;
-	char msg[160];          /* a notice in the hint line */
+	char msg[160]; /* a notice in the hint line */
 	uint64_t msg_until_ms;
 	char last_status_msg[sizeof(((struct ig_status *)0)->message)];
 };
@@ -261,8 +261,7 @@ void draw_section(struct tui *t, const struct tui_rect *r, int y, const char *ti
 /* Draws a section heading on the first row of r and returns the rest. */
 struct tui_rect draw_section_top(struct tui *t, const struct tui_rect *r, const char *title);
 /* A horizontal bar (frac of w columns) in slot. */
-void draw_bar(struct tui *t, const struct tui_rect *r, int y, int x, int w, double frac,
-	      int slot);
+void draw_bar(struct tui *t, const struct tui_rect *r, int y, int x, int w, double frac, int slot);
 /* A meter "CPU [|||||     42%]" of w columns. */
 void draw_meter(struct tui *t, const struct tui_rect *r, int y, int x, int w, const char *label,
 		double pct, const char *value);
@@ -297,7 +296,7 @@ struct tui_lines {
 };
 void lines_reset(struct tui_lines *L);
 void lines_add(struct tui_lines *L, int slot, int indent, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 /* Adds text wrapped to width (after indent). */
 void lines_wrap(struct tui_lines *L, int slot, int indent, int width, const char *text);
 void lines_free(struct tui_lines *L);
@@ -308,8 +307,8 @@ void lines_draw(struct tui *t, const struct tui_lines *L, struct tui_list *l,
 /* --- tables shared between panes and screens ------------------------------------ */
 /* Op rows (pane_ops.c): grouped by API on the main screen. */
 void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-	       const struct ig_series_stats *rows, int nrows, int grouped,
-	       const struct tui_rect *r, int focused, const char *title);
+	       const struct ig_series_stats *rows, int nrows, int grouped, const struct tui_rect *r,
+	       int focused, const char *title);
 /* Chain rows (pane_alerts.c). */
 void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 		  const struct ig_chain *rows, int nrows, const struct tui_rect *r, int focused,

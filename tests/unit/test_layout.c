@@ -14,12 +14,11 @@ static int inside(const struct tui_rect *r, int cols, int lines)
 
 static int overlap(const struct tui_rect *a, const struct tui_rect *b)
 {
-	return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h &&
-	       b->y < a->y + a->h;
+	return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
 }
 
-static const int min_h[AREA_MAX] = { [AREA_OPS] = OPS_MIN_H, [AREA_PROCS] = PROCS_MIN_H,
-				     [AREA_ALERTS] = ALERTS_MIN_H };
+static const int min_h[AREA_MAX] = {
+    [AREA_OPS] = OPS_MIN_H, [AREA_PROCS] = PROCS_MIN_H, [AREA_ALERTS] = ALERTS_MIN_H};
 
 static void check_size(int cols, int lines, const int *want)
 {
@@ -30,7 +29,8 @@ static void check_size(int cols, int lines, const int *want)
 	if (small) {
 		CHECK(l.need_w == TUI_FLOOR_W && l.need_h == TUI_FLOOR_H);
 		for (int a = 0; a < AREA_MAX; a++)
-			CHECKF(!l.visible[a], "%dx%d area %d visible when too small", cols, lines, a);
+			CHECKF(!l.visible[a], "%dx%d area %d visible when too small", cols, lines,
+			       a);
 		return;
 	}
 	CHECKF(l.visible[AREA_HEADER] && l.visible[AREA_HINT] && l.visible[AREA_OPS],
@@ -78,9 +78,9 @@ static void check_size(int cols, int lines, const int *want)
 
 int main(void)
 {
-	int want_none[AREA_MAX] = { 0 };
-	int want_small[AREA_MAX] = { [AREA_OPS] = 5, [AREA_PROCS] = 2, [AREA_ALERTS] = 1 };
-	int want_big[AREA_MAX] = { [AREA_OPS] = 30, [AREA_PROCS] = 300, [AREA_ALERTS] = 64 };
+	int want_none[AREA_MAX] = {0};
+	int want_small[AREA_MAX] = {[AREA_OPS] = 5, [AREA_PROCS] = 2, [AREA_ALERTS] = 1};
+	int want_big[AREA_MAX] = {[AREA_OPS] = 30, [AREA_PROCS] = 300, [AREA_ALERTS] = 64};
 
 	for (int cols = 20; cols <= 300; cols++)
 		for (int lines = 5; lines <= 100; lines++) {
@@ -120,7 +120,7 @@ int main(void)
 	CHECK(l.r[AREA_OPS].h == 30);
 	/* stacked sections of the details screens */
 	for (int hh = 0; hh <= 60; hh++) {
-		int mins[4] = { 1, 4, 3, 3 }, wants[4] = { 1, 12, 6, 0 }, out[4];
+		int mins[4] = {1, 4, 3, 3}, wants[4] = {1, 12, 6, 0}, out[4];
 		int used = tui_stack(hh, 4, mins, wants, NULL, out);
 		int sum = 0;
 		for (int i = 0; i < 4; i++) {
@@ -132,13 +132,13 @@ int main(void)
 			CHECK(used == hh && out[3] >= 3);
 	}
 	{
-		int mins[3] = { 2, 2, 2 }, wants[3] = { 3, 3, 3 }, out[3];
+		int mins[3] = {2, 2, 2}, wants[3] = {3, 3, 3}, out[3];
 		CHECK(tui_stack(5, 3, mins, wants, NULL, out) == 5 && out[0] == 3 && out[1] == 2 &&
 		      out[2] == 0);
-		CHECK(tui_stack(20, 3, mins, wants, NULL, out) == 20 && out[0] == 3 && out[1] == 3 &&
-		      out[2] == 14);
+		CHECK(tui_stack(20, 3, mins, wants, NULL, out) == 20 && out[0] == 3 &&
+		      out[1] == 3 && out[2] == 14);
 		/* priorities: the last section is kept first when rows are short */
-		int prio[3] = { 3, 2, 1 };
+		int prio[3] = {3, 2, 1};
 		CHECK(tui_stack(5, 3, mins, wants, prio, out) == 5 && out[2] == 3 && out[1] == 2 &&
 		      out[0] == 0);
 		CHECK(tui_stack(7, 3, mins, wants, prio, out) == 7 && out[2] == 3 && out[1] == 2 &&

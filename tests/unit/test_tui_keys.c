@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	CHECK(tui_bindings[0].section != NULL);
 
 	/* no key means two things in one context */
-	const unsigned ctxs[] = { KC_MAIN, KC_DRILL, KC_TEXT };
+	const unsigned ctxs[] = {KC_MAIN, KC_DRILL, KC_TEXT};
 	for (unsigned c = 0; c < 3; c++)
 		for (int i = 0; i < tui_nbindings; i++)
 			for (int k = 0; k < KEYS_PER_ACTION && tui_bindings[i].keys[k]; k++) {
@@ -76,8 +76,8 @@ int main(int argc, char **argv)
 				for (int j = i + 1; j < tui_nbindings; j++) {
 					if (!(tui_bindings[j].where & ctxs[c]))
 						continue;
-					for (int l = 0; l < KEYS_PER_ACTION && tui_bindings[j].keys[l];
-					     l++)
+					for (int l = 0;
+					     l < KEYS_PER_ACTION && tui_bindings[j].keys[l]; l++)
 						CHECKF(tui_bindings[j].keys[l] != key,
 						       "key %d bound twice", key);
 				}
@@ -130,10 +130,10 @@ int main(int argc, char **argv)
 	CHECK(strcmp(tui_key_name(12, b, sizeof(b)), "Ctrl-L") == 0);
 	CHECK(strcmp(tui_key_name('q', b, sizeof(b)), "q") == 0);
 	CHECK(strcmp(tui_key_name(KEY_NPAGE, b, sizeof(b)), "PgDn") == 0);
-	CHECK(strcmp(tui_binding_keys(tui_action_binding(ACT_QUIT), " ", b, sizeof(b)),
-		     "q F10") == 0);
-	CHECK(strcmp(tui_binding_keys(tui_action_binding(ACT_ENTER), " ", b, sizeof(b)),
-		     "Enter") == 0);
+	CHECK(strcmp(tui_binding_keys(tui_action_binding(ACT_QUIT), " ", b, sizeof(b)), "q F10") ==
+	      0);
+	CHECK(strcmp(tui_binding_keys(tui_action_binding(ACT_ENTER), " ", b, sizeof(b)), "Enter") ==
+	      0);
 
 	/* docs/keys.md is the table */
 	char *want = md_text();

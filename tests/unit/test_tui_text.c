@@ -62,12 +62,11 @@ int main(void)
 	/* numbers never overflow their column */
 	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 123456, 6), "123456") == 0);
 	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 1234567, 6), "1.23M") == 0);
-	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 12345, 4), "12k") == 0 ||
-	      strcmp(b, "12.3k") == 0);
+	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 12345, 4), "12k") == 0 || strcmp(b, "12.3k") == 0);
 	for (uint64_t v = 1; v < 20000000000000ull; v = v * 3 + 7)
 		for (int w = 4; w <= 8; w++)
-			CHECKF((int)strlen(tui_fmt_count(b, sizeof(b), v, w)) <= w, "%llu in %d: %s",
-			       (unsigned long long)v, w, b);
+			CHECKF((int)strlen(tui_fmt_count(b, sizeof(b), v, w)) <= w,
+			       "%llu in %d: %s", (unsigned long long)v, w, b);
 	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 0.5), "0.50") == 0);
 	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 39.84), "39.8") == 0);
 	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 1234.4), "1234") == 0);
@@ -86,8 +85,8 @@ int main(void)
 
 	/* column fitting */
 	const struct tui_col cols[] = {
-		{ "F", 1, 0, 0, 'l' },    { "OP", 14, 8, 0, 'l' }, { "CALLS", 6, 0, 1, 'r' },
-		{ "P99", 7, 0, 0, 'r' },  { "MAX", 7, 0, 3, 'r' }, { "SPARK", 10, 50, 5, 'l' },
+	    {"F", 1, 0, 0, 'l'},   {"OP", 14, 8, 0, 'l'}, {"CALLS", 6, 0, 1, 'r'},
+	    {"P99", 7, 0, 0, 'r'}, {"MAX", 7, 0, 3, 'r'}, {"SPARK", 10, 50, 5, 'l'},
 	};
 	short x[6], w[6];
 	int used = tui_cols_fit(cols, 6, 200, x, w);
@@ -114,7 +113,7 @@ int main(void)
 	CHECK(x[0] == 0 && x[1] == 2 && x[3] >= 0 && x[4] < 0 && x[5] < 0);
 
 	/* sparklines and bars */
-	uint64_t v[5] = { 0, 10, 50, 100, 25 };
+	uint64_t v[5] = {0, 10, 50, 100, 25};
 	tui_spark(b, sizeof(b), v, 5, 5, 0, 1);
 	CHECK(strcmp(b, " _+@-") == 0);
 	tui_spark(b, sizeof(b), v, 5, 8, 0, 1);
@@ -135,27 +134,27 @@ int main(void)
 	/* containers */
 	CHECK(strcmp(tui_container_from_cgroup("0::/\n", b, sizeof(b)), "-") == 0);
 	CHECK(strcmp(tui_container_from_cgroup(
-			     "0::/system.slice/docker-"
-			     "4f1e2d3c4b5a69788796a5b4c3d2e1f04f1e2d3c4b5a69788796a5b4c3d2e1f0.scope\n",
-			     b, sizeof(b)),
+			 "0::/system.slice/docker-"
+			 "4f1e2d3c4b5a69788796a5b4c3d2e1f04f1e2d3c4b5a69788796a5b4c3d2e1f0.scope\n",
+			 b, sizeof(b)),
 		     "docker:4f1e2d3c4b5a") == 0);
 	CHECK(strcmp(tui_container_from_cgroup(
-			     "0::/kubepods.slice/kubepods-burstable.slice/"
-			     "kubepods-burstable-pod1234abcd_5678.slice/cri-containerd-"
-			     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope",
-			     b, sizeof(b)),
+			 "0::/kubepods.slice/kubepods-burstable.slice/"
+			 "kubepods-burstable-pod1234abcd_5678.slice/cri-containerd-"
+			 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope",
+			 b, sizeof(b)),
 		     "cri:abcdef012345") == 0);
 	CHECK(strcmp(tui_container_from_cgroup(
-			     "12:pids:/docker/"
-			     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n"
-			     "11:memory:/docker/"
-			     "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n",
-			     b, sizeof(b)),
+			 "12:pids:/docker/"
+			 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n"
+			 "11:memory:/docker/"
+			 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n",
+			 b, sizeof(b)),
 		     "docker:abcdef012345") == 0);
 	CHECK(strcmp(tui_container_from_cgroup("0::/system.slice/ollama.service\n", b, sizeof(b)),
 		     "ollama.service") == 0);
-	CHECK(strcmp(tui_container_from_cgroup("0::/user.slice/user-0.slice/session-3.scope\n",
-					       b, sizeof(b)),
+	CHECK(strcmp(tui_container_from_cgroup("0::/user.slice/user-0.slice/session-3.scope\n", b,
+					       sizeof(b)),
 		     "-") == 0);
 	CHECK(strcmp(tui_container_from_cgroup("0::/kubepods.slice/kubepods-pod0a1b2c3d_44.slice\n",
 					       b, sizeof(b)),
