@@ -43,6 +43,11 @@ SHIM     := $(SHIM_DIR)/libcuda.so.1 $(SHIM_DIR)/libcudart.so.12
 WORKLOAD := $(BUILD)/workload
 TEST_PROGS_SRC := $(wildcard tests/progs/*.c)
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_PROGS_SRC))
+TEST_PROGS_CXX_SRC := $(wildcard tests/progs/*.cpp)
+TEST_PROGS += $(patsubst tests/progs/%.cpp,$(BUILD)/tests/progs/%,$(TEST_PROGS_CXX_SRC))
+CXX     ?= g++
+CXXFLAGS ?= -O2 -g
+CXXFLAGS += -Wall -Wextra -Werror -fno-omit-frame-pointer
 TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
@@ -104,6 +109,10 @@ $(WORKLOAD): tests/workload/workload.c $(wildcard tests/shim/*.h) $(SHIM)
 
 $(BUILD)/tests/progs/%: tests/progs/%.c $(SHIM) | $(BUILD)/tests/progs
 	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm
+
+$(BUILD)/tests/progs/%: tests/progs/%.cpp $(SHIM) | $(BUILD)/tests/progs
+	$(CXX) $(CXXFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm
 
 $(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) | $(BUILD)/tests/tools

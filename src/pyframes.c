@@ -11,97 +11,97 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#define CODE_CACHE 4096	   /* decoded code objects kept per process (power of 2) */
+#define CODE_CACHE 4096	    /* decoded code objects kept per process (power of 2) */
 #define MAX_LINETABLE 65536 /* bytes of a line table read */
-#define OB_TYPE 8	   /* PyObject.ob_type */
-#define VAR_SIZE 16	   /* PyVarObject.ob_size */
-#define BYTES_DATA 32	   /* PyBytesObject.ob_sval */
-#define UNI_LENGTH 16	   /* PyASCIIObject.length */
-#define UNI_STATE 32	   /* PyASCIIObject.state */
+#define OB_TYPE 8	    /* PyObject.ob_type */
+#define VAR_SIZE 16	    /* PyVarObject.ob_size */
+#define BYTES_DATA 32	    /* PyBytesObject.ob_sval */
+#define UNI_LENGTH 16	    /* PyASCIIObject.length */
+#define UNI_STATE 32	    /* PyASCIIObject.state */
 
 /* From the CPython headers of each version (Include/internal/pycore_*.h,
  * Include/cpython/code.h ...), LP64 release builds; tests/integration/
  * test_pyoffsets.sh compares them with offsetof() on the installed headers
  * and tests/unit/test_pyframes.c walks real interpreters with them. */
 static const struct py_offsets tables[] = {
-	{
-		.version = 0x030a,
-		.runtime_interp_head = 32, /* _PyRuntimeState.interpreters.head */
-		.interp_tstate_head = 8,   /* PyInterpreterState.tstate_head */
-		.tstate_next = 8,
-		.tstate_interp = 16,
-		.tstate_tid = 176, /* thread_id: pthread_self() */
-		.tstate_frame = 24, /* frame (PyFrameObject *) */
-		.cframe_current = PY_NONE,
-		.frame_code = 32,     /* PyFrameObject.f_code */
-		.frame_previous = 24, /* f_back */
-		.frame_instr = 96,    /* f_lasti (int, code units) */
-		.frame_owner = PY_NONE,
-		.frame_is_entry = PY_NONE,
-		.owner_cstack = 0xff,
-		.tid_kind = IGB_PY_TID_PTHREAD,
-		.instr_int = 1,
-		.code_filename = 104,
-		.code_name = 112,
-		.code_qualname = PY_NONE,
-		.code_firstlineno = 40,
-		.code_linetable = 120,
-		.code_adaptive = PY_NONE,
-		.ascii_size = 48,
-		.compact_size = 72,
-	},
-	{
-		.version = 0x030b,
-		.runtime_interp_head = 40,
-		.interp_tstate_head = 16, /* threads.head */
-		.tstate_next = 8,
-		.tstate_interp = 16,
-		.tstate_tid = 160, /* native_thread_id */
-		.tstate_frame = 56, /* cframe */
-		.cframe_current = 8,
-		.frame_code = 32, /* _PyInterpreterFrame.f_code */
-		.frame_previous = 48,
-		.frame_instr = 56, /* prev_instr */
-		.frame_owner = PY_NONE,
-		.frame_is_entry = 68,
-		.owner_cstack = 0xff,
-		.tid_kind = IGB_PY_TID_NATIVE,
-		.instr_int = 0,
-		.code_filename = 112,
-		.code_name = 120,
-		.code_qualname = 128,
-		.code_firstlineno = 72,
-		.code_linetable = 136,
-		.code_adaptive = 184,
-		.ascii_size = 48,
-		.compact_size = 72,
-	},
-	{
-		.version = 0x030c,
-		.runtime_interp_head = 40,
-		.interp_tstate_head = 72, /* threads.head */
-		.tstate_next = 8,
-		.tstate_interp = 16,
-		.tstate_tid = 144, /* native_thread_id */
-		.tstate_frame = 56, /* cframe */
-		.cframe_current = 0,
-		.frame_code = 0,
-		.frame_previous = 8,
-		.frame_instr = 56, /* prev_instr */
-		.frame_owner = 70,
-		.frame_is_entry = PY_NONE,
-		.owner_cstack = 3, /* FRAME_OWNED_BY_CSTACK */
-		.tid_kind = IGB_PY_TID_NATIVE,
-		.instr_int = 0,
-		.code_filename = 112,
-		.code_name = 120,
-		.code_qualname = 128,
-		.code_firstlineno = 68,
-		.code_linetable = 136,
-		.code_adaptive = 192,
-		.ascii_size = 40,
-		.compact_size = 56,
-	},
+    {
+	.version = 0x030a,
+	.runtime_interp_head = 32, /* _PyRuntimeState.interpreters.head */
+	.interp_tstate_head = 8,   /* PyInterpreterState.tstate_head */
+	.tstate_next = 8,
+	.tstate_interp = 16,
+	.tstate_tid = 176,  /* thread_id: pthread_self() */
+	.tstate_frame = 24, /* frame (PyFrameObject *) */
+	.cframe_current = PY_NONE,
+	.frame_code = 32,     /* PyFrameObject.f_code */
+	.frame_previous = 24, /* f_back */
+	.frame_instr = 96,    /* f_lasti (int, code units) */
+	.frame_owner = PY_NONE,
+	.frame_is_entry = PY_NONE,
+	.owner_cstack = 0xff,
+	.tid_kind = IGB_PY_TID_PTHREAD,
+	.instr_int = 1,
+	.code_filename = 104,
+	.code_name = 112,
+	.code_qualname = PY_NONE,
+	.code_firstlineno = 40,
+	.code_linetable = 120,
+	.code_adaptive = PY_NONE,
+	.ascii_size = 48,
+	.compact_size = 72,
+    },
+    {
+	.version = 0x030b,
+	.runtime_interp_head = 40,
+	.interp_tstate_head = 16, /* threads.head */
+	.tstate_next = 8,
+	.tstate_interp = 16,
+	.tstate_tid = 160,  /* native_thread_id */
+	.tstate_frame = 56, /* cframe */
+	.cframe_current = 8,
+	.frame_code = 32, /* _PyInterpreterFrame.f_code */
+	.frame_previous = 48,
+	.frame_instr = 56, /* prev_instr */
+	.frame_owner = PY_NONE,
+	.frame_is_entry = 68,
+	.owner_cstack = 0xff,
+	.tid_kind = IGB_PY_TID_NATIVE,
+	.instr_int = 0,
+	.code_filename = 112,
+	.code_name = 120,
+	.code_qualname = 128,
+	.code_firstlineno = 72,
+	.code_linetable = 136,
+	.code_adaptive = 184,
+	.ascii_size = 48,
+	.compact_size = 72,
+    },
+    {
+	.version = 0x030c,
+	.runtime_interp_head = 40,
+	.interp_tstate_head = 72, /* threads.head */
+	.tstate_next = 8,
+	.tstate_interp = 16,
+	.tstate_tid = 144,  /* native_thread_id */
+	.tstate_frame = 56, /* cframe */
+	.cframe_current = 0,
+	.frame_code = 0,
+	.frame_previous = 8,
+	.frame_instr = 56, /* prev_instr */
+	.frame_owner = 70,
+	.frame_is_entry = PY_NONE,
+	.owner_cstack = 3, /* FRAME_OWNED_BY_CSTACK */
+	.tid_kind = IGB_PY_TID_NATIVE,
+	.instr_int = 0,
+	.code_filename = 112,
+	.code_name = 120,
+	.code_qualname = 128,
+	.code_firstlineno = 68,
+	.code_linetable = 136,
+	.code_adaptive = 192,
+	.ascii_size = 40,
+	.compact_size = 56,
+    },
 };
 
 const struct py_offsets *py_offsets_for(unsigned version)
@@ -133,7 +133,7 @@ struct py_proc {
 
 static int read_mem(int pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
 	if (!addr)
@@ -199,26 +199,30 @@ int py_detect(struct sym_cache *c, struct sym_proc *sp, struct py_proc **out, ch
 	}
 	ver = hex ? hex >> 16 : version_from_name(path);
 	if (!ver) {
-		snprintf(note, notelen, "CPython of unknown version in %s: native frames only", path);
+		snprintf(note, notelen, "CPython of unknown version in %s: native frames only",
+			 path);
 		return -ENOTSUP;
 	}
 	const struct py_offsets *o = py_offsets_for(ver);
 	if (!o) {
-		snprintf(note, notelen,
-			 "CPython %u.%u (%s) is not supported (3.10, 3.11, 3.12): native frames only",
-			 ver >> 8, ver & 0xff, path);
+		snprintf(
+		    note, notelen,
+		    "CPython %u.%u (%s) is not supported (3.10, 3.11, 3.12): native frames only",
+		    ver >> 8, ver & 0xff, path);
 		return -ENOTSUP;
 	}
 #ifndef __x86_64__
 	if (o->tid_kind == IGB_PY_TID_PTHREAD) {
-		snprintf(note, notelen, "CPython %u.%u needs x86-64 to find threads: native frames only",
-			 ver >> 8, ver & 0xff);
+		snprintf(note, notelen,
+			 "CPython %u.%u needs x86-64 to find threads: native frames only", ver >> 8,
+			 ver & 0xff);
 		return -ENOTSUP;
 	}
 #endif
 	if (sym_find_in(c, sp, path, "PyCode_Type", &code_type)) {
-		snprintf(note, notelen, "CPython %u.%u (%s) exports no PyCode_Type: native frames only",
-			 ver >> 8, ver & 0xff, path);
+		snprintf(note, notelen,
+			 "CPython %u.%u (%s) exports no PyCode_Type: native frames only", ver >> 8,
+			 ver & 0xff, path);
 		return -ENOTSUP;
 	}
 	/* The layout must hold on the live process: the first interpreter's
@@ -443,8 +447,9 @@ static int read_str(struct py_proc *p, uint64_t obj, char *out, size_t cap)
 		return r;
 	size_t o = 0;
 	for (size_t i = 0; i + kind <= bytes && o + 5 < cap; i += kind) {
-		uint32_t ch = kind == 1 ? raw[i] : kind == 2 ? (uint32_t)(raw[i] | raw[i + 1] << 8)
-							     : get_u32(raw, (uint16_t)i);
+		uint32_t ch = kind == 1	  ? raw[i]
+			      : kind == 2 ? (uint32_t)(raw[i] | raw[i + 1] << 8)
+					  : get_u32(raw, (uint16_t)i);
 		if (ch < 0x80) {
 			out[o++] = (char)(ch ? ch : '?');
 		} else if (ch < 0x800) {
@@ -494,9 +499,9 @@ static struct code_info *code_get(struct py_proc *p, uint64_t code, int *err)
 		return NULL;
 	}
 	if ((r = read_str(p, get_u64(hdr, o->code_filename), file, sizeof(file))) ||
-	    (r = read_str(p, get_u64(hdr, o->code_qualname != PY_NONE ? o->code_qualname
-								     : o->code_name),
-			  func, sizeof(func)))) {
+	    (r = read_str(
+		 p, get_u64(hdr, o->code_qualname != PY_NONE ? o->code_qualname : o->code_name),
+		 func, sizeof(func)))) {
 		*err = r == -EINVAL ? -EINVAL : r;
 		return NULL;
 	}
@@ -589,7 +594,8 @@ int py_walk_thread(struct py_proc *p, int tid, struct igb_pyframe *out, int max)
 		if ((r = read_mem(p->pid, frame, f, sizeof(f))))
 			return r;
 		uint64_t code = get_u64(f, o->frame_code);
-		uint64_t instr = o->instr_int ? get_u32(f, o->frame_instr) : get_u64(f, o->frame_instr);
+		uint64_t instr =
+		    o->instr_int ? get_u32(f, o->frame_instr) : get_u64(f, o->frame_instr);
 		frame = get_u64(f, o->frame_previous);
 		if (o->frame_owner != PY_NONE && f[o->frame_owner] == o->owner_cstack) {
 			if (n > 0)

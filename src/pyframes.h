@@ -45,7 +45,7 @@ struct py_offsets {
 	uint8_t tid_kind;     /* enum igb_py_tid */
 	uint8_t instr_int;    /* frame_instr is f_lasti (int, code units) */
 	uint16_t code_filename, code_name, code_qualname, code_firstlineno, code_linetable;
-	uint16_t code_adaptive; /* co_code_adaptive (3.11+), PY_NONE for 3.10 */
+	uint16_t code_adaptive;		   /* co_code_adaptive (3.11+), PY_NONE for 3.10 */
 	uint16_t ascii_size, compact_size; /* sizeof(PyASCIIObject), (PyCompactUnicodeObject) */
 };
 

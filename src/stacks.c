@@ -26,7 +26,7 @@
 
 #define QUEUE_CAP 8192
 #define DELAY_CAP 256
-#define KNOWN_PIDS 4096	  /* pids already sent to the resolver (power of 2) */
+#define KNOWN_PIDS 4096		   /* pids already sent to the resolver (power of 2) */
 #define EXEC_DELAY_NS 150000000ull /* the loader maps libraries after exec */
 #define PY_RETRY_NS 200000000ull   /* an interpreter still starting */
 #define PY_TRIES 25
@@ -214,7 +214,7 @@ struct stacks {
 	struct {
 		uint32_t pid;
 		char note[200];
-	} *pnotes;
+	} * pnotes;
 	unsigned npnotes;
 };
 
@@ -561,13 +561,13 @@ static void note_call(struct stacks *st, const struct ig_event *e)
 	}
 	if (i < 0) {
 		if (!pid_known(st, e->pid, true) && coll)
-			post(st, (struct job){ .type = J_PROC, .pid = e->pid });
+			post(st, (struct job){.type = J_PROC, .pid = e->pid});
 		struct stk *s = stk_insert(st, e->stack_id, e->pid);
 		if (s && raw) {
 			s->raw = raw;
 			raw = NULL;
 			s->state = STACKS_PENDING;
-			if (!post(st, (struct job){ .type = J_STACK, .pid = e->pid, .id = s->id })) {
+			if (!post(st, (struct job){.type = J_STACK, .pid = e->pid, .id = s->id})) {
 				st->stats.queue_full++;
 				s->state = STACKS_MISSING;
 			}
@@ -576,7 +576,7 @@ static void note_call(struct stacks *st, const struct ig_event *e)
 		}
 		i = s ? stk_find(st, e->stack_id) : -1;
 	} else if (!pid_known(st, e->pid, true) && coll) {
-		post(st, (struct job){ .type = J_PROC, .pid = e->pid });
+		post(st, (struct job){.type = J_PROC, .pid = e->pid});
 	}
 	if (i >= 0)
 		st->stks[i].seen = st->seq;
@@ -607,7 +607,7 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 		pthread_mutex_lock(&st->mu);
 		if (st->coll) {
 			pid_forget(st, e->pid);
-			post(st, (struct job){ .type = J_EXEC, .pid = e->pid });
+			post(st, (struct job){.type = J_EXEC, .pid = e->pid});
 		}
 		pthread_mutex_unlock(&st->mu);
 		break;
@@ -616,18 +616,28 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 		 * time its first stack is resolved. */
 		pthread_mutex_lock(&st->mu);
 		if (st->coll && e->arg0 && !pid_known(st, (uint32_t)e->arg0, true))
-			post(st, (struct job){ .type = J_PROC, .pid = (uint32_t)e->arg0 });
+			post(st, (struct job){.type = J_PROC, .pid = (uint32_t)e->arg0});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	case IG_EV_EXIT:
 		pthread_mutex_lock(&st->mu);
 		if (st->coll)
-			post(st, (struct job){ .type = J_EXIT, .pid = e->pid });
+			post(st, (struct job){.type = J_EXIT, .pid = e->pid});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	default:
 		break;
 	}
+	if (!st->threaded)
+		run_jobs_inline(st);
+}
+
+void stacks_watch_pid(struct stacks *st, uint32_t pid)
+{
+	pthread_mutex_lock(&st->mu);
+	pid_known(st, pid, true);
+	post(st, (struct job){.type = J_PROC, .pid = pid});
+	pthread_mutex_unlock(&st->mu);
 	if (!st->threaded)
 		run_jobs_inline(st);
 }
@@ -647,7 +657,7 @@ int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct ig
 		return -EEXIST;
 	}
 	if (!pid_known(st, pid, true))
-		post(st, (struct job){ .type = J_PROC, .pid = pid });
+		post(st, (struct job){.type = J_PROC, .pid = pid});
 	struct stk *s = stk_insert(st, id, pid);
 	int r = 0;
 	if (!s) {
@@ -656,7 +666,7 @@ int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct ig
 	} else {
 		s->raw = copy;
 		s->state = STACKS_PENDING;
-		if (!post(st, (struct job){ .type = J_STACK, .pid = pid, .id = id })) {
+		if (!post(st, (struct job){.type = J_STACK, .pid = pid, .id = id})) {
 			st->stats.queue_full++;
 			s->state = STACKS_MISSING;
 		}
@@ -837,6 +847,11 @@ static void capture(struct stacks *st, struct rproc *p)
 {
 	int err = 0;
 	struct sym_proc *m = sym_proc_capture(st->sym, (int)p->pid, &err);
+	if (m && !sym_proc_nmaps(m)) { /* a zombie: its mappings are gone */
+		sym_proc_free(m);
+		m = NULL;
+		err = -ESRCH;
+	}
 	if (!m) {
 		if (err == -ESRCH)
 			p->exited = true;
@@ -866,15 +881,15 @@ static void detect_python(struct stacks *st, struct rproc *p)
 			py_bpf_config(p->py, &cfg);
 			int e = collector_set_python(coll, (int)p->pid, &cfg);
 			if (e)
-				snprintf(p->note + strlen(p->note), sizeof(p->note) - strlen(p->note),
-					 " (kernel map: %s)", strerror(-e));
+				snprintf(p->note + strlen(p->note),
+					 sizeof(p->note) - strlen(p->note), " (kernel map: %s)",
+					 strerror(-e));
 		}
 	} else if (r == -EAGAIN && ++p->py_tries < PY_TRIES) {
 		p->py_state = PYS_AGAIN;
 		pthread_mutex_lock(&st->mu);
-		post(st, (struct job){ .type = J_PROC,
-				       .pid = p->pid,
-				       .due_ns = mono_ns() + PY_RETRY_NS });
+		post(st, (struct job){
+			     .type = J_PROC, .pid = p->pid, .due_ns = mono_ns() + PY_RETRY_NS});
 		pthread_mutex_unlock(&st->mu);
 	} else if (r == -ENOTSUP || r == -EAGAIN) {
 		p->py_state = PYS_UNSUPPORTED;
@@ -916,8 +931,8 @@ static void resolve_native(struct stacks *st, struct rproc *p, uint64_t ip, stru
 }
 
 /* The Python frames of one group (one evaluation loop call). */
-static void add_py_group(struct stacks *st, struct rproc *p, const struct igb_stack *raw,
-			 int from, int to, struct builder *b, bool *failed)
+static void add_py_group(struct stacks *st, struct rproc *p, const struct igb_stack *raw, int from,
+			 int to, struct builder *b, bool *failed)
 {
 	for (int i = from; i < to; i++) {
 		struct py_frame pf;
@@ -950,6 +965,16 @@ static void resolve_stack(struct stacks *st, struct rproc *p, const struct igb_s
 	}
 	if (p && !p->maps && !p->exited)
 		capture(st, p);
+	/* A return address outside every executable mapping is not one: the
+	 * frame-pointer chain broke in the frame before (code built without
+	 * frame pointers). Stop there rather than show garbage. */
+	int cut = -1;
+	if (p && p->maps)
+		for (int i = 0; i < nips && cut < 0; i++)
+			if (!sym_proc_covers(p->maps, raw->ips[i]))
+				cut = i;
+	if (cut >= 0)
+		nips = cut;
 
 	/* Python frames go in groups, one per call of the evaluation loop
 	 * (IGB_PY_ENTRY ends a group), each in place of its native
@@ -987,16 +1012,27 @@ static void resolve_stack(struct stacks *st, struct rproc *p, const struct igb_s
 				b->fr[b->n++] = nf;
 		}
 	}
+	if (cut > 0) {
+		char where[256];
+		const struct iframe *last = &b->fr[b->n - 1];
+		tfmt(where, sizeof(where),
+		     "native frames stop here: the frame-pointer chain breaks after %s (built "
+		     "without frame pointers?)",
+		     last->file ? base_name(b->blob + last->file) : "this frame");
+		note_frame(b, "[note] %s", where);
+	}
 	if (py && g < ng)
 		add_py_group(st, p, raw, gstart, npy, b, &failed);
 	if (npy > 0 && !py)
 		note_frame(b, "[note] %s", "Python frames captured but the interpreter is unknown");
 	if (failed)
 		note_frame(b, "[note] %s",
-			   p && p->exited ? "Python frames lost: the process exited before they were read"
-					  : "some Python frames could not be read");
+			   p && p->exited
+			       ? "Python frames lost: the process exited before they were read"
+			       : "some Python frames could not be read");
 	if (raw->flags & IGB_STK_PY_TRUNC)
-		note_frame(b, "[note] more than %s Python frames: the outermost are not shown", "32");
+		note_frame(b, "[note] more than %s Python frames: the outermost are not shown",
+			   "32");
 	if (raw->flags & IGB_STK_PY_ERR)
 		note_frame(b, "[note] %s", "the interpreter's frames could not all be read");
 	if (p && p->py_state == PYS_UNSUPPORTED && p->note[0])
@@ -1079,9 +1115,8 @@ static void do_job(struct stacks *st, const struct job *j)
 		p->py_tries = 0;
 		p->note[0] = 0;
 		pthread_mutex_lock(&st->mu);
-		post(st, (struct job){ .type = J_PROC,
-				       .pid = j->pid,
-				       .due_ns = mono_ns() + EXEC_DELAY_NS });
+		post(st, (struct job){
+			     .type = J_PROC, .pid = j->pid, .due_ns = mono_ns() + EXEC_DELAY_NS});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	case J_EXIT:
@@ -1114,8 +1149,8 @@ static void *resolver_main(void *arg)
 			for (unsigned i = 0; i < st->ndelayed; i++)
 				if (st->delayed[i].due_ns < due)
 					due = st->delayed[i].due_ns;
-			struct timespec ts = { .tv_sec = (time_t)(due / NS),
-					       .tv_nsec = (long)(due % NS) };
+			struct timespec ts = {.tv_sec = (time_t)(due / NS),
+					      .tv_nsec = (long)(due % NS)};
 			pthread_cond_timedwait(&st->work, &st->mu, &ts);
 		} else {
 			pthread_cond_wait(&st->work, &st->mu);
@@ -1149,7 +1184,7 @@ int stacks_flush(struct stacks *st, int timeout_ms)
 	}
 	pthread_mutex_lock(&st->mu);
 	while (st->qlen || st->busy) {
-		struct timespec ts = { .tv_sec = (time_t)(end / NS), .tv_nsec = (long)(end % NS) };
+		struct timespec ts = {.tv_sec = (time_t)(end / NS), .tv_nsec = (long)(end % NS)};
 		if (pthread_cond_timedwait(&st->idle, &st->mu, &ts) == ETIMEDOUT) {
 			r = (st->qlen || st->busy) ? -ETIMEDOUT : 0;
 			break;
@@ -1215,7 +1250,7 @@ static void sb_str(struct sbuf *b, const char *key, const char *val)
 
 static void json_of(const struct stk *s, char **ips, char **frames)
 {
-	struct sbuf bi = { 0 }, bf = { 0 };
+	struct sbuf bi = {0}, bf = {0};
 	char tmp[64];
 
 	sb_puts(&bi, "");
@@ -1317,8 +1352,9 @@ static int jstr(struct jp *j, char *out, size_t cap)
 			case 'u': {
 				unsigned v = 0;
 				for (int k = 0; k < 4 && *j->p; k++, j->p++)
-					v = v * 16 + (unsigned)(*j->p <= '9' ? *j->p - '0'
-									   : (*j->p | 32) - 'a' + 10);
+					v = v * 16 + (unsigned)(*j->p <= '9'
+								    ? *j->p - '0'
+								    : (*j->p | 32) - 'a' + 10);
 				char u[4];
 				int n = 0;
 				if (v < 0x80) {
@@ -1354,7 +1390,7 @@ static int jstr(struct jp *j, char *out, size_t cap)
 
 static int add_json_frames(struct builder *b, const char *json)
 {
-	struct jp j = { json };
+	struct jp j = {json};
 	char key[16], val[1024], text[320], sym[1024];
 
 	jws(&j);
@@ -1372,7 +1408,8 @@ static int add_json_frames(struct builder *b, const char *json)
 		if (*j.p != '{')
 			return -EINVAL;
 		j.p++;
-		char s[1024] = "", f[512] = "", i[64] = "", pf[512] = "", pfn[256] = "", n[320] = "";
+		char s[1024] = "", f[512] = "", i[64] = "", pf[512] = "", pfn[256] = "",
+		     n[320] = "";
 		long pl = 0, l = 0;
 		for (;;) {
 			jws(&j);
@@ -1443,9 +1480,9 @@ static int add_json_frames(struct builder *b, const char *json)
 			scopy(sym, sizeof(sym), dm ? dm : s);
 			free(dm);
 			tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s", sym, off,
-				 f[0] ? " (" : "", f, f[0] ? ")" : "");
-			badd(b, STACKS_NATIVE, i[0] ? strtoull(i, NULL, 16) : 0, off, (int)l, sym, f,
-			     text);
+			     f[0] ? " (" : "", f, f[0] ? ")" : "");
+			badd(b, STACKS_NATIVE, i[0] ? strtoull(i, NULL, 16) : 0, off, (int)l, sym,
+			     f, text);
 		} else if (i[0]) {
 			tfmt(text, sizeof(text), "%s (%s)", i, f[0] ? f : "?");
 			badd(b, STACKS_NATIVE, strtoull(i, NULL, 16), 0, 0, NULL, f, text);
@@ -1455,7 +1492,7 @@ static int add_json_frames(struct builder *b, const char *json)
 
 static int add_json_ips(struct builder *b, const char *json, uint64_t *ips, int *nips)
 {
-	struct jp j = { json };
+	struct jp j = {json};
 	char val[64], text[96];
 
 	*nips = 0;
@@ -1603,8 +1640,7 @@ static void fill_stat(struct stacks *st, const struct series *se, struct stacks_
 	o->state = i >= 0 ? st->stks[i].state : STACKS_UNKNOWN;
 	if (i >= 0 && st->stks[i].state == STACKS_RESOLVED && st->stks[i].headline >= 0) {
 		const struct stk *s = &st->stks[i];
-		snprintf(o->headline, sizeof(o->headline), "%s",
-			 s->blob + s->fr[s->headline].text);
+		snprintf(o->headline, sizeof(o->headline), "%s", s->blob + s->fr[s->headline].text);
 	} else {
 		snprintf(o->headline, sizeof(o->headline), "%s",
 			 o->state == STACKS_PENDING ? "(resolving)" : "(stack not available)");
@@ -1615,10 +1651,12 @@ static int cmp_stat(const void *a, const void *b, void *arg)
 {
 	const struct stacks_stat *x = a, *y = b;
 	int order = *(const int *)arg;
-	uint64_t kx = order == STACKS_BY_TAIL ? x->tail_ns : order == STACKS_BY_TOTAL ? x->total_ns
-										       : x->calls;
-	uint64_t ky = order == STACKS_BY_TAIL ? y->tail_ns : order == STACKS_BY_TOTAL ? y->total_ns
-										       : y->calls;
+	uint64_t kx = order == STACKS_BY_TAIL	 ? x->tail_ns
+		      : order == STACKS_BY_TOTAL ? x->total_ns
+						 : x->calls;
+	uint64_t ky = order == STACKS_BY_TAIL	 ? y->tail_ns
+		      : order == STACKS_BY_TOTAL ? y->total_ns
+						 : y->calls;
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
 	if (order == STACKS_BY_TAIL && x->total_ns != y->total_ns)

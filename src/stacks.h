@@ -50,6 +50,11 @@ void stacks_set_collector(struct stacks *st, struct collector *c);
  * process table right. Never waits for resolution. */
 void stacks_event(struct stacks *st, const struct ig_event *e);
 
+/* Reads pid's mappings and looks for its interpreter now (queued), before
+ * its first stack: for processes enrolled at start (--pid, the launched
+ * command) so that stacks of one that exits soon still resolve. */
+void stacks_watch_pid(struct stacks *st, uint32_t pid);
+
 /* A raw stack, as the kernel stored it, produced by pid (tests and the
  * live path). 0, -EEXIST when id is known, -ENOMEM. */
 int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct igb_stack *raw);
@@ -75,8 +80,8 @@ enum stacks_state {
 	STACKS_UNKNOWN = 0, /* id never seen or evicted */
 	STACKS_PENDING,	    /* queued for resolution */
 	STACKS_RESOLVED,
-	STACKS_MISSING,	    /* id seen but its frames are not available (not in
-			     * the kernel's map any more, not in the recording) */
+	STACKS_MISSING, /* id seen but its frames are not available (not in
+			 * the kernel's map any more, not in the recording) */
 };
 
 enum stacks_kind {
@@ -110,8 +115,8 @@ struct stacks_stat {
 	int op;
 	uint32_t pid; /* first process seen calling through it */
 	uint64_t calls, total_ns, max_ns, tail_calls, tail_ns;
-	uint64_t last_ns; /* event time of its last call */
-	int state;	  /* enum stacks_state of the stack */
+	uint64_t last_ns;   /* event time of its last call */
+	int state;	    /* enum stacks_state of the stack */
 	char headline[320]; /* the most telling frame: the innermost Python frame,
 			     * else the innermost resolved native frame outside
 			     * the CUDA libraries, else the first frame */
@@ -141,11 +146,11 @@ struct stacks_stats {
 	uint64_t calls_no_stack; /* ... without a stack id */
 	uint64_t stacks;	 /* distinct stacks known now */
 	uint64_t resolved, pending, missing;
-	uint64_t evicted;	 /* stacks dropped to stay under max_stacks */
-	uint64_t queue_full;	 /* stacks not queued: resolver queue full */
-	uint64_t resolve_ns;	 /* time spent resolving, total */
+	uint64_t evicted;			     /* stacks dropped to stay under max_stacks */
+	uint64_t queue_full;			     /* stacks not queued: resolver queue full */
+	uint64_t resolve_ns;			     /* time spent resolving, total */
 	uint64_t frames_resolved, frames_unresolved; /* native frames */
-	uint64_t py_frames;	 /* Python frames decoded */
+	uint64_t py_frames;			     /* Python frames decoded */
 	unsigned procs, py_procs, py_unsupported;
 };
 void stacks_get_stats(struct stacks *st, struct stacks_stats *out);

@@ -40,8 +40,8 @@ struct elf_ent {
 	char path[PATH_MAX];
 	struct seg segs[MAX_SEGS];
 	int nsegs;
-	int state;	/* enum elf_state */
-	bool dynsym;	/* only .dynsym was found */
+	int state;   /* enum elf_state */
+	bool dynsym; /* only .dynsym was found */
 	struct symbol *syms;
 	size_t nsyms;
 	char *names;
@@ -80,7 +80,7 @@ struct sym_proc {
 	bool foreign_root; /* /proc/PID/root is not our root */
 	struct sym_map *maps;
 	int nmaps;
-	char *exe;	   /* main executable path, for sym_find */
+	char *exe; /* main executable path, for sym_find */
 };
 
 /* ---- cache --------------------------------------------------------------- */
@@ -157,7 +157,7 @@ static void add_ino(struct sym_cache *c, uint64_t dev, uint64_t ino, int elf)
 		c->inos = n;
 		c->capinos = cap;
 	}
-	c->inos[c->ninos++] = (struct ino_ent){ dev, ino, elf };
+	c->inos[c->ninos++] = (struct ino_ent){dev, ino, elf};
 }
 
 static int find_ino(struct sym_cache *c, uint64_t dev, uint64_t ino)
@@ -199,8 +199,8 @@ static void read_build_id(Elf *elf, char *out)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-						   ELF_T_NHDR);
+		Elf_Data *d =
+		    elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
 		if (!d)
 			continue;
 		size_t off = 0, name_off, desc_off;
@@ -228,7 +228,7 @@ static int read_segs(Elf *elf, struct elf_ent *e)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		e->segs[e->nsegs++] = (struct seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+		e->segs[e->nsegs++] = (struct seg){ph.p_vaddr, ph.p_offset, ph.p_filesz};
 	}
 	return e->nsegs ? 0 : -ENOEXEC;
 }
@@ -271,8 +271,8 @@ static int symvec_add(struct symvec *sv, uint64_t addr, uint64_t size, const cha
 		sv->ncap = cap;
 	}
 	memcpy(sv->names + sv->nlen, name, len);
-	sv->v[sv->n] = (struct symbol){ addr, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
-					(uint32_t)sv->nlen };
+	sv->v[sv->n] = (struct symbol){addr, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+				       (uint32_t)sv->nlen};
 	sv->global[sv->n] = global;
 	sv->n++;
 	sv->nlen += len;
@@ -298,8 +298,8 @@ static int read_symtab(Elf *elf, Elf64_Word want, struct symvec *sv)
 			if (!gelf_getsym(d, (int)i, &s))
 				break;
 			int type = GELF_ST_TYPE(s.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-			    !s.st_value)
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    s.st_shndx == SHN_UNDEF || !s.st_value)
 				continue;
 			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
 			if (!name || !*name)
@@ -376,7 +376,7 @@ static int open_elf(int fd, Elf **elf)
  * under root when fd has no .symtab). */
 static int load_symbols(struct sym_cache *c, struct elf_ent *e, int fd, const char *root)
 {
-	struct symvec sv = { 0 };
+	struct symvec sv = {0};
 	Elf *elf;
 	int r, have_symtab;
 
@@ -785,8 +785,8 @@ int sym_resolve(struct sym_cache *c, struct sym_proc *p, uint64_t addr, bool ret
 
 /* ---- symbols by name ------------------------------------------------------- */
 
-static int find_in_map(struct sym_cache *c, struct sym_proc *p, struct sym_map *m,
-		       const char *name, uint64_t *addr)
+static int find_in_map(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, const char *name,
+		       uint64_t *addr)
 {
 	int i = identify(c, p, m, true);
 	if (i < 0)
@@ -806,8 +806,8 @@ static int find_in_map(struct sym_cache *c, struct sym_proc *p, struct sym_map *
 }
 
 /* sym_find looks at data symbols too: _PyRuntime is an object. */
-static int find_object(struct sym_cache *c, struct sym_proc *p, struct sym_map *m,
-		       const char *name, uint64_t *addr)
+static int find_object(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, const char *name,
+		       uint64_t *addr)
 {
 	char root[64];
 	int i = identify(c, p, m, false);

@@ -26,12 +26,12 @@ struct sym_cache *sym_cache_new(uint64_t max_bytes);
 void sym_cache_free(struct sym_cache *c);
 
 struct sym_cache_stats {
-	uint64_t files;	      /* distinct files known (by build-id or device/inode) */
-	uint64_t loaded;      /* files whose symbols are in memory */
-	uint64_t reads;	      /* symbol tables read from disk */
-	uint64_t bytes;	      /* memory held by symbol tables */
-	uint64_t evictions;   /* tables dropped to stay under max_bytes */
-	uint64_t lookups;     /* sym_resolve calls */
+	uint64_t files;		/* distinct files known (by build-id or device/inode) */
+	uint64_t loaded;	/* files whose symbols are in memory */
+	uint64_t reads;		/* symbol tables read from disk */
+	uint64_t bytes;		/* memory held by symbol tables */
+	uint64_t evictions;	/* tables dropped to stay under max_bytes */
+	uint64_t lookups;	/* sym_resolve calls */
 	uint64_t build_id_hits; /* a file found by build-id under another path or inode */
 };
 void sym_cache_stats(const struct sym_cache *c, struct sym_cache_stats *st);
@@ -52,19 +52,19 @@ int sym_proc_nmaps(const struct sym_proc *p);
 bool sym_proc_covers(const struct sym_proc *p, uint64_t addr);
 
 enum sym_flags {
-	SYM_F_DELETED = 0x1,  /* the mapped file was deleted or replaced */
-	SYM_F_NOFILE = 0x2,   /* the file could not be opened or is not ELF */
-	SYM_F_DYNSYM = 0x4,   /* only .dynsym: a stripped file */
-	SYM_F_ANON = 0x8,     /* not file-backed ([vdso], JIT code, [uprobes]) */
+	SYM_F_DELETED = 0x1, /* the mapped file was deleted or replaced */
+	SYM_F_NOFILE = 0x2,  /* the file could not be opened or is not ELF */
+	SYM_F_DYNSYM = 0x4,  /* only .dynsym: a stripped file */
+	SYM_F_ANON = 0x8,    /* not file-backed ([vdso], JIT code, [uprobes]) */
 };
 
 struct sym_info {
-	const char *name; /* demangled symbol; NULL when unresolved. Owned by the
-			   * cache, valid until the next sym_resolve */
-	uint64_t off;	  /* addr - symbol start, bytes */
-	const char *path; /* mapping as /proc/PID/maps names it (without
-			   * " (deleted)"); NULL when addr is in no mapping.
-			   * Owned by the sym_proc */
+	const char *name;    /* demangled symbol; NULL when unresolved. Owned by the
+			      * cache, valid until the next sym_resolve */
+	uint64_t off;	     /* addr - symbol start, bytes */
+	const char *path;    /* mapping as /proc/PID/maps names it (without
+			      * " (deleted)"); NULL when addr is in no mapping.
+			      * Owned by the sym_proc */
 	uint64_t file_vaddr; /* addr in the file's own address space (ELF vaddr) */
 	unsigned flags;	     /* enum sym_flags */
 };

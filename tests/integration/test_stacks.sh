@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # needs: root
-# User stacks of traced calls (bpf/ingero.bpf.c capture_stack, src/stacks.c,
-# src/symbolize.c, src/pyframes.c), through the real uprobes:
-#   1. with stacks on, per-op call counts stay exact and every call carries a
-#      stack that the kernel stored once per distinct hash;
-#   2. nothing stays loaded or attached afterwards.
+# User stacks of traced calls through the real uprobes (bpf/ingero.bpf.c
+# capture_stack, src/stacks.c, src/symbolize.c, src/pyframes.c), driven by
+# build/tests/tools/stacktrace:
+#   1. with stacks on, per-op call counts stay exact and every call carries
+#      a stack that the kernel stored once per distinct hash;
+#   2. a C program calling the shim through a known chain of functions gets
+#      exactly that chain of names; a C++ one gets demangled names;
+#   3. a stripped copy degrades to file+offset addresses, never wrong names;
+#   4. Python 3.11 (Debian's python3) calling the shim through ctypes shows
+#      [py] ctypes_calls.py:LINE in alloc_step(), as do CPython 3.10 and
+#      3.12 when installed; 3.13 shows native frames and a note;
+#   5. nothing stays loaded afterwards.
 . "$(dirname "$0")/lib.sh"
 need_root
 ST=$B/tests/tools/stacktrace
 [ -x "$ST" ] || { echo "skip: $ST not built (make test-build)"; exit 77; }
+LIBS=(--lib "$B/shim/libcudart.so.12" --lib "$B/shim/libcuda.so.1")
 
 # BPF program ids held by a process, from its fds (other ingero-tops may
 # run meanwhile: compare ids, not totals).
@@ -18,10 +26,19 @@ import json, sys
 want = set(sys.argv[1:])
 print(" ".join(str(p["id"]) for p in json.load(sys.stdin) if str(p["id"]) in want))' "$@"; }
 
+# The frame lines of the first series matching a pattern, one per line
+# without the "  frame <kind> " prefix.
+frames_of() { # file, series pattern
+	awk -v pat="$2" '/^series / { on = ($0 ~ pat) && !done; if (on) done = 1; next }
+		on && /^  frame / { sub(/^  frame [a-z]+ /, ""); print }' "$1"
+}
+# The function names of native frames (text before "+0x").
+names_of() { frames_of "$1" "$2" | sed -n 's/^\(.*\)+0x[0-9a-f]* (.*$/\1/p'; }
+
 # 1. Exact counts with stacks on; every call has a stack id, stored once.
 run_counts() { # name, workload args...
 	local name=$1; shift
-	"$ST" -- "$WL" "$@" --expect "$TMP/$name.expect" >"$TMP/$name.ev" 2>"$TMP/$name.err"
+	"$ST" --raw -- "$WL" "$@" --expect "$TMP/$name.expect" >"$TMP/$name.ev" 2>"$TMP/$name.err"
 	expect_eq "$name: exit status" "$?" 0
 	event_counts "$TMP/$name.ev" >"$TMP/$name.got"
 	expect_counts "$TMP/$name.expect" >"$TMP/$name.want"
@@ -43,7 +60,91 @@ run_counts() { # name, workload args...
 run_counts basic --iters 40 --kernels 3 --kernel-us 50 --h2d 65536 --d2h 4096 --sync-every 1 --malloc-every 4
 run_counts threads-fork --iters 20 --kernels 2 --kernel-us 20 --threads 3 --fork --sync-every 2
 
-# 2. Nothing left behind: the programs the run held are gone after it.
+# 2. The known chain, exactly; the nested driver call adds the runtime.
+"$ST" --quiet -- "$B/tests/progs/stackchain" 20 300 >"$TMP/chain.out" 2>"$TMP/chain.err"
+expect_eq "stackchain: exit status" "$?" 0
+expect_eq "stackchain: cudaMalloc (20 calls) chain" \
+	"$(names_of "$TMP/chain.out" 'op=cudaMalloc .* calls=20 ' | head -4 | tr '\n' ' ')" \
+	"chain_inner chain_middle chain_outer main "
+expect_eq "stackchain: cudaFree (20 calls) chain" \
+	"$(names_of "$TMP/chain.out" 'op=cudaFree .* calls=20 ' | head -4 | tr '\n' ' ')" \
+	"chain_inner chain_middle chain_outer main "
+expect_eq "stackchain: nested cuMemAlloc chain" \
+	"$(names_of "$TMP/chain.out" 'op=cuMemAlloc .* calls=20 ' | head -5 | tr '\n' ' ')" \
+	"cudaMalloc chain_inner chain_middle chain_outer main "
+expect_eq "stackchain: the other call site is its own stack" \
+	"$(names_of "$TMP/chain.out" 'op=cudaMalloc .* calls=1 ' | head -2 | tr '\n' ' ')" \
+	"side_path main "
+expect_eq "stackchain: frames file" "$(frames_of "$TMP/chain.out" 'op=cudaMalloc .* calls=20 ' | head -1 | sed 's/.*(\(.*\))$/\1/')" \
+	"stackchain"
+grep -q "^resolver flush=0 .* pending=0 missing=0 .*frames_unresolved=0 " "$TMP/chain.out" \
+	&& ok "stackchain: every native frame resolved" || bad "stackchain: $(grep '^resolver' "$TMP/chain.out")"
+
+# C++: demangled.
+"$ST" --quiet -- "$B/tests/progs/cppchain" 10 300 >"$TMP/cpp.out" 2>"$TMP/cpp.err"
+expect_eq "cppchain: exit status" "$?" 0
+expect_eq "cppchain: cudaMalloc chain, demangled" \
+	"$(names_of "$TMP/cpp.out" 'op=cudaMalloc .* calls=10 ' | head -3 | sed 's/ \[clone [^]]*\]//' | tr '\n' '|')" \
+	"int ig_test::launch<ig_test::Batch>(ig_test::Batch const&)|ig_test::Trainer::step(int)|main|"
+grep -q "_ZN" "$TMP/cpp.out" && bad "cppchain: a mangled name is shown" || ok "cppchain: no mangled name shown"
+
+# 3. Stripped: addresses with file offsets, no names from elsewhere.
+cp "$B/tests/progs/stackchain" "$TMP/stackchain-stripped" && strip --strip-all "$TMP/stackchain-stripped"
+LD_LIBRARY_PATH=$B/shim "$ST" --quiet "${LIBS[@]}" -- "$TMP/stackchain-stripped" 20 300 >"$TMP/strip.out" 2>"$TMP/strip.err"
+expect_eq "stripped: exit status" "$?" 0
+got=$(frames_of "$TMP/strip.out" 'op=cudaMalloc .* calls=20 ' | head -4 | grep -c '^0x[0-9a-f]* (stackchain-stripped+0x[0-9a-f]*)$')
+expect_eq "stripped: the 4 frames of the chain as file+offset addresses" "$got" 4
+grep -qE "chain_(inner|middle|outer)" "$TMP/strip.out" && bad "stripped: a name appears" || ok "stripped: no symbol name invented"
+# The offsets are the unstripped file's addresses of those functions.
+off=$(frames_of "$TMP/strip.out" 'op=cudaMalloc .* calls=20 ' | head -1 | sed 's/.*+0x\([0-9a-f]*\))$/\1/')
+sym=$(nm "$B/tests/progs/stackchain" | awk '$3 == "chain_inner" {print $1}')
+len=$(nm -S "$B/tests/progs/stackchain" | awk '$4 == "chain_inner" {print $2}')
+[ -n "$off" ] && [ -n "$sym" ] && [ -n "$len" ] && (( 16#$off > 16#$sym && 16#$off <= 16#$sym + 16#$len )) \
+	&& ok "stripped: first frame 0x$off lies in chain_inner (0x$sym, size 0x$len)" \
+	|| bad "stripped: first frame 0x$off is not in chain_inner (0x$sym, size 0x$len)"
+
+# 4. Python through ctypes.
+PYS=$ROOT/tests/progs/ctypes_calls.py
+line_of() { grep -n "$1" "$PYS" | cut -d: -f1; }
+L_MALLOC=$(line_of MARK_MALLOC); L_TRAIN=$(line_of MARK_TRAIN); L_MAIN=$(line_of MARK_MAIN)
+run_py() { # python, label
+	"$ST" --quiet "${LIBS[@]}" -- "$1" "$PYS" "$B/shim/libcudart.so.12" 20 1 >"$TMP/$2.out" 2>"$TMP/$2.err"
+	expect_eq "$2: exit status" "$?" 0
+}
+check_py() { # label, qualified train name
+	local want="[py] $PYS:$L_MALLOC in alloc_step()|[py] $PYS:$L_TRAIN in $2()|[py] $PYS:$L_MAIN in main()|"
+	expect_eq "$1: Python frames of cudaMalloc (20 calls)" \
+		"$(frames_of "$TMP/$1.out" 'op=cudaMalloc .* calls=20 ' | grep '^\[py\]' | head -3 | tr '\n' '|')" "$want"
+	expect_eq "$1: ... and of the nested cuMemAlloc" \
+		"$(frames_of "$TMP/$1.out" 'op=cuMemAlloc .* calls=20 ' | grep '^\[py\]' | head -3 | tr '\n' '|')" "$want"
+	expect_eq "$1: cuMemAlloc starts in the runtime" \
+		"$(frames_of "$TMP/$1.out" 'op=cuMemAlloc .* calls=20 ' | head -1 | sed 's/+0x.*//')" "cudaMalloc"
+}
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import ctypes, sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+	run_py /usr/bin/python3 py311
+	check_py py311 Trainer.train
+	grep -q "pynote CPython 3.11 (.*): Python frames on" "$TMP/py311.out" && ok "py311: interpreter note" || bad "py311: no interpreter note"
+else
+	echo "note: Debian's python3 (3.11) missing, case skipped"
+fi
+for py in /root/.pyenv/versions/3.10.*/bin/python3.10 /root/.pyenv/versions/3.12.*/bin/python3.12; do
+	[ -x "$py" ] || continue
+	v=$(basename "$py" | sed 's/python//')
+	run_py "$py" "py$v"
+	check_py "py$v" "$([ "$v" = 3.10 ] && echo train || echo Trainer.train)"
+done
+for py in /root/.pyenv/versions/3.13.*/bin/python3.13; do
+	[ -x "$py" ] || continue
+	run_py "$py" py313
+	grep -q '^  frame py ' "$TMP/py313.out" && bad "py313: Python frames shown for an unsupported version" \
+		|| ok "py313: no Python frames"
+	grep -q "frame note \[note\] CPython 3.13 .* is not supported" "$TMP/py313.out" \
+		&& ok "py313: stacks say the version is not supported" || bad "py313: no note"
+	expect_eq "py313: native frames still resolve" \
+		"$(frames_of "$TMP/py313.out" 'op=cuMemAlloc .* calls=21 ' | head -1 | sed 's/+0x.*//')" "cudaMalloc"
+done
+
+# 5. Nothing left behind: the programs the run held are gone after it.
 "$ST" --quiet -- "$WL" --wait-signal --iters 5 --kernels 1 --kernel-us 50 >"$TMP/life.ev" 2>"$TMP/life.err" &
 st=$!
 ids=""

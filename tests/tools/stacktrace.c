@@ -1,14 +1,18 @@
 /* Test and benchmark helper for user stacks: runs a command under the live
- * collector with stacks on (or off), prints every call like --events plus
- * its stack id, and at the end every distinct stack seen, raw. Used by
- * tests/integration/test_stacks.sh and tests/bench/bench_stacks.sh until
- * the session exposes the same through ingero-top itself.
+ * collector with stacks on (or off) and the stacks module, prints every
+ * call like --events plus its stack id, and at the end every (op, stack)
+ * series with its resolved frames (or, with --raw, the raw stacks). Used
+ * by tests/integration/test_stacks.sh and tests/bench/bench_stacks.sh,
+ * independently of how the session wires the same pieces.
  *
- *   stacktrace [--no-stacks] [--quiet] [--lib PATH]... -- CMD ARGS */
+ *   stacktrace [--no-stacks] [--raw] [--quiet] [--lib PATH]... -- CMD ARGS
+ *   stacktrace --py-offsets X.Y */
 #include "collector.h"
 #include "evfmt.h"
 #include "log.h"
+#include "ops.h"
 #include "pyframes.h"
+#include "stacks.h"
 
 #include <linux/types.h>
 #include "ingero.h"
@@ -31,10 +35,13 @@ static uint32_t id_pid[MAX_IDS];
 static int nids;
 static int quiet;
 static uint64_t calls, with_stack;
+static struct stacks *stk;
 
 static void on_event(void *ctx, const struct ig_event *e)
 {
 	char line[640];
+	if (stk)
+		stacks_event(stk, e);
 	if (e->kind != IG_EV_CALL)
 		return;
 	calls++;
@@ -117,10 +124,10 @@ static int print_py_offsets(const char *ver)
 
 int main(int argc, char **argv)
 {
-	struct collector_opts o = { .target = COLL_COMMAND, .no_system_libs = true, .stacks = true };
+	struct collector_opts o = {.target = COLL_COMMAND, .no_system_libs = true, .stacks = true};
 	const char *libs[16];
 	char err[256];
-	int nlibs = 0, go, status = 0, i;
+	int nlibs = 0, go, status = 0, i, raw_mode = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--py-offsets"))
 		return print_py_offsets(argv[2]);
@@ -129,10 +136,14 @@ int main(int argc, char **argv)
 			o.stacks = false;
 		else if (!strcmp(argv[i], "--quiet"))
 			quiet = 1;
+		else if (!strcmp(argv[i], "--raw"))
+			raw_mode = 1;
 		else if (!strcmp(argv[i], "--lib") && i + 1 < argc && nlibs < 16)
 			libs[nlibs++] = argv[++i];
 		else {
-			fprintf(stderr, "usage: stacktrace [--no-stacks] [--quiet] [--lib PATH]... -- CMD\n");
+			fprintf(
+			    stderr,
+			    "usage: stacktrace [--no-stacks] [--quiet] [--lib PATH]... -- CMD\n");
 			return 2;
 		}
 	}
@@ -144,7 +155,7 @@ int main(int argc, char **argv)
 	pid_t child = spawn_stopped(argv + i + 1, &go);
 	if (child < 0)
 		return 1;
-	int pids[1] = { child };
+	int pids[1] = {child};
 	o.pids = pids;
 	o.npids = 1;
 	o.libs = libs;
@@ -157,13 +168,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	collector_summary(c, stderr);
+	if (o.stacks && !raw_mode) {
+		stk = stacks_new(NULL);
+		if (!stk) {
+			fprintf(stderr, "stacktrace: cannot start the stack resolver\n");
+			return 1;
+		}
+		stacks_set_collector(stk, c);
+	}
 	struct ig_source *src = collector_source(c);
 	if (write(go, "g", 1) != 1)
 		return 1;
 	close(go);
 
 	for (int done = 0, drained = 0; drained < 3;) {
-		struct pollfd p = { .fd = src->ops->fd(src), .events = POLLIN };
+		struct pollfd p = {.fd = src->ops->fd(src), .events = POLLIN};
 		poll(&p, 1, 50);
 		while (src->ops->poll(src, on_event, NULL, 4096) > 0)
 			;
@@ -175,11 +194,49 @@ int main(int argc, char **argv)
 	}
 	struct collector_stack_stats ss;
 	collector_stack_stats(c, &ss);
-	printf("summary calls=%" PRIu64 " with_stack=%" PRIu64 " distinct=%d kernel_captured=%" PRIu64
-	       " kernel_distinct=%" PRIu64 " errors=%" PRIu64 " lost=%" PRIu64 " py_nothread=%" PRIu64
-	       " py_readfail=%" PRIu64 "\n",
-	       calls, with_stack, nids, ss.captured, ss.distinct, ss.errors, ss.lost, ss.py_nothread,
-	       ss.py_readfail);
+	printf("summary calls=%" PRIu64 " with_stack=%" PRIu64
+	       " distinct=%d kernel_captured=%" PRIu64 " kernel_distinct=%" PRIu64
+	       " errors=%" PRIu64 " lost=%" PRIu64 " py_nothread=%" PRIu64 " py_readfail=%" PRIu64
+	       "\n",
+	       calls, with_stack, nids, ss.captured, ss.distinct, ss.errors, ss.lost,
+	       ss.py_nothread, ss.py_readfail);
+	if (stk) {
+		static struct stacks_stat top[4096];
+		static struct stacks_frame fr[128];
+		char note[256];
+		struct stacks_stats sst;
+		int flushed = stacks_flush(stk, 10000);
+		stacks_get_stats(stk, &sst);
+		printf("resolver flush=%d stacks=%llu resolved=%llu pending=%llu missing=%llu "
+		       "frames_resolved=%llu frames_unresolved=%llu py_frames=%llu resolve_ns=%llu "
+		       "py_procs=%u py_unsupported=%u\n",
+		       flushed, (unsigned long long)sst.stacks, (unsigned long long)sst.resolved,
+		       (unsigned long long)sst.pending, (unsigned long long)sst.missing,
+		       (unsigned long long)sst.frames_resolved,
+		       (unsigned long long)sst.frames_unresolved, (unsigned long long)sst.py_frames,
+		       (unsigned long long)sst.resolve_ns, sst.py_procs, sst.py_unsupported);
+		int n = stacks_top(stk, -1, STACKS_BY_CALLS, top, 4096);
+		for (int k = 0; k < n; k++) {
+			int state, nf = stacks_frames(stk, top[k].id, fr, 128, &state);
+			printf("series op=%s stack=0x%" PRIx64 " pid=%u calls=%" PRIu64
+			       " tail=%" PRIu64 " max_ns=%" PRIu64 " state=%d frames=%d\n",
+			       ig_op_name(top[k].op), top[k].id, top[k].pid, top[k].calls,
+			       top[k].tail_calls, top[k].max_ns, state, nf);
+			printf("  headline %s\n", top[k].headline);
+			for (int f = 0; f < nf; f++)
+				printf("  frame %s %s\n",
+				       fr[f].kind == STACKS_PY	   ? "py"
+				       : fr[f].kind == STACKS_NOTE ? "note"
+								   : "native",
+				       fr[f].text);
+			stacks_proc_note(stk, top[k].pid, note, sizeof(note));
+			if (note[0])
+				printf("  pynote %s\n", note);
+		}
+		stacks_free(stk);
+		collector_free(c);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	}
 	static struct igb_stack s;
 	for (int k = 0; k < nids; k++) {
 		int r = collector_stack(c, ids[k], &s);
@@ -192,8 +249,8 @@ int main(int argc, char **argv)
 		for (int j = 0; j < s.nips; j++)
 			printf("  ip 0x%" PRIx64 "\n", (uint64_t)s.ips[j]);
 		for (int j = 0; j < s.npy; j++)
-			printf("  py code=0x%" PRIx64 " instr=0x%" PRIx64 "\n", (uint64_t)s.py[j].code,
-			       (uint64_t)s.py[j].instr);
+			printf("  py code=0x%" PRIx64 " instr=0x%" PRIx64 "\n",
+			       (uint64_t)s.py[j].code, (uint64_t)s.py[j].instr);
 	}
 	collector_free(c);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

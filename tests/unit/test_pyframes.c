@@ -17,18 +17,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char script[] = "import sys\n"			       /* 1 */
-			     "def inner(x):\n"			       /* 2 */
-			     "    # the frame stays on the next line from 'ready' on\n" /* 3 */
-			     "    (sys.stdout.write('ready\\n'), sys.stdout.flush(), sys.stdin.readline())\n" /* 4 */
-			     "    return x\n"				       /* 5 */
-			     "class K:\n"				       /* 6 */
-			     "    def middle(self):\n"		       /* 7 */
-			     "        return inner(1) + 1\n"		       /* 8 */
-			     "def outer():\n"			       /* 9 */
-			     "    y = K()\n"				       /* 10 */
-			     "    return y.middle()\n"		       /* 11 */
-			     "outer()\n";				       /* 12 */
+static const char script[] =
+    "import sys\n"								     /* 1 */
+    "def inner(x):\n"								     /* 2 */
+    "    # the frame stays on the next line from 'ready' on\n"			     /* 3 */
+    "    (sys.stdout.write('ready\\n'), sys.stdout.flush(), sys.stdin.readline())\n" /* 4 */
+    "    return x\n"								     /* 5 */
+    "class K:\n"								     /* 6 */
+    "    def middle(self):\n"							     /* 7 */
+    "        return inner(1) + 1\n"						     /* 8 */
+    "def outer():\n"								     /* 9 */
+    "    y = K()\n"								     /* 10 */
+    "    return y.middle()\n"							     /* 11 */
+    "outer()\n";								     /* 12 */
 
 static char path[64];
 
@@ -89,14 +90,14 @@ static void test_one(struct sym_cache *c, const char *py)
 	struct igb_pyframe f[IGB_PY_MAX];
 	int nf = py_walk_thread(p, pid, f, IGB_PY_MAX);
 	CHECKF(nf == 4, "%s: %d frames", py, nf);
-	const char *want_func[4] = { "inner", v >= 0x030b ? "K.middle" : "middle", "outer",
-				     "<module>" };
-	int want_line[4] = { 4, 8, 11, 12 };
+	const char *want_func[4] = {"inner", v >= 0x030b ? "K.middle" : "middle", "outer",
+				    "<module>"};
+	int want_line[4] = {4, 8, 11, 12};
 	for (int i = 0; i < nf && i < 4; i++) {
 		struct py_frame pf;
 		r = py_resolve(p, f[i].code, f[i].instr, &pf);
 		CHECKF(r == 0 && !strcmp(pf.file, path) && !strcmp(pf.func, want_func[i]) &&
-			       pf.line == want_line[i],
+			   pf.line == want_line[i],
 		       "%s frame %d: r=%d %s:%d in %s()", py, i, r, pf.file, pf.line, pf.func);
 		/* The outermost frame ends a C-level evaluation loop call; in
 		 * 3.11+ Python-to-Python calls share it, in 3.10 each has its own. */
@@ -107,7 +108,7 @@ static void test_one(struct sym_cache *c, const char *py)
 	struct py_frame pf;
 	if (nf > 0)
 		CHECKF(py_resolve(p, (f[0].code & ~7ull) + 8, 0, &pf) != 0 &&
-			       py_resolve(p, 0, 0, &pf) == -EINVAL,
+			   py_resolve(p, 0, 0, &pf) == -EINVAL,
 		       "%s: a non-code address decoded as %s %s", py, pf.file, pf.func);
 	struct igb_pyproc cfg;
 	py_bpf_config(p, &cfg);
@@ -124,7 +125,7 @@ out:
 static void test_tables(void)
 {
 	/* 3.10: (bytes, line delta) pairs; -128 = no line. */
-	const uint8_t t10[] = { 6, 1, 4, 2, 2, (uint8_t)-128, 4, 3 };
+	const uint8_t t10[] = {6, 1, 4, 2, 2, (uint8_t)-128, 4, 3};
 	CHECK(py_line_of(0x030a, t10, sizeof(t10), 10, 0) == 11);
 	CHECK(py_line_of(0x030a, t10, sizeof(t10), 10, 5) == 11);
 	CHECK(py_line_of(0x030a, t10, sizeof(t10), 10, 6) == 13);
@@ -134,8 +135,9 @@ static void test_tables(void)
 	/* 3.11: a one-line-delta-1 entry of 2 units (2 column bytes), a short
 	 * form of 1 unit, a no-column entry of 3 units with delta -2 (svarint
 	 * 5), a no-location entry. */
-	const uint8_t t11[] = { 0x80 | 11 << 3 | 1, 4, 9, 0x80 | 0 << 3 | 0, 7,
-				0x80 | 13 << 3 | 2, 5, 0x80 | 15 << 3 | 0 };
+	const uint8_t t11[] = {
+	    0x80 | 11 << 3 | 1, 4, 9, 0x80 | 0 << 3 | 0, 7, 0x80 | 13 << 3 | 2, 5,
+	    0x80 | 15 << 3 | 0};
 	CHECK(py_line_of(0x030b, t11, sizeof(t11), 20, 0) == 21);
 	CHECK(py_line_of(0x030b, t11, sizeof(t11), 20, 2) == 21);
 	CHECK(py_line_of(0x030b, t11, sizeof(t11), 20, 4) == 21);
@@ -150,8 +152,8 @@ static void test_tables(void)
 int main(void)
 {
 	struct sym_cache *c = sym_cache_new(0);
-	const char *pats[] = { "/usr/bin/python3.1[0-9]", "/usr/local/bin/python3.1[0-9]",
-			       "/root/.pyenv/versions/3.1*/bin/python3.1[0-9]" };
+	const char *pats[] = {"/usr/bin/python3.1[0-9]", "/usr/local/bin/python3.1[0-9]",
+			      "/root/.pyenv/versions/3.1*/bin/python3.1[0-9]"};
 	char *extra = getenv("IG_TEST_PYTHONS") ? strdup(getenv("IG_TEST_PYTHONS")) : NULL;
 	int tested = 0, err;
 

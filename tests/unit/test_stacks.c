@@ -79,7 +79,7 @@ static void check_chain(struct stacks *st, uint64_t id, const char *what)
 	int state = -1;
 	int n = stacks_frames(st, id, f, 8, &state);
 	CHECKF(state == STACKS_RESOLVED && n == 3, "%s: state %d, %d frames", what, state, n);
-	const char *want[3] = { "leaf_fn", "mid_fn", "top_fn" };
+	const char *want[3] = {"leaf_fn", "mid_fn", "top_fn"};
 	for (int i = 0; i < n && i < 3; i++) {
 		CHECKF(f[i].kind == STACKS_NATIVE && !strcmp(f[i].sym, want[i]) && f[i].off == 1,
 		       "%s: frame %d is %s", what, i, f[i].text);
@@ -89,7 +89,7 @@ static void check_chain(struct stacks *st, uint64_t id, const char *what)
 
 static void test_resolve_and_counts(void)
 {
-	struct stacks_opts o = { .inline_resolve = true, .no_python = true };
+	struct stacks_opts o = {.inline_resolve = true, .no_python = true};
 	struct stacks *st = stacks_new(&o);
 	uint64_t ips[3];
 	struct stacks_stat top[8];
@@ -107,7 +107,8 @@ static void test_resolve_and_counts(void)
 	/* 200 fast calls through a, 6 slow ones through b, 50 on another op. */
 	uint64_t t = 1000 * NS;
 	for (int i = 0; i < 200; i++) {
-		struct ig_event e = call(IG_OP_CUDA_MALLOC, 0xa, t, 1000000 + (uint64_t)(i * 37 % 100) * 1000);
+		struct ig_event e =
+		    call(IG_OP_CUDA_MALLOC, 0xa, t, 1000000 + (uint64_t)(i * 37 % 100) * 1000);
 		stacks_event(st, &e);
 		t += NS / 100;
 		if (i % 40 == 39) {
@@ -127,12 +128,12 @@ static void test_resolve_and_counts(void)
 	int n = stacks_top(st, IG_OP_CUDA_MALLOC, STACKS_BY_TAIL, top, 8);
 	CHECK(n == 2);
 	CHECKF(top[0].id == 0xb && top[0].calls == 6 && top[0].tail_calls == 6 &&
-		       top[0].max_ns == 60000000 && top[0].total_ns == 5 * 50000000ull + 60000000,
+		   top[0].max_ns == 60000000 && top[0].total_ns == 5 * 50000000ull + 60000000,
 	       "slow stack: id %llx calls %llu tail %llu", (unsigned long long)top[0].id,
 	       (unsigned long long)top[0].calls, (unsigned long long)top[0].tail_calls);
 	/* The fast stack's own slowest ~5 % reach the op's p95 too. */
 	CHECKF(top[1].id == 0xa && top[1].calls == 200 && top[1].tail_calls <= 20 &&
-		       top[1].tail_ns < top[0].tail_ns,
+		   top[1].tail_ns < top[0].tail_ns,
 	       "fast stack: %llu tail calls", (unsigned long long)top[1].tail_calls);
 	CHECK(strstr(top[0].headline, "mid_fn+0x1") && top[0].state == STACKS_RESOLVED);
 	n = stacks_top(st, IG_OP_CUDA_MALLOC, STACKS_BY_CALLS, top, 8);
@@ -192,8 +193,8 @@ static void test_thread_json_drain(void)
 
 	CHECK(stacks_drain(st, on_json, NULL) == 1 && drained == 1);
 	CHECK(stacks_drain(st, on_json, NULL) == 0 && drained == 1);
-	CHECKF(strstr(drained_frames, "{\"s\":\"leaf_fn+0x1\",\"f\":\"test_stacks\"}") != NULL, "%s",
-	       drained_frames);
+	CHECKF(strstr(drained_frames, "{\"s\":\"leaf_fn+0x1\",\"f\":\"test_stacks\"}") != NULL,
+	       "%s", drained_frames);
 	CHECK(stacks_json(st, 0xc, &ij, &fj) == 0 && ij && fj);
 	free(ij);
 	free(fj);
@@ -220,7 +221,7 @@ static void test_thread_json_drain(void)
 
 static void test_ingero_json(void)
 {
-	struct stacks *st = stacks_new(&(struct stacks_opts){ .inline_resolve = true });
+	struct stacks *st = stacks_new(&(struct stacks_opts){.inline_resolve = true});
 	struct stacks_frame f[8];
 	int state;
 
@@ -236,12 +237,13 @@ static void test_ingero_json(void)
 	CHECK(stacks_add_json(st, 7, "", row) == 0);
 	int n = stacks_frames(st, 7, f, 8, &state);
 	CHECK(n == 4 && state == STACKS_RESOLVED);
-	CHECKF(!strcmp(f[0].text, "0x7f993b40fb8b (libcudart.so.12)") && f[0].ip == 0x7f993b40fb8bull,
+	CHECKF(!strcmp(f[0].text, "0x7f993b40fb8b (libcudart.so.12)") &&
+		   f[0].ip == 0x7f993b40fb8bull,
 	       "%s", f[0].text);
 	CHECKF(!strcmp(f[1].sym, "at::native::copy_(at::Tensor&, at::Tensor const&, bool)") &&
-		       f[1].off == 0x57 &&
-		       !strcmp(f[1].text, "at::native::copy_(at::Tensor&, at::Tensor const&, "
-					  "bool)+0x57 (libtorch_cpu.so)"),
+		   f[1].off == 0x57 &&
+		   !strcmp(f[1].text, "at::native::copy_(at::Tensor&, at::Tensor const&, "
+				      "bool)+0x57 (libtorch_cpu.so)"),
 	       "%s", f[1].text);
 	CHECK(f[2].kind == STACKS_PY && f[2].line == 142 &&
 	      !strcmp(f[2].text, "[py] /w/train.py:142 in forward()"));
@@ -257,7 +259,7 @@ static void test_ingero_json(void)
 		CHECKF(r == 21, "loaded %d stacks", r);
 		n = stacks_frames(st, (uint64_t)-9010872670093151331ll, f, 8, &state);
 		CHECKF(n == 3 && strstr(f[0].text, "at::native::copy_kernel_cuda(") &&
-			       !strcmp(f[0].file, "libtorch_cuda.so"),
+			   !strcmp(f[0].file, "libtorch_cuda.so"),
 		       "%d %s", n, n ? f[0].text : "");
 	} else {
 		printf("note: %s missing, Ingero recording case skipped\n", db);
@@ -268,10 +270,8 @@ static void test_ingero_json(void)
 
 static void test_eviction(void)
 {
-	struct stacks *st = stacks_new(&(struct stacks_opts){ .inline_resolve = true,
-							      .max_stacks = 4,
-							      .max_series = 4,
-							      .no_python = true });
+	struct stacks *st = stacks_new(&(struct stacks_opts){
+	    .inline_resolve = true, .max_stacks = 4, .max_series = 4, .no_python = true});
 	uint64_t ips[3];
 	struct stacks_stats ss;
 	struct stacks_stat top[8];
@@ -298,11 +298,58 @@ static void test_eviction(void)
 	stacks_free(st);
 }
 
+/* A process that exits before its stacks are resolved: the mappings read
+ * while it lived are used. A forked child has our addresses. */
+static void test_exited(void)
+{
+	struct stacks *st =
+	    stacks_new(&(struct stacks_opts){.inline_resolve = true, .no_python = true});
+	uint64_t ips[3];
+	int fds[2];
+
+	CHECK(st != NULL && pipe(fds) == 0);
+	if (!st)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c = 'r';
+		if (write(fds[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char c;
+	CHECK(read(fds[0], &c, 1) == 1);
+	stacks_watch_pid(st, (uint32_t)pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	chain(ips);
+	struct igb_stack a = raw_of(ips, 3);
+	a.tgid = (uint32_t)pid;
+	CHECK(stacks_add_raw(st, 0xe, (uint32_t)pid, &a) == 0);
+	check_chain(st, 0xe, "exited");
+
+	/* Never seen alive: addresses, and a note saying why. */
+	struct stacks_frame f[8];
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	CHECK(stacks_add_raw(st, 0x10, (uint32_t)gone, &a) == 0);
+	int n = stacks_frames(st, 0x10, f, 8, NULL);
+	CHECKF(n == 4 && !f[0].sym[0] && f[3].kind == STACKS_NOTE &&
+		   strstr(f[3].text, "exited before its mappings were read"),
+	       "%d frames, last %s", n, n ? f[n - 1].text : "");
+	close(fds[0]);
+	close(fds[1]);
+	stacks_free(st);
+}
+
 /* CPython frames take the place of _PyEval_EvalFrameDefault. */
 static void test_python_merge(void)
 {
-	const char *pys[] = { "/root/.pyenv/versions/3.12.1/bin/python3.12",
-			      "/root/.pyenv/versions/3.11.7/bin/python3.11", "/usr/bin/python3.11" };
+	const char *pys[] = {"/root/.pyenv/versions/3.12.1/bin/python3.12",
+			     "/root/.pyenv/versions/3.11.7/bin/python3.11", "/usr/bin/python3.11"};
 	const char *py = NULL;
 	for (int i = 0; i < 3 && !py; i++)
 		if (!access(pys[i], X_OK))
@@ -365,18 +412,18 @@ static void test_python_merge(void)
 	raw.ips[0] = eval + 16;
 	raw.ips[1] = eval + 32;
 
-	struct stacks *st = stacks_new(&(struct stacks_opts){ .inline_resolve = true });
+	struct stacks *st = stacks_new(&(struct stacks_opts){.inline_resolve = true});
 	CHECK(st && stacks_add_raw(st, 0x51, (uint32_t)pid, &raw) == 0);
 	struct stacks_frame fr[16];
 	int state, n = st ? stacks_frames(st, 0x51, fr, 16, &state) : 0;
 	/* One evaluation loop call runs all three frames (3.11+): they replace
 	 * the first _PyEval_EvalFrameDefault; the second stays native. */
 	CHECKF(n == 4 && fr[0].kind == STACKS_PY && fr[1].kind == STACKS_PY &&
-		       fr[2].kind == STACKS_PY && fr[3].kind == STACKS_NATIVE,
+		   fr[2].kind == STACKS_PY && fr[3].kind == STACKS_NATIVE,
 	       "%d frames", n);
 	if (n == 4) {
 		CHECKF(strstr(fr[0].text, ".py:3 in g()") && strstr(fr[1].text, ".py:5 in h()") &&
-			       strstr(fr[2].text, ".py:6 in <module>()"),
+			   strstr(fr[2].text, ".py:6 in <module>()"),
 		       "%s | %s | %s", fr[0].text, fr[1].text, fr[2].text);
 		CHECK(strstr(fr[3].text, "_PyEval_EvalFrameDefault+0x20"));
 	}
@@ -409,6 +456,7 @@ int main(void)
 	test_thread_json_drain();
 	test_ingero_json();
 	test_eviction();
+	test_exited();
 	test_python_merge();
 	stacks_free(NULL);
 	return check_done("test_stacks");

@@ -157,8 +157,10 @@ static void test_library(struct sym_cache *c)
 			      (si.flags & SYM_F_DYNSYM));
 			uint64_t v_cuinit = si.file_vaddr;
 			r = sym_resolve(alone, pa, local - fa + fs + 1, true, &si);
-			CHECKF(r == -ENOENT && si.name == NULL && ends_with(si.path, "/libstripped.so"),
-			       "stripped static function: r=%d name=%s", r, si.name ? si.name : "-");
+			CHECKF(r == -ENOENT && si.name == NULL &&
+				   ends_with(si.path, "/libstripped.so"),
+			       "stripped static function: r=%d name=%s", r,
+			       si.name ? si.name : "-");
 			/* ... with its place in the file, for "libstripped.so+0x..." */
 			CHECK(si.file_vaddr - v_cuinit == local - fa + 1 - 2);
 		}
@@ -175,7 +177,7 @@ static void test_deleted_and_exited(struct sym_cache *c)
 {
 	char d[600], e[600];
 	int fds[2], err;
-	uint64_t addr[2] = { 0, 0 };
+	uint64_t addr[2] = {0, 0};
 	struct sym_info si;
 
 	snprintf(d, sizeof(d), "%s/libdeleted.so", tmpdir);
@@ -186,8 +188,8 @@ static void test_deleted_and_exited(struct sym_cache *c)
 	if (pid == 0) {
 		void *hd = dlopen(d, RTLD_NOW | RTLD_LOCAL), *he = dlopen(e, RTLD_NOW | RTLD_LOCAL);
 		unlink(d);
-		uint64_t out[2] = { hd ? (uint64_t)(uintptr_t)dlsym(hd, "cuInit") : 0,
-				    he ? (uint64_t)(uintptr_t)dlsym(he, "cuInit") : 0 };
+		uint64_t out[2] = {hd ? (uint64_t)(uintptr_t)dlsym(hd, "cuInit") : 0,
+				   he ? (uint64_t)(uintptr_t)dlsym(he, "cuInit") : 0};
 		if (write(fds[1], out, sizeof(out)) != sizeof(out))
 			_exit(1);
 		pause();
@@ -258,7 +260,7 @@ static void test_non_pie(struct sym_cache *c)
 	CHECK(r == 0 && f >= 0x41f000 && f < 0x6d2000);
 	r = sym_resolve(c, p, f + 4, true, &si);
 	CHECKF(r == 0 && si.name && !strcmp(si.name, "PyObject_Call") && si.off == 4 &&
-		       si.file_vaddr == f + 4,
+		   si.file_vaddr == f + 4,
 	       "r=%d %s", r, si.name ? si.name : "-");
 	CHECK(sym_find(c, p, "no_such_symbol_anywhere", "python", &a, &path) == -ENOENT);
 	sym_proc_free(p);
