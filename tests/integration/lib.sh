@@ -39,3 +39,44 @@ event_counts_of() { # events, expect
 expect_counts() { awk '$1 != "pid" && $2 > 0' "$1" | sort; }
 # Value of field NAME= on a line.
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+
+# ingero-top BPF programs and links that no live process holds: what would
+# be "left attached" after an exit. Other ingero-top instances running on the
+# machine hold theirs through file descriptors and are not counted.
+orphan_bpf() { # an exiting instance frees its programs a moment later: retry
+	local n i
+	for i in 1 2 3 4 5; do
+		n=$(orphan_bpf_once)
+		[ "$n" = 0 ] && break
+		sleep 0.4
+	done
+	echo "$n"
+}
+orphan_bpf_once() {
+	python3 - <<'PY'
+import glob, json, re, subprocess
+names = ("call_enter", "call_exit", "btf_sched_", "raw_sched_", "btf_page_", "raw_page_",
+         "btf_rq_", "raw_rq_")
+progs = json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True,
+                                  text=True).stdout or "[]")
+ours = {p["id"] for p in progs if p.get("name", "").startswith(names)}
+links = json.loads(subprocess.run(["bpftool", "link", "show", "-j"], capture_output=True,
+                                  text=True).stdout or "[]")
+our_links = {l["id"] for l in links if l.get("prog_id") in ours}
+held_progs, held_links = set(), set()
+for fi in glob.glob("/proc/[0-9]*/fdinfo/*"):
+    try:
+        t = open(fi).read()
+    except OSError:
+        continue
+    m = re.search(r"^prog_id:\s*(\d+)", t, re.M)
+    if m:
+        held_progs.add(int(m.group(1)))
+    m = re.search(r"^link_id:\s*(\d+)", t, re.M)
+    if m:
+        held_links.add(int(m.group(1)))
+# A link holds its program; a held link counts as held.
+held_progs |= {l["prog_id"] for l in links if l["id"] in held_links}
+print(len(ours - held_progs) + len(our_links - held_links))
+PY
+}

@@ -42,10 +42,11 @@ summary_ops "$TMP/rp.txt" >"$TMP/rp2.ops"
 diff -q "$TMP/live.ops" "$TMP/rp2.ops" >/dev/null && ok "replay again: identical" || bad "second replay differs"
 
 # -n 3: three frames, then exit while the workload still runs.
-"$IG" --batch -n 3 -d 0.5 --no-system-libs -- "$WL" --iters 100000 --kernels 2 --kernel-us 500 \
+iters=$((100000 + $$ % 10000)) # a command line no other test uses
+"$IG" --batch -n 3 -d 0.5 --no-system-libs -- "$WL" --iters $iters --kernels 2 --kernel-us 500 \
 	>"$TMP/n3.txt" 2>/dev/null
 expect_eq "-n 3: frames printed" "$(grep -c '^ingero-top live' "$TMP/n3.txt")" 3
-pgrep -f "workload --iters 100000" >/dev/null && bad "workload left running" || ok "-n 3: the launched command was stopped on exit"
+pgrep -f "workload --iters $iters " >/dev/null && bad "workload left running" || ok "-n 3: the launched command was stopped on exit"
 
 # --json: one valid object per frame.
 "$IG" --json -n 2 -d 0.5 --no-system-libs -- "$WL" --iters 100000 --kernels 2 --kernel-us 500 \
