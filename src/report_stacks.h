@@ -1,0 +1,39 @@
+/* Batch output of the top stacks per op (--stacks): a text section after
+ * each text frame, or one JSON object per line after each JSON frame. Reads
+ * only the stacks module; the caller owns the FILE*. */
+#ifndef IG_REPORT_STACKS_H
+#define IG_REPORT_STACKS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct stacks;
+
+struct report_stacks_opts {
+	int per_op;  /* stacks listed per op, 0 = 3 */
+	int frames;  /* frames listed per stack, 0 = 12 (notes always) */
+	int order;   /* enum stacks_order, default STACKS_BY_TAIL */
+	int max_ops; /* ops listed (by total time in their stacks), 0 = all */
+};
+
+/* Text, stable for tests (fields separated by runs of spaces):
+ *
+ *   STACKS  top 3 per op by tail time
+ *   cudaMalloc  stack 0x1f2e3d4c5b6a7988  calls 20  total 1.21ms  max 60.3us  tail 2 150us
+ *       [py] train.py:142 in forward()
+ *       chain_inner+0x1d (stackchain)
+ *       ...
+ *       (3 more frames)
+ *
+ * "STACKS none" when no call had a stack. Returns 0 or -EIO. */
+int report_stacks_text(FILE *f, struct stacks *st, const struct report_stacks_opts *o);
+
+/* One line: {"type":"stacks","order":"tail","ops":[{"op":"cudaMalloc",
+ * "stacks":[{"id":"0x..","pid":..,"calls":..,"total_ns":..,"max_ns":..,
+ * "tail_calls":..,"tail_ns":..,"state":"resolved","frames":[{"kind":"native",
+ * "text":..,"sym":..,"file":..,"off":..},{"kind":"py","text":..,"file":..,
+ * "func":..,"line":..},{"kind":"note","text":..}],"more_frames":0}]}]}
+ * Returns 0 or -EIO. */
+int report_stacks_json(FILE *f, struct stacks *st, const struct report_stacks_opts *o);
+
+#endif
