@@ -10,16 +10,15 @@
 /* clang-format off */
 enum { C_SEV, C_AGE, C_CLASS, C_OP, C_PROC, C_SUMMARY, C_N };
 
-/* clang-format off */
 static const struct tui_col cols[C_N] = {
 	[C_SEV] = { "SEV", 4, 0, 0, 'l' },
 	[C_AGE] = { "AGE", 5, 0, 1, 'r' },
-	[C_CLASS] = { "CAUSE", 16, 0, 3, 'l' },
-	[C_OP] = { "OP", 14, 0, 4, 'l' },
+	[C_CLASS] = { "CAUSE", 16, 0, 4, 'l' },
+	[C_OP] = { "OP", 14, 0, 5, 'l' },
 	[C_PROC] = { "PROCESS", 15, 0, 2, 'l' },
-	[C_SUMMARY] = { "ALERT", 20, 400, 0, 'l' },
+	/* the summary says it all: the other columns go first */
+	[C_SUMMARY] = { "ALERT", 40, 400, 0, 'l' },
 };
-/* clang-format on */
 /* clang-format on */
 
 struct chains_ctx {

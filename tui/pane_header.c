@@ -202,8 +202,9 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	}
 	if (st->recording[0]) {
 		const char *base = strrchr(st->recording, '/');
-		seg(&f, "", t->ascii ? "REC" : "\u25cf REC", TH_RECORDING);
-		seg(&f, "", base ? base + 1 : st->recording, TH_HEADER_VALUE);
+		snprintf(c, sizeof(c), "%s %.200s", t->ascii ? "REC" : "\u25cf REC",
+			 base ? base + 1 : st->recording);
+		seg(&f, "", c, TH_RECORDING);
 	} else if (st->record_error[0]) {
 		seg(&f, "REC stopped:", st->record_error, TH_ERROR);
 	}

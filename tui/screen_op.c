@@ -14,7 +14,6 @@
 /* clang-format off */
 enum { B_ID, B_NAME, B_RATE, B_P50, B_P99, B_MAX, B_RATIO, B_TAILPRE, B_PREEMPTOR, B_N };
 
-/* clang-format off */
 static const struct tui_col bcols_proc[B_N] = {
 	[B_ID] = { "PID", 7, 0, 0, 'r' },
 	[B_NAME] = { "PROCESS", 15, 5, 0, 'l' },
@@ -26,7 +25,6 @@ static const struct tui_col bcols_proc[B_N] = {
 	[B_TAILPRE] = { "TAILPRE", 7, 0, 1, 'r' },
 	[B_PREEMPTOR] = { "TOP PREEMPTOR", 17, 10, 2, 'l' },
 };
-/* clang-format on */
 /* clang-format on */
 /* clang-format off */
 static const struct tui_col bcols_thread[B_N] = {
@@ -140,7 +138,6 @@ static double b_num(void *ctx, int row, int col, int *ok)
 /* clang-format off */
 enum { S_TIME, S_PID, S_TID, S_DUR, S_PRE, S_BLK, S_SW, S_BY, S_BYTES, S_RET, S_N };
 
-/* clang-format off */
 static const struct tui_col scols[S_N] = {
 	[S_TIME] = { "SLOWEST AT", 12, 0, 1, 'l' },
 	[S_PID] = { "PID", 7, 0, 2, 'r' },
@@ -153,7 +150,6 @@ static const struct tui_col scols[S_N] = {
 	[S_BYTES] = { "BYTES", 8, 0, 4, 'r' },
 	[S_RET] = { "RET", 4, 0, 5, 'r' },
 };
-/* clang-format on */
 /* clang-format on */
 
 static uint64_t s_key(void *ctx, int row)

@@ -14,7 +14,6 @@
 enum { T_TID, T_RATE, T_MAINOP, T_CUDA, T_OFF, T_PRE, T_BLK, T_BETWEEN, T_SW, T_SYNC, T_LAST,
        T_N };
 
-/* clang-format off */
 static const struct tui_col tcols[T_N] = {
 	[T_TID] = { "TID", 7, 0, 0, 'r' },
 	[T_RATE] = { "CALLS/S", 7, 0, 0, 'r' },
@@ -28,7 +27,6 @@ static const struct tui_col tcols[T_N] = {
 	[T_SYNC] = { "SYNCS", 6, 0, 4, 'r' },
 	[T_LAST] = { "LAST PREEMPTOR", 16, 6, 2, 'l' },
 };
-/* clang-format on */
 /* clang-format on */
 
 static double frac(uint64_t a, uint64_t b)
@@ -142,7 +140,7 @@ static void proc_update(struct tui *t, struct tui_view *v)
 static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struct ig_proc_stats *p)
 {
 	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, "wall ");
-	int legend_w = 46;
+	int legend_w = 53;
 	int w = r->w - x - legend_w - 2;
 	if (w > 60)
 		w = 60;
@@ -152,12 +150,15 @@ static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struc
 	}
 	if (!p->wall_ns || w <= 0)
 		return;
+	uint64_t cuda_on = p->cuda_ns > p->off_in_call_ns ? p->cuda_ns - p->off_in_call_ns : 0;
 	struct {
 		uint64_t ns;
 		int slot;
 		const char *glyph, *ascii;
 	} part[4] = {
-	    {p->cuda_ns, TH_BAR, "\u2588", "C"},
+	    /* disjoint: CUDA time on CPU (its off-CPU time is counted as
+	     * preempted or blocked), off-CPU, busy between calls */
+	    {cuda_on, TH_BAR, "\u2588", "C"},
 	    {p->off_preempt_ns, TH_PREEMPTED, "\u2593", "P"},
 	    {p->off_blocked_ns + p->off_unknown_ns, TH_BLOCKED, "\u2592", "B"},
 	    {p->between_on_cpu_ns, TH_DIM, "\u2591", "."},
@@ -179,8 +180,8 @@ static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struc
 	if (legend_w) {
 		char a[16], b[16], c[16], d[16];
 		int lx = x + w + 2;
-		lx += draw_printf(t, r, y, lx, TH_BAR, "CUDA %s ",
-				  tui_fmt_pct(a, sizeof(a), frac(p->cuda_ns, p->wall_ns)));
+		lx += draw_printf(t, r, y, lx, TH_BAR, "CUDA on CPU %s ",
+				  tui_fmt_pct(a, sizeof(a), frac(cuda_on, p->wall_ns)));
 		lx += draw_printf(t, r, y, lx, TH_PREEMPTED, "preempted %s ",
 				  tui_fmt_pct(b, sizeof(b), p->off_preempt_pct / 100));
 		lx += draw_printf(

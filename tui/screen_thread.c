@@ -11,7 +11,6 @@
 /* clang-format off */
 enum { O_WHEN, O_DUR, O_STATE, O_WHERE, O_CPU, O_BY, O_N };
 
-/* clang-format off */
 static const struct tui_col ocols[O_N] = {
 	[O_WHEN] = { "OFF-CPU AT", 12, 0, 0, 'l' },
 	[O_DUR] = { "DURATION", 8, 0, 0, 'r' },
@@ -20,7 +19,6 @@ static const struct tui_col ocols[O_N] = {
 	[O_CPU] = { "CPU", 4, 0, 2, 'r' },
 	[O_BY] = { "PREEMPTED / WOKEN BY", 20, 10, 1, 'l' },
 };
-/* clang-format on */
 /* clang-format on */
 
 static struct ig_thread_stats scratch[TUI_MAX_THREADS];
