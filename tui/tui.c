@@ -931,7 +931,11 @@ int tui_run(struct session *s, const struct cli *cli)
 		}
 		const struct ig_status *st = session_status(s);
 		if (strcmp(st->message, t->last_status_msg) != 0) {
+			/* a new notice from the session (flight save, recording): the
+			 * header may have no room left, the hint line always has */
 			snprintf(t->last_status_msg, sizeof(t->last_status_msg), "%s", st->message);
+			if (st->message[0])
+				tui_message(t, "%.150s", st->message);
 			dirty = 1;
 		}
 		/* the end: a launched command exited, or the replay reached its last
