@@ -39,9 +39,11 @@ def main():
     calls = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     warm_up(lib)
     time.sleep(float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
+    t0 = time.perf_counter()
     rc = Trainer(lib).train(calls)  # MARK_MAIN
+    loop_s = time.perf_counter() - t0
     time.sleep(0.3)
-    print("ctypes_calls: %d calls, status %d" % (calls, rc))
+    print("ctypes_calls: %d calls, status %d, loop_s=%.6f" % (calls, rc, loop_s))
     return rc
 
 

@@ -5,7 +5,7 @@
  * by tests/integration/test_stacks.sh and tests/bench/bench_stacks.sh,
  * independently of how the session wires the same pieces.
  *
- *   stacktrace [--no-stacks] [--raw] [--quiet] [--lib PATH]... -- CMD ARGS
+ *   stacktrace [--no-stacks] [--raw] [--bpf-stats] [--quiet] [--lib PATH]... -- CMD ARGS
  *   stacktrace --py-offsets X.Y */
 #include "collector.h"
 #include "evfmt.h"
@@ -17,6 +17,8 @@
 #include <linux/types.h>
 #include "ingero.h"
 
+#include <bpf/bpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -122,12 +124,34 @@ static int print_py_offsets(const char *ver)
 	return 0;
 }
 
+/* Run time of our BPF programs (kernel.bpf_stats via BPF_ENABLE_STATS). */
+static void print_bpf_stats(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = atoi(de->d_name);
+		memset(&info, 0, sizeof(info));
+		if (fd < 3 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		if (strncmp(info.name, "call_", 5))
+			continue;
+		printf("bpfstat prog=%s run_cnt=%llu run_time_ns=%llu avg_ns=%.0f\n", info.name,
+		       (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns,
+		       (double)info.run_time_ns / (double)info.run_cnt);
+	}
+	if (d)
+		closedir(d);
+}
+
 int main(int argc, char **argv)
 {
 	struct collector_opts o = {.target = COLL_COMMAND, .no_system_libs = true, .stacks = true};
 	const char *libs[16];
 	char err[256];
-	int nlibs = 0, go, status = 0, i, raw_mode = 0;
+	int nlibs = 0, go, status = 0, i, raw_mode = 0, bpf_stats = 0, stats_fd = -1;
 
 	if (argc == 3 && !strcmp(argv[1], "--py-offsets"))
 		return print_py_offsets(argv[2]);
@@ -138,12 +162,14 @@ int main(int argc, char **argv)
 			quiet = 1;
 		else if (!strcmp(argv[i], "--raw"))
 			raw_mode = 1;
+		else if (!strcmp(argv[i], "--bpf-stats"))
+			bpf_stats = 1;
 		else if (!strcmp(argv[i], "--lib") && i + 1 < argc && nlibs < 16)
 			libs[nlibs++] = argv[++i];
 		else {
-			fprintf(
-			    stderr,
-			    "usage: stacktrace [--no-stacks] [--quiet] [--lib PATH]... -- CMD\n");
+			fprintf(stderr,
+				"usage: stacktrace [--no-stacks] [--raw] [--bpf-stats] [--quiet] "
+				"[--lib PATH]... -- CMD\n");
 			return 2;
 		}
 	}
@@ -168,6 +194,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	collector_summary(c, stderr);
+	if (bpf_stats && (stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0)
+		fprintf(stderr, "stacktrace: cannot enable BPF run-time statistics\n");
 	if (o.stacks && !raw_mode) {
 		stk = stacks_new(NULL);
 		if (!stk) {
@@ -192,6 +220,8 @@ int main(int argc, char **argv)
 		if (done)
 			drained++;
 	}
+	if (stats_fd >= 0)
+		print_bpf_stats();
 	struct collector_stack_stats ss;
 	collector_stack_stats(c, &ss);
 	printf("summary calls=%" PRIu64 " with_stack=%" PRIu64
