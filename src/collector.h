@@ -22,6 +22,7 @@ struct collector_opts {
 	const char *exe;         /* COLL_COMMAND: executable, to find its libraries up front */
 	bool force_raw_tp;       /* use raw_tp even where tp_btf works */
 	bool no_system_libs;     /* do not attach ldconfig / /usr/local/cuda libraries */
+	bool no_multi;           /* one perf-event uprobe per probe, not uprobe_multi links */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
 	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
 };

@@ -145,6 +145,8 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	o.libs = s->cli.libs;
 	o.nlibs = s->cli.nlibs;
 	o.force_raw_tp = s->cli.raw_tp;
+	/* Kernels before 6.6, or to compare: one perf event per probe. */
+	o.no_multi = getenv("INGERO_TOP_NO_UPROBE_MULTI") != NULL;
 	o.no_system_libs = s->cli.no_system_libs;
 	if (s->cli.demo) {
 		s->demo = demo_start(s->cli.demo, err, errlen);

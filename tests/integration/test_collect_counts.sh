@@ -9,7 +9,7 @@ need_root
 
 run_case() { # name, workload args...
 	local name=$1; shift
-	"$IG" --events --no-system-libs -- "$WL" "$@" --expect "$TMP/$name.expect" >"$TMP/$name.ev" 2>"$TMP/$name.err"
+	"$IG" --events --no-system-libs ${IG_EXTRA:-} -- "$WL" "$@" --expect "$TMP/$name.expect" >"$TMP/$name.ev" 2>"$TMP/$name.err"
 	local rc=$?
 	expect_eq "$name: exit status" "$rc" 0
 	event_counts "$TMP/$name.ev" >"$TMP/$name.got"
@@ -25,6 +25,11 @@ run_case basic --iters 40 --kernels 3 --kernel-us 50 --h2d 65536 --d2h 4096 --sy
 	--malloc-every 4
 run_case driver-graph --iters 25 --kernels 2 --kernel-us 20 --driver --graph --device-sync \
 	--async-copy --h2d 8192 --malloc-every 5
+# The fallbacks: one perf-event uprobe per probe (kernels before 6.6) and
+# raw tracepoints instead of tp_btf give the same counts.
+INGERO_TOP_NO_UPROBE_MULTI=1 run_case perf-uprobes --iters 20 --kernels 2 --kernel-us 20 --h2d 4096 \
+	--malloc-every 4
+IG_EXTRA=--raw-tp run_case raw-tp --iters 20 --kernels 2 --kernel-us 20 --d2h 4096
 run_case threads-fork --iters 20 --kernels 2 --kernel-us 20 --threads 3 --fork --sync-every 2
 
 # The forked child is traced under its own pid.
