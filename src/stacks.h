@@ -108,8 +108,8 @@ struct stacks_frame {
 int stacks_frames(struct stacks *st, uint64_t id, struct stacks_frame *out, int max, int *state);
 
 /* One (op, stack) series; times in ns. "Tail" calls last at least the
- * op's p95 (over the calls seen so far, re-evaluated every second of event
- * time), the same threshold the model uses for its tail. */
+ * op's p95, as in the model's tail, but over the calls seen so far (since
+ * start or reset), re-evaluated every second of event time. */
 struct stacks_stat {
 	uint64_t id;
 	int op;
