@@ -1291,6 +1291,11 @@ static void json_of(const struct stk *s, char **ips, char **frames)
 					snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->ip);
 					sb_str(&bf, "i", tmp);
 					comma = true;
+					if (*file && f->off) { /* ours: offset in the file */
+						snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->off);
+						sb_puts(&bf, ",");
+						sb_str(&bf, "o", tmp);
+					}
 				}
 				if (*file) {
 					if (comma)
@@ -1408,7 +1413,7 @@ static int add_json_frames(struct builder *b, const char *json)
 		if (*j.p != '{')
 			return -EINVAL;
 		j.p++;
-		char s[1024] = "", f[512] = "", i[64] = "", pf[512] = "", pfn[256] = "",
+		char s[1024] = "", f[512] = "", i[64] = "", o[64] = "", pf[512] = "", pfn[256] = "",
 		     n[320] = "";
 		long pl = 0, l = 0;
 		for (;;) {
@@ -1449,6 +1454,8 @@ static int add_json_frames(struct builder *b, const char *json)
 				scopy(f, sizeof(f), val);
 			else if (!strcmp(key, "i"))
 				scopy(i, sizeof(i), val);
+			else if (!strcmp(key, "o"))
+				scopy(o, sizeof(o), val);
 			else if (!strcmp(key, "pf"))
 				scopy(pf, sizeof(pf), val);
 			else if (!strcmp(key, "pfn"))
@@ -1484,8 +1491,12 @@ static int add_json_frames(struct builder *b, const char *json)
 			badd(b, STACKS_NATIVE, i[0] ? strtoull(i, NULL, 16) : 0, off, (int)l, sym,
 			     f, text);
 		} else if (i[0]) {
-			tfmt(text, sizeof(text), "%s (%s)", i, f[0] ? f : "?");
-			badd(b, STACKS_NATIVE, strtoull(i, NULL, 16), 0, 0, NULL, f, text);
+			uint64_t off = o[0] ? strtoull(o, NULL, 16) : 0;
+			if (off && f[0])
+				tfmt(text, sizeof(text), "%s (%s+0x%" PRIx64 ")", i, f, off);
+			else
+				tfmt(text, sizeof(text), "%s (%s)", i, f[0] ? f : "?");
+			badd(b, STACKS_NATIVE, strtoull(i, NULL, 16), off, 0, NULL, f, text);
 		}
 	}
 }

@@ -60,7 +60,8 @@ void stacks_watch_pid(struct stacks *st, uint32_t pid);
 int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct igb_stack *raw);
 /* A resolved stack from a recording: frames_json in Ingero's stack_traces
  * format (an array of {"s": symbol+offset, "f": file, "i": address,
- * "pf"/"pfn"/"pl": Python file, function, line}; "n": a note, ours), or
+ * "pf"/"pfn"/"pl": Python file, function, line}; ours: "n" a note, "o"
+ * the offset in "f" of an unresolved address), or
  * only ips_json (an array of "0x..." strings). Mangled names are demangled.
  * 0, -EEXIST, -EINVAL (neither parses), -ENOMEM. */
 int stacks_add_json(struct stacks *st, uint64_t id, const char *ips_json, const char *frames_json);

@@ -249,6 +249,11 @@ static void test_ingero_json(void)
 	      !strcmp(f[2].text, "[py] /w/train.py:142 in forward()"));
 	CHECK(f[3].kind == STACKS_NOTE && !strcmp(f[3].text, "a \"note\""));
 	CHECK(stacks_add_json(st, 8, "", "not json") == -EINVAL);
+	CHECK(stacks_add_json(
+		  st, 10, "",
+		  "[{\"i\":\"0x7f0012345678\",\"f\":\"libffi.so.8\",\"o\":\"0x6f7a\"}]") == 0);
+	CHECK(stacks_frames(st, 10, f, 8, NULL) == 1 &&
+	      !strcmp(f[0].text, "0x7f0012345678 (libffi.so.8+0x6f7a)") && f[0].off == 0x6f7a);
 	CHECK(stacks_add_json(st, 9, "[\"0x10\",\"0x20\"]", "") == 0);
 	CHECK(stacks_frames(st, 9, f, 8, NULL) == 2 && f[1].ip == 0x20);
 
