@@ -58,13 +58,13 @@ struct demo_scn {
 static const struct demo_scn demo_scns[] = {
 	{
 		.name = "cpu-contention",
-		/* A launch-bound step: each launch costs 50 us of CPU (op dispatch),
-		 * so the hog on the same core takes the CPU inside the launches. */
-		.env = { "SHIM_LAUNCH_US=50" },
+		/* A launch-bound step: 10 launches of 0.5 ms of host CPU each (the
+		 * dispatch work of an eager framework, inside the CUDA call), then
+		 * a sync. Two hogs share the core: the launches are preempted. */
+		.env = { "SHIM_LAUNCH_US=500" },
 		.prog = {
-			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "3000",
-				"--kernels", "20", "--kernel-us", "50", "--h2d", "262144",
-				"--sync-every", "1", NULL } },
+			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "650",
+				"--kernels", "10", "--kernel-us", "100", "--sync-every", "1", NULL } },
 			{ DR_HELPER, "tests/progs/hog", { "--cpu", "@CPU", "--seconds", "30", NULL } },
 			{ DR_HELPER, "tests/progs/hog", { "--cpu", "@CPU", "--seconds", "30", NULL } },
 		},
@@ -88,16 +88,16 @@ static const struct demo_scn demo_scns[] = {
 	{
 		.name = "hidden-sync",
 		.prog = {
-			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "18000",
-				"--kernels", "1", "--kernel-us", "500", "--d2h", "4",
+			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "4500",
+				"--kernels", "1", "--kernel-us", "2000", "--d2h", "4",
 				"--sync-every", "1", NULL } },
 		},
 	},
 	{
 		.name = "memcpy",
 		.prog = {
-			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "600",
-				"--kernels", "2", "--kernel-us", "1000", "--h2d", "134217728",
+			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "500",
+				"--kernels", "1", "--kernel-us", "2000", "--h2d", "268435456",
 				"--sync-every", "1", NULL } },
 		},
 	},
@@ -117,7 +117,7 @@ static const struct demo_scn demo_scns[] = {
 			{ DR_MAIN, "tests/progs/trainer", { "--wait-signal", "--cpu", "@CPU",
 				"--seconds", "10", "--kernels", "4", "--kernel-us", "4000",
 				"--h2d", "1048576", "--ckpt-every", "50", "--ckpt-bytes",
-				"50331648", "--ckpt-shards", "16", "--dir", "@DIR", NULL } },
+				"50331648", "--ckpt-shards", "32", "--dir", "@DIR", NULL } },
 		},
 	},
 	{
@@ -201,9 +201,25 @@ static void demo_free_argv(struct demo_proc *p)
 	memset(p->argv, 0, sizeof(p->argv));
 }
 
+/* INGERO_DEMO_SCALE (0.05..1, default 1) shortens every scenario: the
+ * values of --iters and --seconds are multiplied by it. `make scenarios`
+ * uses it to keep the shipped recordings small; docs/scenarios.md. */
+static double demo_scale(void)
+{
+	const char *s = getenv("INGERO_DEMO_SCALE");
+	char *end;
+	double f = s && *s ? strtod(s, &end) : 1;
+
+	if (!s || !*s || *end || !(f >= 0.05 && f <= 1))
+		return 1;
+	return f;
+}
+
 static int demo_build_argv(struct demo_run *d, struct demo_proc *p, const struct demo_prog *g,
 			   const char *path)
 {
+	double scale = demo_scale();
+	char num[32];
 	int n = 0;
 
 	p->argv[n++] = strdup(path);
@@ -215,6 +231,13 @@ static int demo_build_argv(struct demo_run *d, struct demo_proc *p, const struct
 			a = d->cpu2;
 		else if (!strcmp(a, "@DIR"))
 			a = d->dir;
+		else if (i > 0 && scale < 1 &&
+			 (!strcmp(g->argv[i - 1], "--iters") ||
+			  !strcmp(g->argv[i - 1], "--seconds"))) {
+			double v = atof(a) * scale;
+			snprintf(num, sizeof(num), "%.0f", v < 1 ? 1 : v);
+			a = num;
+		}
 		p->argv[n++] = strdup(a);
 	}
 	p->argv[n] = NULL;

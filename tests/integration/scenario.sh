@@ -1,0 +1,44 @@
+# Shared by tests/integration/test_scenario_*.sh (sourced after lib.sh, not
+# run): one demo scenario (src/demo.c, docs/scenarios.md) traced live by
+# `ingero-top --demo NAME --batch --summary`, recorded, the recording replayed
+# without root, and the diagnosis checked by scenario_check.py: the class, op,
+# process and culprit of the top chain, no chain of another class above LOW
+# (live, replay, and every chain the recording holds), replay == live.
+
+scenario_needs() {
+	need_root
+	[ "$(nproc)" -ge 2 ] || { echo "skip: the scenarios pin their programs to 2 CPUs"; exit 77; }
+	command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
+}
+
+# scenario NAME CHECK-ARGS... (see scenario_check.py)
+scenario() {
+	local name=$1 rc
+	shift
+	local db=$TMP/$name.db live=$TMP/$name.live.json err=$TMP/$name.live.err
+	local rep=$TMP/$name.replay.json rerr=$TMP/$name.replay.err
+	local t0=$SECONDS
+	# ingero-top on CPU 0; the scenario pins its own programs (mostly to CPU 1)
+	timeout -k 10 150 taskset -c 0 "$IG" --demo "$name" --batch --summary --json -v \
+		--record "$db" >"$live" 2>"$err"
+	rc=$?
+	echo "live run: ${name}, exit $rc, $((SECONDS - t0)) s"
+	expect_eq "ingero-top --demo $name exit status" "$rc" 0
+	grep -E "^(workload|trainer|dataloader): |demo $name: " "$err" | sed 's/^/     /'
+	[ -s "$db" ] || { bad "no recording in $db"; sed 's/^/     | /' "$err" | tail -20; finish; }
+	chmod 644 "$db"
+	# the replay needs no root: run it as nobody when we can
+	local as=()
+	command -v setpriv >/dev/null && as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	"${as[@]}" "$IG" --replay "$db" --batch --summary --json >"$rep" 2>"$rerr"
+	rc=$?
+	expect_eq "replay of $name.db ${as:+as nobody }exit status" "$rc" 0
+	if python3 "$ROOT/tests/integration/scenario_check.py" --live "$live" --replay "$rep" \
+		--db "$db" --log "$err" "$@"; then
+		ok "diagnosis of $name"
+	else
+		bad "diagnosis of $name"
+		echo "     live stderr:"
+		sed 's/^/     | /' "$err" | tail -20
+	fi
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make scenarios: records tests/scenarios/NAME.db, the recordings that
+# `ingero-top --demo NAME` replays for users without root. Each is a run of
+# the scenario made by ingero-top itself, shortened with INGERO_DEMO_SCALE
+# (src/demo.c) to stay under 1 MB, and kept only when its replay's top chain
+# has the scenario's class. Needs root; `make scenarios [SCENARIOS="a b"]`.
+set -u
+cd "$(dirname "$0")/../.."
+B=${BUILD:-build}
+IG=$B/ingero-top
+MAX=1048576
+if [ "$(id -u)" != 0 ]; then
+	echo "scenarios: recording needs root (live eBPF); run 'sudo make scenarios'" >&2
+	exit 1
+fi
+want=" ${*:-} "
+log=$(mktemp /tmp/ingero-scenarios.XXXXXX)
+trap 'rm -f "$log"' EXIT
+fails=0
+# name, scale of the run (--iters/--seconds), class of the top chain
+while read -r name scale class; do
+	[ "$want" = "  " ] || [[ $want == *" $name "* ]] || continue
+	out=tests/scenarios/$name.db
+	new=$out.new
+	rm -f "$new" "$new-wal" "$new-shm"
+	t0=$SECONDS
+	INGERO_DEMO_SCALE=$scale taskset -c 0 "$IG" --demo "$name" --batch --summary -v \
+		--record "$new" >/dev/null 2>"$log"
+	rc=$?
+	size=$(stat -c %s "$new" 2>/dev/null || echo 0)
+	top=$("$IG" --replay "$new" --batch --summary 2>/dev/null |
+		awk '/^CHAINS/ { getline; print $3; exit }')
+	printf '%-15s scale %-5s exit %d, %3d s, %7d bytes, top chain %s\n' "$name" "$scale" "$rc" \
+		$((SECONDS - t0)) "$size" "${top:-none}"
+	if [ "$rc" = 0 ] && [ "$size" -gt 0 ] && [ "$size" -lt $MAX ] && [ "$top" = "$class" ]; then
+		chmod 644 "$new"
+		mv -f "$new" "$out"
+	else
+		echo "scenarios: $name: want exit 0, < $MAX bytes and a $class top chain; kept the old $out" >&2
+		tail -n 5 "$log" >&2
+		rm -f "$new" "$new-wal" "$new-shm"
+		fails=$((fails + 1))
+	fi
+done <<'LIST'
+cpu-contention 0.4  cpu_contention
+gpu-bound      1    gpu_bound
+dataloader     0.5  host_starvation
+hidden-sync    0.2  sync_storm
+memcpy         1    copy_dominated
+alloc-spike    0.6  alloc_spikes
+io-stall       1    block_io
+cold-start     0.4  cold_start
+LIST
+[ $fails = 0 ]
