@@ -697,6 +697,11 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
 	skel->rodata->stacks_on = stacks;
+	if (!stacks) { /* the stack maps are preallocated: keep them tiny */
+		bpf_map__set_max_entries(skel->maps.stacks, 1);
+		bpf_map__set_max_entries(skel->maps.py_threads, 1);
+		bpf_map__set_max_entries(skel->maps.py_procs, 1);
+	}
 	select_programs(skel, raw, stacks);
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.call_enter,
