@@ -31,6 +31,7 @@ static const char usage[] =
 	"      --summary        print one final frame over the whole run\n"
 	"      --json           one JSON object per frame, one per line\n"
 	"      --events         print every event, one line each (debugging, scripts)\n"
+	"      --stacks         also print the top call stacks per op\n"
 	"  -w, --window SECS    rolling window of the statistics (default 10)\n"
 	"\n"
 	"recording:\n"
@@ -52,7 +53,7 @@ static const char usage[] =
 	"\n"
 	"other:\n"
 	"      --raw-tp         use raw tracepoints even where tp_btf works\n"
-	"      --no-stacks      do not capture user stacks\n"
+	"      --no-stacks      do not capture user stacks (on by default)\n"
 	"  -v, --verbose        more messages (libbpf debug output with -vv)\n"
 	"  -h, --help           this help;  -V, --version  the version\n";
 
@@ -74,6 +75,7 @@ enum {
 	OPT_NO_SYSTEM_LIBS,
 	OPT_NO_STACKS,
 	OPT_DEMO,
+	OPT_STACKS,
 };
 
 static const struct option longopts[] = {
@@ -99,6 +101,7 @@ static const struct option longopts[] = {
 	{ "no-system-libs", no_argument, NULL, OPT_NO_SYSTEM_LIBS },
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 	{ "demo", no_argument, NULL, OPT_DEMO },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -246,6 +249,9 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			break;
 		case OPT_NO_STACKS:
 			c->no_stacks = true;
+			break;
+		case OPT_STACKS:
+			c->stacks = true;
 			break;
 		case OPT_DEMO:
 			/* An optional scenario name follows as a separate word. */

@@ -35,6 +35,7 @@ struct cli {
 	bool raw_tp;         /* --raw-tp: force the raw tracepoint fallback */
 	bool no_system_libs;
 	bool no_stacks;
+	bool stacks;         /* --stacks: top stacks per op in batch frames */
 	int verbose;
 	const char *demo;    /* --demo [SCENARIO]: NULL when absent */
 	char **cmd;          /* -- CMD ARGS... (NULL when absent) */

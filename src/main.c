@@ -6,6 +6,8 @@
 #include "log.h"
 #include "model.h"
 #include "report.h"
+#include "report_stacks.h"
+#include "stacks.h"
 #include "session.h"
 
 #include <errno.h>
@@ -51,6 +53,14 @@ static int print_frame(struct session *s, const struct cli *cli, bool summary)
 	const struct ig_model *m = session_model(s);
 	struct ig_status *st = session_status(s);
 	int r = cli->json ? report_json(stdout, m, st, &o) : report_text(stdout, m, st, &o);
+	if (cli->stacks && session_stacks(s)) {
+		if (summary)
+			stacks_flush(session_stacks(s), 2000);
+		if (cli->json)
+			report_stacks_json(stdout, session_stacks(s), NULL);
+		else
+			report_stacks_text(stdout, session_stacks(s), NULL);
+	}
 	if (!cli->json)
 		fputc('\n', stdout);
 	fflush(stdout);

@@ -14,6 +14,7 @@
 #include "hostinfo.h"
 #include "ops.h"
 #include "report.h"
+#include "stacks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +52,7 @@ struct session {
 	/* recording */
 	struct rec *rec;
 	struct flight *flight;
+	struct stacks *stacks;
 	uint64_t rec_chain_gen;
 	/* replay pacing: event-time position moves at speed x wall time */
 	bool replay;
@@ -63,10 +65,17 @@ struct session {
 	size_t nchain_ts;
 };
 
+static void record_stack(void *ctx, uint64_t id, const char *ips, const char *frames)
+{
+	rec_stack(ctx, id, ips, frames);
+}
+
 static void ingest(void *ctx, const struct ig_event *e)
 {
 	struct session *s = ctx;
 	model_ingest(s->model, e);
+	if (s->stacks)
+		stacks_event(s->stacks, e);
 	if (e->ts_ns + e->dur_ns > s->last_ev_ns)
 		s->last_ev_ns = e->ts_ns + e->dur_ns;
 	if (s->flight)
@@ -148,6 +157,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	/* Kernels before 6.6, or to compare: one perf event per probe. */
 	o.no_multi = getenv("INGERO_TOP_NO_UPROBE_MULTI") != NULL;
 	o.no_system_libs = s->cli.no_system_libs;
+	o.stacks = !s->cli.no_stacks;
 	if (s->cli.demo) {
 		s->demo = demo_start(s->cli.demo, err, errlen);
 		if (!s->demo)
@@ -195,6 +205,12 @@ static int open_live(struct session *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	s->src = collector_source(s->coll);
+	collector_status(s->coll, &s->st);
+	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
+		stacks_set_collector(s->stacks, s->coll);
+		for (int i = 0; i < o.npids; i++)
+			stacks_watch_pid(s->stacks, (uint32_t)o.pids[i]);
+	}
 	if (s->demo)
 		demo_release(s->demo);
 	if (s->child > 0) {
@@ -233,6 +249,9 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	s->replay = true;
+	if ((s->stacks = stacks_new(NULL)))
+		for (int i = 0; i < s->cli.nreplay; i++)
+			stacks_load_db(s->stacks, s->cli.replay[i]);
 	s->speed = s->cli.batch ? 0 : s->cli.speed;
 	s->st.mode = IG_MODE_REPLAY;
 	s->st.replay_speed = s->speed;
@@ -429,6 +448,11 @@ void session_free(struct session *s)
 			waitpid(s->child, NULL, 0);
 		}
 	}
+	if (s->stacks && s->rec) {
+		stacks_flush(s->stacks, 2000);
+		stacks_drain(s->stacks, record_stack, s->rec);
+	}
+	stacks_free(s->stacks); /* before the collector it reads from */
 	if (s->rec) {
 		record_chains(s);
 		rec_close(s->rec);
@@ -548,6 +572,11 @@ static void check_child(struct session *s)
 	}
 }
 
+struct stacks *session_stacks(struct session *s)
+{
+	return s->stacks;
+}
+
 void session_tick(struct session *s)
 {
 	uint64_t now = ig_unix_now_ns();
@@ -579,6 +608,8 @@ void session_tick(struct session *s)
 			s->done = true;
 	}
 	record_chains(s);
+	if (s->stacks && s->rec)
+		stacks_drain(s->stacks, record_stack, s->rec);
 	if (s->flight && flight_poll(s->flight, s->st.message, sizeof(s->st.message)))
 		log_msg(LOG_INFO, "%s", s->st.message);
 	if (s->rec && rec_error(s->rec) && !s->st.record_error[0])
@@ -634,6 +665,8 @@ void session_set_paused(struct session *s, bool paused)
 void session_reset(struct session *s)
 {
 	model_reset(s->model);
+	if (s->stacks)
+		stacks_reset(s->stacks);
 }
 
 int session_set_speed(struct session *s, double speed)
@@ -662,6 +695,8 @@ static int seek_to(struct session *s, uint64_t to)
 			return -ENOMEM;
 		model_free(s->model);
 		s->model = m;
+		if (s->stacks)
+			stacks_reset(s->stacks);
 		int r = replay_seek(s->src, s->st.replay_start_ns);
 		if (r)
 			return r;

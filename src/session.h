@@ -44,6 +44,8 @@ bool session_done(struct session *s);
 int session_cmd_status(struct session *s);
 
 struct ig_model *session_model(struct session *s);
+/* The stacks of the session (live or replay), NULL when off. */
+struct stacks *session_stacks(struct session *s);
 /* The status the views show (owned by the session, refreshed by tick). */
 struct ig_status *session_status(struct session *s);
 
