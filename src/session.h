@@ -43,6 +43,8 @@ bool session_done(struct session *s);
 /* Exit status of the launched command (-1 when none or not yet). */
 int session_cmd_status(struct session *s);
 
+/* The model. A backward seek replaces it with a new one: fetch it again
+ * after session_seek/session_jump_chain instead of keeping the pointer. */
 struct ig_model *session_model(struct session *s);
 /* The stacks of the session (live or replay), NULL when off. */
 struct stacks *session_stacks(struct session *s);
