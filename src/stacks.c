@@ -3,6 +3,8 @@
  * symbol cache and the interpreters. See stacks.h. */
 #include "stacks.h"
 
+#include "htab.h"
+
 #include "collector.h"
 #include "hist.h"
 #include "ops.h"
@@ -35,86 +37,6 @@
 #define NS 1000000000ull
 #define MAX_FRAMES (IGB_STACK_MAX + IGB_PY_MAX + 8)
 
-/* ---- small open-addressing hash: 64-bit key -> index ------------------------ */
-
-struct htab {
-	uint64_t *keys;
-	int32_t *vals; /* -1 = empty */
-	uint32_t mask;
-};
-
-static uint32_t hmix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
-
-static int ht_init(struct htab *t, unsigned cap)
-{
-	uint32_t n = 16;
-	while (n < 2 * cap)
-		n <<= 1;
-	t->keys = calloc(n, sizeof(*t->keys));
-	t->vals = malloc(n * sizeof(*t->vals));
-	if (!t->keys || !t->vals)
-		return -ENOMEM;
-	memset(t->vals, 0xff, n * sizeof(*t->vals));
-	t->mask = n - 1;
-	return 0;
-}
-
-static void ht_free(struct htab *t)
-{
-	free(t->keys);
-	free(t->vals);
-}
-
-static int32_t ht_get(const struct htab *t, uint64_t k)
-{
-	for (uint32_t i = hmix(k) & t->mask;; i = (i + 1) & t->mask) {
-		if (t->vals[i] < 0)
-			return -1;
-		if (t->keys[i] == k)
-			return t->vals[i];
-	}
-}
-
-static void ht_put(struct htab *t, uint64_t k, int32_t v)
-{
-	uint32_t i = hmix(k) & t->mask;
-	while (t->vals[i] >= 0 && t->keys[i] != k)
-		i = (i + 1) & t->mask;
-	t->keys[i] = k;
-	t->vals[i] = v;
-}
-
-static void ht_del(struct htab *t, uint64_t k)
-{
-	uint32_t i = hmix(k) & t->mask;
-	while (t->vals[i] >= 0 && t->keys[i] != k)
-		i = (i + 1) & t->mask;
-	if (t->vals[i] < 0)
-		return;
-	uint32_t j = i;
-	for (;;) {
-		t->vals[i] = -1;
-		for (;;) {
-			j = (j + 1) & t->mask;
-			if (t->vals[j] < 0)
-				return;
-			uint32_t home = hmix(t->keys[j]) & t->mask;
-			if (i <= j ? (home <= i || home > j) : (home <= i && home > j))
-				break;
-		}
-		t->keys[i] = t->keys[j];
-		t->vals[i] = t->vals[j];
-		i = j;
-	}
-}
 
 /* ---- tables ------------------------------------------------------------- */
 
