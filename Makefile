@@ -2,6 +2,7 @@
 #   make          build build/ingero-top
 #   make deps     install missing Debian packages (as root), or list them
 #   make demo     deps + build + run the demo workload under ingero-top
+#   make scenarios re-record the demo scenarios' shipped recordings (root)
 #   make test     deps + build + every test (root tests need root)
 #   make bench    the benchmarks under tests/bench
 
@@ -135,6 +136,13 @@ demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory test-build
 	@tests/demo.sh
+
+# Re-records the demo scenarios' shipped recordings, tests/scenarios/*.db (as
+# root; SCENARIOS="cpu-contention ..." for some only). docs/scenarios.md.
+.PHONY: scenarios
+scenarios:
+	@$(MAKE) --no-print-directory test-build
+	@tests/scenarios/record.sh $(SCENARIOS)
 
 bench:
 	@$(MAKE) --no-print-directory test-build

@@ -509,6 +509,10 @@ static int cold_explains(const struct ctx *x, const struct ig_series_stats *s)
 	if (!h)
 		return 0;
 	uint64_t thr = (uint64_t)((double)s->win.p50 * x->cfg->tail_ratio);
+	/* only slow first calls explain a tail: with fast ones, the first few
+	 * outliers of a periodic spike would pass for a cold start */
+	if (s->cold_max_ns < thr)
+		return 0;
 	return hist_count_above(h, thr) <= s->cold_n + s->calls_win / 200;
 }
 

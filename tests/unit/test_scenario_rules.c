@@ -1,9 +1,13 @@
-/* Nested runtime -> driver calls (cudaStreamSynchronize -> cuStreamSynchronize,
- * cudaLaunchKernel -> cuLaunchKernel), as the tracer sees them on a real
- * CUDA stack and on the shim: the model marks the inner calls, a pair counts
- * as one synchronisation, per-op chains name the runtime op only, and a
- * process-wide chain keeps its id when the op it names changes. Found with
- * the demo scenarios (docs/scenarios.md, docs/detection.md). */
+/* Detector rules that the demo scenarios (docs/scenarios.md) showed wrong,
+ * on synthetic streams shaped like the scenarios:
+ * - nested runtime -> driver calls (cudaStreamSynchronize ->
+ *   cuStreamSynchronize, cudaLaunchKernel -> cuLaunchKernel), as the tracer
+ *   sees them on a real CUDA stack and on the shim: the model marks the inner
+ *   calls, a pair counts as one synchronisation, per-op chains name the
+ *   runtime op only;
+ * - a process-wide chain keeps its id when the op it names changes;
+ * - the first calls of an op explain a tail only if they were slow.
+ * docs/detection.md says why. */
 #include "check.h"
 #include "../../src/detect.h"
 #include "../../src/model.h"
@@ -69,7 +73,8 @@ static struct ig_model *sync_loop(int steps_per_s, uint64_t sync_ns, int secs, i
 	struct ig_model *m = model_new(NULL);
 	uint64_t step = SEC / (uint64_t)steps_per_s;
 	for (int i = 0; i < steps_per_s * secs; i++) {
-		struct ig_event s = call(500, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * step, sync_ns);
+		struct ig_event s =
+		    call(500, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * step, sync_ns);
 		s.blocked_ns = sync_ns - 20 * US;
 		s.switches = 1;
 		pair(m, s, IG_OP_CU_STREAM_SYNC, driver_first);
@@ -199,11 +204,49 @@ static void test_process_chain_keeps_id(void)
 	model_free(m);
 }
 
+/* A cudaMalloc per step at 50 steps/s, every 50th one 40 ms (the
+ * alloc-spike scenario). The first calls are fast, so they do not explain
+ * the tail: the chain fires at the third outlier, not only once the first
+ * calls have left the window. */
+static void test_fast_first_calls_explain_nothing(void)
+{
+	struct ig_model *m = model_new(NULL);
+	int fired_at = -1;
+	for (int i = 0; i < 50 * 12; i++) {
+		uint64_t ts = T0 + (uint64_t)i * 20 * MS;
+		struct ig_event a =
+		    call(900, IG_OP_CUDA_MALLOC, ts, (i + 1) % 50 ? 25 * US : 40 * MS);
+		a.arg0 = 1 << 20;
+		model_ingest(m, &a);
+		if (fired_at < 0 && count_class(m, IG_CC_ALLOC_SPIKES, NULL, NULL))
+			fired_at = i / 50;
+	}
+	model_advance(m, T0 + 12 * SEC);
+	CHECKF(fired_at >= 3 && fired_at <= 4, "fired in second %d", fired_at);
+	int op = 0;
+	CHECK(count_class(m, IG_CC_ALLOC_SPIKES, &op, NULL) == 1 && op == IG_OP_CUDA_MALLOC);
+	CHECK(count_class(m, IG_CC_COLD_START, NULL, NULL) == 0);
+	model_free(m);
+	/* slow first calls still explain their own tail: a 300 ms first
+	 * cudaMalloc, then fast ones, is a cold start, not a spike */
+	m = model_new(NULL);
+	for (int i = 0; i < 300; i++) {
+		struct ig_event a = call(901, IG_OP_CUDA_MALLOC, T0 + (uint64_t)i * 20 * MS,
+					 i ? 25 * US : 300 * MS);
+		model_ingest(m, &a);
+	}
+	model_advance(m, T0 + 7 * SEC);
+	CHECK(count_class(m, IG_CC_ALLOC_SPIKES, NULL, NULL) == 0);
+	CHECK(count_class(m, IG_CC_COLD_START, NULL, NULL) == 1);
+	model_free(m);
+}
+
 int main(void)
 {
 	test_model_marks_nested();
 	test_pairs_are_one_sync();
 	test_one_chain_per_pair();
 	test_process_chain_keeps_id();
-	return check_done("test_nested");
+	test_fast_first_calls_explain_nothing();
+	return check_done("test_scenario_rules");
 }
