@@ -44,7 +44,9 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_HOME, { KEY_HOME, 'g' }, KC_ALL, 0, NULL, NULL, "First row of the list" },
 	{ ACT_END, { KEY_END, 'G' }, KC_ALL, 0, NULL, NULL, "Last row of the list" },
 	{ ACT_ENTER, { '\n', '\r', KEY_ENTER }, KC_MAIN | KC_DRILL, 0, NULL, "Details",
-	  "Open the selected op, process, thread or alert" },
+	  "Open the selected op, process, thread, alert or stack (on a slow call: its stack)" },
+	{ ACT_OFFCPU, { 'o' }, KC_DRILL, 0, NULL, NULL,
+	  "On a slow call of the op screen: open its thread's off-CPU timeline" },
 	{ ACT_BACK, { 27, KEY_BACKSPACE, 127, '\b' }, KC_ALL, 0, NULL, "Back",
 	  "Back to the previous screen, where the selection was left; on the main screen, "
 	  "clear the filter" },

@@ -40,6 +40,7 @@ enum tui_action {
 	ACT_SEEK_BACK,
 	ACT_NEXT_ALERT,
 	ACT_PREV_ALERT,
+	ACT_OFFCPU,
 	ACT_MAX,
 };
 

@@ -1,7 +1,9 @@
 /* The op screen (Enter on an op): the window's latency histogram as bars,
  * p99 per second over the window, the per-process breakdown (per-thread
  * when opened for one process), and the slowest calls in the window with
- * the time they spent preempted and blocked and who preempted them. */
+ * the time they spent preempted and blocked and who preempted them, and the
+ * op's top user stacks by tail time (Enter opens one; Enter on a slow call
+ * opens its stack, o its thread's off-CPU timeline). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -250,6 +252,78 @@ static double s_num(void *ctx, int row, int col, int *ok)
 	return 0;
 }
 
+/* --- top stacks by tail time ------------------------------------------------- */
+
+/* clang-format off */
+enum { K_TAILNS, K_TAIL, K_CALLS, K_MAX, K_ID, K_FRAME, K_N };
+
+static const struct tui_col kcols[K_N] = {
+	[K_TAILNS] = { "TAIL TIME", 9, 0, 0, 'r' },
+	[K_TAIL] = { "TAIL", 6, 0, 1, 'r' },
+	[K_CALLS] = { "CALLS", 7, 0, 0, 'r' },
+	[K_MAX] = { "MAX", 7, 0, 1, 'r' },
+	[K_ID] = { "STACK", 18, 0, 3, 'l' },
+	[K_FRAME] = { "HEADLINE FRAME", 30, 200, 0, 'l' },
+};
+/* clang-format on */
+
+static uint64_t k_key(void *ctx, int row)
+{
+	uint64_t id = ((const struct stacks_stat *)ctx)[row].id & ~ROW_GROUP;
+	return id ? id : 1;
+}
+
+static void k_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
+{
+	const struct stacks_stat *k = &((const struct stacks_stat *)ctx)[row];
+	switch (col) {
+	case K_TAILNS:
+		report_fmt_ns(buf, n, k->tail_ns);
+		if (!k->tail_calls)
+			*slot = TH_DIM;
+		break;
+	case K_TAIL:
+		snprintf(buf, n, "%llu", (unsigned long long)k->tail_calls);
+		break;
+	case K_CALLS:
+		snprintf(buf, n, "%llu", (unsigned long long)k->calls);
+		break;
+	case K_MAX:
+		report_fmt_ns(buf, n, k->max_ns);
+		break;
+	case K_ID:
+		snprintf(buf, n, "0x%llx", (unsigned long long)k->id);
+		*slot = TH_DIM;
+		break;
+	case K_FRAME:
+		if (k->headline[0])
+			snprintf(buf, n, "%s", k->headline);
+		else if (k->state == STACKS_PENDING)
+			snprintf(buf, n, "(resolving)"), *slot = TH_DIM;
+		else
+			snprintf(buf, n, "(frames not available)"), *slot = TH_DIM;
+		break;
+	}
+}
+
+static double k_num(void *ctx, int row, int col, int *ok)
+{
+	const struct stacks_stat *k = &((const struct stacks_stat *)ctx)[row];
+	*ok = 1;
+	switch (col) {
+	case K_TAILNS:
+		return (double)k->tail_ns;
+	case K_TAIL:
+		return (double)k->tail_calls;
+	case K_CALLS:
+		return (double)k->calls;
+	case K_MAX:
+		return (double)k->max_ns;
+	}
+	*ok = 0;
+	return 0;
+}
+
 /* --- data ------------------------------------------------------------------- */
 
 static void op_update(struct tui *t, struct tui_view *v)
@@ -273,6 +347,11 @@ static void op_update(struct tui *t, struct tui_view *v)
 		d->nprocs = model_op_procs(tui_model(t), v->op, d->procs, TUI_MAX_PROCS);
 	d->nslow = model_slow_calls(tui_model(t), v->op, v->pid, d->slow,
 				    (int)(sizeof(d->slow) / sizeof(d->slow[0])));
+	struct stacks *st = session_stacks(t->s);
+	d->stacks_on = st != NULL;
+	d->nstk = st ? stacks_top(st, v->op, STACKS_BY_TAIL, d->stk, TUI_MAX_STACKS) : 0;
+	if (d->nstk < 0)
+		d->nstk = 0;
 }
 
 /* --- drawing ------------------------------------------------------------------ */
@@ -423,14 +502,15 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 		draw_printf(t, r, 2, x, TH_NORMAL, "  moved %s",
 			    report_fmt_bytes(a, sizeof(a), s->bytes_win));
 
-	/* sections: [histogram | p99 chart], breakdown, slowest calls */
+	/* sections: [histogram | p99 chart], breakdown, slowest calls, stacks */
 	struct tui_rect body = {r->y + 3, r->x, r->h - 3, r->w};
 	int side = body.w >= 100;
-	enum { S_HIST, S_CHART, S_BREAK, S_SLOW, S_NSEC };
-	int min[S_NSEC] = {4, side ? 0 : 4, 4, 4};
-	/* the slow calls take what is left once the histogram has its rows */
-	int want[S_NSEC] = {13, 7, d->nprocs + 2, d->nslow + 2 < 10 ? d->nslow + 2 : 10};
-	int prio[S_NSEC] = {2, 3, 1, 0};
+	enum { S_HIST, S_CHART, S_BREAK, S_SLOW, S_STK, S_NSEC };
+	int min[S_NSEC] = {4, side ? 0 : 4, 4, 4, 3};
+	/* the stacks take what is left once the histogram has its rows */
+	int want[S_NSEC] = {13, 7, d->nprocs + 2, d->nslow + 2 < 10 ? d->nslow + 2 : 10,
+			    d->nstk + 2 < 10 ? d->nstk + 2 : 10};
+	int prio[S_NSEC] = {3, 4, 2, 0, 1};
 	int h[S_NSEC];
 	tui_stack(body.h, S_NSEC, min, want, prio, h);
 	int y = body.y;
@@ -454,9 +534,9 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	if (h[S_CHART])
 		draw_p99_chart(t, &sr[S_CHART]);
 
-	/* the focus moves between the two tables; skip the ones not shown */
-	v->nfocus = 2;
-	if (v->focus > 1)
+	/* the focus moves between the three tables */
+	v->nfocus = 3;
+	if (v->focus > 2)
 		v->focus = 0;
 	if (h[S_BREAK]) {
 		struct bctx bc = {d->procs, v->pid != 0};
@@ -489,13 +569,28 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 		    draw_section_top(t, &sr[S_SLOW], "slowest calls in the window");
 		table_draw(t, v, &tb, &v->lists[1], &tr, v->focus == 1, NULL);
 	}
+	if (h[S_STK]) {
+		struct tui_table tb = {
+		    .cols = kcols,
+		    .ncols = K_N,
+		    .ctx = (void *)d->stk,
+		    .nrows = d->nstk,
+		    .key = k_key,
+		    .cell = k_cell,
+		    .num = k_num,
+		    .empty = d->stacks_on ? "no stacks of this op yet"
+					  : "stacks are off (--no-stacks, or none in the recording)",
+		};
+		struct tui_rect tr = draw_section_top(t, &sr[S_STK], "top stacks by tail time");
+		table_draw(t, v, &tb, &v->lists[2], &tr, v->focus == 2, NULL);
+	}
 }
 
 static int op_key(struct tui *t, struct tui_view *v, int action, int key)
 {
-	if (action != ACT_ENTER)
+	if (action != ACT_ENTER && action != ACT_OFFCPU)
 		return 0;
-	if (v->focus == 0) {
+	if (v->focus == 0 && action == ACT_ENTER) {
 		uint64_t k = list_selected(&v->lists[0]);
 		if (!k)
 			return 0;
@@ -504,18 +599,36 @@ static int op_key(struct tui *t, struct tui_view *v, int action, int key)
 				      .tid = v->pid ? (uint32_t)k : 0};
 		return tui_push(t, &nv);
 	}
-	/* a slow call: its thread's off-CPU timeline (stacks come later) */
+	if (v->focus == 2 && action == ACT_ENTER) {
+		uint64_t k = list_selected(&v->lists[2]);
+		for (int i = 0; k && i < t->opd->nstk; i++) {
+			if (k_key(t->opd->stk, i) != k)
+				continue;
+			struct tui_view nv = {.screen = SCR_STACK,
+					      .op = v->op,
+					      .pid = t->opd->stk[i].pid,
+					      .stack_id = t->opd->stk[i].id};
+			return tui_push(t, &nv);
+		}
+		return 0;
+	}
+	if (v->focus != 1) {
+		tui_message(t, "o: select a slow call first (Tab to the slowest calls)");
+		return TF_REDRAW;
+	}
+	/* a slow call: its stack (Enter) or its thread's off-CPU timeline (o) */
 	uint64_t k = list_selected(&v->lists[1]);
 	for (int i = 0; k && i < t->opd->nslow; i++) {
 		const struct ig_call_rec *c = &t->opd->slow[i];
 		if (s_key(t->opd->slow, i) != k)
 			continue;
-		if (c->stack_id)
-			tui_message(t,
-				    "stack %#llx: the stack view is not available yet; "
-				    "showing the thread",
-				    (unsigned long long)c->stack_id);
 		struct tui_view nv = {.screen = SCR_THREAD, .pid = c->pid, .tid = c->tid};
+		if (action == ACT_ENTER)
+			nv = (struct tui_view){.screen = SCR_STACK,
+					       .op = c->op,
+					       .pid = c->pid,
+					       .tid = c->tid,
+					       .stack_id = c->stack_id};
 		return tui_push(t, &nv);
 	}
 	return 0;

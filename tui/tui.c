@@ -171,6 +171,8 @@ const struct tui_screen *tui_screen_ops(int id)
 		return &screen_thread;
 	case SCR_ALERT:
 		return &screen_alert;
+	case SCR_STACK:
+		return &screen_stack;
 	case SCR_HELP:
 		return &screen_help;
 	case SCR_LOG:
@@ -198,7 +200,7 @@ static void view_init_lists(struct tui_view *v)
 {
 	static const int sorts[SCR_MAX][TUI_LISTS] = {
 	    [SCR_MAIN] = {1, 3, 0, 0}, /* ops: API order; procs: calls/s; alerts: detector order */
-	    [SCR_OP] = {2, 3, 0, 0},   /* breakdown: calls/s; slow calls: duration */
+	    [SCR_OP] = {2, 3, 0, 0},   /* breakdown: calls/s; slow calls: duration; stacks: tail */
 	    [SCR_PROC] = {1, 1, 0, 0}, /* ops: API order; threads: calls/s; chains */
 	    [SCR_THREAD] = {0, 0, 0, 0},
 	};
@@ -495,7 +497,8 @@ static int handle_action(struct tui *t, int action, int ch)
 	case ACT_HOME:
 	case ACT_END:
 		return l ? list_move(l, action) : 0;
-	case ACT_ENTER: {
+	case ACT_ENTER:
+	case ACT_OFFCPU: {
 		if (v->screen == SCR_MAIN) {
 			const struct tui_pane *p = NULL;
 			for (int i = 0; tui_panes[i]; i++)
@@ -752,6 +755,7 @@ static void tui_free(struct tui *t)
 	free(t->procd);
 	free(t->thd);
 	free(t->ald);
+	free(t->skd);
 	free(t);
 }
 
@@ -767,7 +771,8 @@ int tui_run(struct session *s, const struct cli *cli)
 	t->procd = calloc(1, sizeof(*t->procd));
 	t->thd = calloc(1, sizeof(*t->thd));
 	t->ald = calloc(1, sizeof(*t->ald));
-	if (!t->snap || !t->opd || !t->procd || !t->thd || !t->ald) {
+	t->skd = calloc(1, sizeof(*t->skd));
+	if (!t->snap || !t->opd || !t->procd || !t->thd || !t->ald || !t->skd) {
 		tui_free(t);
 		fprintf(stderr, "ingero-top: out of memory\n");
 		return 1;

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "ops.h"
 #include "session.h"
+#include "stacks.h"
 #include "status.h"
 #include "text.h"
 #include "theme.h"
@@ -26,6 +27,8 @@
 #define TUI_MAX_ROWS 1200 /* rows of any one table */
 #define TUI_MAX_PROCS 256
 #define TUI_MAX_THREADS 1024
+#define TUI_MAX_STACKS 64   /* stacks listed on the op screen */
+#define TUI_MAX_FRAMES 128  /* frames shown on the stack screen */
 #define TUI_STACK 8	       /* screens open at once */
 #define TUI_LISTS 4	       /* lists per screen */
 #define ROW_GROUP (1ull << 63) /* key bit of group title rows (not selectable) */
@@ -70,6 +73,7 @@ enum tui_screen_id {
 	SCR_PROC,   /* one process */
 	SCR_THREAD, /* one thread's off-CPU timeline */
 	SCR_ALERT,  /* one chain */
+	SCR_STACK,  /* one user stack (its frames) */
 	SCR_HELP,
 	SCR_LOG,
 	SCR_MAX,
@@ -81,6 +85,7 @@ struct tui_view {
 	int op;		   /* SCR_OP */
 	uint32_t pid, tid; /* SCR_OP (0 = all), SCR_PROC, SCR_THREAD */
 	uint32_t chain_id; /* SCR_ALERT */
+	uint64_t stack_id; /* SCR_STACK (op: its op, -1 when none) */
 	int focus;	   /* focused list */
 	int nfocus;	   /* focusable lists shown by the last frame */
 	struct tui_list lists[TUI_LISTS];
@@ -117,8 +122,8 @@ struct tui_screen {
 
 extern const struct tui_pane pane_header, pane_ops, pane_procs, pane_alerts, pane_hint;
 extern const struct tui_pane *const tui_panes[]; /* main-screen panes, NULL-terminated */
-extern const struct tui_screen screen_op, screen_proc, screen_thread, screen_alert, screen_help,
-    screen_log;
+extern const struct tui_screen screen_op, screen_proc, screen_thread, screen_alert, screen_stack,
+    screen_help, screen_log;
 const struct tui_screen *tui_screen_ops(int id);
 
 /* What the main screen shows, read from the model once per interval (and
@@ -147,6 +152,9 @@ struct tui_opdata {
 	struct ig_series_stats procs[TUI_MAX_PROCS];
 	int nslow;
 	struct ig_call_rec slow[IG_SLOW_MAX * 4];
+	int stacks_on; /* the session has stacks */
+	int nstk;
+	struct stacks_stat stk[TUI_MAX_STACKS]; /* top stacks of the op by tail time */
 };
 
 struct tui_procdata {
@@ -166,6 +174,16 @@ struct tui_threaddata {
 	int found;
 	int noff;
 	struct ig_offcpu_rec off[IG_TL_MAX];
+};
+
+struct tui_stackdata {
+	int on;	   /* the session has stacks */
+	int state; /* enum stacks_state */
+	int nframes;
+	struct stacks_frame frames[TUI_MAX_FRAMES];
+	int has_series; /* ser holds the (op, stack) counts */
+	struct stacks_stat ser;
+	char pnote[256]; /* the note about the interpreter of ser.pid */
 };
 
 struct tui_alertdata {
@@ -206,6 +224,7 @@ struct tui {
 	struct tui_procdata *procd;
 	struct tui_threaddata *thd;
 	struct tui_alertdata *ald;
+	struct tui_stackdata *skd;
 	struct tui_cont cont[CONT_CACHE];
 	int paused;
 	double speed; /* replay speed we asked for */

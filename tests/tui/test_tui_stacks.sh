@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# needs: root
+# Stacks in the viewer: records a short run of the test workload (stacks on),
+# replays it, opens an op, sees its top stacks by tail time with a function
+# of the workload as headline, opens a stack (its frames), opens the stack
+# of a slow call (Enter) and its thread (o), and comes back with positions
+# kept; then a live run with --no-stacks says so in one line.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+command -v tmux >/dev/null || skip "tmux is not installed"
+[ -x "$IG" ] || skip "$IG not built"
+WL=${WL:-$PWD/${BUILD:-build}/workload}
+[ -x "$WL" ] || skip "$WL not built (make test-build)"
+[ "$(id -u)" = 0 ] || skip "needs root"
+"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+
+DB=$TMPD/stacks.db
+"$IG" --batch --summary --record "$DB" -- "$WL" --iters 200 --kernels 2 --kernel-us 300 \
+	>"$TMPD/rec.txt" 2>&1 || fail "recording failed: $(tail -n 3 "$TMPD/rec.txt")"
+
+start 120 45 "$IG" --speed 0 --replay "$DB"
+wait_for 'cudaLaunchKernel +[0-9]' 15
+keys p # frozen
+# the op: cudaLaunchKernel
+keys /
+text cudaLaunchKernel
+keys Enter
+keys Enter
+expect '^ cudaLaunchKernel  runtime API' "op screen"
+expect 'top stacks by tail time' "op screen: stacks section"
+expect 'TAIL TIME +TAIL +CALLS +MAX' "op screen: stack columns"
+expect ' (wl_worker|wl_launch)[+a-z0-9_]* \(workload\)' "op screen: a stack with a workload function"
+# focus the stacks list (breakdown -> slow calls -> stacks) and open one
+keys Tab
+keys Tab
+keys Enter
+expect '^ stack 0x[0-9a-f]+ of cudaLaunchKernel' "stack screen title"
+expect 'frames, innermost first' "stack screen: frames"
+expect '^ #0 +[A-Za-z_]' "stack screen: the innermost frame"
+expect '(wl_worker|wl_launch)\+0x[0-9a-f]+ \(workload\)' "stack screen: a workload function with offset and file"
+expect '^ calls [0-9]+ ' "stack screen: counts of the stack"
+keys Escape
+expect 'top stacks by tail time' "back to the op screen"
+keys Enter
+expect '^ stack 0x[0-9a-f]+ of cudaLaunchKernel' "the stacks focus and selection are kept"
+keys BSpace
+# a slow call: Enter opens its stack, o its thread
+keys BTab
+keys Enter
+expect '^ stack 0x[0-9a-f]+ of cudaLaunchKernel' "Enter on a slow call: its stack"
+expect '(wl_worker|wl_launch)\+0x' "slow call stack: workload frames"
+keys Escape
+keys o
+expect '^ thread [0-9]+ of workload\[' "o on a slow call: its thread"
+keys Escape
+expect 'slowest calls in the window' "back to the op screen"
+keys Escape
+expect '^! GPU API' "back to the main screen"
+keys q
+wait_exit 5
+ok "quit"
+stop
+
+# stacks off (live, --no-stacks): one line says so
+start 120 45 "$IG" --no-stacks -- "$WL" --iters 100000000 --kernels 2 --kernel-us 300
+wait_for 'cudaLaunchKernel +[0-9]' 20
+keys p
+keys /
+text cudaLaunchKernel
+keys Enter
+keys Enter
+expect '^ cudaLaunchKernel  runtime API' "op screen, stacks off"
+expect 'stacks are off' "op screen: stacks off, in one line"
+keys Tab
+keys Enter
+expect '^ stack 0x[0-9a-f]+ of cudaLaunchKernel' "stack screen of a slow call, stacks off"
+expect '^ stacks are off' "stack screen: stacks off, in one line"
+keys Escape
+expect 'slowest calls in the window' "back to the op screen"
+keys q
+wait_exit 10
+ok "quit"
