@@ -108,6 +108,8 @@ tested[Enter]=1
 keys Home
 keys Enter
 expect '^ cudaMalloc  runtime API' "Enter opens the op"
+press_text o o
+expect 'o: select a slow call first' "o asks for a slow call (test_tui_stacks.sh opens one)"
 press BSpace Backspace
 expect '^! GPU API' "Backspace goes back"
 keys Enter
