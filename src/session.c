@@ -249,7 +249,7 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	s->replay = true;
-	if ((s->stacks = stacks_new(NULL)))
+	if (!s->cli.no_stacks && (s->stacks = stacks_new(NULL)))
 		for (int i = 0; i < s->cli.nreplay; i++)
 			stacks_load_db(s->stacks, s->cli.replay[i]);
 	s->speed = s->cli.batch ? 0 : s->cli.speed;
