@@ -17,7 +17,8 @@ scenario() {
 	shift
 	local db=$TMP/$name.db live=$TMP/$name.live.json err=$TMP/$name.live.err
 	local rep=$TMP/$name.replay.json rerr=$TMP/$name.replay.err
-	local t0=$SECONDS
+	local t0=$SECONDS scratch
+	scratch=$(ls -d /var/tmp/ingero-demo.* 2>/dev/null | wc -l)
 	# ingero-top on CPU 0; the scenario pins its own programs (mostly to CPU 1)
 	timeout -k 10 150 taskset -c 0 "$IG" --demo "$name" --batch --summary --json -v \
 		--record "$db" >"$live" 2>"$err"
@@ -25,6 +26,21 @@ scenario() {
 	echo "live run: ${name}, exit $rc, $((SECONDS - t0)) s"
 	expect_eq "ingero-top --demo $name exit status" "$rc" 0
 	grep -E "^(workload|trainer|dataloader): |demo $name: " "$err" | sed 's/^/     /'
+	# demo_stop killed and reaped every process of the scenario, the workers
+	# its programs forked included (same process groups), and removed its
+	# scratch directory
+	local left pid i
+	for i in 1 2 3 4 5; do # killed orphans are reaped by init: give it a moment
+		left=""
+		for pid in $(sed -n "s/.*demo $name: [^ ]*\[\([0-9]*\)\].*/\1/p" "$err"); do
+			left="$left$(pgrep -g "$pid" | tr '\n' ' ')"
+		done
+		[ -z "$left" ] && break
+		sleep 0.2
+	done
+	expect_eq "processes of the scenario left after ingero-top exited" "${left:-none}" none
+	expect_eq "scratch directories in /var/tmp" "$(ls -d /var/tmp/ingero-demo.* 2>/dev/null | wc -l)" \
+		"$scratch"
 	[ -s "$db" ] || { bad "no recording in $db"; sed 's/^/     | /' "$err" | tail -20; finish; }
 	chmod 644 "$db"
 	# the replay needs no root: run it as nobody when we can

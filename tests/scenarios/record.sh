@@ -19,6 +19,7 @@ trap 'rm -f "$log"' EXIT
 fails=0
 # name, scale of the run (--iters/--seconds), class of the top chain
 while read -r name scale class; do
+	[ -n "$name" ] || continue
 	[ "$want" = "  " ] || [[ $want == *" $name "* ]] || continue
 	out=tests/scenarios/$name.db
 	new=$out.new
@@ -41,14 +42,5 @@ while read -r name scale class; do
 		rm -f "$new" "$new-wal" "$new-shm"
 		fails=$((fails + 1))
 	fi
-done <<'LIST'
-cpu-contention 0.4  cpu_contention
-gpu-bound      1    gpu_bound
-dataloader     0.5  host_starvation
-hidden-sync    0.2  sync_storm
-memcpy         1    copy_dominated
-alloc-spike    0.6  alloc_spikes
-io-stall       1    block_io
-cold-start     0.4  cold_start
-LIST
+done < <(grep -v '^#' tests/scenarios/scenarios.txt)
 [ $fails = 0 ]

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The demo without root: `ingero-top --demo NAME` replays the recording of the
+# scenario shipped in tests/scenarios/ (made by `make scenarios`). Every
+# scenario has one, under 1 MB, and its replayed top chain has the class the
+# scenario is about (tests/scenarios/scenarios.txt). Run as root, the replays
+# run as nobody.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
+as=()
+if [ "$(id -u)" = 0 ]; then
+	command -v setpriv >/dev/null || { echo "skip: root without setpriv cannot test non-root"; exit 77; }
+	as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# every scenario ingero-top knows is in the list
+	known=$("$IG" --demo nosuch --batch --summary 2>&1 | sed -n 's/.*known: //p')
+	listed=$(grep -v '^#' "$ROOT/tests/scenarios/scenarios.txt" | awk 'NF { print $1 }' | xargs)
+	expect_eq "scenarios ingero-top knows" "$known" "$listed"
+fi
+while read -r name scale class; do
+	[ -n "$name" ] || continue
+	db=$ROOT/tests/scenarios/$name.db
+	size=$(stat -c %s "$db" 2>/dev/null || echo 0)
+	if [ "$size" -gt 0 ] && [ "$size" -lt 1048576 ]; then
+		ok "$name.db: $size bytes"
+	else
+		bad "$name.db: $size bytes (want a file under 1 MiB)"
+	fi
+	"${as[@]}" "$IG" --demo "$name" --batch --summary --json >"$TMP/$name.json" 2>"$TMP/$name.err"
+	rc=$?
+	expect_eq "$name: exit status without root" "$rc" 0
+	grep -q "not root: replaying the recording of the $name demo" "$TMP/$name.err" &&
+		ok "$name: says it replays the recording" || bad "$name: no 'not root: replaying' notice"
+	top=$(python3 -c '
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+c = d["chains"][0] if d["chains"] else {}
+print(d["mode"], c.get("class", "none"), c.get("severity", "-"), c.get("summary", ""))
+' "$TMP/$name.json" 2>/dev/null)
+	echo "     $name: $top"
+	expect_eq "$name: replay, top chain class" "$(echo "$top" | cut -d' ' -f1-2)" "replay $class"
+done < <(grep -v '^#' "$ROOT/tests/scenarios/scenarios.txt")
+finish
