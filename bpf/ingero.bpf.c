@@ -891,14 +891,14 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
+SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_sched_wakeup, struct task_struct *p)
 {
 	on_wakeup(p);
 	return 0;
 }
 
-SEC("raw_tp/sched_wakeup")
+SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
 {
 	on_wakeup(p);

@@ -49,7 +49,7 @@ static void print_event(void *ctx, const struct ig_event *e)
 
 static int print_frame(struct session *s, const struct cli *cli, bool summary)
 {
-	struct report_opts o = { .summary = summary, .details = summary };
+	struct report_opts o = { .summary = summary, .details = summary, .resolved = summary };
 	const struct ig_model *m = session_model(s);
 	struct ig_status *st = session_status(s);
 	int r = cli->json ? report_json(stdout, m, st, &o) : report_text(stdout, m, st, &o);

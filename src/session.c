@@ -392,6 +392,18 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	}
 	if (gethostname(s->st.host, sizeof(s->st.host) - 1))
 		snprintf(s->st.host, sizeof(s->st.host), "?");
+	if (cli->demo) {
+		bool known = false;
+		for (const char *const *n = demo_names(); *n; n++)
+			known |= !strcmp(*n, cli->demo);
+		if (!known) {
+			size_t l = (size_t)snprintf(err, errlen, "unknown scenario '%s'; known:",
+						    cli->demo);
+			for (const char *const *n = demo_names(); *n && l < errlen; n++)
+				l += (size_t)snprintf(err + l, errlen - l, " %s", *n);
+			goto fail;
+		}
+	}
 	if (cli->demo && check_privileges(err, errlen)) {
 		/* Without root, show the recording of the same scenario. */
 		const char *rec = demo_recording(cli->demo);
