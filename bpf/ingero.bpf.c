@@ -36,13 +36,13 @@ struct frame {
 
 struct tstate {
 	__u32 depth;
+	__u32 tgid;       /* the process the thread belonged to when the state was made */
 	__u32 off_state;  /* enum igb_state, 0 while on CPU */
 	__u64 off_ts;     /* when it left the CPU */
 	__u64 wake_ts;    /* when it was woken (blocked intervals) */
 	__u32 off_other;  /* preemptor (preempted) or waker (blocked) */
 	__u32 off_cpu;
 	__u32 off_in_call;
-	__u32 pad;
 	char off_comm[IGB_COMM_LEN];
 	struct frame f[IGB_MAX_DEPTH];
 };
@@ -160,14 +160,21 @@ static __always_inline bool is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-static __always_inline struct igb_event *reserve(void)
+/* A record from the ring buffer, not zeroed (the call path writes every
+ * field itself); a failed reservation is counted. */
+static __always_inline struct igb_event *reserve_raw(void)
 {
 	struct igb_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
+	if (!e)
 		count(IGB_CNT_RB_DROPS, 1);
-		return NULL;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
+	return e;
+}
+
+static __always_inline struct igb_event *reserve(void)
+{
+	struct igb_event *e = reserve_raw();
+	if (e)
+		__builtin_memset(e, 0, sizeof(*e));
 	return e;
 }
 
@@ -180,18 +187,27 @@ static __always_inline void submit(struct igb_event *e)
 	bpf_ringbuf_submit(e, avail >= (1 << 20) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline struct tstate *thread_get(__u32 tid, bool create)
+static __always_inline struct tstate *thread_get(__u32 tid)
 {
-	struct tstate *st = bpf_map_lookup_elem(&threads, &tid);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* The state of a target thread, made on its first traced call or switch.
+ * A state exists only for target threads (sched_process_exit deletes it),
+ * which lets the call probes skip the targets lookup. */
+static __always_inline struct tstate *thread_new(__u32 tid, __u32 tgid)
+{
+	struct tstate *st;
 	__u32 zero = 0;
 
-	if (st || !create)
-		return st;
 	st = bpf_map_lookup_elem(&zero_state, &zero);
 	if (!st)
 		return NULL;
-	bpf_map_update_elem(&threads, &tid, st, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&threads, &tid);
+	bpf_map_update_elem(&threads, &tid, st, BPF_ANY);
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (st)
+		st->tgid = tgid;
+	return st;
 }
 
 /* ---- CUDA API calls --------------------------------------------------- */
@@ -205,34 +221,45 @@ static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
 	return v;
 }
 
+/* The entry half of a call: push a frame on the thread's call stack. This
+ * and on_call_exit run on every traced call, so they do as little as they
+ * can: no targets lookup once the thread has a state, no memset, one clock
+ * read each (docs/performance.md). */
 SEC("uprobe")
 int BPF_KPROBE(call_enter)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	struct tstate *st;
+	struct tstate *st = thread_get(tid);
 	struct frame *f;
 	__u32 depth;
 
-	if (!is_target(tgid)) {
-		__u8 one = 1;
-		if (!target_all)
+	if (!st || st->tgid != tgid) {
+		if (!is_target(tgid)) {
+			__u8 one = 1;
+			if (!target_all)
+				return 0;
+			bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+		}
+		st = thread_new(tid, tgid);
+		if (!st)
 			return 0;
-		bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
 	}
-	st = thread_get(tid, true);
-	if (!st)
-		return 0;
 	depth = st->depth;
 	if (depth >= IGB_MAX_DEPTH) {
 		count(IGB_CNT_DEPTH_OVERFLOW, 1);
 		return 0;
 	}
 	f = &st->f[depth & (IGB_MAX_DEPTH - 1)];
-	__builtin_memset(f, 0, sizeof(*f));
 	f->op = IGB_COOKIE_OP(cookie);
+	f->arg0 = 0;
 	f->arg1 = IGB_COOKIE_DIR(cookie);
+	f->stream = 0;
+	f->preempt_ns = 0;
+	f->blocked_ns = 0;
+	f->switches = 0;
+	f->preemptor = 0;
 
 	switch (IGB_COOKIE_ARGMODE(cookie)) {
 	case IGB_ARGS_PTR1:
@@ -246,7 +273,7 @@ int BPF_KPROBE(call_enter)
 		f->arg1 = PT_REGS_PARM4(ctx);
 		f->stream = PT_REGS_PARM5(ctx);
 		break;
-	case IGB_ARGS_COPY_CU: /* (dst, src, count[, stream]) */
+	case IGB_ARGS_COPY_CU: /* (dst, src, count[, stream]); direction from the cookie */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->stream = PT_REGS_PARM4(ctx);
 		break;
@@ -267,8 +294,6 @@ int BPF_KPROBE(call_enter)
 	default:
 		break;
 	}
-	if (IGB_COOKIE_ARGMODE(cookie) == IGB_ARGS_COPY_CU)
-		f->arg1 = IGB_COOKIE_DIR(cookie);
 	/* Off-CPU state of a nested call starts from zero; the outer frame
 	 * keeps accumulating too. The timestamp goes last so the call's own
 	 * set-up cost is not part of it. */
@@ -536,12 +561,13 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	__u16 op = IGB_COOKIE_OP(cookie);
+	struct task_struct *task;
 	struct igb_event *e;
 	struct tstate *st;
 	struct frame *f;
 	__u32 depth;
 
-	st = thread_get(tid, false);
+	st = thread_get(tid);
 	if (!st)
 		return 0;
 	depth = st->depth;
@@ -549,49 +575,60 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 		count(IGB_CNT_UNMATCHED_RET, 1);
 		return 0;
 	}
-	/* Unwind frames left by calls that never returned (longjmp, a
-	 * uretprobe lost to an exception): pop until the op matches. */
-	for (int i = 0; i < IGB_MAX_DEPTH; i++) {
-		f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
-		if (f->op == op || depth == 1)
-			break;
-		count(IGB_CNT_UNMATCHED_RET, 1);
-		depth--;
-	}
 	f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
-	st->depth = depth - 1;
 	if (f->op != op) {
-		count(IGB_CNT_UNMATCHED_RET, 1);
-		return 0;
+		/* Unwind frames left by calls that never returned (longjmp, a
+		 * uretprobe lost to an exception): pop until the op matches. */
+		for (int i = 0; i < IGB_MAX_DEPTH; i++) {
+			if (f->op == op || depth == 1)
+				break;
+			count(IGB_CNT_UNMATCHED_RET, 1);
+			depth--;
+			f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
+		}
+		if (f->op != op) {
+			st->depth = depth - 1;
+			count(IGB_CNT_UNMATCHED_RET, 1);
+			return 0;
+		}
 	}
+	st->depth = depth - 1;
 
 	/* After the duration is taken, so capture cost is not part of it. */
 	__u64 stack_id = want_stack && stacks_on ? capture_stack(ctx, tgid, tid) : 0;
 
-	e = reserve();
+	e = reserve_raw();
 	if (!e)
 		return 0;
-	e->kind = IGB_CALL;
-	e->stack_id = stack_id;
-	e->op = op;
+	/* Every field is written: the record is not zeroed first. */
 	e->ts_ns = f->ts;
 	e->dur_ns = now - f->ts;
-	e->pid = tgid;
-	e->tid = tid;
-	e->ret = (__s32)PT_REGS_RC(ctx);
 	e->arg0 = f->arg0;
 	e->arg1 = f->arg1;
 	e->stream = f->stream;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->preempt_ns = f->preempt_ns;
 	e->blocked_ns = f->blocked_ns;
+	e->pid = tgid;
+	e->tid = tid;
 	e->switches = f->switches;
 	e->other_pid = f->preemptor;
 	e->cpu = bpf_get_smp_processor_id();
-	__builtin_memcpy(e->other_comm, f->preemptor_comm, IGB_COMM_LEN);
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->ret = (__s32)PT_REGS_RC(ctx);
+	e->kind = IGB_CALL;
+	e->op = op;
+	e->state = 0;
+	e->flags = 0;
+	e->pad = 0;
+	/* The comm straight from the task (two loads, no helper call). */
+	task = bpf_get_current_task_btf();
+	__builtin_memcpy(e->comm, task->comm, IGB_COMM_LEN);
+	if (f->preemptor)
+		__builtin_memcpy(e->other_comm, f->preemptor_comm, IGB_COMM_LEN);
+	else
+		__builtin_memset(e->other_comm, 0, IGB_COMM_LEN);
+	e->stack_id = stack_id;
 	submit(e);
-	count(IGB_CNT_CALLS, 1);
 	return 0;
 }
 
@@ -650,7 +687,9 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	count(IGB_CNT_SWITCHES, 1);
 
 	if (prev_tid && is_target(prev_tgid)) {
-		st = thread_get(prev_tid, true);
+		st = thread_get(prev_tid);
+		if (!st || st->tgid != prev_tgid)
+			st = thread_new(prev_tid, prev_tgid);
 		if (st) {
 			count(IGB_CNT_TARGET_SWITCHES, 1);
 			st->off_ts = now;
@@ -671,7 +710,7 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 
 	if (!next_tid || !is_target(next_tgid))
 		return;
-	st = thread_get(next_tid, false);
+	st = thread_get(next_tid);
 	if (!st || !st->off_state || now < st->off_ts)
 		return;
 
@@ -733,7 +772,7 @@ static __always_inline void on_wakeup(struct task_struct *p)
 
 	if (!is_target(tgid))
 		return;
-	st = thread_get(tid, false);
+	st = thread_get(tid);
 	if (!st || st->off_state != IGB_BLOCKED || st->wake_ts)
 		return;
 	st->wake_ts = bpf_ktime_get_ns();

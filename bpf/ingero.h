@@ -72,7 +72,6 @@ enum igb_counter {
 	IGB_CNT_UNMATCHED_RET,    /* return without a matching entry */
 	IGB_CNT_IO_OTHER,         /* block requests of non-target processes */
 	IGB_CNT_IO_OTHER_NS,      /* their total latency */
-	IGB_CNT_CALLS,            /* call records emitted */
 	IGB_CNT_STACKS,           /* calls with a stack captured */
 	IGB_CNT_STACK_NEW,        /* distinct stacks stored in the stacks map */
 	IGB_CNT_STACK_ERR,        /* user stack could not be read */
