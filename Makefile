@@ -49,7 +49,9 @@ TEST_PROGS += $(patsubst tests/progs/%.cpp,$(BUILD)/tests/progs/%,$(TEST_PROGS_C
 CXX     ?= g++
 CXXFLAGS ?= -O2 -g
 CXXFLAGS += -Wall -Wextra -Werror -fno-omit-frame-pointer
-TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
+TEST_TOOLS_SRC := $(filter-out %.bpf.c,$(wildcard tests/tools/*.c))
+TEST_TOOLS_BPF := $(wildcard tests/tools/*.bpf.c)
+TEST_TOOLS_SKELS := $(patsubst tests/tools/%.bpf.c,$(BUILD)/tests/tools/%.skel.h,$(TEST_TOOLS_BPF))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
 .PHONY: all deps demo test test-build bench clean install format
@@ -116,8 +118,15 @@ $(BUILD)/tests/progs/%: tests/progs/%.cpp $(SHIM) | $(BUILD)/tests/progs
 	$(CXX) $(CXXFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm
 
-$(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) | $(BUILD)/tests/tools
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+$(BUILD)/tests/tools/%.bpf.o: tests/tools/%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)/tests/tools
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -c $< -o $@
+	llvm-strip -g $@ 2>/dev/null || true
+
+$(BUILD)/tests/tools/%.skel.h: $(BUILD)/tests/tools/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) $(TEST_TOOLS_SKELS) | $(BUILD)/tests/tools
+	$(CC) $(CFLAGS) -I$(BUILD)/tests/tools -o $@ $< $(CORE_LIB) $(LDLIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) | $(BUILD)/tests/unit
 	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)

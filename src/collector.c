@@ -164,8 +164,8 @@ union ig_link_attr {
 	char pad[160];
 };
 
-static int uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
-			     const uint64_t *cookies, int n, bool ret)
+int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
+				 const uint64_t *cookies, int n, bool ret)
 {
 	union ig_link_attr a;
 
@@ -192,11 +192,11 @@ static int attach_multi(struct collector *c, const char *path, const uint64_t *o
 
 	if (c->nmfds + 2 > 2 * MAX_LIBS)
 		return -ENOSPC;
-	fe = uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs, cookies, n,
-			       false);
+	fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs,
+					 cookies, n, false);
 	if (fe < 0)
 		goto fail_e;
-	fr = uprobe_multi_link(bpf_program__fd(ret), path, offs, cookies, n, true);
+	fr = collector_uprobe_multi_link(bpf_program__fd(ret), path, offs, cookies, n, true);
 	if (fr < 0) {
 		close(fe);
 		fe = fr;

@@ -55,6 +55,12 @@ void collector_summary(struct collector *c, FILE *f);
 /* Counts a user-side drop (an event read but not processed). */
 void collector_count_user_drop(struct collector *c, uint64_t n);
 
+/* One uprobe_multi link (Linux 6.6) of prog_fd at offs[0..n) of path, with
+ * a cookie per offset (cookies may be NULL); ret: return probes. The link
+ * fd, or -errno. Also used by tests/tools/probe_floor. */
+int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
+				const uint64_t *cookies, int n, bool ret);
+
 /* Unix ns now, on the same clock as the events. */
 uint64_t collector_now_ns(struct collector *c);
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Per-call cost of tracing: the same workload untraced, under a bpftrace
-# script with empty uprobe+uretprobe pairs on the same functions, and under
-# ingero-top. Prints the per-call cost of each and the ratio
-# ingero-top / bpftrace (goal: <= 1.15). Needs root and bpftrace.
+# script with empty uprobe+uretprobe pairs on the same functions, under the
+# steps of tests/tools/probe_floor (the least a duration tracer does), and
+# under ingero-top. Prints the per-call cost of each and the ratios to
+# bpftrace (goal for ingero-top: <= 1.15). Needs root and bpftrace.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
 IG=$PWD/$B/ingero-top
 WL=$PWD/$B/workload
-ITERS=${ITERS:-3000}
+FLOOR=$PWD/$B/tests/tools/probe_floor
+ITERS=${ITERS:-10000}
 ROUNDS=${ROUNDS:-5}
 [ "$(id -u)" = 0 ] || { echo "bench_collect: needs root"; exit 77; }
 command -v bpftrace >/dev/null || { echo "bench_collect: bpftrace not installed"; exit 77; }
@@ -37,6 +39,7 @@ calls=$(awk '$1 != "pid" {s += $2} END {print s}' "$tmp/expect")
 wall_ns() { sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' | awk '{printf "%d\n", $1 * 1e9}'; }
 run_base() { "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns; }
 run_bpftrace() {
+	: >"$tmp/bt.log"
 	bpftrace "$tmp/empty.bt" >"$tmp/bt.log" 2>&1 & local bt=$!
 	# BEGIN prints once the probes are set up; uprobes still take a moment
 	# to become live on a VM, so wait until a probe is seen to fire.
@@ -49,6 +52,24 @@ run_bpftrace() {
 	run_base
 	kill -INT $bt; wait $bt 2>/dev/null
 }
+# The least a duration tracer can do per call on this machine, in steps
+# (tests/tools/probe_floor.bpf.c): counting pairs on uprobe_multi links as
+# ingero-top uses; plus a clock read at each end and a per-thread slot; plus
+# a ring-buffer record per call. Where the goal is out of reach, this shows
+# whether the cost is ours or the machine's.
+run_floor() {
+	: >"$tmp/floor.log"
+	"$FLOOR" "$1" "$(readlink -f "$B/shim/libcudart.so.12")" "$(readlink -f "$B/shim/libcuda.so.1")" \
+		>"$tmp/floor.log" 2>&1 & local fp=$!
+	for _ in $(seq 100); do grep -q attached "$tmp/floor.log" && break; sleep 0.1; done
+	for _ in $(seq 60); do
+		"$WL" --iters 1 --kernels 1 2>/dev/null
+		sleep 0.2
+		grep -q "^hits [1-9]" "$tmp/floor.log" && break
+	done
+	run_base
+	kill -INT $fp; wait $fp 2>/dev/null
+}
 # Like with like: bpftrace captures no stacks, so the comparison runs
 # ingero-top with --no-stacks; the default (stacks on) is reported too.
 run_ig() {
@@ -58,21 +79,30 @@ run_ig_stacks() {
 	"$IG" --batch --summary --no-system-libs -- "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns
 }
 
-# Rounds interleave the three runs so that load changes hit all of them;
-# the best of each is kept.
+# Rounds interleave the runs so that load changes hit all of them; the best
+# of each is kept.
 best() { sort -n | head -n 1; }
-: >"$tmp/base"; : >"$tmp/bt"; : >"$tmp/ig"
+confs="base bt count clock floor ig igs"
+for c in $confs; do : >"$tmp/$c"; done
 for _ in $(seq "$ROUNDS"); do
-	run_base >>"$tmp/base"; run_bpftrace >>"$tmp/bt"; run_ig >>"$tmp/ig"; run_ig_stacks >>"$tmp/igs"
+	run_base >>"$tmp/base"; run_bpftrace >>"$tmp/bt"
+	run_floor count >>"$tmp/count"; run_floor clock >>"$tmp/clock"; run_floor floor >>"$tmp/floor"
+	run_ig >>"$tmp/ig"; run_ig_stacks >>"$tmp/igs"
 done
-base=$(best <"$tmp/base"); bt=$(best <"$tmp/bt"); ig_net=$(best <"$tmp/ig"); igs=$(best <"$tmp/igs")
+for c in $confs; do printf '%s %s\n' "$c" "$(best <"$tmp/$c")"; done >"$tmp/best"
 
-awk -v c="$calls" -v b="$base" -v t="$bt" -v i="$ig_net" -v s="$igs" 'BEGIN {
-	pb = b / c; pt = (t - b) / c; pi = (i - b) / c; ps = (s - b) / c
-	printf "calls per run           %d\n", c
-	printf "untraced                %8.2f us/call\n", pb / 1000
-	printf "bpftrace empty pairs    %8.2f us/call added\n", pt / 1000
-	printf "ingero-top --no-stacks  %8.2f us/call added\n", pi / 1000
-	printf "ingero-top (stacks on)  %8.2f us/call added\n", ps / 1000
-	printf "ratio ingero-top/bpftrace %.3f (goal <= 1.15)\n", pi / pt
-}'
+awk -v c="$calls" '{ t[$1] = $2 } END {
+	b = t["base"]
+	added = "us/call added"
+	printf "calls per run                     %d\n", c
+	printf "untraced                          %8.3f us/call\n", b / c / 1000
+	printf "bpftrace counting pairs           %8.3f %s\n", (t["bt"] - b) / c / 1000, added
+	printf "floor: counting pairs (multi)     %8.3f %s\n", (t["count"] - b) / c / 1000, added
+	printf "floor: + 2 clock reads, thread    %8.3f %s\n", (t["clock"] - b) / c / 1000, added
+	printf "floor: + ring-buffer record       %8.3f %s\n", (t["floor"] - b) / c / 1000, added
+	printf "ingero-top --no-stacks            %8.3f %s\n", (t["ig"] - b) / c / 1000, added
+	printf "ingero-top (stacks on)            %8.3f %s\n", (t["igs"] - b) / c / 1000, added
+	bt = t["bt"] - b
+	printf "ratio floor/bpftrace              %.3f (the least a duration tracer pays here)\n", (t["floor"] - b) / bt
+	printf "ratio ingero-top/bpftrace         %.3f (goal <= 1.15)\n", (t["ig"] - b) / bt
+}' "$tmp/best"
