@@ -207,6 +207,17 @@ static uint64_t span_since(const struct ig_model *m, uint64_t since)
 	return s < MIN_SPAN_NS ? MIN_SPAN_NS : s;
 }
 
+/* What a rate is divided by: span_since, but something first seen a moment
+ * ago counts over at least a second (or over the whole session when that
+ * is shorter), so a single call does not show as 1000/s. */
+static uint64_t rate_span(const struct ig_model *m, uint64_t since)
+{
+	uint64_t s = span_since(m, since), least = span_since(m, m->first_ns);
+	if (least > NS)
+		least = NS;
+	return s > least ? s : least;
+}
+
 static int in_window(const struct ig_model *m, uint64_t sec)
 {
 	return sec >= win_start_sec(m) && sec <= m->cur_sec;
@@ -1231,7 +1242,7 @@ static void series_fill(const struct ig_model *m, const struct series *S, struct
 		o->win.max = wmax;
 		o->win.min = wmin;
 	}
-	o->calls_per_s = (double)o->calls_win * 1e9 / (double)span_since(m, S->first_ns);
+	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, S->first_ns);
 	o->tail_ratio = o->win.p50 ? (double)o->win.p99 / (double)o->win.p50 : 0;
 	uint64_t ws = win_start_sec(m);
 	for (uint64_t sec = ws; sec <= m->cur_sec; sec++) {
@@ -1470,7 +1481,7 @@ static void proc_fill(const struct ig_model *m, const struct proc *p, struct ig_
 		if (s->io_max > o->io_max_ns_win)
 			o->io_max_ns_win = s->io_max;
 	}
-	o->calls_per_s = (double)o->calls_win * 1e9 / (double)span_since(m, p->first_ns);
+	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, p->first_ns);
 	/* two passes: feeding threads (calls in the window), else all active */
 	uint64_t pre_all = 0;
 	int feeding = 0;
@@ -1573,7 +1584,7 @@ static void thread_fill(const struct ig_model *m, const struct thread *t, struct
 	thread_sum(m, t, &s);
 	o->calls_win = s.calls;
 	uint64_t span = span_since(m, t->first_ns);
-	o->calls_per_s = (double)s.calls * 1e9 / (double)span;
+	o->calls_per_s = (double)s.calls * 1e9 / (double)rate_span(m, t->first_ns);
 	o->wall_ns = thread_active(m, t) ? span : 0;
 	o->cuda_ns = s.cuda_ns;
 	o->off_preempt_ns = s.off[0][ST_PRE] + s.off[1][ST_PRE];
