@@ -765,7 +765,50 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	submit(e);
 }
 
-static __always_inline void on_wakeup(struct task_struct *p)
+/* Kernel text of the interrupt entry code (hard interrupts) and of
+ * __do_softirq, from /proc/kallsyms; 0 when unknown. */
+const volatile __u64 irq_text_start = 0, irq_text_end = 0;
+const volatile __u64 softirq_text_start = 0, softirq_text_end = 0;
+
+#define IG_IRQ_FRAMES 32 /* kernel frames searched for an interrupt entry */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[IG_IRQ_FRAMES]);
+} kstack SEC(".maps");
+
+/* Whether the wake-up runs in an interrupt (a timer, an I/O completion) on
+ * top of whatever task was running: then that task woke nobody. Told by an
+ * interrupt entry on the kernel stack (the per-CPU preemption counter would
+ * say it directly, but its symbol is only in kallsyms with KALLSYMS_ALL).
+ * Only called for the wake-up of a blocked target thread. */
+static __always_inline bool in_interrupt_ctx(void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *ips;
+	long n;
+
+	if (!irq_text_end)
+		return false;
+	ips = bpf_map_lookup_elem(&kstack, &zero);
+	if (!ips)
+		return false;
+	n = bpf_get_stack(ctx, ips, IG_IRQ_FRAMES * sizeof(__u64), 0);
+	__u32 nips = n > 0 ? (__u32)n / 8 : 0;
+	for (__u32 i = 0; i < IG_IRQ_FRAMES; i++) {
+		if (i >= nips)
+			break;
+		__u64 ip = ips[i];
+		if ((ip >= irq_text_start && ip < irq_text_end) ||
+		    (ip >= softirq_text_start && ip < softirq_text_end))
+			return true;
+	}
+	return false;
+}
+
+static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 	struct tstate *st;
@@ -776,9 +819,14 @@ static __always_inline void on_wakeup(struct task_struct *p)
 	if (!st || st->off_state != IGB_BLOCKED || st->wake_ts)
 		return;
 	st->wake_ts = bpf_ktime_get_ns();
-	/* The waker is the current task. A wake-up from an interrupt (timer,
-	 * I/O completion) names whatever task it interrupted; from the idle
-	 * task it names nobody. docs/collector.md says so. */
+	/* The waker is the current task, unless the wake-up comes from an
+	 * interrupt (a timer, an I/O completion): then nobody, "[irq]". From
+	 * the idle task outside an interrupt it is nobody too, "[idle]". */
+	if (in_interrupt_ctx(ctx)) {
+		st->off_other = 0;
+		__builtin_memcpy(st->off_comm, "[irq]", 6);
+		return;
+	}
 	st->off_other = bpf_get_current_pid_tgid() >> 32;
 	if (st->off_other)
 		bpf_get_current_comm(st->off_comm, sizeof(st->off_comm));
@@ -933,14 +981,14 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_sched_wakeup, struct task_struct *p)
 {
-	on_wakeup(p);
+	on_wakeup(ctx, p);
 	return 0;
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
 {
-	on_wakeup(p);
+	on_wakeup(ctx, p);
 	return 0;
 }
 

@@ -685,6 +685,38 @@ static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
 	}
 }
 
+/* Where the kernel's interrupt entry code and __do_softirq live, for the
+ * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
+ * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols. */
+static void irq_text_ranges(uint64_t r[4])
+{
+	static const char *const names[4] = { "__irqentry_text_start", "__irqentry_text_end",
+					      "__softirqentry_text_start",
+					      "__softirqentry_text_end" };
+	char line[256], name[128], type;
+	unsigned long long addr;
+	int found = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	memset(r, 0, 4 * sizeof(*r));
+	if (!f)
+		return;
+	while (found < 4 && fgets(line, sizeof(line), f)) {
+		if (line[0] == '0' && line[1] == '0' && line[2] == '0')
+			break; /* addresses hidden */
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+			continue;
+		for (int i = 0; i < 4; i++)
+			if (!r[i] && !strcmp(name, names[i])) {
+				r[i] = addr;
+				found++;
+			}
+	}
+	fclose(f);
+	if (found < 4 || r[0] >= r[1] || r[2] >= r[3])
+		memset(r, 0, 4 * sizeof(*r));
+}
+
 static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, bool stacks,
 					bool multi, int *err)
 {
@@ -697,6 +729,12 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
 	skel->rodata->stacks_on = stacks;
+	uint64_t irq[4];
+	irq_text_ranges(irq);
+	skel->rodata->irq_text_start = irq[0];
+	skel->rodata->irq_text_end = irq[1];
+	skel->rodata->softirq_text_start = irq[2];
+	skel->rodata->softirq_text_end = irq[3];
 	if (!stacks) { /* the stack maps are preallocated: keep them tiny */
 		bpf_map__set_max_entries(skel->maps.stacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_threads, 1);
