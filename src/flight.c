@@ -1,5 +1,6 @@
 /* The flight recorder ring and its background saver (which uses rec). */
 #include "flight.h"
+#include "htab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,8 +35,15 @@ struct name {
 };
 
 /* What one save writes: owned by the saver thread while it runs. */
+struct stack_json {
+	uint64_t id;
+	char *ips, *frames;
+};
+
 struct job {
 	char path[PATH_MAX];
+	struct stack_json *stacks;
+	size_t nstacks;
 	struct ig_event *ev;
 	size_t n;
 	struct name *names;
@@ -64,6 +72,8 @@ struct flight {
 	pthread_mutex_t mu;
 	int done;
 	struct job *job;
+	flight_stack_fn stack_fn;
+	void *stack_ctx;
 };
 
 static uint64_t key(const struct ig_event *e)
@@ -152,6 +162,11 @@ static void job_free(struct job *j)
 		return;
 	free(j->ev);
 	free(j->names);
+	for (size_t i = 0; i < j->nstacks; i++) {
+		free(j->stacks[i].ips);
+		free(j->stacks[i].frames);
+	}
+	free(j->stacks);
 	for (size_t i = 0; i < j->nchains; i++)
 		chain_clear(&j->chains[i]);
 	free(j->chains);
@@ -313,6 +328,8 @@ static void *saver_main(void *arg)
 		rc = rec_event(r, &j->ev[i]);
 	for (size_t i = 0; !rc && i < j->nchains; i++)
 		rc = rec_chain(r, &j->chains[i].c);
+	for (size_t i = 0; !rc && i < j->nstacks; i++)
+		rc = rec_stack(r, j->stacks[i].id, j->stacks[i].ips, j->stacks[i].frames);
 	const char *why = rec_error(r);
 	char whybuf[1024] = "";
 	if (why)
@@ -370,6 +387,50 @@ static int reserve_path(const char *dir, char *out, size_t len)
 	return -EEXIST;
 }
 
+void flight_set_stacks(struct flight *f, flight_stack_fn fn, void *ctx)
+{
+	f->stack_fn = fn;
+	f->stack_ctx = ctx;
+}
+
+/* The frames of every distinct stack id among the job's calls. */
+static int job_stacks(struct flight *f, struct job *j)
+{
+	struct htab seen;
+	size_t cap = 0, nseen = 0;
+
+	if (!f->stack_fn)
+		return 0;
+	if (ht_init(&seen, FLIGHT_MAX_STACKS))
+		return -ENOMEM;
+	for (size_t i = 0; i < j->n; i++) {
+		uint64_t id = j->ev[i].stack_id;
+		char *ips = NULL, *frames = NULL;
+		if (j->ev[i].kind != IG_EV_CALL || !id || ht_get(&seen, id) >= 0)
+			continue;
+		if (nseen++ == FLIGHT_MAX_STACKS)
+			break; /* the stacks module keeps no more than this anyway */
+		ht_put(&seen, id, 1);
+		if (f->stack_fn(f->stack_ctx, id, &ips, &frames))
+			continue;
+		if (j->nstacks == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct stack_json *n = realloc(j->stacks, ncap * sizeof(*n));
+			if (!n) {
+				free(ips);
+				free(frames);
+				ht_free(&seen);
+				return -ENOMEM;
+			}
+			j->stacks = n;
+			cap = ncap;
+		}
+		j->stacks[j->nstacks++] = (struct stack_json){ .id = id, .ips = ips, .frames = frames };
+	}
+	ht_free(&seen);
+	return 0;
+}
+
 int flight_save(struct flight *f, const char *dir, char *path_out, size_t len)
 {
 	pthread_mutex_lock(&f->mu);
@@ -410,6 +471,7 @@ int flight_save(struct flight *f, const char *dir, char *path_out, size_t len)
 			j->nchains++;
 	if (f->ses.set)
 		session_copy(&j->ses, &f->ses.s);
+	job_stacks(f, j); /* without them the file still has every event */
 	if (path_out && len)
 		snprintf(path_out, len, "%s", j->path);
 	/* a previous unpolled result is replaced */

@@ -15,6 +15,7 @@
 #define FLIGHT_DEFAULT_SECONDS 300	  /* --flight default: 5 minutes */
 #define FLIGHT_DEFAULT_MAX_EVENTS 1000000 /* hard cap: ~150 MB at most */
 #define FLIGHT_MAX_CHAINS 256		  /* most recent chains kept */
+#define FLIGHT_MAX_STACKS 4096		  /* distinct stacks written per save */
 
 struct flight;
 
@@ -34,6 +35,14 @@ void flight_push(struct flight *f, const struct ig_event *e);
 int flight_chain(struct flight *f, const struct rec_chain *c);
 /* Session facts written to every saved file (deep copy). */
 int flight_set_session(struct flight *f, const struct rec_session *s);
+
+/* Where the frames of the calls' stacks come from: for each distinct
+ * stack id among the events of a save, fn is called on the caller's thread
+ * of flight_save and returns 0 with *ips and *frames malloc'd (Ingero's
+ * stack_traces JSON; flight frees them) or non-zero when it has none. The
+ * saved file then has them in stack_traces. fn NULL: no stacks. */
+typedef int (*flight_stack_fn)(void *ctx, uint64_t id, char **ips, char **frames);
+void flight_set_stacks(struct flight *f, flight_stack_fn fn, void *ctx);
 
 /* Snapshots the ring (a copy, on the caller's thread) and writes it in a
  * background thread to dir/ingero-top-flight-YYYYmmdd-HHMMSS.db (local time;

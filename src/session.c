@@ -70,6 +70,11 @@ static void record_stack(void *ctx, uint64_t id, const char *ips, const char *fr
 	rec_stack(ctx, id, ips, frames);
 }
 
+static int flight_stack(void *ctx, uint64_t id, char **ips, char **frames)
+{
+	return stacks_json(ctx, id, ips, frames);
+}
+
 static void ingest(void *ctx, const struct ig_event *e)
 {
 	struct session *s = ctx;
@@ -435,6 +440,8 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 			describe_session(s, &rs, pids, sizeof(pids), kernel, sizeof(kernel));
 			if (s->flight)
 				flight_set_session(s->flight, &rs);
+			if (s->flight && s->stacks)
+				flight_set_stacks(s->flight, flight_stack, s->stacks);
 		}
 	}
 	s->rate_t0_ns = ig_unix_now_ns();

@@ -11,7 +11,8 @@
 #   4. Python 3.11 (Debian's python3) calling the shim through ctypes shows
 #      [py] ctypes_calls.py:LINE in alloc_step(), as do CPython 3.10 and
 #      3.12 when installed; 3.13 shows native frames and a note;
-#   5. nothing stays loaded afterwards.
+#   5. a flight-recorder save has the stacks of its calls;
+#   6. nothing stays loaded afterwards.
 . "$(dirname "$0")/lib.sh"
 need_root
 ST=$B/tests/tools/stacktrace
@@ -144,7 +145,32 @@ for py in /root/.pyenv/versions/3.13.*/bin/python3.13; do
 		"$(frames_of "$TMP/py313.out" 'op=cuMemAlloc .* calls=21 ' | head -1 | sed 's/+0x.*//')" "cudaMalloc"
 done
 
-# 5. Nothing left behind: the programs the run held are gone after it.
+# 5. The flight recorder's file carries the stacks of its calls: a batch
+# run saves on SIGUSR1; stack_traces has frames with workload functions, and
+# its replay shows them.
+"$IG" --batch -d 0.5 --flight-dir "$TMP" -- "$WL" --iters 3000 --kernels 2 --kernel-us 300 \
+	>"$TMP/fl.out" 2>"$TMP/fl.err" &
+ig=$!
+for _ in $(seq 100); do grep -q "cudaLaunchKernel" "$TMP/fl.out" && break; sleep 0.1; done
+sleep 1
+kill -USR1 $ig
+for _ in $(seq 100); do grep -q "saved .* events" "$TMP/fl.err" && break; sleep 0.1; done
+kill -INT $ig; wait $ig
+FL=$(ls "$TMP"/ingero-top-flight-*.db 2>/dev/null | head -1)
+[ -n "$FL" ] && ok "flight: saved $(basename "$FL")" || bad "flight: nothing saved: $(tail -n 2 "$TMP/fl.err")"
+if [ -n "$FL" ]; then
+	ids=$(sqlite3 "$FL" "SELECT COUNT(DISTINCT stack_hash) FROM events WHERE stack_hash != 0")
+	rows=$(sqlite3 "$FL" "SELECT COUNT(*) FROM stack_traces")
+	[ "$ids" -gt 0 ] && expect_eq "flight: stack_traces rows for the $ids distinct stacks of its calls" "$rows" "$ids" \
+		|| bad "flight: calls without stacks"
+	wlf=$(sqlite3 "$FL" "SELECT COUNT(*) FROM stack_traces WHERE frames LIKE '%wl_worker%' OR frames LIKE '%wl_launch%'")
+	[ "$wlf" -gt 0 ] && ok "flight: $wlf stacks with workload functions" || bad "flight: no workload function in stack_traces"
+	"$IG" --replay "$FL" --batch --summary --stacks >"$TMP/flr.out" 2>&1
+	grep -Eq '(wl_worker|wl_launch)\+0x[0-9a-f]+ \(workload\)' "$TMP/flr.out" \
+		&& ok "flight: its replay shows the workload frames" || bad "flight: replay without frames"
+fi
+
+# 6. Nothing left behind: the programs the run held are gone after it.
 "$ST" --quiet -- "$WL" --wait-signal --iters 5 --kernels 1 --kernel-us 50 >"$TMP/life.ev" 2>"$TMP/life.err" &
 st=$!
 ids=""
