@@ -360,8 +360,29 @@ int collector_add_pid(struct collector *c, int pid)
 
 /* ---- ring buffer ------------------------------------------------------- */
 
+/* The parent of pid from /proc/PID/stat (0 when unknown): the field after
+ * the state, which follows the last ')' of the comm. */
+static uint32_t read_ppid(uint32_t pid)
+{
+	char path[48], buf[512];
+	uint32_t ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	if (p && sscanf(p + 1, " %*c %u", &ppid) != 1)
+		ppid = 0;
+	return ppid;
+}
+
 /* The first time a process shows up, reports its name as the kernel has it
- * for the process (the main thread's comm), not the calling thread's. */
+ * for the process (the main thread's comm), not the calling thread's, and
+ * its parent. */
 static void name_process(struct collector *c, const struct ig_event *e)
 {
 	uint32_t h = (e->pid * 2654435761u) & 4095;
@@ -390,6 +411,7 @@ static void name_process(struct collector *c, const struct ig_event *e)
 		n.ts_ns = e->ts_ns;
 		n.pid = e->pid;
 		n.tid = e->pid;
+		n.arg0 = read_ppid(e->pid);
 		memcpy(n.comm, comm, sizeof(n.comm) - 1); /* comm is at most 15 chars */
 		c->emit(c->emit_ctx, &n);
 	}

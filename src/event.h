@@ -18,7 +18,7 @@ enum ig_kind {
 	IG_EV_BLOCK_IO,   /* block request: ts_ns = issue, dur_ns = latency,
 			   * arg0 = bytes, op = IG_IO_* */
 	IG_EV_SNAPSHOT,   /* system snapshot: see struct ig_snapshot fields below */
-	IG_EV_COMM,       /* process name (or name change) for pid: comm */
+	IG_EV_COMM,       /* process name (or name change) for pid: comm; arg0 = ppid (0 = unknown) */
 	IG_EV_KIND_MAX,
 };
 

@@ -62,6 +62,9 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 	case IG_EV_PAGE_ALLOC:
 		snprintf(p, left, " bytes=%" PRIu64, e->arg0);
 		break;
+	case IG_EV_COMM:
+		snprintf(p, left, " comm=%s ppid=%" PRIu64, e->comm[0] ? e->comm : "-", e->arg0);
+		break;
 	case IG_EV_SNAPSHOT:
 		snprintf(p, left, " cpu_pct=%.1f mem_pct=%.1f avail_mb=%" PRIu64 " swap_mb=%" PRIu64
 				  " load=%.2f",

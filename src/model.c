@@ -969,6 +969,8 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		p = proc_get(m, e->pid, end);
 		if (e->comm[0])
 			copy_comm(p->comm, e->comm);
+		if (e->kind == IG_EV_COMM && e->arg0 && !p->ppid)
+			p->ppid = (uint32_t)e->arg0; /* read from /proc when first seen */
 		if (e->kind == IG_EV_EXEC)
 			p->exited = 0;
 		break;

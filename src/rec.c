@@ -268,7 +268,8 @@ static const char schema_sql[] =
     "  seen_at INTEGER NOT NULL DEFAULT 0,\n"
     "  tid INTEGER NOT NULL DEFAULT 0,\n"
     "  node TEXT NOT NULL DEFAULT '',\n"
-    "  is_event INTEGER NOT NULL DEFAULT 0\n"
+    "  is_event INTEGER NOT NULL DEFAULT 0,\n"
+    "  ppid INTEGER NOT NULL DEFAULT 0\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS idx_process_names_pid ON process_names(pid);\n"
     "CREATE TABLE IF NOT EXISTS event_aggregates (\n"
@@ -315,7 +316,7 @@ static const char *const schema_notes[][2] = {
      "o.op_id ORDER BY e.timestamp DESC LIMIT 20"},
     {"system_snapshots_note", "System metrics sampled every 1s during recording."},
     {"process_names_note", "PID-to-name mapping; ingero-top adds a row per name change "
-			   "(seen_at = when the name was seen)."},
+			   "(seen_at = when the name was seen; ppid = parent pid, 0 = unknown)."},
     {"ingero_top_columns_note",
      "events.start_ns/end_ns: interval in Unix ns (call entry/exit, switch-out/back on CPU, "
      "I/O issue/completion); timestamp follows Ingero (entry for calls, end for sched_switch "
@@ -506,6 +507,7 @@ static int write_name(struct rec *r, const struct ig_event *e, int is_event)
 	sqlite3_bind_int64(st, 4, e->tid);
 	bind_str(st, 5, node_name(r, e->node));
 	sqlite3_bind_int(st, 6, is_event);
+	sqlite3_bind_int64(st, 7, is_event ? (int64_t)e->arg0 : 0); /* name events: the ppid */
 	return step_reset(st);
 }
 
@@ -1259,6 +1261,13 @@ static int setup_schema(struct rec *r)
 	int rc = exec_sql(r->db, "BEGIN");
 	if (rc == SQLITE_OK)
 		rc = exec_sql(r->db, schema_sql);
+	/* A file written before process_names had ppid (appending to it). */
+	if (rc == SQLITE_OK && !query_int(r->db,
+					  "SELECT COUNT(*) FROM pragma_table_info('process_names') "
+					  "WHERE name = 'ppid'",
+					  0))
+		rc = exec_sql(r->db, "ALTER TABLE process_names ADD COLUMN ppid INTEGER NOT NULL "
+				     "DEFAULT 0");
 	char sql[1024];
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(sources) / sizeof(sources[0]); i++) {
 		char *q = sqlite3_mprintf("INSERT OR IGNORE INTO sources VALUES (%d, %Q, %Q)",
@@ -1387,8 +1396,8 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 		    "INSERT OR IGNORE INTO system_snapshots (timestamp, cpu_pct, mem_pct, "
 		    "mem_avail, swap_mb, load_avg, node) VALUES (?1,?2,?3,?4,?5,?6,?7)") ||
 	    prepare(r, &r->st_name,
-		    "INSERT INTO process_names (pid, name, seen_at, tid, node, is_event) VALUES "
-		    "(?1,?2,?3,?4,?5,?6)") ||
+		    "INSERT INTO process_names (pid, name, seen_at, tid, node, is_event, ppid) "
+		    "VALUES (?1,?2,?3,?4,?5,?6,?7)") ||
 	    prepare(r, &r->st_chain,
 		    "INSERT OR REPLACE INTO causal_chains (id, detected_at, severity, summary, "
 		    "root_cause, explanation, recommendations, cuda_op, cuda_p99_us, cuda_p50_us, "

@@ -73,7 +73,7 @@ struct rfile {
 	int writer;
 	char version[16];
 	int top_schema;
-	int has_node, has_comm, has_names_ext, has_snap_node, has_chain_node;
+	int has_node, has_comm, has_names_ext, has_names_ppid, has_snap_node, has_chain_node;
 	char default_node[128];
 	unsigned default_node_idx;
 	struct opmap *ops;
@@ -488,6 +488,7 @@ static const char *check_columns(struct rfile *f)
 	f->has_comm = has_column(f->db, "events", "comm");
 	f->has_names_ext =
 	    has_table(f->db, "process_names") && has_column(f->db, "process_names", "is_event");
+	f->has_names_ppid = f->has_names_ext && has_column(f->db, "process_names", "ppid");
 	f->has_snap_node = has_column(f->db, "system_snapshots", "node");
 	f->has_chain_node = has_column(f->db, "causal_chains", "node");
 	return NULL;
@@ -882,7 +883,7 @@ static int stream_next(struct replay *r, struct stream *s)
 			    r, f,
 			    f->has_snap_node ? (const char *)sqlite3_column_text(s->st, 6) : NULL);
 			break;
-		case S_COMM: /* own files: pid, name, seen_at, tid, node */
+		case S_COMM: /* own files: pid, name, seen_at, tid, node, ppid */
 			memset(e, 0, sizeof(*e));
 			e->kind = IG_EV_COMM;
 			e->pid = (uint32_t)sqlite3_column_int64(s->st, 0);
@@ -891,6 +892,7 @@ static int stream_next(struct replay *r, struct stream *s)
 			e->tid = (uint32_t)sqlite3_column_int64(s->st, 3);
 			e->node =
 			    (uint8_t)node_for(r, f, (const char *)sqlite3_column_text(s->st, 4));
+			e->arg0 = (uint64_t)sqlite3_column_int64(s->st, 5);
 			break;
 		}
 		s->has_head = 1;
@@ -953,9 +955,13 @@ static int file_start_streams(struct replay *r, struct rfile *f)
 			break;
 		case S_COMM:
 			if (f->writer == W_OWN && f->has_names_ext)
-				sql =
-				    "SELECT pid, name, seen_at, tid, node FROM process_names WHERE "
-				    "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
+				sql = f->has_names_ppid
+					  ? "SELECT pid, name, seen_at, tid, node, ppid FROM "
+					    "process_names WHERE is_event = 1 AND seen_at >= ?1 "
+					    "ORDER BY seen_at, rowid"
+					  : "SELECT pid, name, seen_at, tid, node, 0 FROM "
+					    "process_names WHERE is_event = 1 AND seen_at >= ?1 "
+					    "ORDER BY seen_at, rowid";
 			break;
 		}
 		if (!sql) {

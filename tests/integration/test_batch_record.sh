@@ -37,6 +37,18 @@ grep '^\[' "$TMP/live.txt" | sed 's/ *$//' >"$TMP/live.chains"
 grep '^\[' "$TMP/rp.txt" | sed 's/ *$//' >"$TMP/rp.chains"
 diff -u "$TMP/live.chains" "$TMP/rp.chains" >/dev/null && ok "replay: same chains ($(wc -l <"$TMP/live.chains"): ids, classes, severities)" \
 	|| { bad "chains differ"; diff -u "$TMP/live.chains" "$TMP/rp.chains"; }
+# The workload's parent (ingero-top, which launched it) is recorded and
+# replayed with its name.
+wpid=$(awk '$1 == "pid" {print $2; exit}' "$TMP/run.expect")
+ppid=$(sqlite3 "$TMP/run.db" "SELECT ppid FROM process_names WHERE pid = $wpid AND is_event = 1 LIMIT 1")
+[ -n "$ppid" ] && [ "$ppid" -gt 1 ] && ok "recorded ppid of the workload: $ppid" || bad "recorded ppid: '$ppid'"
+replay --json >"$TMP/rp.json" 2>/dev/null
+python3 -c '
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+procs = {p["pid"]: p for p in last["procs"]}
+sys.exit(0 if procs[int(sys.argv[2])]["ppid"] == int(sys.argv[3]) else 1)' "$TMP/rp.json" "$wpid" "${ppid:-0}" \
+	&& ok "replay --json: the workload's ppid" || bad "replay --json: wrong or no ppid"
 replay --speed 1 >/dev/null 2>&1 # batch replays ignore pacing: as fast as possible
 summary_ops "$TMP/rp.txt" >"$TMP/rp2.ops"
 diff -q "$TMP/live.ops" "$TMP/rp2.ops" >/dev/null && ok "replay again: identical" || bad "second replay differs"
