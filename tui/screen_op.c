@@ -37,10 +37,17 @@ static const struct tui_col bcols_thread[B_N] = {
 	[B_P99] = { "P99", 6, 0, 0, 'r' },
 	[B_MAX] = { "MAX", 6, 0, 2, 'r' },
 	[B_RATIO] = { "P99/P50", 7, 0, 1, 'r' },
-	[B_TAILPRE] = { "TAILPRE", 7, 0, 1, 'r' },
+	[B_TAILPRE] = { "PREEMPT", 7, 0, 1, 'r' },
 	[B_PREEMPTOR] = { "TOP PREEMPTOR", 17, 10, 2, 'l' },
 };
 /* clang-format on */
+
+/* Per-thread series keep no tail or preemptor accounting (memory): their
+ * PREEMPT column is the preempted share of all their calls in the window. */
+static double thread_preempt_share(const struct ig_series_stats *s)
+{
+	return s->time_win_ns ? (double)s->preempt_ns_win / (double)s->time_win_ns : -1;
+}
 
 struct bctx {
 	const struct ig_series_stats *rows;
@@ -89,11 +96,15 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		tui_fmt_ratio(buf, n, s->win.n ? s->tail_ratio : 0);
 		*slot = p99_slot(s->tail_ratio);
 		break;
-	case B_TAILPRE:
-		tui_fmt_pct(buf, n, s->win.n && s->tail_calls ? s->tail_preempt_share : -1);
-		if (s->tail_preempt_share >= 0.25)
+	case B_TAILPRE: {
+		double share = c->threads ? thread_preempt_share(s)
+			       : s->win.n && s->tail_calls ? s->tail_preempt_share
+							   : -1;
+		tui_fmt_pct(buf, n, share);
+		if (share >= 0.25)
 			*slot = TH_PREEMPTED;
 		break;
+	}
 	case B_PREEMPTOR:
 		if (s->top_preemptor_pid) {
 			snprintf(
@@ -127,7 +138,7 @@ static double b_num(void *ctx, int row, int col, int *ok)
 	case B_RATIO:
 		return s->tail_ratio;
 	case B_TAILPRE:
-		return s->tail_preempt_share;
+		return c->threads ? thread_preempt_share(s) : s->tail_preempt_share;
 	case B_PREEMPTOR:
 		return s->top_preemptor_share;
 	}
