@@ -49,6 +49,15 @@ expect 'CUDA ops of this process' "process screen: per-op table"
 expect 'threads \(off-CPU' "process screen: threads"
 expect 'TID CALLS/S MAIN OP' "process screen: thread columns"
 expect 'alerts on this process' "process screen: chains"
+# an op of this process: broken down per thread
+keys Enter
+expect '^ [a-zA-Z]+  in python3\[2233\]' "op screen of the process"
+expect '(-|─)+ per thread' "op screen of the process: per-thread breakdown"
+expect '^ +TID PROCESS +CALLS/S +P50 +P99 +MAX P99/P50 PREEMPT TOP PREEMPTOR' \
+	"per-thread columns: PREEMPT (threads keep no tail accounting)"
+expect '^ +2233 python3 ' "per-thread row"
+keys Escape
+expect '^ python3\[2233\]  container' "back to the process"
 # thread: focus the threads list
 keys Tab
 keys Enter
