@@ -48,7 +48,7 @@ int check_btf(char *why, size_t len)
 		return 0;
 	snprintf(why, len,
 		 "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): ingero-top needs a "
-		 "kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or later)");
+		 "kernel built with CONFIG_DEBUG_INFO_BTF=y (5.15 or later)");
 	return -ENOENT;
 }
 
@@ -87,8 +87,8 @@ int check_run(FILE *f)
 	     !priv ? (geteuid() == 0 ? "root" : "CAP_BPF and CAP_PERFMON") : why);
 	uname(&u);
 	sscanf(u.release, "%d.%d", &maj, &min);
-	bool kok = maj > 5 || (maj == 5 && min >= 8);
-	LINE(kok, "kernel", "%s %s (5.8 or later needed for the BPF ring buffer)", u.sysname,
+	bool kok = maj > 5 || (maj == 5 && min >= 15);
+	LINE(kok, "kernel", "%s %s (5.15 or later needed: ring buffer, uprobe cookies)", u.sysname,
 	     u.release);
 	int btf = check_btf(why, sizeof(why));
 	LINE(!btf, "BTF", "%s", !btf ? "/sys/kernel/btf/vmlinux" : why);
