@@ -302,6 +302,35 @@ int BPF_KPROBE(call_enter)
 	return 0;
 }
 
+/* ---- libraries loaded at run time ------------------------------------------ */
+
+/* A uprobe on the dynamic loader's _dl_debug_state(), which glibc calls
+ * after every change to the list of loaded objects (the hook debuggers use
+ * to see dlopen). A target process (any process in the default mode) that
+ * loaded or unloaded something sends a hint, and user space reads its
+ * mappings again at once: a libcudart that a Python program dlopens from a
+ * pip wheel is attached before its first CUDA call, not at the next
+ * periodic rescan. Rare, so the reader is woken. */
+SEC("uprobe")
+int BPF_KPROBE(dl_change)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct igb_event *e;
+
+	if (!exec_all && !is_target(tgid))
+		return 0;
+	e = reserve();
+	if (!e)
+		return 0;
+	e->kind = IGB_DL_CHANGE;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = (__u32)id;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
 /* ---- user stacks ------------------------------------------------------------ */
 
 #define PY_MAX_THREADS 64 /* thread states searched for the calling thread */

@@ -36,6 +36,8 @@ _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
 #define MAX_PAGES_PIDS 1024
 #define MAX_PENDING 64
 #define RESCAN_TARGETS_NS 2000000000ULL
+#define EXEC_RESCAN_NS 200000000ULL /* after an exec */
+#define MAX_LOADERS 16
 #define RESCAN_ALL_NS 5000000000ULL
 
 struct lib {
@@ -75,7 +77,16 @@ struct collector {
 	struct {
 		int pid;
 		uint64_t due_ns;
+		bool maps_only; /* a library was loaded: the executable is the same */
 	} pending[MAX_PENDING];
+	/* dynamic loaders watched for libraries loaded at run time (dl_change) */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} loaders[MAX_LOADERS];
+	int nloaders;
+	int ldfds[MAX_LOADERS]; /* their uprobe_multi link fds */
+	int nldfds;
 	int npending;
 	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
 	uint64_t user_drops;
@@ -345,6 +356,59 @@ static void attach_found(void *ctx, const char *path, int pid)
 		log_msg(LOG_INFO, "%s exports no traced CUDA symbol", path);
 }
 
+/* Watches the dynamic loader of pid (the ELF interpreter of its
+ * executable; pid 0: ingero-top's own, the host's) for libraries loaded at
+ * run time: a uprobe on _dl_debug_state (bpf/ingero.bpf.c dl_change). Once
+ * per loader file; statically linked executables have none. */
+static void watch_loader(struct collector *c, int pid)
+{
+	static const char *const sym[] = { "_dl_debug_state" };
+	char exe[64], interp[PATH_MAX], path[PATH_MAX + 64];
+	struct stat sb;
+	uint64_t off = 0;
+
+	snprintf(exe, sizeof(exe), pid ? "/proc/%d/exe" : "/proc/self/exe", pid);
+	if (elfsym_interp(exe, interp, sizeof(interp)) != 1 || interp[0] != '/')
+		return;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, interp);
+	else
+		snprintf(path, sizeof(path), "%s", interp);
+	if (stat(path, &sb))
+		return;
+	for (int i = 0; i < c->nloaders; i++)
+		if (c->loaders[i].dev == sb.st_dev && c->loaders[i].ino == sb.st_ino)
+			return;
+	if (c->nloaders == MAX_LOADERS)
+		return;
+	c->loaders[c->nloaders].dev = sb.st_dev;
+	c->loaders[c->nloaders].ino = sb.st_ino;
+	c->nloaders++; /* also when it fails: not tried again */
+	if (elfsym_offsets(path, sym, 1, &off) != 1) {
+		log_msg(LOG_INFO, "%s has no _dl_debug_state: libraries loaded at run time are found "
+				  "by the periodic rescan", interp);
+		return;
+	}
+	struct bpf_program *prog = c->skel->progs.dl_change;
+	if (c->multi) {
+		int fd = collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, NULL, 1, false);
+		if (fd >= 0) {
+			c->ldfds[c->nldfds++] = fd;
+			log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
+			return;
+		}
+		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(-fd));
+		return;
+	}
+	struct bpf_link *l = bpf_program__attach_uprobe(prog, false, -1, path, (size_t)off);
+	if (!l) {
+		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(errno));
+		return;
+	}
+	add_link(c, l);
+	log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
+}
+
 int collector_add_pid(struct collector *c, int pid)
 {
 	uint32_t key = (uint32_t)pid;
@@ -354,6 +418,7 @@ int collector_add_pid(struct collector *c, int pid)
 		return -ESRCH;
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY))
 		return -errno;
+	watch_loader(c, pid);
 	int r = discover_pid_libs(pid, attach_found, c);
 	return r < 0 ? r : 0;
 }
@@ -418,6 +483,32 @@ static void name_process(struct collector *c, const struct ig_event *e)
 	fclose(f);
 }
 
+/* Looks at pid's mappings for CUDA libraries after delay_ns (once: a
+ * pid already waiting keeps its time); maps_only: not its executable. */
+static void add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only)
+{
+	for (int i = 0; i < c->npending; i++)
+		if (c->pending[i].pid == pid) {
+			c->pending[i].maps_only &= maps_only;
+			return;
+		}
+	if (c->npending == MAX_PENDING)
+		return; /* the periodic rescan finds it */
+	c->pending[c->npending].pid = pid;
+	c->pending[c->npending].due_ns = collector_now_ns(c) + delay_ns;
+	c->pending[c->npending].maps_only = maps_only;
+	c->npending++;
+}
+
+uint64_t collector_next_due_ns(struct collector *c)
+{
+	uint64_t due = UINT64_MAX;
+	for (int i = 0; i < c->npending; i++)
+		if (c->pending[i].due_ns < due)
+			due = c->pending[i].due_ns;
+	return due;
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct collector *c = ctx;
@@ -426,6 +517,11 @@ static int on_record(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*b)) {
 		c->user_drops++;
+		return 0;
+	}
+	if (b->kind == IGB_DL_CHANGE) {
+		/* The loader has mapped (or unmapped) something: look now. */
+		add_pending(c, (int)b->pid, 0, true);
 		return 0;
 	}
 	memset(&e, 0, sizeof(e));
@@ -452,12 +548,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	e.other_comm[IG_COMM_LEN - 1] = e.comm[IG_COMM_LEN - 1] = 0;
 	e.stack_id = b->stack_id;
 
-	if (e.kind == IG_EV_EXEC && c->npending < MAX_PENDING) {
-		/* The loader maps libraries after exec: look a little later. */
-		c->pending[c->npending].pid = (int)e.pid;
-		c->pending[c->npending].due_ns = collector_now_ns(c) + 200000000ULL;
-		c->npending++;
-	}
+	if (e.kind == IG_EV_EXEC) /* the loader maps libraries after exec: look a little later */
+		add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);
 	if (e.kind == IG_EV_EXEC && !b->arg0)
 		return 0; /* exec of a non-target: only a rescan hint */
 	if (e.kind == IG_EV_CALL || e.kind == IG_EV_OFFCPU)
@@ -569,13 +661,20 @@ static void scan_all(struct collector *c)
 
 void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
 {
+	uint64_t wall = collector_now_ns(c); /* now_ns may lag behind (event time) */
 	for (int i = 0; i < c->npending;) {
-		if (c->pending[i].due_ns > now_ns) {
+		if (c->pending[i].due_ns > wall) {
 			i++;
 			continue;
 		}
 		int pid = c->pending[i].pid;
+		bool maps_only = c->pending[i].maps_only;
 		c->pending[i] = c->pending[--c->npending];
+		if (maps_only) {
+			discover_pid_maps(pid, attach_found, c);
+			continue;
+		}
+		watch_loader(c, pid); /* after an exec: maybe another loader */
 		discover_pid_libs(pid, attach_found, c);
 	}
 	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
@@ -770,6 +869,8 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 						      IG_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.call_exit_stk,
 						      IG_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.dl_change,
+						      IG_BPF_TRACE_UPROBE_MULTI);
 	}
 	*err = ingero_bpf__load(skel);
 	if (*err) {
@@ -844,6 +945,8 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 		snprintf(err, errlen, "cannot attach any scheduler tracepoint");
 		goto cleanup;
 	}
+	if (o->target == COLL_ALL_CUDA)
+		watch_loader(c, 0); /* the host's: processes started later use it */
 
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL);
 	if (!c->rb) {
@@ -931,6 +1034,8 @@ void collector_free(struct collector *c)
 	destroy_links(c->links, c->nlinks);
 	for (int i = 0; i < c->nmfds; i++)
 		close(c->mfds[i]);
+	for (int i = 0; i < c->nldfds; i++)
+		close(c->ldfds[i]);
 	free(c->links);
 	ingero_bpf__destroy(c->skel);
 	free(c);

@@ -61,6 +61,11 @@ void collector_count_user_drop(struct collector *c, uint64_t n);
 int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
 				const uint64_t *cookies, int n, bool ret);
 
+/* When the next look at a process's mappings is due (after an exec or an
+ * open of a CUDA library), on the clock of collector_now_ns; UINT64_MAX
+ * when none is waiting. collector_tick does them. */
+uint64_t collector_next_due_ns(struct collector *c);
+
 /* Unix ns now, on the same clock as the events. */
 uint64_t collector_now_ns(struct collector *c);
 

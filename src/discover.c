@@ -40,6 +40,21 @@ int discover_pid_alive(int pid)
 
 int discover_pid_libs(int pid, discover_cb cb, void *ctx)
 {
+	char path[64];
+	int n = discover_pid_maps(pid, cb, ctx);
+
+	if (n < 0)
+		return n;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (elfsym_has_any(path, static_cudart_syms, 3) == 1) {
+		cb(ctx, path, pid);
+		n++;
+	}
+	return n;
+}
+
+int discover_pid_maps(int pid, discover_cb cb, void *ctx)
+{
 	char path[PATH_MAX + 64], line[PATH_MAX + 256];
 	int n = 0;
 	FILE *f;
@@ -60,12 +75,6 @@ int discover_pid_libs(int pid, discover_cb cb, void *ctx)
 		n++;
 	}
 	fclose(f);
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	if (elfsym_has_any(path, static_cudart_syms, 3) == 1) {
-		cb(ctx, path, pid);
-		n++;
-	}
 	return n;
 }
 

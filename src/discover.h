@@ -18,6 +18,8 @@ bool discover_is_cuda_lib(const char *path);
  * defines CUDA runtime symbols itself (static cudart). Returns the number
  * reported or -errno (-ESRCH when the process does not exist). */
 int discover_pid_libs(int pid, discover_cb cb, void *ctx);
+/* Only the mapped libraries (after a dlopen the executable is the same). */
+int discover_pid_maps(int pid, discover_cb cb, void *ctx);
 
 /* Reports CUDA libraries from the ldconfig cache and /usr/local/cuda*. */
 int discover_system_libs(discover_cb cb, void *ctx);

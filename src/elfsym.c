@@ -101,6 +101,11 @@ int elfsym_has_any(const char *path, const char *const *names, int n)
 
 int elfsym_is_dynamic(const char *path)
 {
+	return elfsym_interp(path, NULL, 0);
+}
+
+int elfsym_interp(const char *path, char *out, size_t len)
+{
 	int fd, r = 0;
 	size_t n;
 	Elf *elf;
@@ -117,8 +122,18 @@ int elfsym_is_dynamic(const char *path)
 	}
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-			r = 1;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP)
+			continue;
+		r = 1;
+		if (out && len) {
+			/* PT_INTERP holds the path with its terminating NUL */
+			if (ph.p_filesz > 1 && ph.p_filesz <= len &&
+			    pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+			    memchr(out, 0, ph.p_filesz))
+				out[ph.p_filesz - 1] = 0;
+			else
+				out[0] = 0;
+		}
 	}
 	if (elf)
 		elf_end(elf);

@@ -19,5 +19,8 @@ int elfsym_has_any(const char *path, const char *const *names, int n);
 /* 1 when the ELF file has a program interpreter (is dynamically linked),
  * 0 when not, -errno when it cannot be read as ELF. */
 int elfsym_is_dynamic(const char *path);
+/* The same, and the interpreter's path (e.g. /lib64/ld-linux-x86-64.so.2)
+ * copied to out[len] when there is one ("" when it does not fit). */
+int elfsym_interp(const char *path, char *out, size_t len);
 
 #endif

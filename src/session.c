@@ -494,7 +494,13 @@ int session_fd(struct session *s)
 
 int session_timeout_ms(struct session *s)
 {
-	return 100;
+	int ms = 100;
+	if (s->coll) { /* a look at a process's mappings due sooner */
+		uint64_t due = collector_next_due_ns(s->coll), now = collector_now_ns(s->coll);
+		if (due != UINT64_MAX)
+			ms = due <= now ? 0 : due - now < 100000000ULL ? (int)((due - now) / 1000000) + 1 : 100;
+	}
+	return ms;
 }
 
 /* Replay: the event-time position the wall clock has reached. */
