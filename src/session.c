@@ -65,6 +65,8 @@ struct session {
 	size_t nchain_ts;
 };
 
+static void tick(struct session *s, bool child);
+
 static void record_stack(void *ctx, uint64_t id, const char *ips, const char *frames)
 {
 	rec_stack(ctx, id, ips, frames);
@@ -446,7 +448,9 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	}
 	s->rate_t0_ns = ig_unix_now_ns();
 	hostinfo_cpu_read(&s->cpu_prev);
-	session_tick(s);
+	/* Not the exit of a launched command yet: the caller sets its event
+	 * hook after this returns, and a short command may already be done. */
+	tick(s, false);
 	return s;
 fail:
 	session_free(s);
@@ -602,7 +606,7 @@ struct stacks *session_stacks(struct session *s)
 	return s->stacks;
 }
 
-void session_tick(struct session *s)
+static void tick(struct session *s, bool child)
 {
 	uint64_t now = ig_unix_now_ns();
 
@@ -647,6 +651,8 @@ void session_tick(struct session *s)
 		s->rate_t0_ns = now;
 		s->rate_events0 = s->st.events_total;
 	}
+	if (!child)
+		return;
 	check_child(s);
 	if (s->demo && !s->child_gone && demo_done(s->demo)) {
 		s->child_gone = true;
@@ -660,6 +666,11 @@ void session_tick(struct session *s)
 		if (n == 0 && ++s->drain_passes >= 2)
 			s->done = true;
 	}
+}
+
+void session_tick(struct session *s)
+{
+	tick(s, true);
 }
 
 bool session_done(struct session *s)
