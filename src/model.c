@@ -111,6 +111,7 @@ struct thread {
 	uint8_t psync;
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
+	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */
 	uint64_t life_cuda, life_off[2][3];
 	int tl_n, tl_i;
 	struct ig_offcpu_rec tl[IG_TL_MAX];
@@ -782,6 +783,8 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
 	if (!p->comm[0] && e->comm[0])
 		copy_comm(p->comm, e->comm);
+	if (e->comm[0])
+		copy_comm(t->comm, e->comm);
 	if (e->cgroup_id)
 		p->cgroup_id = e->cgroup_id;
 	p->cuda = 1;
@@ -884,6 +887,8 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
 	if (!p->comm[0] && e->comm[0])
 		copy_comm(p->comm, e->comm);
+	if (e->comm[0])
+		copy_comm(t->comm, e->comm);
 	int st = off_state(e->state);
 	int src = (e->flags & IG_F_IN_CALL) != 0;
 	int in = src || (e->ts_ns >= t->ca && e->ts_ns < t->cb);
@@ -1609,6 +1614,7 @@ static void thread_fill(const struct ig_model *m, const struct thread *t, struct
 	o->sync_nested_ns_win = s.sync_nested_ns;
 	o->last_preemptor_pid = t->pre_pid;
 	copy_comm(o->last_preemptor_comm, t->pre_comm);
+	copy_comm(o->comm, t->comm);
 	uint64_t best = 0;
 	for (unsigned k = 0; k < m->st.n; k++) {
 		const struct series *S = m->st.s[k];

@@ -220,6 +220,7 @@ int model_proc(const struct ig_model *m, uint32_t pid, struct ig_proc_stats *out
 
 struct ig_thread_stats {
 	uint32_t tid, pid;
+	char comm[IG_COMM_LEN]; /* the thread's name ("" when no event carried one) */
 	uint64_t first_ns, last_ns;
 	uint64_t calls_win, calls_life;
 	double calls_per_s;

@@ -11,11 +11,12 @@
 /* --- threads ------------------------------------------------------------------ */
 
 /* clang-format off */
-enum { T_TID, T_RATE, T_MAINOP, T_CUDA, T_OFF, T_PRE, T_BLK, T_BETWEEN, T_SW, T_SYNC, T_LAST,
-       T_N };
+enum { T_TID, T_NAME, T_RATE, T_MAINOP, T_CUDA, T_OFF, T_PRE, T_BLK, T_BETWEEN, T_SW, T_SYNC,
+       T_LAST, T_N };
 
 static const struct tui_col tcols[T_N] = {
 	[T_TID] = { "TID", 7, 0, 0, 'r' },
+	[T_NAME] = { "THREAD", 15, 0, 1, 'l' },
 	[T_RATE] = { "CALLS/S", 7, 0, 0, 'r' },
 	[T_MAINOP] = { "MAIN OP", 15, 4, 1, 'l' },
 	[T_CUDA] = { "CUDA%", 5, 0, 1, 'r' },
@@ -45,6 +46,9 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	switch (col) {
 	case T_TID:
 		snprintf(buf, n, "%u", th->tid);
+		break;
+	case T_NAME:
+		snprintf(buf, n, "%.*s", IG_COMM_LEN, th->comm[0] ? th->comm : "-");
 		break;
 	case T_RATE:
 		tui_fmt_rate(buf, n, th->calls_per_s);

@@ -102,7 +102,9 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	char a[48], b[32], c[32], e[32], line[256];
 
 	draw_fill(t, r, 0, TH_TITLE);
-	snprintf(line, sizeof(line), " thread %u of %s", v->tid,
+	const char *tname = d->found ? th->comm : "";
+	snprintf(line, sizeof(line), " thread %u%s%.*s%s of %s", v->tid, tname[0] ? " (" : "",
+		 IG_COMM_LEN, tname, tname[0] ? ")" : "",
 		 fmt_proc(a, sizeof(a), model_comm(tui_model(t), v->pid), v->pid));
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	int y = 1;

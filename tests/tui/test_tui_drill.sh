@@ -47,7 +47,8 @@ expect 'preempted by:' "process screen: preemptors"
 expect 'woken by' "process screen: wakers"
 expect 'CUDA ops of this process' "process screen: per-op table"
 expect 'threads \(off-CPU' "process screen: threads"
-expect 'TID CALLS/S MAIN OP' "process screen: thread columns"
+expect 'TID THREAD +CALLS/S MAIN OP' "process screen: thread columns"
+expect '^ +2233 python3 ' "process screen: a thread row with the thread's name"
 expect 'alerts on this process' "process screen: chains"
 # an op of this process: broken down per thread
 keys Enter
@@ -61,7 +62,7 @@ expect '^ python3\[2233\]  container' "back to the process"
 # thread: focus the threads list
 keys Tab
 keys Enter
-expect '^ thread 2233 of python3\[2233\]' "thread screen"
+expect '^ thread 2233 (\(python3\) )?of python3\[2233\]' "thread screen"
 expect 'OFF-CPU AT +DURATION STATE' "thread screen: off-CPU timeline"
 keys BSpace
 expect 'threads \(off-CPU' "Backspace back to the process"

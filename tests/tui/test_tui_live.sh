@@ -37,6 +37,8 @@ keys Home
 keys Enter
 expect '^ workload\[[0-9]+\]  container' "process screen"
 expect 'threads \(off-CPU' "process screen: threads"
+expect '^ +[0-9]+ wl-worker-0 +[0-9]' "process screen: the threads by name (wl-worker-0)"
+expect '^ +[0-9]+ wl-worker-1 +[0-9]' "process screen: the threads by name (wl-worker-1)"
 keys Escape
 keys Tab
 keys Home
