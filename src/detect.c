@@ -521,6 +521,15 @@ static const char *pname(const struct ctx *x, char *b, size_t n)
 	return who(b, n, x->p->comm, x->p->pid);
 }
 
+/* " (name)" of a thread whose name is not the process's, else "". */
+static const char *tname(const struct ctx *x, const struct ig_thread_stats *t, char *b, size_t n)
+{
+	b[0] = 0;
+	if (t->comm[0] && strncmp(t->comm, x->p->comm, IG_COMM_LEN))
+		snprintf(b, n, " (%.*s)", IG_COMM_LEN, t->comm);
+	return b;
+}
+
 static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
@@ -839,7 +848,7 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	else
 		sev = x->tail_op ? IG_SEV_MEDIUM : IG_SEV_LOW; /* busy on CPU between calls */
 	struct finding f;
-	char pn[40], wn[40], wl[160] = "";
+	char pn[40], wn[40], wl[160] = "", tn[24];
 	f_init(&f, IG_CC_HOST_STARVATION, sev, t->main_op, p);
 	f.c.tid = t->tid;
 	size_t o = 0;
@@ -857,15 +866,16 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	double unk = (double)t->between_unknown_ns / (double)t->wall_ns;
 	if (off_share >= busy)
 		put(f.c.summary, sizeof(f.c.summary),
-		    "%s tid %u spends %.0f %% of wall time off-CPU between CUDA calls%s%s%s, "
+		    "%s tid %u%s spends %.0f %% of wall time off-CPU between CUDA calls%s%s%s, "
 		    "%.0f %% in CUDA → host starvation",
-		    pname(x, pn, sizeof(pn)), t->tid, off_share * 100,
+		    pname(x, pn, sizeof(pn)), t->tid, tname(x, t, tn, sizeof(tn)), off_share * 100,
 		    p->nwakers ? " (waiting on " : "", wl, p->nwakers ? ")" : "", t->cuda_pct);
 	else
 		put(f.c.summary, sizeof(f.c.summary),
-		    "%s tid %u spends %.0f %% of wall time busy on the CPU between CUDA calls, "
+		    "%s tid %u%s spends %.0f %% of wall time busy on the CPU between CUDA calls, "
 		    "%.0f %% in CUDA → host starvation",
-		    pname(x, pn, sizeof(pn)), t->tid, busy * 100, t->cuda_pct);
+		    pname(x, pn, sizeof(pn)), t->tid, tname(x, t, tn, sizeof(tn)), busy * 100,
+		    t->cuda_pct);
 	put(f.c.explanation, sizeof(f.c.explanation),
 	    "The thread that feeds the GPU spends only %.0f %% of its time in CUDA calls. "
 	    "The rest goes %s, so the GPU sits idle waiting for work. %s",
@@ -964,15 +974,16 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 		}
 	}
 	struct finding f;
-	char pn[40], b[24];
+	char pn[40], b[24], tn[24];
 	f_init(&f, IG_CC_SYNC_STORM, wall >= 0.5 ? IG_SEV_HIGH : IG_SEV_MEDIUM, op, x->p);
 	f.c.tid = t->tid;
 	const struct ig_op_info *oi = ig_op_info(op);
 	int copy = oi && (oi->kind & IG_OPK_COPY);
 	put(f.c.summary, sizeof(f.c.summary),
-	    "%s tid %u: %.0f synchronisations/s (mostly %s%s%s%s) take %.0f %% of wall time → "
+	    "%s tid %u%s: %.0f synchronisations/s (mostly %s%s%s%s) take %.0f %% of wall time → "
 	    "sync storm",
-	    pname(x, pn, sizeof(pn)), t->tid, rate, ig_op_name(op), copy ? ", " : "",
+	    pname(x, pn, sizeof(pn)), t->tid, tname(x, t, tn, sizeof(tn)), rate, ig_op_name(op),
+	    copy ? ", " : "",
 	    copy ? fbytes(b, sizeof(b), (double)bytes) : "", copy ? " avg" : "", wall * 100);
 	put(f.c.explanation, sizeof(f.c.explanation),
 	    "The feeding thread stops and waits for the GPU %.0f times a second. Each "
