@@ -58,6 +58,8 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	case O_BY:
 		if (o->other_pid)
 			fmt_proc(buf, n, o->other_comm, o->other_pid);
+		else if (o->other_comm[0]) /* [irq], [idle]: no task */
+			snprintf(buf, n, "%.*s", IG_COMM_LEN, o->other_comm), *slot = TH_DIM;
 		else
 			snprintf(buf, n, "-"), *slot = TH_DIM;
 		break;

@@ -51,7 +51,8 @@ expect '^ stack 0x[0-9a-f]+ of cudaLaunchKernel' "Enter on a slow call: its stac
 expect '(wl_worker|wl_launch)\+0x' "slow call stack: workload frames"
 keys Escape
 keys o
-expect '^ thread [0-9]+ of workload\[' "o on a slow call: its thread"
+expect '^ thread [0-9]+ \(wl-worker-0\) of workload\[' "o on a slow call: its thread, by name"
+expect ' blocked +in a CUDA cal.* \[irq\]' "thread timeline: syncs woken by the timer interrupt, [irq]"
 keys Escape
 expect 'slowest calls in the window' "back to the op screen"
 keys Escape
