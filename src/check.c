@@ -8,6 +8,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,25 @@ int check_run(FILE *f)
 	}
 	bool up = !access("/sys/bus/event_source/devices/uprobe", F_OK);
 	LINE(up, "uprobes", "%s", up ? "uprobe PMU present" : "no uprobe PMU (CONFIG_UPROBE_EVENTS)");
+
+	/* Degraded modes that need no action, said so that a user knows them. */
+	uint64_t irq[4];
+	collector_irq_text_ranges(irq);
+	fprintf(f, "INFO %-14s %s\n", "wakers",
+		irq[1] ? "a wake-up from an interrupt is named [irq]"
+		       : "a wake-up from an interrupt names the interrupted task "
+			 "(/proc/kallsyms hides kernel addresses)");
+	char ld[PATH_MAX + 64];
+	uint64_t ldoff;
+	int lr = collector_loader_hook(0, ld, sizeof(ld), &ldoff);
+	if (lr)
+		fprintf(f, "INFO %-14s %s\n", "dlopen",
+			"no _dl_debug_state in the dynamic loader: libraries loaded at run time "
+			"are found by the 2 s rescan");
+	else
+		fprintf(f, "INFO %-14s libraries loaded at run time are seen at once "
+			   "(_dl_debug_state in %s)\n",
+			"dlopen", ld);
 
 	struct libs_seen ls = { .f = f };
 	discover_system_libs(print_lib, &ls);

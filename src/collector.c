@@ -360,21 +360,29 @@ static void attach_found(void *ctx, const char *path, int pid)
  * executable; pid 0: ingero-top's own, the host's) for libraries loaded at
  * run time: a uprobe on _dl_debug_state (bpf/ingero.bpf.c dl_change). Once
  * per loader file; statically linked executables have none. */
-static void watch_loader(struct collector *c, int pid)
+int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
 {
 	static const char *const sym[] = { "_dl_debug_state" };
-	char exe[64], interp[PATH_MAX], path[PATH_MAX + 64];
-	struct stat sb;
-	uint64_t off = 0;
+	char exe[64], interp[PATH_MAX];
 
 	snprintf(exe, sizeof(exe), pid ? "/proc/%d/exe" : "/proc/self/exe", pid);
 	if (elfsym_interp(exe, interp, sizeof(interp)) != 1 || interp[0] != '/')
-		return;
+		return -ENOENT;
 	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, interp);
+		snprintf(path, len, "/proc/%d/root%s", pid, interp);
 	else
-		snprintf(path, sizeof(path), "%s", interp);
-	if (stat(path, &sb))
+		snprintf(path, len, "%s", interp);
+	return elfsym_offsets(path, sym, 1, off) == 1 ? 0 : -ENOSYS;
+}
+
+static void watch_loader(struct collector *c, int pid)
+{
+	char path[PATH_MAX + 64];
+	struct stat sb;
+	uint64_t off = 0;
+	int r = collector_loader_hook(pid, path, sizeof(path), &off);
+
+	if (r == -ENOENT || stat(path, &sb))
 		return;
 	for (int i = 0; i < c->nloaders; i++)
 		if (c->loaders[i].dev == sb.st_dev && c->loaders[i].ino == sb.st_ino)
@@ -384,7 +392,8 @@ static void watch_loader(struct collector *c, int pid)
 	c->loaders[c->nloaders].dev = sb.st_dev;
 	c->loaders[c->nloaders].ino = sb.st_ino;
 	c->nloaders++; /* also when it fails: not tried again */
-	if (elfsym_offsets(path, sym, 1, &off) != 1) {
+	const char *interp = strstr(path, "/root/") && pid ? strstr(path, "/root/") + 5 : path;
+	if (r) {
 		log_msg(LOG_INFO, "%s has no _dl_debug_state: libraries loaded at run time are found "
 				  "by the periodic rescan", interp);
 		return;
@@ -809,7 +818,7 @@ static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
 /* Where the kernel's interrupt entry code and __do_softirq live, for the
  * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
  * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols. */
-static void irq_text_ranges(uint64_t r[4])
+void collector_irq_text_ranges(uint64_t r[4])
 {
 	static const char *const names[4] = { "__irqentry_text_start", "__irqentry_text_end",
 					      "__softirqentry_text_start",
@@ -851,7 +860,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
 	skel->rodata->stacks_on = stacks;
 	uint64_t irq[4];
-	irq_text_ranges(irq);
+	collector_irq_text_ranges(irq);
 	skel->rodata->irq_text_start = irq[0];
 	skel->rodata->irq_text_end = irq[1];
 	skel->rodata->softirq_text_start = irq[2];

@@ -66,6 +66,17 @@ int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *o
  * when none is waiting. collector_tick does them. */
 uint64_t collector_next_due_ns(struct collector *c);
 
+/* Where interrupt entry code lives (bpf in_interrupt_ctx): __irqentry_text
+ * start/end and __softirqentry_text start/end from /proc/kallsyms, or all
+ * zero when hidden (kptr_restrict) or absent. */
+void collector_irq_text_ranges(uint64_t r[4]);
+
+/* The hook of pid's dynamic loader (pid 0: ingero-top's own) for libraries
+ * loaded at run time: the loader's path (through /proc/PID/root) and the
+ * offset of _dl_debug_state in it. 0, -ENOENT (no loader: static), or
+ * -ENOSYS (the loader has no such symbol, e.g. musl). */
+int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off);
+
 /* Unix ns now, on the same clock as the events. */
 uint64_t collector_now_ns(struct collector *c);
 

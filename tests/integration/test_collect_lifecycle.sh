@@ -74,4 +74,9 @@ expect_eq "check exit status" "$rc" 0
 for item in privileges kernel BTF "ring buffer" tp_btf uprobes; do
 	grep -q "^PASS $item" "$TMP/check.out" && ok "check: $item PASS" || bad "check: $item"
 done
+grep -q "^INFO wakers  *a wake-up from an interrupt is named \[irq\]" "$TMP/check.out" \
+	&& ok "check: interrupt wakers named" || bad "check: no wakers line"
+grep -q "^INFO dlopen  *libraries loaded at run time are seen at once (_dl_debug_state in /" "$TMP/check.out" \
+	&& ok "check: the dynamic loader's hook" || bad "check: no dlopen line"
+
 finish
