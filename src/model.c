@@ -1224,6 +1224,11 @@ static void series_fill(const struct ig_model *m, const struct series *S, struct
 	o->tid = S->tid;
 	if (S->pid)
 		copy_comm(o->comm, model_comm(m, S->pid));
+	if (S->tid) {
+		const struct thread *t = thread_find(m, S->tid);
+		if (t)
+			copy_comm(o->tcomm, t->comm);
+	}
 	o->calls_life = S->calls_life;
 	o->nested_life = S->nested_life;
 	pcts_of(&S->life, &o->life);

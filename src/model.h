@@ -94,6 +94,7 @@ struct ig_series_stats {
 	uint32_t pid;		/* 0 for the all-process op row */
 	uint32_t tid;		/* 0 unless an (op, thread) row */
 	char comm[IG_COMM_LEN]; /* process name when pid != 0 */
+	char tcomm[IG_COMM_LEN]; /* thread name of an (op, thread) row, "" otherwise */
 	uint64_t calls_life;
 	uint64_t calls_win;
 	double calls_per_s; /* calls_win / window span */

@@ -31,7 +31,7 @@ static const struct tui_col bcols_proc[B_N] = {
 /* clang-format off */
 static const struct tui_col bcols_thread[B_N] = {
 	[B_ID] = { "TID", 7, 0, 0, 'r' },
-	[B_NAME] = { "PROCESS", 15, 5, 0, 'l' },
+	[B_NAME] = { "THREAD", 15, 5, 0, 'l' },
 	[B_RATE] = { "CALLS/S", 7, 0, 0, 'r' },
 	[B_P50] = { "P50", 6, 0, 1, 'r' },
 	[B_P99] = { "P99", 6, 0, 0, 'r' },
@@ -69,11 +69,13 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	case B_ID:
 		snprintf(buf, n, "%u", c->threads ? s->tid : s->pid);
 		break;
-	case B_NAME:
-		snprintf(buf, n, "%.*s", IG_COMM_LEN, s->comm[0] ? s->comm : "?");
+	case B_NAME: {
+		const char *name = c->threads && s->tcomm[0] ? s->tcomm : s->comm;
+		snprintf(buf, n, "%.*s", IG_COMM_LEN, name[0] ? name : "?");
 		if (s->severity >= 0)
 			*slot = sev_slot(s->severity);
 		break;
+	}
 	case B_RATE:
 		tui_fmt_rate(buf, n, s->calls_per_s);
 		break;

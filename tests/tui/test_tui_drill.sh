@@ -54,7 +54,7 @@ expect 'alerts on this process' "process screen: chains"
 keys Enter
 expect '^ [a-zA-Z]+  in python3\[2233\]' "op screen of the process"
 expect '(-|─)+ per thread' "op screen of the process: per-thread breakdown"
-expect '^ +TID PROCESS +CALLS/S +P50 +P99 +MAX P99/P50 PREEMPT TOP PREEMPTOR' \
+expect '^ +TID THREAD +CALLS/S +P50 +P99 +MAX P99/P50 PREEMPT TOP PREEMPTOR' \
 	"per-thread columns: PREEMPT (threads keep no tail accounting)"
 expect '^ +2233 python3 ' "per-thread row"
 keys Escape

@@ -39,6 +39,12 @@ expect '^ workload\[[0-9]+\]  container' "process screen"
 expect 'threads \(off-CPU' "process screen: threads"
 expect '^ +[0-9]+ wl-worker-0 +[0-9]' "process screen: the threads by name (wl-worker-0)"
 expect '^ +[0-9]+ wl-worker-1 +[0-9]' "process screen: the threads by name (wl-worker-1)"
+keys Enter
+expect ' in workload\[[0-9]+\]' "an op of the process"
+expect '^ +TID THREAD ' "its per-thread breakdown"
+expect '^ +[0-9]+ wl-worker-[01] +[0-9]' "per-thread rows by thread name"
+keys Escape
+expect '^ workload\[[0-9]+\]  container' "back to the process"
 keys Escape
 keys Tab
 keys Home
