@@ -434,24 +434,29 @@ int collector_add_pid(struct collector *c, int pid)
 
 /* ---- ring buffer ------------------------------------------------------- */
 
-/* The parent of pid from /proc/PID/stat (0 when unknown): the field after
- * the state, which follows the last ')' of the comm. */
-static uint32_t read_ppid(uint32_t pid)
+/* The name (the main thread's comm) and the parent of pid, from one read
+ * of /proc/PID/stat: "PID (COMM) STATE PPID ...", COMM up to the last ')'.
+ * 0, or -1 when the process is gone or the line does not parse. */
+static int read_stat(uint32_t pid, char comm[IG_COMM_LEN], uint32_t *ppid)
 {
 	char path[48], buf[512];
-	uint32_t ppid = 0;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %*c %u", &ppid) != 1)
-		ppid = 0;
-	return ppid;
+	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	if (!open || !close || close < open || sscanf(close + 1, " %*c %u", ppid) != 1)
+		return -1;
+	size_t len = (size_t)(close - open - 1);
+	if (len > IG_COMM_LEN - 1)
+		len = IG_COMM_LEN - 1;
+	memset(comm, 0, IG_COMM_LEN);
+	memcpy(comm, open + 1, len);
+	return 0;
 }
 
 /* The first time a process shows up, reports its name as the kernel has it
@@ -460,7 +465,8 @@ static uint32_t read_ppid(uint32_t pid)
 static void name_process(struct collector *c, const struct ig_event *e)
 {
 	uint32_t h = (e->pid * 2654435761u) & 4095;
-	char path[48], comm[64] = "";
+	struct ig_event n = { 0 };
+	uint32_t ppid = 0;
 
 	while (c->named[h]) {
 		if (c->named[h] == e->pid)
@@ -474,22 +480,14 @@ static void name_process(struct collector *c, const struct ig_event *e)
 	}
 	c->named[h] = e->pid;
 	c->nnamed++;
-	snprintf(path, sizeof(path), "/proc/%u/comm", e->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (read_stat(e->pid, n.comm, &ppid))
 		return;
-	if (fgets(comm, sizeof(comm), f)) {
-		struct ig_event n = { 0 };
-		comm[strcspn(comm, "\n")] = 0;
-		n.kind = IG_EV_COMM;
-		n.ts_ns = e->ts_ns;
-		n.pid = e->pid;
-		n.tid = e->pid;
-		n.arg0 = read_ppid(e->pid);
-		memcpy(n.comm, comm, sizeof(n.comm) - 1); /* comm is at most 15 chars */
-		c->emit(c->emit_ctx, &n);
-	}
-	fclose(f);
+	n.kind = IG_EV_COMM;
+	n.ts_ns = e->ts_ns;
+	n.pid = e->pid;
+	n.tid = e->pid;
+	n.arg0 = ppid;
+	c->emit(c->emit_ctx, &n);
 }
 
 /* Looks at pid's mappings for CUDA libraries after delay_ns (once: a
@@ -817,34 +815,43 @@ static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
 
 /* Where the kernel's interrupt entry code and __do_softirq live, for the
  * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
- * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols. */
+ * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols.
+ * Read once per process: the kernel text does not move. */
 void collector_irq_text_ranges(uint64_t r[4])
 {
 	static const char *const names[4] = { "__irqentry_text_start", "__irqentry_text_end",
 					      "__softirqentry_text_start",
 					      "__softirqentry_text_end" };
+	static uint64_t known[4];
+	static bool read;
 	char line[256], name[128], type;
 	unsigned long long addr;
 	int found = 0;
-	FILE *f = fopen("/proc/kallsyms", "re");
 
-	memset(r, 0, 4 * sizeof(*r));
-	if (!f)
+	if (read) {
+		memcpy(r, known, sizeof(known));
 		return;
-	while (found < 4 && fgets(line, sizeof(line), f)) {
-		if (line[0] == '0' && line[1] == '0' && line[2] == '0')
-			break; /* addresses hidden */
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
-			continue;
-		for (int i = 0; i < 4; i++)
-			if (!r[i] && !strcmp(name, names[i])) {
-				r[i] = addr;
-				found++;
-			}
 	}
-	fclose(f);
-	if (found < 4 || r[0] >= r[1] || r[2] >= r[3])
-		memset(r, 0, 4 * sizeof(*r));
+	read = true;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (f) {
+		while (found < 4 && fgets(line, sizeof(line), f)) {
+			if (line[0] == '0' && line[1] == '0' && line[2] == '0')
+				break; /* addresses hidden */
+			if (!strstr(line, "entry_text_") ||
+			    sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+				continue;
+			for (int i = 0; i < 4; i++)
+				if (!known[i] && !strcmp(name, names[i])) {
+					known[i] = addr;
+					found++;
+				}
+		}
+		fclose(f);
+	}
+	if (found < 4 || known[0] >= known[1] || known[2] >= known[3])
+		memset(known, 0, sizeof(known));
+	memcpy(r, known, sizeof(known));
 }
 
 static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, bool stacks,
