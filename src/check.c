@@ -133,8 +133,9 @@ int check_run(FILE *f)
 			"no _dl_debug_state in the dynamic loader: libraries loaded at run time "
 			"are found by the 2 s rescan");
 	else
-		fprintf(f, "INFO %-14s libraries loaded at run time are seen at once "
-			   "(_dl_debug_state in %s)\n",
+		fprintf(f,
+			"INFO %-14s libraries loaded at run time are seen at once "
+			"(_dl_debug_state in %s)\n",
 			"dlopen", ld);
 
 	struct libs_seen ls = { .f = f };

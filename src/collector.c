@@ -176,7 +176,7 @@ union ig_link_attr {
 };
 
 int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
-				 const uint64_t *cookies, int n, bool ret)
+				const uint64_t *cookies, int n, bool ret)
 {
 	union ig_link_attr a;
 
@@ -362,7 +362,7 @@ static void attach_found(void *ctx, const char *path, int pid)
  * per loader file; statically linked executables have none. */
 int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
 {
-	static const char *const sym[] = { "_dl_debug_state" };
+	static const char *const sym[] = {"_dl_debug_state"};
 	char exe[64], interp[PATH_MAX];
 
 	snprintf(exe, sizeof(exe), pid ? "/proc/%d/exe" : "/proc/self/exe", pid);
@@ -394,13 +394,16 @@ static void watch_loader(struct collector *c, int pid)
 	c->nloaders++; /* also when it fails: not tried again */
 	const char *interp = strstr(path, "/root/") && pid ? strstr(path, "/root/") + 5 : path;
 	if (r) {
-		log_msg(LOG_INFO, "%s has no _dl_debug_state: libraries loaded at run time are found "
-				  "by the periodic rescan", interp);
+		log_msg(LOG_INFO,
+			"%s has no _dl_debug_state: libraries loaded at run time are found "
+			"by the periodic rescan",
+			interp);
 		return;
 	}
 	struct bpf_program *prog = c->skel->progs.dl_change;
 	if (c->multi) {
-		int fd = collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, NULL, 1, false);
+		int fd =
+		    collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, NULL, 1, false);
 		if (fd >= 0) {
 			c->ldfds[c->nldfds++] = fd;
 			log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
@@ -465,7 +468,7 @@ static int read_stat(uint32_t pid, char comm[IG_COMM_LEN], uint32_t *ppid)
 static void name_process(struct collector *c, const struct ig_event *e)
 {
 	uint32_t h = (e->pid * 2654435761u) & 4095;
-	struct ig_event n = { 0 };
+	struct ig_event n = {0};
 	uint32_t ppid = 0;
 
 	while (c->named[h]) {
@@ -819,9 +822,9 @@ static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
  * Read once per process: the kernel text does not move. */
 void collector_irq_text_ranges(uint64_t r[4])
 {
-	static const char *const names[4] = { "__irqentry_text_start", "__irqentry_text_end",
-					      "__softirqentry_text_start",
-					      "__softirqentry_text_end" };
+	static const char *const names[4] = {"__irqentry_text_start", "__irqentry_text_end",
+					     "__softirqentry_text_start",
+					     "__softirqentry_text_end"};
 	static uint64_t known[4];
 	static bool read;
 	char line[256], name[128], type;

@@ -983,8 +983,8 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 	    "%s tid %u%s: %.0f synchronisations/s (mostly %s%s%s%s) take %.0f %% of wall time → "
 	    "sync storm",
 	    pname(x, pn, sizeof(pn)), t->tid, tname(x, t, tn, sizeof(tn)), rate, ig_op_name(op),
-	    copy ? ", " : "",
-	    copy ? fbytes(b, sizeof(b), (double)bytes) : "", copy ? " avg" : "", wall * 100);
+	    copy ? ", " : "", copy ? fbytes(b, sizeof(b), (double)bytes) : "", copy ? " avg" : "",
+	    wall * 100);
 	put(f.c.explanation, sizeof(f.c.explanation),
 	    "The feeding thread stops and waits for the GPU %.0f times a second. Each "
 	    "synchronisation (explicit, or hidden in a synchronous device-to-host copy such as "

@@ -128,7 +128,8 @@ int elfsym_interp(const char *path, char *out, size_t len)
 		if (out && len) {
 			/* PT_INTERP holds the path with its terminating NUL */
 			if (ph.p_filesz > 1 && ph.p_filesz <= len &&
-			    pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+			    pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) ==
+				(ssize_t)ph.p_filesz &&
 			    memchr(out, 0, ph.p_filesz))
 				out[ph.p_filesz - 1] = 0;
 			else

@@ -425,7 +425,8 @@ static int job_stacks(struct flight *f, struct job *j)
 			j->stacks = n;
 			cap = ncap;
 		}
-		j->stacks[j->nstacks++] = (struct stack_json){ .id = id, .ips = ips, .frames = frames };
+		j->stacks[j->nstacks++] =
+		    (struct stack_json){.id = id, .ips = ips, .frames = frames};
 	}
 	ht_free(&seen);
 	return 0;

@@ -501,8 +501,10 @@ int session_timeout_ms(struct session *s)
 	int ms = 100;
 	if (s->coll) { /* a look at a process's mappings due sooner */
 		uint64_t due = collector_next_due_ns(s->coll), now = collector_now_ns(s->coll);
-		if (due != UINT64_MAX)
-			ms = due <= now ? 0 : due - now < 100000000ULL ? (int)((due - now) / 1000000) + 1 : 100;
+		if (due <= now)
+			ms = 0;
+		else if (due - now < 100000000ULL)
+			ms = (int)((due - now) / 1000000) + 1;
 	}
 	return ms;
 }

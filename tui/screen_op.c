@@ -99,9 +99,11 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		*slot = p99_slot(s->tail_ratio);
 		break;
 	case B_TAILPRE: {
-		double share = c->threads ? thread_preempt_share(s)
-			       : s->win.n && s->tail_calls ? s->tail_preempt_share
-							   : -1;
+		double share = -1;
+		if (c->threads)
+			share = thread_preempt_share(s);
+		else if (s->win.n && s->tail_calls)
+			share = s->tail_preempt_share;
 		tui_fmt_pct(buf, n, share);
 		if (share >= 0.25)
 			*slot = TH_PREEMPTED;

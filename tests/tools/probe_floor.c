@@ -3,7 +3,8 @@
  * the given libraries, with uprobe_multi links as ingero-top does, and runs
  * until SIGINT or SIGTERM, draining the ring buffer every 100 ms. Prints
  * "attached" when the links are in place, "hits N" every 100 ms (N > 0 once
- * the probes fire) and, at the end, the entries, returns and records seen. Used by tests/bench/bench_collect.sh. */
+ * the probes fire) and, at the end, the entries, returns and records seen. Used by
+ * tests/bench/bench_collect.sh. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,7 +101,8 @@ int main(int argc, char **argv)
 		enter = skel->progs.clock_enter;
 		ret = skel->progs.floor_return;
 	} else {
-		fprintf(stderr, "probe_floor: unknown mode '%s' (count, clock or floor)\n", argv[1]);
+		fprintf(stderr, "probe_floor: unknown mode '%s' (count, clock or floor)\n",
+			argv[1]);
 		goto out;
 	}
 	struct bpf_program *p;
@@ -122,8 +124,8 @@ int main(int argc, char **argv)
 		}
 		int fe = collector_uprobe_multi_link(bpf_program__fd(enter), argv[i], offs, NULL, n,
 						     false);
-		int fr = collector_uprobe_multi_link(bpf_program__fd(ret), argv[i], offs, NULL, n,
-						     true);
+		int fr =
+		    collector_uprobe_multi_link(bpf_program__fd(ret), argv[i], offs, NULL, n, true);
 		if (fe < 0 || fr < 0) {
 			fprintf(stderr, "probe_floor: cannot attach to %s: %s\n", argv[i],
 				strerror(-(fe < 0 ? fe : fr)));
