@@ -5,6 +5,7 @@
 #   make scenarios re-record the demo scenarios' shipped recordings (root)
 #   make test     deps + build + every test (root tests need root)
 #   make bench    the benchmarks under tests/bench
+#   make check-layers  the layer rule of src/ and tui/ (docs/architecture.md)
 
 BUILD   ?= build
 CC      ?= gcc
@@ -25,11 +26,17 @@ DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
 	     procps util-linux
 
-SRC      := $(wildcard src/*.c)
+# src/ is layered (docs/architecture.md, make check-layers): core, collect,
+# store, model, stacks, detect, session, report; tui/ beside report; app on top.
+LAYERS   := core collect store model stacks detect session report app
+SRC      := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
+HDRS     := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h))
 TUI_SRC  := $(wildcard tui/*.c)
-CORE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/src/%.o,$(filter-out src/main.c,$(SRC)))
+CORE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/src/%.o,$(filter-out src/app/%,$(SRC)))
+APP_OBJ  := $(patsubst src/%.c,$(BUILD)/obj/src/%.o,$(filter src/app/%,$(SRC)))
 TUI_OBJ  := $(patsubst tui/%.c,$(BUILD)/obj/tui/%.o,$(TUI_SRC))
-MAIN_OBJ := $(BUILD)/obj/src/main.o
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+TESTLIB  := $(BUILD)/tests/libtest.a
 BPF_SRC  := $(wildcard bpf/*.bpf.c)
 BPF_OBJ  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRC))
 SKELS    := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRC))
@@ -54,7 +61,7 @@ TEST_TOOLS_BPF := $(wildcard tests/tools/*.bpf.c)
 TEST_TOOLS_SKELS := $(patsubst tests/tools/%.bpf.c,$(BUILD)/tests/tools/%.skel.h,$(TEST_TOOLS_BPF))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
-.PHONY: all deps demo test test-build bench clean install format
+.PHONY: all deps demo test test-build bench clean install format check-layers
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/ingero-top
@@ -84,17 +91,25 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # --- user space --------------------------------------------------------------
-$(BUILD)/obj/src/%.o: src/%.c $(wildcard src/*.h) bpf/ingero.h $(SKELS) | $(BUILD)/obj/src
+$(BUILD)/obj/src/%.o: src/%.c $(HDRS) bpf/ingero.h $(SKELS)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/tui/%.o: tui/%.c $(wildcard src/*.h tui/*.h) | $(BUILD)/obj/tui
+$(BUILD)/obj/tui/%.o: tui/%.c $(HDRS) $(wildcard tui/*.h) | $(BUILD)/obj/tui
 	$(CC) $(CFLAGS) -Itui -c $< -o $@
+
+$(BUILD)/obj/tests/lib/%.o: tests/lib/%.c $(HDRS) $(wildcard tests/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
+
+$(TESTLIB): $(patsubst tests/lib/%.c,$(BUILD)/obj/tests/lib/%.o,$(TESTLIB_SRC))
+	rm -f $@ && ar rcs $@ $^
 
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/ingero-top: $(MAIN_OBJ) $(TUI_OBJ) $(CORE_LIB)
-	$(CC) $(CFLAGS) -o $@ $(MAIN_OBJ) $(TUI_OBJ) $(CORE_LIB) $(LDLIBS)
+$(BUILD)/ingero-top: $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB)
+	$(CC) $(CFLAGS) -o $@ $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB) $(LDLIBS)
 
 # --- tests: shim CUDA stack, workload, unit tests ---------------------------
 $(SHIM_DIR)/libcuda.so.1: tests/shim/cuda.c $(wildcard tests/shim/*.h) | $(SHIM_DIR)
@@ -125,16 +140,21 @@ $(BUILD)/tests/tools/%.bpf.o: tests/tools/%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)/
 $(BUILD)/tests/tools/%.skel.h: $(BUILD)/tests/tools/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) $(TEST_TOOLS_SKELS) | $(BUILD)/tests/tools
-	$(CC) $(CFLAGS) -I$(BUILD)/tests/tools -o $@ $< $(CORE_LIB) $(LDLIBS)
+$(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) $(TESTLIB) $(TEST_TOOLS_SKELS) | $(BUILD)/tests/tools
+	$(CC) $(CFLAGS) -Itests/lib -I$(BUILD)/tests/tools -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) | $(BUILD)/tests/unit
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/unit
+	$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
-$(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) | $(BUILD)/tests/bench
-	$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+$(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/bench
+	$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
 test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS) $(TEST_TOOLS)
+
+# Fails when a file includes a header from a layer above its own
+# (docs/architecture.md has the table).
+check-layers:
+	@tests/tools/check_layers.py
 
 test:
 	@$(MAKE) --no-print-directory deps
@@ -161,9 +181,9 @@ install: all
 	install -D -m 0755 $(BUILD)/ingero-top $(DESTDIR)/usr/local/bin/ingero-top
 
 format:
-	clang-format -i src/*.[ch] tui/*.[ch] bpf/*.[ch] tests/unit/*.[ch]
+	clang-format -i src/*/*.[ch] tui/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/lib/*.[ch]
 
-$(BUILD) $(BUILD)/obj/src $(BUILD)/obj/tui $(SHIM_DIR) $(BUILD)/tests/unit $(BUILD)/tests/bench $(BUILD)/tests/progs $(BUILD)/tests/tools:
+$(BUILD) $(BUILD)/obj/tui $(SHIM_DIR) $(BUILD)/tests/unit $(BUILD)/tests/bench $(BUILD)/tests/progs $(BUILD)/tests/tools:
 	mkdir -p $@
 
 clean:

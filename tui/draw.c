@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "detect.h"
+#include "detect/detect.h"
 #include "tui_int.h"
 
 /* The nearest of the 8 basic colours to a 256-colour index. */

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 #include "tui_int.h"
 
 /* A writer that flows "segments" along the rows of the header. */

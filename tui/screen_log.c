@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "tui_int.h"
 
 static struct tui_lines lines;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 #include "tui_int.h"
 
 /* --- breakdown: one row per process (or per thread) ---------------------------- */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 #include "tui_int.h"
 
 static struct tui_lines lines;

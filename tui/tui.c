@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "tui.h"
 #include "tui_int.h"
 

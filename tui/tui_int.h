@@ -7,14 +7,14 @@
 #include <curses.h>
 #include <stdint.h>
 
-#include "cli.h"
+#include "session/cli.h"
 #include "keys.h"
 #include "layout.h"
-#include "model.h"
-#include "ops.h"
-#include "session.h"
-#include "stacks.h"
-#include "status.h"
+#include "model/model.h"
+#include "core/ops.h"
+#include "session/session.h"
+#include "stacks/stacks.h"
+#include "core/status.h"
 #include "text.h"
 #include "theme.h"
 

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/model.h"
-#include "../../src/report.h"
-#include "../../src/synth.h"
+#include "model/model.h"
+#include "report/report.h"
+#include "synth.h"
 
 #define CHUNK 65536 /* pre-generated events, replayed shifted in time */
 

@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/flight.h"
-#include "../../src/model.h"
-#include "../../src/ops.h"
-#include "../../src/rec.h"
-#include "../../src/replay.h"
+#include "store/flight.h"
+#include "model/model.h"
+#include "core/ops.h"
+#include "store/rec.h"
+#include "store/replay.h"
 
 static double now_s(void)
 {

@@ -14,9 +14,9 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
-#include "collector.h"
-#include "elfsym.h"
-#include "ops.h"
+#include "collect/collector.h"
+#include "collect/elfsym.h"
+#include "core/ops.h"
 #include "probe_floor.skel.h"
 
 static volatile sig_atomic_t stop;

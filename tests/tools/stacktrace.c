@@ -7,12 +7,12 @@
  *
  *   stacktrace [--no-stacks] [--raw] [--bpf-stats] [--quiet] [--lib PATH]... -- CMD ARGS
  *   stacktrace --py-offsets X.Y */
-#include "collector.h"
-#include "evfmt.h"
-#include "log.h"
-#include "ops.h"
-#include "pyframes.h"
-#include "stacks.h"
+#include "collect/collector.h"
+#include "report/evfmt.h"
+#include "core/log.h"
+#include "core/ops.h"
+#include "stacks/pyframes.h"
+#include "stacks/stacks.h"
 
 #include <linux/types.h>
 #include "ingero.h"

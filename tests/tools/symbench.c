@@ -7,9 +7,9 @@
  *      resolved again (cached) in a live interpreter.
  *
  *   symbench [ADDRESSES] */
-#include "pyframes.h"
-#include "stacks.h"
-#include "symbolize.h"
+#include "stacks/pyframes.h"
+#include "stacks/stacks.h"
+#include "stacks/symbolize.h"
 
 #include <dlfcn.h>
 #include <errno.h>

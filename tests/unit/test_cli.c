@@ -1,6 +1,6 @@
 /* Option parsing: files after --replay, commands after --, bad values. */
 #include "check.h"
-#include "../../src/cli.h"
+#include "session/cli.h"
 
 #include <stdio.h>
 #include <string.h>

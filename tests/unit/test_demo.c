@@ -3,7 +3,7 @@
  * and the NULL cases. Starting, releasing and stopping the processes is
  * tested as root by tests/integration/test_scenario_*.sh. */
 #include "check.h"
-#include "../../src/demo.h"
+#include "session/demo.h"
 
 #include <string.h>
 

@@ -5,11 +5,11 @@
  * input gives identical chains whatever the chunking and however often the
  * clock is advanced in between; missing evidence is said. */
 #include "check.h"
-#include "../../src/model.h"
-#include "../../src/ops.h"
-#include "../../src/replay.h"
-#include "../../src/report.h"
-#include "../../src/synth.h"
+#include "model/model.h"
+#include "core/ops.h"
+#include "store/replay.h"
+#include "report/report.h"
+#include "synth.h"
 
 #include <errno.h>
 #include <stdio.h>

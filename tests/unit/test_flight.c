@@ -2,9 +2,9 @@
  * cap; a save writes exactly the ring (plus names, chains, session) to a
  * timestamped file in the background, without stalling the caller. */
 #include "check.h"
-#include "../../src/flight.h"
-#include "../../src/ops.h"
-#include "../../src/replay.h"
+#include "store/flight.h"
+#include "core/ops.h"
+#include "store/replay.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * adversarial distributions (within 1 %), bucket geometry, merge/subtract,
  * counting above a threshold, bars and overflow halving. */
 #include "check.h"
-#include "../../src/hist.h"
+#include "core/hist.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * slowest calls, eviction of capped tables, reset, late and malformed events,
  * host snapshots, page and block I/O sums. */
 #include "check.h"
-#include "../../src/model.h"
-#include "../../src/ops.h"
+#include "model/model.h"
+#include "core/ops.h"
 
 #include <errno.h>
 #include <math.h>

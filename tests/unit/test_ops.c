@@ -1,6 +1,6 @@
 /* The op table: every op has a name, a group, symbols, and names round-trip. */
 #include "check.h"
-#include "../../src/ops.h"
+#include "core/ops.h"
 
 #include <string.h>
 

@@ -5,8 +5,8 @@
  * those frames (file, function, line) and the kernel's entry markers.
  * 3.13 must be refused with a note, never walked. No root needed: the
  * interpreters are our children. */
-#include "../../src/pyframes.h"
-#include "../../src/symbolize.h"
+#include "stacks/pyframes.h"
+#include "stacks/symbolize.h"
 #include "check.h"
 
 #include <errno.h>

@@ -3,9 +3,9 @@
  * seconds and says so; a full disk stops recording and leaves a valid file;
  * kill -9 while recording loses at most about the last second; errors. */
 #include "check.h"
-#include "../../src/ops.h"
-#include "../../src/rec.h"
-#include "../../src/replay.h"
+#include "core/ops.h"
+#include "store/rec.h"
+#include "store/replay.h"
 
 #include <errno.h>
 #include <inttypes.h>

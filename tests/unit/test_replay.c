@@ -5,10 +5,10 @@
  * clean replay, never a crash (tests/integration/test_replay_fixtures.sh
  * also runs this under ASan/UBSan). */
 #include "check.h"
-#include "../../src/hist.h"
-#include "../../src/ops.h"
-#include "../../src/rec.h"
-#include "../../src/replay.h"
+#include "core/hist.h"
+#include "core/ops.h"
+#include "store/rec.h"
+#include "store/replay.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,11 +3,11 @@
  * layout that scripts grep (header, op rows, process rows, chains), the
  * --summary variant, and the JSON frame checked by a small validator. */
 #include "check.h"
-#include "../../src/model.h"
-#include "../../src/ops.h"
-#include "../../src/report.h"
-#include "../../src/status.h"
-#include "../../src/synth.h"
+#include "model/model.h"
+#include "core/ops.h"
+#include "report/report.h"
+#include "core/status.h"
+#include "synth.h"
 
 #include <ctype.h>
 #include <locale.h>

@@ -1,13 +1,13 @@
 /* Batch output of the top stacks (src/report_stacks.c): the text section
  * (order, numbers, frames, the frame limit with notes kept) and the JSON
  * line, which Python's json module must accept with the same numbers. */
-#include "../../src/report_stacks.h"
-#include "../../src/ops.h"
-#include "../../src/stacks.h"
+#include "report/report_stacks.h"
+#include "core/ops.h"
+#include "stacks/stacks.h"
 #include "check.h"
 
 #include <linux/types.h>
-#include "../../bpf/ingero.h"
+#include "ingero.h"
 
 #include <stdlib.h>
 #include <string.h>

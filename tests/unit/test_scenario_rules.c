@@ -9,9 +9,9 @@
  * - the first calls of an op explain a tail only if they were slow.
  * docs/detection.md says why. */
 #include "check.h"
-#include "../../src/detect.h"
-#include "../../src/model.h"
-#include "../../src/ops.h"
+#include "detect/detect.h"
+#include "model/model.h"
+#include "core/ops.h"
 
 #include <string.h>
 

@@ -4,14 +4,14 @@
  * in (Ingero's format, and the real Ingero recording), drain for the
  * recorder, and CPython frames put in place of the evaluation loop with a
  * real interpreter (skipped when none is installed). */
-#include "../../src/stacks.h"
-#include "../../src/ops.h"
-#include "../../src/pyframes.h"
-#include "../../src/symbolize.h"
+#include "stacks/stacks.h"
+#include "core/ops.h"
+#include "stacks/pyframes.h"
+#include "stacks/symbolize.h"
 #include "check.h"
 
 #include <linux/types.h>
-#include "../../bpf/ingero.h"
+#include "ingero.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -3,7 +3,7 @@
  * a stripped copy (degrades to an address, never a wrong name), a deleted
  * copy, a process that exited after its mappings were captured, and a
  * non-PIE executable from a maps text. Uses build/shim/libcuda.so.1. */
-#include "../../src/symbolize.h"
+#include "stacks/symbolize.h"
 #include "check.h"
 
 #include <dlfcn.h>

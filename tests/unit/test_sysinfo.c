@@ -1,6 +1,6 @@
 /* Session facts: the parsers on fixed texts, and a read of this machine. */
 #include "check.h"
-#include "../../src/sysinfo.h"
+#include "collect/sysinfo.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,0 +1,1061 @@
+/* Live collection: BPF skeleton life cycle (open, configure, load, attach),
+ * library discovery and uprobe attachment, ring-buffer decoding. */
+#include "collect/collector.h"
+
+#include "collect/discover.h"
+#include "collect/elfsym.h"
+#include "core/event.h"
+#include <linux/types.h>
+#include "ingero.h"
+#include "ingero.skel.h"
+#include "core/log.h"
+#include "core/ops.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV_OFFCPU &&
+		       (int)IGB_FORK == (int)IG_EV_FORK && (int)IGB_EXEC == (int)IG_EV_EXEC &&
+		       (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO,
+	       "record kinds of bpf/ingero.h and src/event.h differ");
+_Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
+		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT,
+	       "argument modes of bpf/ingero.h and src/ops.h differ");
+
+#define MAX_LIBS 64
+#define DETACH_THREADS 32
+#define MAX_PAGES_PIDS 1024
+#define MAX_PENDING 64
+#define RESCAN_TARGETS_NS 2000000000ULL
+#define EXEC_RESCAN_NS 200000000ULL /* after an exec */
+#define MAX_LOADERS 16
+#define RESCAN_ALL_NS 5000000000ULL
+
+struct lib {
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
+	int runtime_ops;  /* ops attached, by API */
+	int driver_ops;
+	int probes;
+	char missing[512]; /* expected ops with no symbol */
+};
+
+struct pages_last {
+	uint32_t pid;
+	uint64_t bytes;
+};
+
+struct collector {
+	struct ingero_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int nlinks, caplinks;
+	bool multi;          /* programs loaded for uprobe_multi links */
+	int mfds[2 * MAX_LIBS]; /* uprobe_multi link fds */
+	int nmfds;
+	int nprobes;         /* uprobes attached (entry and return each count) */
+	struct lib libs[MAX_LIBS];
+	int nlibs;
+	int probes_failed, probes_missing;
+	int tracepoints_ok, tracepoints_failed;
+	bool raw_tp;
+	bool stacks;
+	char stacks_off_why[64]; /* why stacks were asked for but are off */
+	int target;
+	struct pages_last pages[MAX_PAGES_PIDS];
+	int npages;
+	struct {
+		int pid;
+		uint64_t due_ns;
+		bool maps_only; /* a library was loaded: the executable is the same */
+	} pending[MAX_PENDING];
+	/* dynamic loaders watched for libraries loaded at run time (dl_change) */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} loaders[MAX_LOADERS];
+	int nloaders;
+	int ldfds[MAX_LOADERS]; /* their uprobe_multi link fds */
+	int nldfds;
+	int npending;
+	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
+	uint64_t user_drops;
+	uint32_t named[4096];   /* pids whose process name was reported (hash set) */
+	int nnamed;
+	/* ring-buffer callback state */
+	ig_emit_fn emit;
+	void *emit_ctx;
+	int budget, delivered;
+	struct ig_source src;
+};
+
+static int64_t mono_offset_ns;
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ig_unix_now_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static void init_clock_offset(void)
+{
+	uint64_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME),
+		 m2 = clock_ns(CLOCK_MONOTONIC);
+	mono_offset_ns = (int64_t)r - (int64_t)(m1 + (m2 - m1) / 2);
+}
+
+uint64_t ig_mono_to_unix(uint64_t mono_ns)
+{
+	if (!mono_offset_ns)
+		init_clock_offset();
+	return (uint64_t)((int64_t)mono_ns + mono_offset_ns);
+}
+
+uint64_t collector_now_ns(struct collector *c)
+{
+	return ig_mono_to_unix(clock_ns(CLOCK_MONOTONIC));
+}
+
+/* ---- uprobes ----------------------------------------------------------- */
+
+static int add_link(struct collector *c, struct bpf_link *l)
+{
+	if (c->nlinks == c->caplinks) {
+		int cap = c->caplinks ? c->caplinks * 2 : 64;
+		struct bpf_link **n = realloc(c->links, sizeof(*n) * (size_t)cap);
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		c->links = n;
+		c->caplinks = cap;
+	}
+	c->links[c->nlinks++] = l;
+	return 0;
+}
+
+/* BPF_LINK_CREATE for a uprobe_multi link (Linux 6.6). libbpf 1.1 has no
+ * API for it, so the attribute is laid out here as in the kernel's uapi. */
+#define IG_BPF_LINK_CREATE 28
+#define IG_BPF_TRACE_UPROBE_MULTI 48
+#define IG_BPF_F_UPROBE_MULTI_RETURN 1
+
+union ig_link_attr {
+	struct {
+		uint32_t prog_fd;
+		uint32_t target_fd;
+		uint32_t attach_type;
+		uint32_t flags;
+		struct {
+			uint64_t path;
+			uint64_t offsets;
+			uint64_t ref_ctr_offsets;
+			uint64_t cookies;
+			uint32_t cnt;
+			uint32_t flags;
+			uint32_t pid;
+		} um;
+	} lc;
+	char pad[160];
+};
+
+int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
+				const uint64_t *cookies, int n, bool ret)
+{
+	union ig_link_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.lc.prog_fd = (uint32_t)prog_fd;
+	a.lc.attach_type = IG_BPF_TRACE_UPROBE_MULTI;
+	a.lc.um.path = (uint64_t)(uintptr_t)path;
+	a.lc.um.offsets = (uint64_t)(uintptr_t)offs;
+	a.lc.um.cookies = (uint64_t)(uintptr_t)cookies;
+	a.lc.um.cnt = (uint32_t)n;
+	a.lc.um.flags = ret ? IG_BPF_F_UPROBE_MULTI_RETURN : 0;
+	int fd = (int)syscall(__NR_bpf, IG_BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Attaches entry and return probes at all offsets of one file with two
+ * uprobe_multi links: detaching them later costs one grace period, not one
+ * per probe (perf-event uprobes took 12-25 s to detach for 100 probes). */
+static int attach_multi(struct collector *c, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, int n)
+{
+	struct bpf_program *ret = c->stacks ? c->skel->progs.call_exit_stk : c->skel->progs.call_exit;
+	int fe, fr;
+
+	if (c->nmfds + 2 > 2 * MAX_LIBS)
+		return -ENOSPC;
+	fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs,
+					 cookies, n, false);
+	if (fe < 0)
+		goto fail_e;
+	fr = collector_uprobe_multi_link(bpf_program__fd(ret), path, offs, cookies, n, true);
+	if (fr < 0) {
+		close(fe);
+		fe = fr;
+		goto fail_e;
+	}
+	c->mfds[c->nmfds++] = fe;
+	c->mfds[c->nmfds++] = fr;
+	c->nprobes += 2 * n;
+	return 0;
+fail_e:
+	c->probes_failed += 2 * n;
+	log_msg(LOG_WARN, "cannot attach %d uprobes in %s: %s", n, path, strerror(-fe));
+	return fe;
+}
+
+static int attach_pair(struct collector *c, const char *path, uint64_t off, uint64_t cookie,
+		       const char *sym)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	struct bpf_link *l;
+	int err;
+
+	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, -1, path, off, &uo);
+	if (!l) {
+		err = -errno;
+		goto fail;
+	}
+	add_link(c, l);
+	c->nprobes++;
+	uo.retprobe = true;
+	l = bpf_program__attach_uprobe_opts(c->stacks ? c->skel->progs.call_exit_stk
+						      : c->skel->progs.call_exit,
+					    -1, path, off, &uo);
+	if (!l) {
+		err = -errno;
+		goto fail;
+	}
+	add_link(c, l);
+	c->nprobes++;
+	return 0;
+fail:
+	c->probes_failed++;
+	log_msg(LOG_WARN, "cannot attach uprobe %s in %s: %s", sym, path, strerror(-err));
+	return err;
+}
+
+static bool is_driver_lib(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return !strncmp(b ? b + 1 : path, "libcuda.so", 10);
+}
+
+/* Attaches every op variant that path exports. Returns the number of ops
+ * attached, 0 when the file has none of the symbols, -errno when it cannot
+ * be read. A file already attached (same device and inode) returns its
+ * previous count. */
+static int attach_lib(struct collector *c, const char *path)
+{
+	struct stat sb;
+	struct lib *lib;
+	int nops = 0;
+
+	if (stat(path, &sb))
+		return -errno;
+	for (int i = 0; i < c->nlibs; i++)
+		if (c->libs[i].dev == sb.st_dev && c->libs[i].ino == sb.st_ino)
+			return c->libs[i].runtime_ops + c->libs[i].driver_ops;
+	if (c->nlibs == MAX_LIBS) {
+		log_msg(LOG_WARN, "too many CUDA libraries, not attaching %s", path);
+		return -ENOSPC;
+	}
+	lib = &c->libs[c->nlibs];
+	memset(lib, 0, sizeof(*lib));
+	lib->dev = sb.st_dev;
+	lib->ino = sb.st_ino;
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
+
+	bool driver = is_driver_lib(path);
+	uint64_t m_offs[IG_OP_MAX * 6], m_cookies[IG_OP_MAX * 6];
+	int nm = 0;
+	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
+		const struct ig_op_info *oi = ig_op_info(op);
+		uint64_t offs[6], seen[6];
+		int nsym = 0, nseen = 0, attached = 0;
+
+		while (oi->symbols[nsym])
+			nsym++;
+		int r = elfsym_offsets(path, oi->symbols, nsym, offs);
+		if (r < 0) {
+			if (op == IG_OP_NONE + 1)
+				return r;
+			continue;
+		}
+		for (int k = 0; k < nsym; k++) {
+			bool dup = false;
+			if (!offs[k])
+				continue;
+			/* Aliases at the same address are one function: one probe. */
+			for (int j = 0; j < nseen; j++)
+				dup |= seen[j] == offs[k];
+			if (dup)
+				continue;
+			seen[nseen++] = offs[k];
+			uint64_t cookie = IGB_COOKIE(op, oi->argmode, oi->dir);
+			if (c->multi) { /* attached together below */
+				m_offs[nm] = offs[k];
+				m_cookies[nm++] = cookie;
+				attached = 1;
+				lib->probes += 2;
+			} else if (!attach_pair(c, path, offs[k], cookie, oi->symbols[k])) {
+				attached = 1;
+				lib->probes += 2;
+			}
+		}
+		if (attached) {
+			nops++;
+			if (oi->kind & IG_OPK_DRIVER)
+				lib->driver_ops++;
+			else
+				lib->runtime_ops++;
+		} else if (driver == !!(oi->kind & IG_OPK_DRIVER)) {
+			size_t len = strlen(lib->missing);
+			snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s",
+				 len ? " " : "", oi->name);
+		}
+	}
+	if (!nops)
+		return 0;
+	if (c->multi) {
+		int r = attach_multi(c, path, m_offs, m_cookies, nm);
+		if (r)
+			return r;
+	}
+	c->nlibs++;
+	if (lib->missing[0])
+		c->probes_missing += 1;
+	log_msg(LOG_INFO, "attached %d ops (%d probes) in %s", nops, lib->probes, path);
+	return nops;
+}
+
+static void attach_found(void *ctx, const char *path, int pid)
+{
+	struct collector *c = ctx;
+	int r = attach_lib(c, path);
+	if (r == 0)
+		log_msg(LOG_INFO, "%s exports no traced CUDA symbol", path);
+}
+
+/* Watches the dynamic loader of pid (the ELF interpreter of its
+ * executable; pid 0: ingero-top's own, the host's) for libraries loaded at
+ * run time: a uprobe on _dl_debug_state (bpf/ingero.bpf.c dl_change). Once
+ * per loader file; statically linked executables have none. */
+int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
+{
+	static const char *const sym[] = {"_dl_debug_state"};
+	char exe[64], interp[PATH_MAX];
+
+	snprintf(exe, sizeof(exe), pid ? "/proc/%d/exe" : "/proc/self/exe", pid);
+	if (elfsym_interp(exe, interp, sizeof(interp)) != 1 || interp[0] != '/')
+		return -ENOENT;
+	if (pid)
+		snprintf(path, len, "/proc/%d/root%s", pid, interp);
+	else
+		snprintf(path, len, "%s", interp);
+	return elfsym_offsets(path, sym, 1, off) == 1 ? 0 : -ENOSYS;
+}
+
+static void watch_loader(struct collector *c, int pid)
+{
+	char path[PATH_MAX + 64];
+	struct stat sb;
+	uint64_t off = 0;
+	int r = collector_loader_hook(pid, path, sizeof(path), &off);
+
+	if (r == -ENOENT || stat(path, &sb))
+		return;
+	for (int i = 0; i < c->nloaders; i++)
+		if (c->loaders[i].dev == sb.st_dev && c->loaders[i].ino == sb.st_ino)
+			return;
+	if (c->nloaders == MAX_LOADERS)
+		return;
+	c->loaders[c->nloaders].dev = sb.st_dev;
+	c->loaders[c->nloaders].ino = sb.st_ino;
+	c->nloaders++; /* also when it fails: not tried again */
+	const char *interp = strstr(path, "/root/") && pid ? strstr(path, "/root/") + 5 : path;
+	if (r) {
+		log_msg(LOG_INFO,
+			"%s has no _dl_debug_state: libraries loaded at run time are found "
+			"by the periodic rescan",
+			interp);
+		return;
+	}
+	struct bpf_program *prog = c->skel->progs.dl_change;
+	if (c->multi) {
+		int fd =
+		    collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, NULL, 1, false);
+		if (fd >= 0) {
+			c->ldfds[c->nldfds++] = fd;
+			log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
+			return;
+		}
+		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(-fd));
+		return;
+	}
+	struct bpf_link *l = bpf_program__attach_uprobe(prog, false, -1, path, (size_t)off);
+	if (!l) {
+		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(errno));
+		return;
+	}
+	add_link(c, l);
+	log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
+}
+
+int collector_add_pid(struct collector *c, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	if (!discover_pid_alive(pid))
+		return -ESRCH;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY))
+		return -errno;
+	watch_loader(c, pid);
+	int r = discover_pid_libs(pid, attach_found, c);
+	return r < 0 ? r : 0;
+}
+
+/* ---- ring buffer ------------------------------------------------------- */
+
+/* The name (the main thread's comm) and the parent of pid, from one read
+ * of /proc/PID/stat: "PID (COMM) STATE PPID ...", COMM up to the last ')'.
+ * 0, or -1 when the process is gone or the line does not parse. */
+static int read_stat(uint32_t pid, char comm[IG_COMM_LEN], uint32_t *ppid)
+{
+	char path[48], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	if (!open || !close || close < open || sscanf(close + 1, " %*c %u", ppid) != 1)
+		return -1;
+	size_t len = (size_t)(close - open - 1);
+	if (len > IG_COMM_LEN - 1)
+		len = IG_COMM_LEN - 1;
+	memset(comm, 0, IG_COMM_LEN);
+	memcpy(comm, open + 1, len);
+	return 0;
+}
+
+/* The first time a process shows up, reports its name as the kernel has it
+ * for the process (the main thread's comm), not the calling thread's, and
+ * its parent. */
+static void name_process(struct collector *c, const struct ig_event *e)
+{
+	uint32_t h = (e->pid * 2654435761u) & 4095;
+	struct ig_event n = {0};
+	uint32_t ppid = 0;
+
+	while (c->named[h]) {
+		if (c->named[h] == e->pid)
+			return;
+		h = (h + 1) & 4095;
+	}
+	if (c->nnamed >= 3072) { /* keep probes short: start over */
+		memset(c->named, 0, sizeof(c->named));
+		c->nnamed = 0;
+		h = (e->pid * 2654435761u) & 4095;
+	}
+	c->named[h] = e->pid;
+	c->nnamed++;
+	if (read_stat(e->pid, n.comm, &ppid))
+		return;
+	n.kind = IG_EV_COMM;
+	n.ts_ns = e->ts_ns;
+	n.pid = e->pid;
+	n.tid = e->pid;
+	n.arg0 = ppid;
+	c->emit(c->emit_ctx, &n);
+}
+
+/* Looks at pid's mappings for CUDA libraries after delay_ns (once: a
+ * pid already waiting keeps its time); maps_only: not its executable. */
+static void add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only)
+{
+	for (int i = 0; i < c->npending; i++)
+		if (c->pending[i].pid == pid) {
+			c->pending[i].maps_only &= maps_only;
+			return;
+		}
+	if (c->npending == MAX_PENDING)
+		return; /* the periodic rescan finds it */
+	c->pending[c->npending].pid = pid;
+	c->pending[c->npending].due_ns = collector_now_ns(c) + delay_ns;
+	c->pending[c->npending].maps_only = maps_only;
+	c->npending++;
+}
+
+uint64_t collector_next_due_ns(struct collector *c)
+{
+	uint64_t due = UINT64_MAX;
+	for (int i = 0; i < c->npending; i++)
+		if (c->pending[i].due_ns < due)
+			due = c->pending[i].due_ns;
+	return due;
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct collector *c = ctx;
+	const struct igb_event *b = data;
+	struct ig_event e;
+
+	if (len < sizeof(*b)) {
+		c->user_drops++;
+		return 0;
+	}
+	if (b->kind == IGB_DL_CHANGE) {
+		/* The loader has mapped (or unmapped) something: look now. */
+		add_pending(c, (int)b->pid, 0, true);
+		return 0;
+	}
+	memset(&e, 0, sizeof(e));
+	e.ts_ns = ig_mono_to_unix(b->ts_ns);
+	e.dur_ns = b->dur_ns;
+	e.pid = b->pid;
+	e.tid = b->tid;
+	e.kind = b->kind;
+	e.op = b->op;
+	e.ret = b->ret;
+	e.flags = b->flags;
+	e.cpu = b->cpu;
+	e.arg0 = b->arg0;
+	e.arg1 = b->arg1;
+	e.stream = b->stream;
+	e.cgroup_id = b->cgroup_id;
+	e.preempt_ns = b->preempt_ns;
+	e.blocked_ns = b->blocked_ns;
+	e.switches = b->switches;
+	e.state = b->state;
+	e.other_pid = b->other_pid;
+	memcpy(e.other_comm, b->other_comm, IG_COMM_LEN);
+	memcpy(e.comm, b->comm, IG_COMM_LEN);
+	e.other_comm[IG_COMM_LEN - 1] = e.comm[IG_COMM_LEN - 1] = 0;
+	e.stack_id = b->stack_id;
+
+	if (e.kind == IG_EV_EXEC) /* the loader maps libraries after exec: look a little later */
+		add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);
+	if (e.kind == IG_EV_EXEC && !b->arg0)
+		return 0; /* exec of a non-target: only a rescan hint */
+	if (e.kind == IG_EV_CALL || e.kind == IG_EV_OFFCPU)
+		name_process(c, &e);
+	c->emit(c->emit_ctx, &e);
+	if (++c->delivered >= c->budget)
+		return -E2BIG; /* stop here; the record itself was consumed */
+	return 0;
+}
+
+static int src_fd(struct ig_source *s)
+{
+	struct collector *c = s->priv;
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+static int src_poll(struct ig_source *s, ig_emit_fn emit, void *ctx, int max)
+{
+	struct collector *c = s->priv;
+	c->emit = emit;
+	c->emit_ctx = ctx;
+	c->budget = max > 0 ? max : 1;
+	c->delivered = 0;
+	int r = ring_buffer__consume(c->rb);
+	if (r < 0 && r != -E2BIG && r != -EINTR)
+		return r;
+	return c->delivered;
+}
+
+static void src_free(struct ig_source *s)
+{
+	(void)s; /* owned by the collector */
+}
+
+static const struct ig_source_ops collector_source_ops = {
+	.name = "live",
+	.fd = src_fd,
+	.poll = src_poll,
+	.peek_ts = NULL,
+	.free = src_free,
+};
+
+struct ig_source *collector_source(struct collector *c)
+{
+	return &c->src;
+}
+
+/* ---- periodic work ------------------------------------------------------- */
+
+static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
+{
+	int fd = bpf_map__fd(c->skel->maps.pages);
+	uint32_t key, next;
+	uint32_t *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct igb_pages pg;
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &pg))
+			continue;
+		struct pages_last *pl = NULL;
+		for (int i = 0; i < c->npages; i++)
+			if (c->pages[i].pid == key)
+				pl = &c->pages[i];
+		if (!pl) {
+			if (c->npages == MAX_PAGES_PIDS)
+				continue;
+			pl = &c->pages[c->npages++];
+			pl->pid = key;
+			pl->bytes = 0;
+		}
+		if (pg.bytes > pl->bytes) {
+			struct ig_event e = { 0 };
+			e.kind = IG_EV_PAGE_ALLOC;
+			e.ts_ns = now_ns;
+			e.pid = key;
+			e.arg0 = pg.bytes - pl->bytes;
+			pl->bytes = pg.bytes;
+			emit(ctx, &e);
+		}
+	}
+}
+
+static void rescan_targets(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.targets);
+	uint32_t key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!discover_pid_alive((int)key)) {
+			bpf_map_delete_elem(fd, &key);
+			prev = NULL; /* restart: the iteration order changed */
+			continue;
+		}
+		discover_pid_libs((int)key, attach_found, c);
+	}
+}
+
+static void scan_all(struct collector *c)
+{
+	static int pids[4096];
+	int n = discover_cuda_pids(pids, 4096);
+	for (int i = 0; i < n; i++)
+		collector_add_pid(c, pids[i]);
+}
+
+void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
+{
+	uint64_t wall = collector_now_ns(c); /* now_ns may lag behind (event time) */
+	for (int i = 0; i < c->npending;) {
+		if (c->pending[i].due_ns > wall) {
+			i++;
+			continue;
+		}
+		int pid = c->pending[i].pid;
+		bool maps_only = c->pending[i].maps_only;
+		c->pending[i] = c->pending[--c->npending];
+		if (maps_only) {
+			discover_pid_maps(pid, attach_found, c);
+			continue;
+		}
+		watch_loader(c, pid); /* after an exec: maybe another loader */
+		discover_pid_libs(pid, attach_found, c);
+	}
+	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
+		poll_pages(c, now_ns, emit, ctx);
+		c->last_pages_ns = now_ns;
+	}
+	if (now_ns - c->last_rescan_ns >= RESCAN_TARGETS_NS) {
+		rescan_targets(c);
+		c->last_rescan_ns = now_ns;
+	}
+	if (c->target == COLL_ALL_CUDA && now_ns - c->last_scan_all_ns >= RESCAN_ALL_NS) {
+		scan_all(c);
+		c->last_scan_all_ns = now_ns;
+	}
+}
+
+void collector_count_user_drop(struct collector *c, uint64_t n)
+{
+	c->user_drops += n;
+}
+
+static uint64_t counter_sum(struct collector *c, uint32_t idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t vals[512], sum = 0;
+
+	if (ncpu <= 0 || ncpu > 512)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.counters), &idx, vals))
+		return 0;
+	for (int i = 0; i < ncpu; i++)
+		sum += vals[i];
+	return sum;
+}
+
+void collector_status(struct collector *c, struct ig_status *st)
+{
+	st->drops_kernel = counter_sum(c, IGB_CNT_RB_DROPS);
+	st->drops_user = c->user_drops;
+	st->probes_attached = c->nprobes + c->tracepoints_ok;
+	st->probes_failed = c->probes_failed + c->tracepoints_failed;
+	st->probes_missing = c->probes_missing;
+	st->libs = c->nlibs;
+	st->stacks_on = c->stacks;
+	int fd = bpf_map__fd(c->skel->maps.targets), n = 0;
+	uint32_t key, next, *prev = NULL;
+	while (!bpf_map_get_next_key(fd, prev, &next) && n < 100000) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	st->targets = n;
+}
+
+void collector_summary(struct collector *c, FILE *f)
+{
+	fprintf(f, "attach: %d libraries, %d probes attached, %d failed; tracepoints %d (%s), %d "
+		   "failed\n",
+		c->nlibs, c->nprobes, c->probes_failed, c->tracepoints_ok,
+		c->raw_tp ? "raw_tp" : "tp_btf", c->tracepoints_failed);
+	for (int i = 0; i < c->nlibs; i++) {
+		const struct lib *l = &c->libs[i];
+		fprintf(f, "attach: %s: %d runtime + %d driver ops, %d probes%s%s\n", l->path,
+			l->runtime_ops, l->driver_ops, l->probes, l->missing[0] ? "; missing: " : "",
+			l->missing);
+	}
+	if (!c->nlibs)
+		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",
+			(unsigned long long)(RESCAN_TARGETS_NS / 1000000000ULL));
+	if (c->stacks)
+		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
+			IGB_STACK_MAX);
+	else if (c->stacks_off_why[0])
+		fprintf(f, "attach: user stacks off (cannot load the stack capture: %s)\n",
+			c->stacks_off_why);
+	else
+		fprintf(f, "attach: user stacks off\n");
+}
+
+/* ---- user stacks ------------------------------------------------------------ */
+
+int collector_stack(struct collector *c, uint64_t id, struct igb_stack *out)
+{
+	if (!c->stacks)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stacks), &id, out))
+		return -errno;
+	if (out->nips > IGB_STACK_MAX)
+		out->nips = IGB_STACK_MAX;
+	if (out->npy > IGB_PY_MAX)
+		out->npy = IGB_PY_MAX;
+	return 0;
+}
+
+int collector_set_python(struct collector *c, int pid, const struct igb_pyproc *cfg)
+{
+	uint32_t key = (uint32_t)pid;
+	int fd = bpf_map__fd(c->skel->maps.py_procs);
+
+	if (!cfg)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, cfg, BPF_ANY) ? -errno : 0;
+}
+
+void collector_stack_stats(struct collector *c, struct collector_stack_stats *st)
+{
+	st->captured = counter_sum(c, IGB_CNT_STACKS);
+	st->distinct = counter_sum(c, IGB_CNT_STACK_NEW);
+	st->errors = counter_sum(c, IGB_CNT_STACK_ERR);
+	st->lost = counter_sum(c, IGB_CNT_STACK_MAPFAIL);
+	st->py_nothread = counter_sum(c, IGB_CNT_PY_NOTHREAD);
+	st->py_readfail = counter_sum(c, IGB_CNT_PY_READFAIL);
+}
+
+/* ---- life cycle -------------------------------------------------------------- */
+
+static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
+{
+	bpf_program__set_autoload(skel->progs.call_exit, !stacks);
+	bpf_program__set_autoload(skel->progs.call_exit_stk, stacks);
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		const char *sec = bpf_program__section_name(p);
+		if (!strncmp(sec, "tp_btf/", 7))
+			bpf_program__set_autoload(p, !raw);
+		else if (!strncmp(sec, "raw_tp/", 7))
+			bpf_program__set_autoload(p, raw);
+	}
+}
+
+/* Where the kernel's interrupt entry code and __do_softirq live, for the
+ * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
+ * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols.
+ * Read once per process: the kernel text does not move. */
+void collector_irq_text_ranges(uint64_t r[4])
+{
+	static const char *const names[4] = {"__irqentry_text_start", "__irqentry_text_end",
+					     "__softirqentry_text_start",
+					     "__softirqentry_text_end"};
+	static uint64_t known[4];
+	static bool read;
+	char line[256], name[128], type;
+	unsigned long long addr;
+	int found = 0;
+
+	if (read) {
+		memcpy(r, known, sizeof(known));
+		return;
+	}
+	read = true;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (f) {
+		while (found < 4 && fgets(line, sizeof(line), f)) {
+			if (line[0] == '0' && line[1] == '0' && line[2] == '0')
+				break; /* addresses hidden */
+			if (!strstr(line, "entry_text_") ||
+			    sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+				continue;
+			for (int i = 0; i < 4; i++)
+				if (!known[i] && !strcmp(name, names[i])) {
+					known[i] = addr;
+					found++;
+				}
+		}
+		fclose(f);
+	}
+	if (found < 4 || known[0] >= known[1] || known[2] >= known[3])
+		memset(known, 0, sizeof(known));
+	memcpy(r, known, sizeof(known));
+}
+
+static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, bool stacks,
+					bool multi, int *err)
+{
+	struct ingero_bpf *skel = ingero_bpf__open();
+	if (!skel) {
+		*err = -errno;
+		return NULL;
+	}
+	skel->rodata->target_all = o->target == COLL_ALL_CUDA;
+	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
+	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
+	skel->rodata->stacks_on = stacks;
+	uint64_t irq[4];
+	collector_irq_text_ranges(irq);
+	skel->rodata->irq_text_start = irq[0];
+	skel->rodata->irq_text_end = irq[1];
+	skel->rodata->softirq_text_start = irq[2];
+	skel->rodata->softirq_text_end = irq[3];
+	if (!stacks) { /* the stack maps are preallocated: keep them tiny */
+		bpf_map__set_max_entries(skel->maps.stacks, 1);
+		bpf_map__set_max_entries(skel->maps.py_threads, 1);
+		bpf_map__set_max_entries(skel->maps.py_procs, 1);
+	}
+	select_programs(skel, raw, stacks);
+	if (multi) {
+		bpf_program__set_expected_attach_type(skel->progs.call_enter,
+						      IG_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.call_exit,
+						      IG_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.call_exit_stk,
+						      IG_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.dl_change,
+						      IG_BPF_TRACE_UPROBE_MULTI);
+	}
+	*err = ingero_bpf__load(skel);
+	if (*err) {
+		ingero_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+struct collector *collector_new(const struct collector_opts *o, char *err, size_t errlen)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	init_clock_offset();
+	c->target = o->target;
+	c->stacks = o->stacks;
+	c->src.ops = &collector_source_ops;
+	c->src.priv = c;
+
+	c->raw_tp = o->force_raw_tp;
+	/* uprobe_multi links (Linux 6.6) first: they detach in one go. */
+	c->multi = !o->no_multi;
+	c->skel = c->multi ? open_and_load(o, c->raw_tp, c->stacks, true, &r) : NULL;
+	if (!c->skel) {
+		if (c->multi)
+			log_msg(LOG_INFO, "uprobe_multi not available (%s), one perf event per probe",
+				strerror(-r));
+		c->multi = false;
+		c->skel = open_and_load(o, c->raw_tp, c->stacks, false, &r);
+	}
+	if (!c->skel && c->stacks) {
+		/* Stack capture needs bpf_loop() (Linux 5.17): go on without. */
+		log_msg(LOG_WARN, "user stack capture did not load (%s), stacks off", strerror(-r));
+		snprintf(c->stacks_off_why, sizeof(c->stacks_off_why), "%s", strerror(-r));
+		c->stacks = false;
+		c->skel = open_and_load(o, c->raw_tp, false, false, &r);
+	}
+	if (!c->skel && !c->raw_tp) {
+		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
+			strerror(-r));
+		c->raw_tp = true;
+		c->skel = open_and_load(o, true, c->stacks, false, &r);
+	}
+	if (!c->skel) {
+		snprintf(err, errlen, "cannot load BPF programs: %s%s", strerror(-r),
+			 r == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto cleanup;
+	}
+
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, c->skel->obj)
+	{
+		const char *sec = bpf_program__section_name(p);
+		if (!bpf_program__autoload(p) || !strncmp(sec, "uprobe", 6) ||
+		    !strncmp(sec, "uretprobe", 9))
+			continue;
+		struct bpf_link *l = bpf_program__attach(p);
+		if (!l) {
+			c->tracepoints_failed++;
+			log_msg(LOG_WARN, "cannot attach %s: %s", sec, strerror(errno));
+			continue;
+		}
+		add_link(c, l);
+		c->tracepoints_ok++;
+	}
+	if (!c->tracepoints_ok) {
+		snprintf(err, errlen, "cannot attach any scheduler tracepoint");
+		goto cleanup;
+	}
+	if (o->target == COLL_ALL_CUDA)
+		watch_loader(c, 0); /* the host's: processes started later use it */
+
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL);
+	if (!c->rb) {
+		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+
+	for (int i = 0; i < o->nlibs; i++) {
+		r = attach_lib(c, o->libs[i]);
+		if (r == 0) {
+			snprintf(err, errlen,
+				 "%s: exports none of the CUDA runtime or driver symbols ingero-top "
+				 "traces",
+				 o->libs[i]);
+			goto cleanup;
+		}
+		if (r < 0) {
+			snprintf(err, errlen, "cannot read %s: %s", o->libs[i],
+				 r == -ENOEXEC ? "not an ELF file" : strerror(-r));
+			goto cleanup;
+		}
+	}
+	if (o->target == COLL_COMMAND && o->exe)
+		discover_exe_libs(o->exe, attach_found, c);
+	if (o->target != COLL_PIDS && !o->no_system_libs)
+		discover_system_libs(attach_found, c);
+	for (int i = 0; i < o->npids; i++) {
+		r = collector_add_pid(c, o->pids[i]);
+		if (r == -ESRCH) {
+			snprintf(err, errlen, "no process with pid %d", o->pids[i]);
+			goto cleanup;
+		}
+	}
+	if (o->target == COLL_ALL_CUDA)
+		scan_all(c);
+	c->last_rescan_ns = c->last_scan_all_ns = c->last_pages_ns = collector_now_ns(c);
+	return c;
+
+cleanup:
+	collector_free(c);
+	return NULL;
+}
+
+struct detach_job {
+	struct bpf_link **links;
+	int n, next;
+	pthread_mutex_t lock;
+};
+
+static void *detach_worker(void *arg)
+{
+	struct detach_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		int i = j->next++;
+		pthread_mutex_unlock(&j->lock);
+		if (i >= j->n)
+			return NULL;
+		bpf_link__destroy(j->links[i]);
+	}
+}
+
+/* Detaching a uprobe waits for an SRCU grace period in the kernel (tens to
+ * hundreds of ms on a VM), one link after the other: 100 probes took 12-25 s
+ * to detach serially. Detaching from several threads lets the waits overlap. */
+static void destroy_links(struct bpf_link **links, int n)
+{
+	struct detach_job j = { .links = links, .n = n, .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t t[DETACH_THREADS];
+	int started = 0;
+
+	for (int i = 0; i < DETACH_THREADS && i < n / 4 + 1; i++)
+		if (!pthread_create(&t[started], NULL, detach_worker, &j))
+			started++;
+	detach_worker(&j);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	destroy_links(c->links, c->nlinks);
+	for (int i = 0; i < c->nmfds; i++)
+		close(c->mfds[i]);
+	for (int i = 0; i < c->nldfds; i++)
+		close(c->ldfds[i]);
+	free(c->links);
+	ingero_bpf__destroy(c->skel);
+	free(c);
+}

@@ -1,0 +1,110 @@
+/* The live source: loads the BPF programs, enrols target processes, finds
+ * and attaches CUDA libraries, and turns ring-buffer records into
+ * struct ig_event (Unix-ns event time). */
+#ifndef IG_COLLECTOR_H
+#define IG_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/source.h"
+#include "core/status.h"
+
+enum collector_target { COLL_ALL_CUDA = 0, COLL_PIDS = 1, COLL_COMMAND = 2 };
+
+struct collector_opts {
+	int target;              /* enum collector_target */
+	const int *pids;         /* COLL_PIDS: the pids */
+	int npids;
+	const char *const *libs; /* --lib PATH files, attached in every mode */
+	int nlibs;
+	const char *exe;         /* COLL_COMMAND: executable, to find its libraries up front */
+	bool force_raw_tp;       /* use raw_tp even where tp_btf works */
+	bool no_system_libs;     /* do not attach ldconfig / /usr/local/cuda libraries */
+	bool no_multi;           /* one perf-event uprobe per probe, not uprobe_multi links */
+	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
+	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
+};
+
+struct collector;
+
+/* Loads and attaches everything. On failure returns NULL with a one-line
+ * reason in err. The caller owns the result (collector_free). */
+struct collector *collector_new(const struct collector_opts *o, char *err, size_t errlen);
+void collector_free(struct collector *c);
+
+/* Enrols a process (and, in the kernel, its future children) and attaches
+ * the CUDA libraries it maps. -ESRCH when it does not exist. */
+int collector_add_pid(struct collector *c, int pid);
+
+/* The collector as an event source (owned by the collector). */
+struct ig_source *collector_source(struct collector *c);
+
+/* Periodic work on wall time: page-allocation deltas, library rescans.
+ * Emits through emit; now_ns is Unix ns. */
+void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx);
+
+/* Copies probe and drop counters into st. */
+void collector_status(struct collector *c, struct ig_status *st);
+
+/* Writes the attach summary: one line per library with the ops attached and
+ * the symbols missing, one line for the tracepoints. */
+void collector_summary(struct collector *c, FILE *f);
+
+/* Counts a user-side drop (an event read but not processed). */
+void collector_count_user_drop(struct collector *c, uint64_t n);
+
+/* One uprobe_multi link (Linux 6.6) of prog_fd at offs[0..n) of path, with
+ * a cookie per offset (cookies may be NULL); ret: return probes. The link
+ * fd, or -errno. Also used by tests/tools/probe_floor. */
+int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
+				const uint64_t *cookies, int n, bool ret);
+
+/* When the next look at a process's mappings is due (after an exec or an
+ * open of a CUDA library), on the clock of collector_now_ns; UINT64_MAX
+ * when none is waiting. collector_tick does them. */
+uint64_t collector_next_due_ns(struct collector *c);
+
+/* Where interrupt entry code lives (bpf in_interrupt_ctx): __irqentry_text
+ * start/end and __softirqentry_text start/end from /proc/kallsyms, or all
+ * zero when hidden (kptr_restrict) or absent. */
+void collector_irq_text_ranges(uint64_t r[4]);
+
+/* The hook of pid's dynamic loader (pid 0: ingero-top's own) for libraries
+ * loaded at run time: the loader's path (through /proc/PID/root) and the
+ * offset of _dl_debug_state in it. 0, -ENOENT (no loader: static), or
+ * -ENOSYS (the loader has no such symbol, e.g. musl). */
+int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off);
+
+/* Unix ns now, on the same clock as the events. */
+uint64_t collector_now_ns(struct collector *c);
+
+/* User stacks (opts.stacks). Both calls are thread-safe (one map syscall).
+ * collector_stack copies the stack with this id (ig_event.stack_id) out of
+ * the kernel's stacks map into *out (caller-owned): 0, or -ENOENT when it
+ * is not (or no longer) there. collector_set_python tells the kernel where
+ * the CPython of pid keeps its frames (src/pyframes.c builds cfg); NULL
+ * forgets it. Forked children inherit it in the kernel. */
+struct igb_stack;
+struct igb_pyproc;
+int collector_stack(struct collector *c, uint64_t id, struct igb_stack *out);
+int collector_set_python(struct collector *c, int pid, const struct igb_pyproc *cfg);
+
+/* Kernel-side stack counters, summed over CPUs. */
+struct collector_stack_stats {
+	uint64_t captured;    /* calls with a stack */
+	uint64_t distinct;    /* stacks stored (new hashes) */
+	uint64_t errors;      /* user stack unreadable */
+	uint64_t lost;        /* stack map update failed */
+	uint64_t py_nothread; /* Python process, thread without a thread state */
+	uint64_t py_readfail; /* interpreter memory unreadable */
+};
+void collector_stack_stats(struct collector *c, struct collector_stack_stats *st);
+
+/* Converts a CLOCK_MONOTONIC timestamp to Unix ns. */
+uint64_t ig_mono_to_unix(uint64_t mono_ns);
+/* Unix ns now (CLOCK_REALTIME). */
+uint64_t ig_unix_now_ns(void);
+
+#endif

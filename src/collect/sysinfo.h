@@ -1,0 +1,34 @@
+/* Session facts for recordings (Ingero's sessions table): host, kernel, OS,
+ * CPU model and cores, memory. Read once from uname, /proc and /etc; the
+ * per-second host meters are in hostinfo.h. */
+#ifndef IG_SYSINFO_H
+#define IG_SYSINFO_H
+
+#include <stdint.h>
+
+#include "store/rec.h"
+
+struct sysinfo_facts {
+	char host[72];
+	char kernel[128];     /* uname -r */
+	char os_release[128]; /* PRETTY_NAME of /etc/os-release */
+	char cpu_model[128];  /* first "model name" of /proc/cpuinfo */
+	unsigned cpu_cores;   /* online CPUs */
+	uint64_t mem_total_mb;
+};
+
+/* Fills what it can; missing facts stay "" / 0. Returns 0. */
+int sysinfo_read(struct sysinfo_facts *f);
+
+/* Pure parsers (for tests): the value of "key" in an os-release text (quotes
+ * removed), the first "model name" of a cpuinfo text, MemTotal of a meminfo
+ * text in MiB. Return 0, or -ENOENT when absent. */
+int sysinfo_parse_os_release(const char *text, char *out, int len);
+int sysinfo_parse_cpu_model(const char *text, char *out, int len);
+int sysinfo_parse_mem_total_mb(const char *text, uint64_t *mb);
+
+/* Points the fields of s at the strings of f (f must outlive s); started_at
+ * and the other fields are left as they are. */
+void sysinfo_to_session(const struct sysinfo_facts *f, struct rec_session *s);
+
+#endif

@@ -1,0 +1,70 @@
+/* The message ring behind log.h. Single-threaded by design: only the main
+ * loop logs (the flight-recorder thread reports through its own poll). */
+#include "core/log.h"
+
+#include <bpf/libbpf.h>
+#include <stdarg.h>
+#include <string.h>
+
+static char lines[LOG_LINES][LOG_LINE_LEN];
+static int levels[LOG_LINES];
+static int head, count;
+static FILE *echo_f;
+static int echo_min = LOG_ERROR;
+static int libbpf_verbose;
+
+static void vlog(int level, const char *fmt, va_list ap)
+{
+	char *l = lines[head];
+	vsnprintf(l, LOG_LINE_LEN, fmt, ap);
+	l[strcspn(l, "\n")] = 0;
+	levels[head] = level;
+	head = (head + 1) % LOG_LINES;
+	if (count < LOG_LINES)
+		count++;
+	if (echo_f && level >= echo_min)
+		fprintf(echo_f, "ingero-top: %s\n", l);
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+void log_echo(FILE *f, int min_level)
+{
+	echo_f = f;
+	echo_min = min_level;
+}
+
+int log_count(void)
+{
+	return count;
+}
+
+const char *log_line(int i, int *level)
+{
+	if (i < 0 || i >= count)
+		return NULL;
+	int idx = (head - count + i + LOG_LINES) % LOG_LINES;
+	if (level)
+		*level = levels[idx];
+	return lines[idx];
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !libbpf_verbose)
+		return 0;
+	vlog(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
+	return 0;
+}
+
+void log_capture_libbpf(int verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}

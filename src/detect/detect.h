@@ -1,0 +1,147 @@
+/* The causal-chain detector: on event time, once per second, it reads the
+ * model's rolling window and emits or updates chains that name the cause of
+ * a latency tail (CPU contention, GPU-bound wait, host starvation, ...).
+ * Rules, thresholds and their reasoning: docs/detection.md. Pure C over the
+ * model's read API; the model owns one detector and runs it. */
+#ifndef IG_DETECT_H
+#define IG_DETECT_H
+
+#include <stdint.h>
+
+#include "core/event.h"
+
+struct ig_model;
+
+enum ig_sev {
+	IG_SEV_INFO = 0, /* worth knowing, not an incident (cold start, GPU-bound, no tail) */
+	IG_SEV_LOW = 1,
+	IG_SEV_MEDIUM = 2,
+	IG_SEV_HIGH = 3,
+};
+
+enum ig_chain_class {
+	IG_CC_CPU_CONTENTION = 0, /* tail calls preempted while runnable */
+	IG_CC_GPU_BOUND,	  /* long syncs, blocked (sleeping), not preempted */
+	IG_CC_HOST_STARVATION,	  /* feeding thread off-CPU or busy between calls */
+	IG_CC_SYNC_STORM,	  /* many syncs / D2H copies per second, large wall share */
+	IG_CC_COPY_DOMINATED,	  /* copies take most of the CUDA time */
+	IG_CC_ALLOC_SPIKES,	  /* periodic allocation outliers */
+	IG_CC_MEMORY_PRESSURE,	  /* page allocations, swap, memory > 95 % during the tail */
+	IG_CC_BLOCK_IO,		  /* heavy or slow block I/O during the tail */
+	IG_CC_COLD_START,	  /* first calls slow, then settle (INFO) */
+	IG_CC_MAX,
+};
+
+#define IG_CHAIN_MAX_EVIDENCE 12
+#define IG_CHAIN_MAX_RECS 4
+#define IG_CHAIN_MAX_TIMELINE 8
+#define IG_CHAIN_MAX 64 /* chains kept at once (active + recently resolved) */
+
+/* One number behind a conclusion, e.g. {"tail_preempt_pct", 71.0, "%"}. */
+struct ig_evidence {
+	char key[24];
+	double value;
+	char unit[8]; /* "ns", "%", "x", "/s", "B", "calls", "s", "" */
+};
+
+/* A contributing event or state change on the chain's timeline. */
+struct ig_tl_entry {
+	uint64_t ts_ns; /* event time, Unix ns */
+	char text[112];
+};
+
+struct ig_chain {
+	uint32_t id;	   /* 1, 2, ... in order of creation; kept while the chain persists */
+	char id_str[16];   /* "chain-0001" */
+	uint64_t key;	   /* class, op and pid: what makes two firings the same chain */
+	int cls;	   /* enum ig_chain_class */
+	int severity;	   /* enum ig_sev, current */
+	int max_severity;  /* highest severity reached */
+	int op;		   /* enum ig_op affected (IG_OP_NONE for process-wide classes) */
+	uint32_t pid, tid; /* affected process and its feeding thread (0 = unknown) */
+	char comm[IG_COMM_LEN];
+	uint32_t culprit_pid; /* top preemptor / worker / I/O issuer, 0 = none */
+	char culprit_comm[IG_COMM_LEN];
+	uint64_t p50_ns, p99_ns; /* of op in pid over the window when the chain last fired */
+	double tail_ratio;	 /* p99 / p50 */
+	int nevidence;
+	struct ig_evidence ev[IG_CHAIN_MAX_EVIDENCE];
+	char summary[256];     /* one line, with numbers, ending in "→ <class title>" */
+	char explanation[640]; /* a few sentences: what the evidence means */
+	int nrecs;
+	char recs[IG_CHAIN_MAX_RECS][192]; /* specific to the class and the culprits */
+	char lacking[160]; /* evidence the source did not provide, "" when complete */
+	int ntimeline;	   /* entries in timeline[], oldest first, last ones kept */
+	struct ig_tl_entry timeline[IG_CHAIN_MAX_TIMELINE];
+	uint64_t first_seen_ns; /* event time of the first firing */
+	uint64_t last_seen_ns;	/* event time of the last firing */
+	uint64_t updated_ns;	/* event time of the last change of any field above */
+	uint32_t fired;		/* detector ticks on which it fired */
+	int active;		/* 1 while firing (or within hold_s of the last firing) */
+};
+
+/* Thresholds. detect_cfg_default() gives the values documented in
+ * docs/detection.md. */
+struct ig_detect_cfg {
+	double tail_ratio;	     /* p99/p50 that makes a tail (3) */
+	unsigned min_calls;	     /* calls in the window for a tail (10) */
+	unsigned min_switches;	     /* context switches to count host evidence (5) */
+	double preempt_low;	     /* tail time preempted: LOW (0.10) */
+	double preempt_med;	     /* MEDIUM (0.25) */
+	double preempt_high;	     /* HIGH, with tail ratio >= 5 (0.50) */
+	double gpu_blocked;	     /* sync time blocked for GPU-bound (0.60) */
+	double gpu_wall;	     /* sync share of the feeding thread's wall time (0.50) */
+	double starve_between;	     /* wall time off-CPU or busy between calls: MEDIUM (0.50) */
+	double starve_between_high;  /* HIGH (0.70) */
+	double sync_rate;	     /* syncs + sync copies per s per thread (200) */
+	double sync_wall;	     /* their share of wall time (0.25) */
+	double copy_share;	     /* copy share of CUDA time (0.50) */
+	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */
+	unsigned alloc_min_outliers; /* outliers needed to estimate a period (3) */
+	double alloc_outlier_x;	     /* outlier = this many times p50 (5) */
+	double alloc_period_tol;     /* gaps within this fraction of the median (0.25) */
+	uint64_t page_bytes;	     /* page allocations in the window (1 GiB) */
+	double mem_pct;		     /* memory use that raises severity (95) */
+	double cpu_pct;		     /* CPU use that raises severity (90) */
+	unsigned io_ops;	     /* block I/O requests in the window (200) */
+	uint64_t io_total_ns;	     /* or total I/O latency in the window (1 s) */
+	uint64_t io_peak_ns;	     /* peak latency that makes it severe (50 ms) */
+	double cold_x;		     /* first calls this many times the settled p50 (10) */
+	unsigned cold_calls;	     /* first calls of a (op, process) considered (5) */
+	unsigned cold_s;	     /* a process is "starting" for this long (60) */
+	unsigned hold_s;	     /* a chain stays active this long after its last firing (3) */
+	unsigned keep_s;	     /* a resolved chain is listed this long (120) */
+};
+
+void detect_cfg_default(struct ig_detect_cfg *c);
+
+struct ig_detect;
+
+/* The model creates, runs and frees its detector; views use the model_chain*
+ * accessors in model.h. cfg is copied; NULL = defaults. */
+struct ig_detect *detect_new(const struct ig_detect_cfg *cfg);
+void detect_free(struct ig_detect *d);
+void detect_reset(struct ig_detect *d);
+/* Evaluates the rules over the model's current evaluation window and updates
+ * the chains; now_ns is the event time of the evaluation (a second boundary). */
+void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now_ns);
+
+/* Chains in display order: active before resolved, then severity (highest
+ * first), then first_seen, then id. Pointers stay valid until the next
+ * model_ingest/model_advance/model_reset. */
+int detect_count(const struct ig_detect *d);
+const struct ig_chain *detect_chain(const struct ig_detect *d, int i);
+const struct ig_chain *detect_find(const struct ig_detect *d, uint32_t id);
+/* Bumped whenever any chain is created, changed or removed. */
+uint64_t detect_generation(const struct ig_detect *d);
+
+/* "CPU contention", "cpu_contention"; "HIGH"; "?" when out of range. */
+const char *detect_class_title(int cls);
+const char *detect_class_name(int cls);
+const char *detect_sev_name(int sev);
+/* Class by name ("cpu_contention" or "CPU contention"), -1 when unknown. */
+int detect_class_by_name(const char *name);
+/* Value of the evidence named key, or def when absent. */
+double detect_evidence(const struct ig_chain *c, const char *key, double def);
+
+#endif

@@ -1,0 +1,278 @@
+/* The model: everything the views know about the traced workload. Every
+ * source (live, replay, synthetic) feeds struct ig_event into model_ingest();
+ * the model keeps per-op, per-(op, process) and per-(op, thread) latency
+ * histograms (lifetime and a rolling window of 1-second slices), per-process
+ * and per-thread off-CPU accounting, host snapshots, and runs the detector
+ * (detect.h) once per second of event time.
+ *
+ * Time: only event time. The clock is the largest observed completion time
+ * (ts_ns + dur_ns); a call, off-CPU interval or I/O is counted in the 1-second
+ * slice of its completion. Events older than the window count in lifetime
+ * totals only. The same event sequence gives the same state whatever the
+ * chunking or the wall-clock speed; model_advance() must not move the clock
+ * past the next event a replay will deliver (use the source's peek_ts).
+ *
+ * Memory: fixed-size histograms, capped tables with least-recently-active
+ * eviction, no allocation per event. Not thread-safe: one thread ingests and
+ * reads. */
+#ifndef IG_MODEL_H
+#define IG_MODEL_H
+
+#include <stdint.h>
+
+#include "detect/detect.h"
+#include "core/event.h"
+#include "core/hist.h"
+
+#define IG_WIN_MAX 60  /* longest rolling window, s */
+#define IG_SLOW_MAX 10 /* slowest calls kept per op per 1-s slice */
+#define IG_CULPRITS 8  /* preemptors / wakers tracked per process */
+#define IG_TL_MAX 32   /* off-CPU intervals kept per thread for the timeline */
+#define IG_OUTLIERS 16 /* allocation outliers kept per series */
+
+struct ig_model_cfg {
+	unsigned window_s;	 /* rolling window, s: 2..IG_WIN_MAX (10) */
+	unsigned max_procs;	 /* process table cap (256) */
+	unsigned max_threads;	 /* thread table cap (1024) */
+	unsigned max_op_procs;	 /* (op, process) series cap (256) */
+	unsigned max_op_threads; /* (op, thread) series cap (256) */
+	struct ig_detect_cfg det;
+};
+
+void model_cfg_default(struct ig_model_cfg *cfg);
+
+struct ig_model;
+
+/* cfg is copied; NULL = defaults; out-of-range values are clamped. Returns
+ * NULL when out of memory. */
+struct ig_model *model_new(const struct ig_model_cfg *cfg);
+void model_free(struct ig_model *m);
+const struct ig_model_cfg *model_cfg(const struct ig_model *m);
+
+/* The one ingest function. e is read, not kept. */
+void model_ingest(struct ig_model *m, const struct ig_event *e);
+/* Moves the clock to now_ns (Unix ns) when no event arrives (live idle,
+ * paused replay at a later position); never backwards. Rotates the window
+ * and runs the detector for each second boundary crossed. */
+void model_advance(struct ig_model *m, uint64_t now_ns);
+/* Forgets all statistics and chains (the user pressed r). Keeps the clock
+ * and the names of known processes. */
+void model_reset(struct ig_model *m);
+
+/* --- reading -------------------------------------------------------------
+ * Every number below is in ns unless said; "win" = the rolling window
+ * ending at the clock, "life" = since start or the last reset. Shares are
+ * fractions 0..1; a share that could not be computed is negative (-1). */
+
+struct ig_model_totals {
+	uint64_t now_ns;       /* the clock */
+	uint64_t first_ns;     /* first event time, 0 before any */
+	uint64_t win_start_ns; /* start of the rolling window */
+	uint64_t win_span_ns;  /* length of the window actually covered by data */
+	uint64_t events;       /* events ingested, all kinds */
+	uint64_t by_kind[IG_EV_KIND_MAX];
+	uint64_t calls;	  /* IG_EV_CALL */
+	uint64_t late;	  /* events older than the window (lifetime only) */
+	uint64_t ignored; /* malformed events (bad kind/op, ts 0) */
+	uint64_t evicted_procs, evicted_threads, evicted_series;
+	unsigned procs, threads, op_procs, op_threads; /* table occupancy */
+	uint64_t detector_runs;
+	int no_split_seen; /* some calls came without a preempted/blocked split */
+};
+void model_totals(const struct ig_model *m, struct ig_model_totals *t);
+uint64_t model_now(const struct ig_model *m);
+
+/* Percentiles of one histogram. */
+struct ig_pcts {
+	uint64_t n;
+	uint64_t p50, p90, p95, p99, p999, max, min, mean;
+};
+
+/* Stats of an op, of an (op, process) or of an (op, thread). */
+struct ig_series_stats {
+	int op;
+	uint32_t pid;		/* 0 for the all-process op row */
+	uint32_t tid;		/* 0 unless an (op, thread) row */
+	char comm[IG_COMM_LEN]; /* process name when pid != 0 */
+	char tcomm[IG_COMM_LEN]; /* thread name of an (op, thread) row, "" otherwise */
+	uint64_t calls_life;
+	uint64_t calls_win;
+	double calls_per_s; /* calls_win / window span */
+	/* Calls made inside another traced call of the same thread (lifetime):
+	 * a driver op called by the runtime (cuLaunchKernel inside
+	 * cudaLaunchKernel). Mostly nested means the outer op speaks for it. */
+	uint64_t nested_life;
+	struct ig_pcts win, life;
+	double tail_ratio;    /* win p99 / p50, 0 when no calls */
+	uint64_t time_win_ns; /* sum of call durations in the window */
+	uint64_t bytes_win;   /* bytes moved or allocated (copies, allocs) */
+	double wall_share;    /* time in this op / wall time of the threads that called it */
+	/* Tail = calls whose duration is at or above the p95 (quarter-octave
+	 * granularity, see docs/detection.md). */
+	uint64_t tail_calls, tail_ns, tail_preempt_ns, tail_blocked_ns;
+	double tail_preempt_share; /* -1 when the tail calls had no split (IG_F_NO_SPLIT) */
+	double tail_blocked_share;
+	uint64_t preempt_ns_win, blocked_ns_win; /* over all calls in the window */
+	uint32_t switches_win;
+	uint64_t no_split_calls_win;
+	uint32_t top_preemptor_pid; /* weighted by preempt_ns of the calls */
+	char top_preemptor_comm[IG_COMM_LEN];
+	double top_preemptor_share;	/* of the calls' preempted time */
+	uint64_t spark_p99[IG_WIN_MAX]; /* p99 of each 1-s slice, oldest first, 0 = no calls */
+	int spark_n;
+	int severity; /* highest active chain on this op (and pid): enum ig_sev, -1 none */
+	/* Cold start: the first calls of this series (lifetime). */
+	uint64_t first_ns; /* entry time of the first call */
+	unsigned cold_n;   /* first calls recorded (up to the detector's cold_calls) */
+	uint64_t cold_max_ns, cold_mean_ns;
+	uint64_t cold_end_ns; /* completion time of the last of them */
+	/* Outliers (calls >= alloc_outlier_x * window p50 of the previous second)
+	 * of allocation ops, lifetime, oldest first: for the period estimate. */
+	int noutliers;
+	uint64_t outlier_ts[IG_OUTLIERS];
+	uint64_t outlier_dur[IG_OUTLIERS];
+};
+
+/* Ops that saw at least one call since the start/reset, in enum order.
+ * Returns how many were written (at most max). */
+int model_ops(const struct ig_model *m, int *ops, int max);
+/* Whole-op row (all processes). 0, or -ENOENT when the op has no calls. */
+int model_op_stats(const struct ig_model *m, int op, struct ig_series_stats *out);
+/* (op, process) rows for op (pid order). Returns the count written. */
+int model_op_procs(const struct ig_model *m, int op, struct ig_series_stats *out, int max);
+/* (op, thread) rows for op and pid (pid 0 = any). */
+int model_op_threads(const struct ig_model *m, int op, uint32_t pid, struct ig_series_stats *out,
+		     int max);
+/* (op, process) rows of one process, in op order. */
+int model_proc_ops(const struct ig_model *m, uint32_t pid, struct ig_series_stats *out, int max);
+/* One (op, process) row; 0 or -ENOENT. */
+int model_op_proc_stats(const struct ig_model *m, int op, uint32_t pid,
+			struct ig_series_stats *out);
+
+/* The histogram of an op (pid 0) or of an (op, process): the window
+ * (lifetime = 0) or lifetime one. Owned by the model, valid until the next
+ * ingest/advance/reset; NULL when unknown. */
+const struct hist *model_op_hist(const struct ig_model *m, int op, uint32_t pid, int lifetime);
+
+/* One call as kept in the slowest-calls lists. */
+struct ig_call_rec {
+	uint64_t ts_ns, dur_ns;
+	uint32_t pid, tid;
+	uint64_t preempt_ns, blocked_ns;
+	uint32_t switches;
+	uint32_t other_pid;
+	char other_comm[IG_COMM_LEN];
+	uint64_t stack_id;
+	uint64_t arg0;	/* bytes for copies and allocs */
+	uint32_t flags; /* IG_F_* */
+	int32_t ret;
+	uint16_t op;
+};
+/* The slowest calls of op in the window (pid 0 = any process), slowest
+ * first. Exact for the first IG_SLOW_MAX. Returns the count written. */
+int model_slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out,
+		     int max);
+
+/* A preemptor or a waker with its share. */
+struct ig_culprit {
+	uint32_t pid;
+	char comm[IG_COMM_LEN];
+	uint64_t ns;  /* window: time it preempted us / time we waited for it */
+	double share; /* of the process's preempted (or blocked-between) time */
+};
+
+struct ig_proc_stats {
+	uint32_t pid, ppid;
+	char comm[IG_COMM_LEN];
+	uint64_t cgroup_id;
+	uint64_t first_ns, last_ns; /* first and last event time */
+	int exited;
+	int cuda;	  /* made CUDA calls (since start/reset) */
+	unsigned threads; /* known threads */
+	uint64_t calls_life, calls_win;
+	double calls_per_s;
+	/* Wall time of the feeding threads (those with CUDA calls in the window;
+	 * all active threads when none) and where it went. */
+	uint64_t wall_ns;
+	uint64_t cuda_ns; /* inside CUDA calls (nested calls counted once) */
+	uint64_t off_preempt_ns, off_blocked_ns, off_unknown_ns; /* all off-CPU */
+	uint64_t off_in_call_ns, off_between_ns;
+	uint64_t between_on_cpu_ns; /* neither in a call nor off CPU */
+	double off_pct, off_preempt_pct, off_blocked_pct, off_unknown_pct; /* % of wall_ns */
+	double between_pct; /* off-CPU between calls, % of wall_ns */
+	uint32_t switches;
+	uint64_t page_bytes_win, page_bytes_life;
+	uint64_t io_ops_win, io_bytes_win, io_lat_ns_win, io_max_ns_win;
+	/* The same since start/reset (threads evicted meanwhile are lost), for
+	 * --summary: feeding threads = those with CUDA calls since the start. */
+	uint64_t life_wall_ns, life_cuda_ns;
+	uint64_t life_off_preempt_ns, life_off_blocked_ns, life_off_unknown_ns;
+	uint64_t life_off_between_ns;
+	int npreemptors;
+	struct ig_culprit preemptors[4]; /* by preempted time, largest first */
+	int nwakers;
+	struct ig_culprit wakers[4]; /* who woke the feeding threads between calls */
+	int severity;		     /* highest active chain on this process, -1 none */
+};
+/* Processes (those with CUDA calls first, then by calls in the window, then
+ * pid). Returns the count written. */
+int model_procs(const struct ig_model *m, struct ig_proc_stats *out, int max);
+int model_proc(const struct ig_model *m, uint32_t pid, struct ig_proc_stats *out);
+
+struct ig_thread_stats {
+	uint32_t tid, pid;
+	char comm[IG_COMM_LEN]; /* the thread's name ("" when no event carried one) */
+	uint64_t first_ns, last_ns;
+	uint64_t calls_win, calls_life;
+	double calls_per_s;
+	int main_op; /* op with the most time in the window */
+	uint64_t wall_ns, cuda_ns;
+	uint64_t off_preempt_ns, off_blocked_ns, off_unknown_ns;
+	uint64_t off_in_call_ns, off_between_ns, between_on_cpu_ns;
+	uint64_t between_preempt_ns, between_blocked_ns,
+	    between_unknown_ns; /* off_between_ns split */
+	double cuda_pct, off_pct, between_pct;
+	uint32_t switches;
+	uint64_t sync_calls_win, sync_ns_win; /* syncs and synchronous copies */
+	/* Of those, the calls made inside another such call (a runtime sync and
+	 * its driver sync are one synchronisation) and their time. */
+	uint64_t sync_nested_win, sync_nested_ns_win;
+	uint32_t last_preemptor_pid;
+	char last_preemptor_comm[IG_COMM_LEN];
+};
+/* Threads of pid (0 = all), busiest first. */
+int model_threads(const struct ig_model *m, uint32_t pid, struct ig_thread_stats *out, int max);
+
+/* One off-CPU interval of a thread, for the timeline. */
+struct ig_offcpu_rec {
+	uint64_t ts_ns, dur_ns;
+	uint8_t state; /* enum ig_offcpu_state */
+	uint8_t in_call;
+	uint16_t cpu;
+	uint32_t other_pid;
+	char other_comm[IG_COMM_LEN];
+};
+/* The last IG_TL_MAX off-CPU intervals of tid, oldest first. */
+int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu_rec *out, int max);
+
+struct ig_host {
+	int valid; /* a snapshot was seen */
+	uint64_t ts_ns;
+	double cpu_pct, mem_pct, load1;
+	uint64_t mem_avail_mb, swap_mb;
+	double cpu_max_win, mem_max_win; /* highest in the window */
+	uint64_t swap_max_win;
+	uint64_t page_bytes_win; /* all processes */
+	uint64_t io_ops_win, io_bytes_win, io_lat_ns_win, io_max_ns_win;
+};
+void model_host(const struct ig_model *m, struct ig_host *out);
+
+/* Chains, in display order (see detect.h). */
+const struct ig_detect *model_detect(const struct ig_model *m);
+int model_chain_count(const struct ig_model *m);
+const struct ig_chain *model_chain(const struct ig_model *m, int i);
+
+/* Name of a known process ("" when unknown). */
+const char *model_comm(const struct ig_model *m, uint32_t pid);
+
+#endif

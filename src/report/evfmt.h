@@ -1,0 +1,18 @@
+/* One event as one line of text (--events): key=value fields, greppable. */
+#ifndef IG_EVFMT_H
+#define IG_EVFMT_H
+
+#include <stddef.h>
+
+#include "core/event.h"
+
+/* Name of an event kind: "call", "offcpu", "fork", ... */
+const char *evfmt_kind(int kind);
+/* Writes e as one line (no newline) into buf; returns buf. Format:
+ *   <ts_ns> <kind> pid=P tid=T op=NAME dur_ns=D ret=R arg0=A arg1=B stream=S
+ *   preempt_ns=X blocked_ns=Y switches=N state=preempted|blocked|unknown
+ *   other=PID:COMM cpu=C flags=F comm=COMM
+ * (fields that do not apply to the kind are left out). */
+char *evfmt_line(char *buf, size_t len, const struct ig_event *e);
+
+#endif

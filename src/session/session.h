@@ -1,0 +1,86 @@
+/* A session: the source (live collector or replay), the model, and what
+ * records them, pumped by one loop. The batch loop (src/main.c) and the
+ * full-screen viewer (tui/) both drive a session the same way:
+ *
+ *   poll({session_fd(s), stdin}, session_timeout_ms(s));
+ *   session_pump(s, budget);   // events -> model (and recorder, flight ring)
+ *   session_tick(s);           // periodic work on wall time, model clock
+ *   if (session_done(s)) ...
+ *
+ * Not thread-safe; one thread owns it. */
+#ifndef IG_SESSION_H
+#define IG_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "session/cli.h"
+#include "core/status.h"
+
+struct session;
+struct ig_model;
+
+/* Creates the session the options ask for: live (needs privileges) or
+ * replay. On failure returns NULL with a one-line reason in err. A command
+ * (cli->cmd) is started, stopped until probes are attached. */
+struct session *session_new(const struct cli *cli, char *err, size_t errlen);
+/* Stops a launched command (SIGTERM), flushes and closes the recording. */
+void session_free(struct session *s);
+
+/* A descriptor to poll for readability, or -1 (replay: use the timeout). */
+int session_fd(struct session *s);
+/* Milliseconds until session_pump/session_tick have work, for poll(). */
+int session_timeout_ms(struct session *s);
+/* Ingests at most budget events. Returns the number ingested, or -errno. */
+int session_pump(struct session *s, int budget);
+/* Periodic work: collector rescans and page deltas, system snapshots, the
+ * model clock, status counters. Cheap; call after every poll wake-up. */
+void session_tick(struct session *s);
+/* True when there is nothing more to see: the launched command exited and
+ * its events were drained, or the replay reached its end. */
+bool session_done(struct session *s);
+/* Exit status of the launched command (-1 when none or not yet). */
+int session_cmd_status(struct session *s);
+
+/* The model. A backward seek replaces it with a new one: fetch it again
+ * after session_seek/session_jump_chain instead of keeping the pointer. */
+struct ig_model *session_model(struct session *s);
+/* The stacks of the session (live or replay), NULL when off. */
+struct stacks *session_stacks(struct session *s);
+/* The status the views show (owned by the session, refreshed by tick). */
+struct ig_status *session_status(struct session *s);
+
+/* Views: freeze (live: collection continues) or pause replay. */
+void session_set_paused(struct session *s, bool paused);
+/* Forgets the statistics (the r key). */
+void session_reset(struct session *s);
+
+/* Replay controls; -ENOTSUP in live mode. Speed 0 = as fast as possible. */
+int session_set_speed(struct session *s, double speed);
+int session_seek(struct session *s, int64_t delta_ns);
+/* Moves to the first detection of the next (dir 1) or previous (dir -1)
+ * recorded or detected chain. */
+int session_jump_chain(struct session *s, int dir);
+
+/* Batch replay: ingests every event up to event time until and moves the
+ * model clock there. Returns 1 while events remain, 0 at the end, -errno. */
+int session_replay_to(struct session *s, uint64_t until);
+
+/* End of the run: moves the model clock to the next whole second after the
+ * last event time so the detector evaluates the final second. */
+void session_finish(struct session *s);
+
+/* Writes the flight-recorder ring to a new file (in the background); the
+ * result appears later in session_status()->message. */
+int session_flight_save(struct session *s);
+
+/* Called with every event ingested (e.g. --events printing). */
+struct ig_event;
+typedef void (*session_event_hook)(void *ctx, const struct ig_event *e);
+void session_set_event_hook(struct session *s, session_event_hook hook, void *ctx);
+
+/* Writes the attach summary (live) or the replay summary to f. */
+void session_describe(struct session *s, FILE *f);
+
+#endif

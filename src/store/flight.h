@@ -1,0 +1,66 @@
+/* The flight recorder: a bounded in-memory ring of the last N seconds of
+ * events (plus the latest process names, recent chains and the session
+ * facts) that can be written to a timestamped recording at any moment,
+ * in a background thread, so that "what just happened" can be saved even
+ * when --record was not given. One thread calls flight_* (the main loop). */
+#ifndef IG_FLIGHT_H
+#define IG_FLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/event.h"
+#include "store/rec.h"
+
+#define FLIGHT_DEFAULT_SECONDS 300	  /* --flight default: 5 minutes */
+#define FLIGHT_DEFAULT_MAX_EVENTS 1000000 /* hard cap: ~150 MB at most */
+#define FLIGHT_MAX_CHAINS 256		  /* most recent chains kept */
+#define FLIGHT_MAX_STACKS 4096		  /* distinct stacks written per save */
+
+struct flight;
+
+/* A ring keeping events whose completion time (ts_ns + dur_ns) lies within
+ * seconds of the newest one, and at most max_events of them (0 = the
+ * default cap). Memory grows with use up to the cap. NULL when out of memory
+ * or seconds <= 0. */
+struct flight *flight_new(double seconds, size_t max_events);
+/* Waits for a save in progress, then frees f. flight_free(NULL) is a no-op. */
+void flight_free(struct flight *f);
+
+/* Copies e into the ring, dropping the oldest events beyond the time span or
+ * the cap. O(1), no allocation once the ring has grown. */
+void flight_push(struct flight *f, const struct ig_event *e);
+/* Keeps a deep copy of the chain (the last FLIGHT_MAX_CHAINS, replaced by
+ * id). 0 or -ENOMEM. */
+int flight_chain(struct flight *f, const struct rec_chain *c);
+/* Session facts written to every saved file (deep copy). */
+int flight_set_session(struct flight *f, const struct rec_session *s);
+
+/* Where the frames of the calls' stacks come from: for each distinct
+ * stack id among the events of a save, fn is called on the caller's thread
+ * of flight_save and returns 0 with *ips and *frames malloc'd (Ingero's
+ * stack_traces JSON; flight frees them) or non-zero when it has none. The
+ * saved file then has them in stack_traces. fn NULL: no stacks. */
+typedef int (*flight_stack_fn)(void *ctx, uint64_t id, char **ips, char **frames);
+void flight_set_stacks(struct flight *f, flight_stack_fn fn, void *ctx);
+
+/* Snapshots the ring (a copy, on the caller's thread) and writes it in a
+ * background thread to dir/ingero-top-flight-YYYYmmdd-HHMMSS.db (local time;
+ * "-2", "-3"... when taken). dir NULL or "" = the current directory. The
+ * chosen path is copied to path_out (may be NULL). Returns 0, -EBUSY when a
+ * save is still running, or -errno when the file cannot be created. */
+int flight_save(struct flight *f, const char *dir, char *path_out, size_t len);
+/* 1 when a save finished since the last call: msg gets one line ("saved
+ * 12345 events (300 s) to PATH" or why it failed); 0 otherwise (msg
+ * untouched). Never blocks. */
+int flight_poll(struct flight *f, char *msg, size_t len);
+/* 1 while a save runs. */
+int flight_busy(struct flight *f);
+
+/* Events in the ring now; oldest and newest completion times (Unix ns). */
+size_t flight_count(const struct flight *f);
+int flight_span(const struct flight *f, uint64_t *oldest_ns, uint64_t *newest_ns);
+/* Events dropped because of the hard cap (not the time span). */
+uint64_t flight_capped(const struct flight *f);
+
+#endif

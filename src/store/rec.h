@@ -1,0 +1,138 @@
+/* The recorder: writes struct ig_event streams, chains and session facts to a
+ * SQLite file whose tables and columns follow Ingero's trace databases
+ * (events, sources, ops, stack_traces, process_names, sessions,
+ * system_snapshots, causal_chains, schema_info), plus ingero-top's own
+ * columns with defaults. docs/recording.md describes the format.
+ *
+ * Threading: one thread calls rec_* (the main loop). By default a private
+ * writer thread does the SQLite work, so rec_event() only copies the event
+ * into a bounded queue. Transactions are committed every batch_events rows
+ * and at least every commit_ms of wall time, so a kill -9 loses at most about
+ * the last second. */
+#ifndef IG_REC_H
+#define IG_REC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/event.h"
+
+/* Version of ingero-top's own additions to the format (schema_info key
+ * ingero_top_schema). Readers refuse files with a higher number. */
+#define REC_SCHEMA 1
+/* Ingero format version the tables follow (schema_info key version). */
+#define REC_INGERO_VERSION "0.9"
+
+struct rec;
+
+struct rec_opts {
+	uint64_t max_db_bytes; /* --max-db: prune oldest events above this; 0 = unbounded */
+	unsigned batch_events; /* rows per transaction; 0 = 4096 */
+	unsigned commit_ms;    /* commit at least this often (wall time); 0 = 500 */
+	unsigned queue_events; /* writer queue capacity; 0 = 131072 (~19 MB) */
+	int synchronous;       /* 1 = no writer thread: rec_event() writes inline */
+	int exclusive;	       /* 1 = fail if path exists and is not empty (flight files) */
+	const char *node_name; /* name stored for node index 0; NULL = "" */
+};
+
+/* One causal chain, as Ingero's causal_chains table holds it. Strings are
+ * borrowed (rec_chain copies what it needs); NULL is stored as "". Times in
+ * Unix ns, latencies in microseconds. Also the element type of
+ * replay_chains(), where the strings are owned by the returned array. */
+struct rec_chain {
+	const char *id; /* stable id, e.g. "cpu-contention-cudaStreamSynchronize" */
+	uint64_t detected_at_ns;
+	const char *severity;	/* "HIGH", "MEDIUM", "LOW" */
+	const char *summary;	/* one line */
+	const char *root_cause; /* root-cause class or text */
+	const char *explanation;
+	const char *recommendations; /* JSON array of strings */
+	const char *cuda_op;	     /* affected op name */
+	uint64_t p99_us, p50_us;
+	double tail_ratio;    /* p99 / p50 */
+	const char *timeline; /* JSON array */
+	const char *node;     /* node name, "" for the local host */
+};
+
+/* Session facts (Ingero's sessions table, plus host). Strings borrowed; NULL
+ * is stored as "". mem_total in MiB. Times Unix ns; stopped_at 0 = running
+ * (rec_close fills it in). */
+struct rec_session {
+	uint64_t started_at_ns, stopped_at_ns;
+	const char *gpu_model, *gpu_driver, *cpu_model;
+	unsigned cpu_cores;
+	uint64_t mem_total_mb;
+	const char *kernel, *os_release, *cuda_ver, *python_ver;
+	const char *version;	/* writer version, stored in ingero_ver */
+	const char *pid_filter; /* e.g. "1234,5678" */
+	const char *flags;	/* command-line summary, e.g. "record,max-db=1g" */
+	const char *node;	/* host name */
+};
+
+struct rec_stats {
+	uint64_t events;	/* rows written to events (committed or pending) */
+	uint64_t committed;	/* rows known to be committed */
+	uint64_t dropped;	/* events refused because the queue was full */
+	uint64_t pruned_events; /* events deleted by --max-db pruning */
+	uint64_t prunes;	/* pruning rounds */
+	uint64_t db_bytes;	/* used size of the file (pages in use), last check */
+	uint64_t commits;
+};
+
+/* Opens (creates, or appends to an existing ingero-top recording) path.
+ * opts may be NULL for defaults. Returns NULL and sets *err (static or
+ * thread-local text, valid until the next call; err may be NULL) on failure:
+ * unwritable path, not an ingero-top recording, existing file with
+ * opts->exclusive. */
+struct rec *rec_open(const char *path, const struct rec_opts *opts, const char **err);
+
+/* Queues one event (copied). Returns 0; -ENOBUFS when the queue is full and
+ * the event was dropped (counted in rec_stats.dropped); or the -errno that
+ * stopped the recorder (see rec_error). After a stop every call returns that
+ * error and the file keeps everything committed before it. */
+int rec_event(struct rec *r, const struct ig_event *e);
+
+/* Records (or replaces, by id) a causal chain. Same returns as rec_event. */
+int rec_chain(struct rec *r, const struct rec_chain *c);
+
+/* Records the session facts; call once after rec_open (again to update). */
+int rec_session_info(struct rec *r, const struct rec_session *s);
+
+/* Records a resolved stack: hash (events.stack_hash / ig_event.stack_id),
+ * ips and frames as JSON (Ingero's stack_traces format). Replaces by hash. */
+int rec_stack(struct rec *r, uint64_t hash, const char *ips_json, const char *frames_json);
+
+/* Names node index idx (0..255) for events.node; default "" for 0 and
+ * "node<idx>" for the others. */
+int rec_set_node_name(struct rec *r, unsigned idx, const char *name);
+
+/* Commits everything queued so far and waits for it. 0 or -errno. */
+int rec_flush(struct rec *r);
+
+/* NULL while recording works; otherwise why it stopped (owned by r). */
+const char *rec_error(const struct rec *r);
+/* The path being written (owned by r). */
+const char *rec_path(const struct rec *r);
+void rec_get_stats(struct rec *r, struct rec_stats *st);
+
+/* Flushes, stamps sessions.stopped_at, builds the secondary indexes,
+ * checkpoints the WAL and leaves a single self-contained file (journal mode
+ * DELETE). Frees r. Returns 0 or the first -errno seen. rec_close(NULL) is a
+ * no-op returning 0. */
+int rec_close(struct rec *r);
+
+/* Parses a size like "500M", "2g", "1048576", "10 GiB" into bytes (K/M/G/T
+ * are powers of 1024). Returns 0 or -EINVAL. For --max-db. */
+int rec_parse_size(const char *s, uint64_t *bytes);
+
+/* Maps between ingero-top kinds/ops and Ingero's (source, op name), as used
+ * in the files. Returns the Ingero source id (1 CUDA, 3 HOST, 4 DRIVER,
+ * 5 IO) and sets *name, or 0 when the event is not stored in events
+ * (snapshots, comm) or unknown. */
+int rec_ingero_op(int kind, int op, const char **name);
+/* The reverse: an Ingero (source id, op name) to an ingero-top kind and op
+ * (enum ig_op for calls, enum ig_io_op for block I/O, 0 otherwise). Returns 0,
+ * or -ENOENT for rows ingero-top has no kind for (sched_wakeup, tcp, net...). */
+int rec_ingero_kind(int source, const char *name, int *kind, int *op);
+
+#endif

@@ -1,0 +1,119 @@
+/* The replay source: streams struct ig_event from one or more recordings, its
+ * own (full fidelity) or Ingero's trace databases (schema 0.8, 0.9 and the
+ * additive 0.10), merged by event time. Files are opened read-only and
+ * immutable: nothing is ever written next to them.
+ *
+ * Stream order: events come in non-decreasing ts_ns (event time as defined in
+ * event.h: call entry, switch-out, I/O issue), ties broken by file, then by
+ * the order in the file. peek_ts() returns that ts_ns. Several files are
+ * merged with a streaming k-way merge; memory does not grow with file size.
+ *
+ * What the stream holds, besides the events table:
+ *   IG_EV_SNAPSHOT  one per system_snapshots row, at its timestamp;
+ *   IG_EV_COMM      ingero-top files: each recorded IG_EV_COMM event (the
+ *                   process_names rows with is_event = 1), at its time;
+ *                   Ingero files: every process_names row, at the start of
+ *                   the file (Ingero stamps them when the session ends);
+ *   IG_EV_PAGE_ALLOC Ingero files only: mm_page_alloc is not stored per
+ *                   event there but summed per minute in event_aggregates;
+ *                   each such row is spread evenly over the seconds of its
+ *                   minute that the recording covers (opt out with
+ *                   replay_opts.no_aggregates).
+ *
+ * Ingero conversions: op ids are read from the file's ops table by name;
+ * calls get IG_F_NO_SPLIT (no preempted/blocked split); sched_switch rows
+ * (stamped when the thread came back) become IG_EV_OFFCPU with ts_ns =
+ * timestamp - duration and state IG_OFF_UNKNOWN; block I/O rows (stamped at
+ * completion, arg0 = sectors) become IG_EV_BLOCK_IO with ts_ns = timestamp -
+ * duration and arg0 = bytes; process_fork's child pid moves from arg1 to arg0;
+ * comm comes from events.comm (0.10) or process_names. Rows of kinds
+ * ingero-top has no use for (sched_wakeup, tcp, net, pod_*) are skipped and
+ * counted (replay_stats.skipped). */
+#ifndef IG_REPLAY_H
+#define IG_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/rec.h"
+#include "core/source.h"
+
+struct replay_opts {
+	int no_aggregates; /* do not synthesise IG_EV_PAGE_ALLOC from event_aggregates */
+};
+
+/* Opens n recordings (n >= 1) as one source. Returns NULL and sets *err to
+ * one line (thread-local storage, valid until the next call) naming the file
+ * and the reason: missing, empty, not SQLite, truncated, corrupt, not a trace
+ * database, unknown or newer schema version. Free with s->ops->free(s). A
+ * file left with a hot WAL or journal (a recorder killed with -9) is copied
+ * to a private temporary directory and recovered there; the input is still
+ * not touched. */
+struct ig_source *replay_open(const char *const *paths, int n, const char **err);
+struct ig_source *replay_open_opts(const char *const *paths, int n, const struct replay_opts *o,
+				   const char **err);
+
+/* Restarts every stream so that the next event is the first with ts_ns >=
+ * ts_ns (Unix ns). The caller owns the model: to show the state at time T,
+ * rebuild it by replay_seek(s, start) and feeding events up to T (replay
+ * runs at millions of events/s), or from a checkpoint of its own taken at
+ * T0 <= T followed by replay_seek(s, T0). Returns 0 or -errno. */
+int replay_seek(struct ig_source *s, uint64_t ts_ns);
+
+/* First and last ts_ns the stream delivers (Unix ns). 0 or -ENODATA when the
+ * recordings hold no events. */
+int replay_span(struct ig_source *s, uint64_t *start_ns, uint64_t *end_ns);
+
+/* Node names: events carry ig_event.node, an index into this table. Names
+ * come from the files (Ingero 0.9 events.node, ingero-top's node column),
+ * else the session's host, else the file name without ".db". Nodes named in
+ * the sessions tables (and ingero-top's ingero_top_nodes, at their recorded
+ * indexes) are known once replay_open returns; a node seen only in event
+ * rows is added when its first row is read. The string is owned by s; NULL
+ * when idx is unused. */
+const char *replay_node_name(struct ig_source *s, unsigned idx);
+int replay_node_count(struct ig_source *s);
+
+/* The causal chains recorded in the files, ordered by detected_at. *out is
+ * an array of n chains whose strings are owned by it; free it with
+ * replay_chains_free. chain.node is set (file node when the row has none). */
+int replay_chains(struct ig_source *s, struct rec_chain **out, size_t *n);
+void replay_chains_free(struct rec_chain *c, size_t n);
+
+/* The sessions rows of every file (Ingero's sessions table), in file order;
+ * strings owned by the array. */
+int replay_sessions(struct ig_source *s, struct rec_session **out, size_t *n);
+void replay_sessions_free(struct rec_session *v, size_t n);
+
+/* Calls cb for every process_names row (all files): pid, name, when seen
+ * (Unix ns), node index. Returns 0 or -errno. */
+typedef void (*replay_name_fn)(void *ctx, uint32_t pid, const char *name, uint64_t seen_at_ns,
+			       unsigned node);
+int replay_process_names(struct ig_source *s, replay_name_fn cb, void *ctx);
+
+struct replay_file_info {
+	const char *path;      /* as given */
+	const char *writer;    /* "ingero-top" or "ingero" */
+	const char *version;   /* schema_info version, e.g. "0.9" */
+	int ingero_top_schema; /* 0 for Ingero files */
+	int recovered;	       /* 1 when a hot WAL/journal was recovered from a copy */
+};
+int replay_file_count(struct ig_source *s);
+/* Fills *fi for file i; the strings are owned by s. 0 or -EINVAL. */
+int replay_file_info(struct ig_source *s, int i, struct replay_file_info *fi);
+
+struct replay_stats {
+	uint64_t rows;	      /* events rows read */
+	uint64_t delivered;   /* events handed to emit (all kinds) */
+	uint64_t skipped;     /* rows with no ingero-top kind (sched_wakeup, net...) */
+	uint64_t synthesized; /* IG_EV_PAGE_ALLOC made from event_aggregates */
+};
+void replay_get_stats(struct ig_source *s, struct replay_stats *st);
+
+/* Why poll() last failed (corruption found while reading), or NULL. */
+const char *replay_error(struct ig_source *s);
+
+/* 1 when s is a replay source. */
+int replay_is(const struct ig_source *s);
+
+#endif
