@@ -72,9 +72,10 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 	int win = s->win.n > 0;
 	switch (col) {
 	case C_FLAG:
-		if (s->severity >= 0) {
-			snprintf(buf, n, "%c", "ILMH"[s->severity & 3]);
-			*slot = sev_slot(s->severity);
+		int sev = snap_severity(t->snap, s->op, 0);
+		if (sev >= 0) {
+			snprintf(buf, n, "%c", "ILMH"[sev & 3]);
+			*slot = sev_slot(sev);
 		}
 		break;
 	case C_NAME:
@@ -129,12 +130,12 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 	}
 }
 
-static double ops_num(const struct ig_series_stats *s, int col, int *ok)
+static double ops_num(struct tui *t, const struct ig_series_stats *s, int col, int *ok)
 {
 	*ok = 1;
 	switch (col) {
 	case C_FLAG:
-		return s->severity;
+		return snap_severity(t->snap, s->op, 0);
 	case C_NAME:
 		return -(double)s->op; /* API order */
 	case C_CALLS:
@@ -171,7 +172,7 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 static double num_cb(void *ctx, int row, int col, int *ok)
 {
 	struct ops_ctx *c = ctx;
-	return ops_num(&c->rows[row], col, ok);
+	return ops_num(c->t, &c->rows[row], col, ok);
 }
 
 void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,

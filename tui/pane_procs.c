@@ -56,10 +56,11 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	case C_NAME:
 		snprintf(buf, n, "%.*s", IG_COMM_LEN, p->comm[0] ? p->comm : "?");
+		int sev = snap_severity(c->t->snap, 0, p->pid);
 		if (p->exited)
 			*slot = TH_DIM;
-		else if (p->severity >= 0)
-			*slot = sev_slot(p->severity);
+		else if (sev >= 0)
+			*slot = sev_slot(sev);
 		break;
 	case C_CONT:
 		snprintf(buf, n, "%s", tui_container(c->t, p->pid, p->cgroup_id));

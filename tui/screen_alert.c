@@ -13,7 +13,7 @@ static struct tui_lines lines;
 static void alert_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_alertdata *d = t->ald;
-	const struct ig_chain *c = detect_find(model_detect(tui_model(t)), v->chain_id);
+	const struct ig_chain *c = detect_find(tui_detect(t), v->chain_id);
 	if (c) {
 		d->c = *c;
 		d->valid = 1;

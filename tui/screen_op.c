@@ -52,6 +52,7 @@ static double thread_preempt_share(const struct ig_series_stats *s)
 struct bctx {
 	const struct ig_series_stats *rows;
 	int threads;
+	const struct ig_detect *det;
 };
 
 static uint64_t b_key(void *ctx, int row)
@@ -72,8 +73,9 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	case B_NAME: {
 		const char *name = c->threads && s->tcomm[0] ? s->tcomm : s->comm;
 		snprintf(buf, n, "%.*s", IG_COMM_LEN, name[0] ? name : "?");
-		if (s->severity >= 0)
-			*slot = sev_slot(s->severity);
+		int sev = detect_severity(c->det, s->op, s->pid);
+		if (sev >= 0)
+			*slot = sev_slot(sev);
 		break;
 	}
 	case B_RATE:
@@ -554,7 +556,7 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	if (v->focus > 2)
 		v->focus = 0;
 	if (h[S_BREAK]) {
-		struct bctx bc = {d->procs, v->pid != 0};
+		struct bctx bc = {d->procs, v->pid != 0, tui_detect(t)};
 		struct tui_table tb = {
 		    .cols = v->pid ? bcols_thread : bcols_proc,
 		    .ncols = B_N,

@@ -130,9 +130,9 @@ static void proc_update(struct tui *t, struct tui_view *v)
 	d->nops = model_proc_ops(tui_model(t), v->pid, d->ops, IG_OP_MAX);
 	d->nthreads = model_threads(tui_model(t), v->pid, d->threads, TUI_MAX_THREADS);
 	d->nchains = 0;
-	int nc = model_chain_count(tui_model(t));
+	int nc = detect_count(tui_detect(t));
 	for (int i = 0; i < nc && d->nchains < IG_CHAIN_MAX; i++) {
-		const struct ig_chain *c = model_chain(tui_model(t), i);
+		const struct ig_chain *c = detect_chain(tui_detect(t), i);
 		if (c && (c->pid == v->pid || c->culprit_pid == v->pid))
 			d->chains[d->nchains++] = *c;
 	}
@@ -228,9 +228,9 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(t, p->pid, p->cgroup_id),
 		 p->ppid, p->threads, p->exited ? "  (exited)" : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
-	if (p->severity >= 0)
-		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(p->severity),
-				sev_short(p->severity));
+	int sev = detect_severity(tui_detect(t), 0, p->pid);
+	if (sev >= 0)
+		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(sev), sev_short(sev));
 	snprintf(line, sizeof(line),
 		 "CUDA calls %llu (%s/s)  off-CPU %.1f%% of wall: in calls %s, between calls %s  "
 		 "switches %u",

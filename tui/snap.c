@@ -24,12 +24,26 @@ void snap_take(struct tui *t)
 	sn->nprocs = model_procs(m, sn->procs, TUI_MAX_PROCS);
 
 	sn->nchains = 0;
-	int nc = model_chain_count(m);
+	const struct ig_detect *d = tui_detect(t);
+	int nc = detect_count(d);
 	for (int i = 0; i < nc && sn->nchains < IG_CHAIN_MAX; i++) {
-		const struct ig_chain *c = model_chain(m, i);
+		const struct ig_chain *c = detect_chain(d, i);
 		if (c)
 			sn->chains[sn->nchains++] = *c;
 	}
+}
+
+int snap_severity(const struct tui_snap *sn, int op, uint32_t pid)
+{
+	int sev = -1;
+	for (int i = 0; i < sn->nchains; i++) {
+		const struct ig_chain *c = &sn->chains[i];
+		if (!c->active || (op && c->op != op) || (pid && c->pid != pid))
+			continue;
+		if (c->severity > sev)
+			sev = c->severity;
+	}
+	return sev;
 }
 
 /* Reads /proc/PID/cgroup (live mode only: the pid is on this host). */

@@ -10,6 +10,7 @@
 #include "session/cli.h"
 #include "keys.h"
 #include "layout.h"
+#include "detect/detect.h"
 #include "model/model.h"
 #include "core/ops.h"
 #include "session/session.h"
@@ -251,6 +252,12 @@ static inline struct ig_model *tui_model(struct tui *t)
 	return session_model(t->s);
 }
 
+/* The detector of the session: chains and their severities. */
+static inline const struct ig_detect *tui_detect(struct tui *t)
+{
+	return session_detect(t->s);
+}
+
 /* --- tui.c ----------------------------------------------------------------- */
 uint64_t tui_now_ms(void);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -335,6 +342,9 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 
 /* --- snap.c ------------------------------------------------------------------ */
 void snap_take(struct tui *t);
+/* Highest severity of the snapshot's active chains on op (0 = any) in pid
+ * (0 = any), -1 when none. */
+int snap_severity(const struct tui_snap *sn, int op, uint32_t pid);
 /* The container of pid: from /proc in live mode, else the cgroup id. */
 const char *tui_container(struct tui *t, uint32_t pid, uint64_t cgroup_id);
 

@@ -52,7 +52,8 @@ static int print_frame(struct session *s, const struct cli *cli, bool summary)
 	struct report_opts o = { .summary = summary, .details = summary, .resolved = summary };
 	const struct ig_model *m = session_model(s);
 	struct ig_status *st = session_status(s);
-	int r = cli->json ? report_json(stdout, m, st, &o) : report_text(stdout, m, st, &o);
+	const struct ig_detect *d = session_detect(s);
+	int r = cli->json ? report_json(stdout, m, d, st, &o) : report_text(stdout, m, d, st, &o);
 	if (cli->stacks && session_stacks(s)) {
 		if (summary)
 			stacks_flush(session_stacks(s), 2000);

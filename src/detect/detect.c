@@ -1,5 +1,5 @@
-/* The causal-chain detector: rules over the model's rolling window that name
- * the cause of a latency tail, and the bookkeeping that keeps one chain per
+/* The causal-chain detector: rules over the window snapshot the model hands
+ * over once per second (model/window.h) that name the cause of a latency tail, and the bookkeeping that keeps one chain per
  * (class, op, process) alive, updated and finally resolved. The rules and
  * their thresholds are explained in docs/detection.md; keep the two in step. */
 #include "detect/detect.h"
@@ -11,12 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
 #include "core/ops.h"
+#include "model/window.h"
 
 #define NS 1000000000ull
-#define MAX_PROCS 64   /* CUDA processes examined per run (busiest first) */
-#define MAX_THREADS 16 /* feeding threads examined per process */
 
 struct ig_detect {
 	struct ig_detect_cfg cfg;
@@ -26,10 +24,6 @@ struct ig_detect {
 	uint8_t fired_now[IG_CHAIN_MAX];
 	uint32_t next_id;
 	uint64_t gen;
-	/* scratch for one run */
-	struct ig_proc_stats procs[MAX_PROCS];
-	struct ig_series_stats ops[IG_OP_MAX];
-	struct ig_thread_stats thr[MAX_THREADS];
 };
 
 static const char *const class_names[IG_CC_MAX] = {
@@ -269,12 +263,12 @@ static int raise(int sev)
 	return sev < IG_SEV_HIGH ? sev + 1 : sev;
 }
 
-/* Adds the slowest calls of (op, pid) in the window as timeline steps. */
-static void slow_steps(struct finding *f, const struct ig_model *m, int op, uint32_t pid,
-		       uint64_t min_dur, int max)
+/* Adds the slowest calls of a series in the window as timeline steps. */
+static void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
+		       int max)
 {
-	struct ig_call_rec r[IG_SLOW_MAX];
-	int n = model_slow_calls(m, op, pid, r, max < IG_SLOW_MAX ? max : IG_SLOW_MAX);
+	const struct ig_call_rec *r = ws ? ws->slow : NULL;
+	int n = ws ? (ws->nslow < max ? ws->nslow : max) : 0;
 	for (int i = 0; i < n; i++) {
 		if (r[i].dur_ns < min_dur)
 			break;
@@ -471,7 +465,8 @@ static void sort_chains(struct ig_detect *d)
 
 struct ctx {
 	struct ig_detect *d;
-	const struct ig_model *m;
+	const struct ig_window *w;
+	const struct ig_win_proc *wp; /* the process being judged */
 	const struct ig_detect_cfg *cfg;
 	uint64_t now, ws; /* evaluation time, window start */
 	double win_s;
@@ -484,6 +479,23 @@ struct ctx {
 	int cpu_fired[IG_OP_MAX];
 	int storm; /* sync storm fired for this process */
 };
+
+/* The window entry of the judged process's series of op, NULL if none. */
+static const struct ig_win_series *wseries(const struct ctx *x, int op)
+{
+	for (int i = 0; i < x->wp->nops; i++)
+		if (x->wp->ops[i].s.op == op)
+			return &x->wp->ops[i];
+	return NULL;
+}
+
+static const struct ig_win_thread *wthread(const struct ctx *x, uint32_t tid)
+{
+	for (int i = 0; i < x->wp->nthr; i++)
+		if (x->wp->thr[i].t.tid == tid)
+			return &x->wp->thr[i];
+	return NULL;
+}
 
 /* An op called mostly from inside another traced call of the same thread: a
  * driver call made by the runtime (cuLaunchKernel in cudaLaunchKernel). Its
@@ -505,7 +517,8 @@ static int cold_explains(const struct ctx *x, const struct ig_series_stats *s)
 {
 	if (s->cold_n < x->cfg->cold_calls || s->cold_end_ns < x->ws)
 		return 0;
-	const struct hist *h = model_op_hist(x->m, s->op, s->pid, 0);
+	const struct ig_win_series *ws = wseries(x, s->op);
+	const struct hist *h = ws ? ws->win : NULL;
 	if (!h)
 		return 0;
 	uint64_t thr = (uint64_t)((double)s->win.p50 * x->cfg->tail_ratio);
@@ -607,7 +620,7 @@ static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 		rec(&f,
 		    "Keep at least one core free per GPU-feeding thread: count the busy threads on "
 		    "this host (ingero-top process pane) against the cores");
-		slow_steps(&f, x->m, s->op, x->p->pid, s->win.p99, 3);
+		slow_steps(&f, wseries(x, s->op), s->op, s->win.p99, 3);
 	} else { /* no split: infer from off-CPU inside calls, say what is missing */
 		if (x->p->switches < cfg->min_switches || !x->p->off_in_call_ns)
 			return;
@@ -645,7 +658,7 @@ static void rule_cpu(struct ctx *x, const struct ig_series_stats *s)
 		    pn, x->p->pid);
 		rec(&f,
 		    "Lower the priority of background jobs on this host (nice -n 19, ionice -c3)");
-		slow_steps(&f, x->m, s->op, x->p->pid, s->win.p99, 3);
+		slow_steps(&f, wseries(x, s->op), s->op, s->win.p99, 3);
 	}
 	if (cpu_hot)
 		ev(&f, "host_cpu_max_pct", x->host.cpu_max_win, "%");
@@ -719,7 +732,7 @@ static void rule_gpu(struct ctx *x, const struct ig_series_stats *s,
 	f.c.p99_ns = s->win.p99;
 	f.c.tail_ratio = s->tail_ratio;
 	if (tail)
-		slow_steps(&f, x->m, s->op, x->p->pid, s->win.p99, 2);
+		slow_steps(&f, wseries(x, s->op), s->op, s->win.p99, 2);
 	fire(x->d, &f, x->now);
 }
 
@@ -914,8 +927,11 @@ static void rule_starvation(struct ctx *x, const struct ig_thread_stats *t)
 	rec(&f, "Make each batch cheaper to produce: decode/augment on the GPU (DALI, "
 		"torchvision.transforms.v2 on CUDA) or pre-process the dataset offline");
 	{
-		struct ig_offcpu_rec r[IG_TL_MAX];
-		int n = model_thread_offcpu(x->m, t->tid, r, IG_TL_MAX);
+		const struct ig_win_thread *wt = wthread(x, t->tid);
+		struct ig_offcpu_rec r[IG_TL_MAX]; /* a copy: taken ones are zeroed */
+		int n = wt ? wt->ntl : 0;
+		if (n)
+			memcpy(r, wt->tl, (size_t)n * sizeof(r[0]));
 		/* the three longest between-call waits still in the window */
 		for (int k = 0; k < 3; k++) {
 			int best = -1;
@@ -962,7 +978,7 @@ static void rule_sync_storm(struct ctx *x, const struct ig_thread_stats *t)
 	int op = 0;
 	uint64_t best = 0, bytes = 0;
 	for (int i = 0; i < x->nops; i++) {
-		const struct ig_series_stats *s = &x->d->ops[i];
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
 		const struct ig_op_info *oi = ig_op_info(s->op);
 		if (!oi || !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC | IG_OPK_COPY)) ||
 		    nested(s))
@@ -1015,7 +1031,7 @@ static void rule_copy(struct ctx *x, const struct ig_thread_stats *t)
 	int top = 0, tail = 0;
 	uint64_t top_ns = 0;
 	for (int i = 0; i < x->nops; i++) {
-		const struct ig_series_stats *s = &x->d->ops[i];
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
 		const struct ig_op_info *oi = ig_op_info(s->op);
 		if (nested(s))
 			continue;
@@ -1088,8 +1104,8 @@ static void tail_words(struct ctx *x, char *b, size_t n)
 		return;
 	}
 	for (int i = 0; i < x->nops; i++)
-		if (x->d->ops[i].op == x->tail_op) {
-			const struct ig_series_stats *s = &x->d->ops[i];
+		if (x->wp->ops[i].s.op == x->tail_op) {
+			const struct ig_series_stats *s = &x->wp->ops[i].s;
 			put(b, n, "a %s tail (p99 %s, %s× p50)", ig_op_name(s->op),
 			    fdur(p99, sizeof(p99), s->win.p99),
 			    fratio(r, sizeof(r), s->tail_ratio));
@@ -1209,7 +1225,7 @@ static void rule_cold(struct ctx *x)
 	const struct ig_series_stats *best = NULL;
 	double best_x = 0;
 	for (int i = 0; i < x->nops; i++) {
-		const struct ig_series_stats *s = &x->d->ops[i];
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
 		if (s->cold_n < cfg->cold_calls || s->calls_life < s->cold_n + cfg->min_calls ||
 		    nested(s))
 			continue;
@@ -1254,52 +1270,49 @@ static void rule_cold(struct ctx *x)
 	fire(x->d, &f, x->now);
 }
 
-void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now)
+void detect_run(struct ig_detect *d, const struct ig_window *w)
 {
+	uint64_t now = w->now_ns;
 	memset(d->fired_now, 0, sizeof(d->fired_now));
-	struct ctx x = {.d = d, .m = m, .cfg = &d->cfg, .now = now};
-	struct ig_model_totals tot;
-	model_totals(m, &tot);
-	x.ws = tot.win_start_ns;
-	x.win_s = (double)tot.win_span_ns / 1e9;
-	model_host(m, &x.host);
-	int np = model_procs(m, d->procs, MAX_PROCS);
+	struct ctx x = {.d = d, .w = w, .cfg = &d->cfg, .now = now};
+	x.ws = w->tot.win_start_ns;
+	x.win_s = (double)w->tot.win_span_ns / 1e9;
+	x.host = w->host;
 	const struct ig_proc_stats *top_io = NULL;
-	for (int i = 0; i < np; i++)
-		if (d->procs[i].io_ops_win &&
-		    (!top_io || d->procs[i].io_ops_win > top_io->io_ops_win))
-			top_io = &d->procs[i];
-	for (int i = 0; i < np; i++) {
-		const struct ig_proc_stats *p = &d->procs[i];
-		if (!p->cuda || !p->calls_win)
-			continue;
-		x.p = p;
+	for (int i = 0; i < w->nall; i++)
+		if (w->all[i].io_ops_win && (!top_io || w->all[i].io_ops_win > top_io->io_ops_win))
+			top_io = &w->all[i];
+	for (int i = 0; i < w->nprocs; i++) {
+		const struct ig_win_proc *wp = &w->procs[i];
+		x.wp = wp;
+		x.p = wp->p;
 		memset(x.cpu_fired, 0, sizeof(x.cpu_fired));
 		x.storm = 0;
 		x.tail_op = 0;
 		x.tail_op_ratio = 0;
-		x.nops = model_proc_ops(m, p->pid, d->ops, IG_OP_MAX);
-		x.nthr = model_threads(m, p->pid, d->thr, MAX_THREADS);
+		x.nops = wp->nops;
+		x.nthr = wp->nthr;
 		const struct ig_thread_stats *feeder =
-		    x.nthr && d->thr[0].calls_win ? &d->thr[0] : NULL;
+		    x.nthr && wp->thr[0].t.calls_win ? &wp->thr[0].t : NULL;
 		for (int k = 0; k < x.nops; k++) {
-			const struct ig_series_stats *s = &d->ops[k];
+			const struct ig_series_stats *s = &wp->ops[k].s;
 			if (has_tail(&x, s) && !cold_explains(&x, s) && !nested(s) &&
 			    s->tail_ratio > x.tail_op_ratio) {
 				x.tail_op = s->op;
 				x.tail_op_ratio = s->tail_ratio;
 			}
 		}
-		for (int k = 0; k < x.nops; k++)
-			if (has_tail(&x, &d->ops[k]) && !cold_explains(&x, &d->ops[k]) &&
-			    !nested(&d->ops[k]))
-				rule_cpu(&x, &d->ops[k]);
-		for (int k = 0; k < x.nthr && !x.storm; k++)
-			if (d->thr[k].calls_win)
-				rule_sync_storm(&x, &d->thr[k]);
 		for (int k = 0; k < x.nops; k++) {
-			rule_gpu(&x, &d->ops[k], feeder);
-			rule_alloc(&x, &d->ops[k]);
+			const struct ig_series_stats *s = &wp->ops[k].s;
+			if (has_tail(&x, s) && !cold_explains(&x, s) && !nested(s))
+				rule_cpu(&x, s);
+		}
+		for (int k = 0; k < x.nthr && !x.storm; k++)
+			if (wp->thr[k].t.calls_win)
+				rule_sync_storm(&x, &wp->thr[k].t);
+		for (int k = 0; k < x.nops; k++) {
+			rule_gpu(&x, &wp->ops[k].s, feeder);
+			rule_alloc(&x, &wp->ops[k].s);
 		}
 		rule_starvation(&x, feeder);
 		rule_copy(&x, feeder);
@@ -1309,4 +1322,24 @@ void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now)
 	}
 	age(d, now);
 	sort_chains(d);
+}
+
+void detect_window(void *ctx, const struct ig_window *w)
+{
+	detect_run(ctx, w);
+}
+
+int detect_severity(const struct ig_detect *d, int op, uint32_t pid)
+{
+	int sev = -1;
+	for (int i = 0; d && i < d->n; i++) {
+		const struct ig_chain *c = &d->c[i];
+		if (!c->active)
+			continue;
+		if ((op && c->op != op) || (pid && c->pid != pid))
+			continue;
+		if (c->severity > sev)
+			sev = c->severity;
+	}
+	return sev;
 }

@@ -1,16 +1,17 @@
-/* The causal-chain detector: on event time, once per second, it reads the
- * model's rolling window and emits or updates chains that name the cause of
- * a latency tail (CPU contention, GPU-bound wait, host starvation, ...).
- * Rules, thresholds and their reasoning: docs/detection.md. Pure C over the
- * model's read API; the model owns one detector and runs it. */
+/* The causal-chain detector: on event time, once per second, it judges the
+ * window snapshot the model hands over (model/window.h) and emits or updates
+ * chains that name the cause of a latency tail (CPU contention, GPU-bound
+ * wait, host starvation, ...). Rules, thresholds and their reasoning:
+ * docs/detection.md. The rules are functions of the snapshot alone, so a
+ * test can build one by hand; the session owns the detector beside the
+ * model and hooks it to the model's window (detect_window). */
 #ifndef IG_DETECT_H
 #define IG_DETECT_H
 
 #include <stdint.h>
 
 #include "core/event.h"
-
-struct ig_model;
+#include "model/window.h"
 
 enum ig_sev {
 	IG_SEV_INFO = 0, /* worth knowing, not an incident (cold start, GPU-bound, no tail) */
@@ -117,23 +118,28 @@ void detect_cfg_default(struct ig_detect_cfg *c);
 
 struct ig_detect;
 
-/* The model creates, runs and frees its detector; views use the model_chain*
- * accessors in model.h. cfg is copied; NULL = defaults. */
+/* cfg is copied; NULL = defaults. detect_free(NULL) is a no-op. */
 struct ig_detect *detect_new(const struct ig_detect_cfg *cfg);
 void detect_free(struct ig_detect *d);
+/* Forgets every chain (the r key, a new model after a backward seek). */
 void detect_reset(struct ig_detect *d);
-/* Evaluates the rules over the model's current evaluation window and updates
- * the chains; now_ns is the event time of the evaluation (a second boundary). */
-void detect_run(struct ig_detect *d, const struct ig_model *m, uint64_t now_ns);
+/* Judges one window and updates the chains; w->now_ns is the event time of
+ * the evaluation (a second boundary). */
+void detect_run(struct ig_detect *d, const struct ig_window *w);
+/* The same as a window hook: model_set_window_hook(m, detect_window, d). */
+void detect_window(void *d, const struct ig_window *w);
 
 /* Chains in display order: active before resolved, then severity (highest
  * first), then first_seen, then id. Pointers stay valid until the next
- * model_ingest/model_advance/model_reset. */
+ * window is judged or detect_reset. */
 int detect_count(const struct ig_detect *d);
 const struct ig_chain *detect_chain(const struct ig_detect *d, int i);
 const struct ig_chain *detect_find(const struct ig_detect *d, uint32_t id);
 /* Bumped whenever any chain is created, changed or removed. */
 uint64_t detect_generation(const struct ig_detect *d);
+/* Highest severity (enum ig_sev) of the active chains on op (0 = any) in
+ * pid (0 = any); -1 when none. What the views mark op and process rows with. */
+int detect_severity(const struct ig_detect *d, int op, uint32_t pid);
 
 /* "CPU contention", "cpu_contention"; "HIGH"; "?" when out of range. */
 const char *detect_class_title(int cls);

@@ -2,8 +2,9 @@
  * source (live, replay, synthetic) feeds struct ig_event into model_ingest();
  * the model keeps per-op, per-(op, process) and per-(op, thread) latency
  * histograms (lifetime and a rolling window of 1-second slices), per-process
- * and per-thread off-CPU accounting, host snapshots, and runs the detector
- * (detect.h) once per second of event time.
+ * and per-thread off-CPU accounting and host snapshots. Once per second of
+ * event time it hands a snapshot of the window to a hook (model/window.h):
+ * the detector listens there; the model knows nothing of it.
  *
  * Time: only event time. The clock is the largest observed completion time
  * (ts_ns + dur_ns); a call, off-CPU interval or I/O is counted in the 1-second
@@ -20,7 +21,6 @@
 
 #include <stdint.h>
 
-#include "detect/detect.h"
 #include "core/event.h"
 #include "core/hist.h"
 
@@ -36,7 +36,8 @@ struct ig_model_cfg {
 	unsigned max_threads;	 /* thread table cap (1024) */
 	unsigned max_op_procs;	 /* (op, process) series cap (256) */
 	unsigned max_op_threads; /* (op, thread) series cap (256) */
-	struct ig_detect_cfg det;
+	unsigned cold_calls;	 /* first calls of a series kept for cold start (5) */
+	double outlier_x;	 /* allocation outlier: this many times the window p50 (5) */
 };
 
 void model_cfg_default(struct ig_model_cfg *cfg);
@@ -53,10 +54,10 @@ const struct ig_model_cfg *model_cfg(const struct ig_model *m);
 void model_ingest(struct ig_model *m, const struct ig_event *e);
 /* Moves the clock to now_ns (Unix ns) when no event arrives (live idle,
  * paused replay at a later position); never backwards. Rotates the window
- * and runs the detector for each second boundary crossed. */
+ * and calls the window hook for each second boundary crossed. */
 void model_advance(struct ig_model *m, uint64_t now_ns);
-/* Forgets all statistics and chains (the user pressed r). Keeps the clock
- * and the names of known processes. */
+/* Forgets all statistics (the user pressed r). Keeps the clock, the names
+ * of known processes and the window hook. */
 void model_reset(struct ig_model *m);
 
 /* --- reading -------------------------------------------------------------
@@ -76,7 +77,7 @@ struct ig_model_totals {
 	uint64_t ignored; /* malformed events (bad kind/op, ts 0) */
 	uint64_t evicted_procs, evicted_threads, evicted_series;
 	unsigned procs, threads, op_procs, op_threads; /* table occupancy */
-	uint64_t detector_runs;
+	uint64_t windows; /* window snapshots handed to the hook */
 	int no_split_seen; /* some calls came without a preempted/blocked split */
 };
 void model_totals(const struct ig_model *m, struct ig_model_totals *t);
@@ -120,13 +121,12 @@ struct ig_series_stats {
 	double top_preemptor_share;	/* of the calls' preempted time */
 	uint64_t spark_p99[IG_WIN_MAX]; /* p99 of each 1-s slice, oldest first, 0 = no calls */
 	int spark_n;
-	int severity; /* highest active chain on this op (and pid): enum ig_sev, -1 none */
 	/* Cold start: the first calls of this series (lifetime). */
 	uint64_t first_ns; /* entry time of the first call */
-	unsigned cold_n;   /* first calls recorded (up to the detector's cold_calls) */
+	unsigned cold_n;   /* first calls recorded (up to cfg cold_calls) */
 	uint64_t cold_max_ns, cold_mean_ns;
 	uint64_t cold_end_ns; /* completion time of the last of them */
-	/* Outliers (calls >= alloc_outlier_x * window p50 of the previous second)
+	/* Outliers (calls >= cfg outlier_x * window p50 of the previous second)
 	 * of allocation ops, lifetime, oldest first: for the period estimate. */
 	int noutliers;
 	uint64_t outlier_ts[IG_OUTLIERS];
@@ -212,7 +212,6 @@ struct ig_proc_stats {
 	struct ig_culprit preemptors[4]; /* by preempted time, largest first */
 	int nwakers;
 	struct ig_culprit wakers[4]; /* who woke the feeding threads between calls */
-	int severity;		     /* highest active chain on this process, -1 none */
 };
 /* Processes (those with CUDA calls first, then by calls in the window, then
  * pid). Returns the count written. */
@@ -266,11 +265,6 @@ struct ig_host {
 	uint64_t io_ops_win, io_bytes_win, io_lat_ns_win, io_max_ns_win;
 };
 void model_host(const struct ig_model *m, struct ig_host *out);
-
-/* Chains, in display order (see detect.h). */
-const struct ig_detect *model_detect(const struct ig_model *m);
-int model_chain_count(const struct ig_model *m);
-const struct ig_chain *model_chain(const struct ig_model *m, int i);
 
 /* Name of a known process ("" when unknown). */
 const char *model_comm(const struct ig_model *m, uint32_t pid);

@@ -376,7 +376,8 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 			"note: some calls have no preempted/blocked split (imported recording)\n");
 }
 
-int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
+int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
+		const struct ig_status *st,
 		const struct report_opts *o)
 {
 	static const struct report_opts defo;
@@ -443,13 +444,13 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
 		}
 	}
 
-	int nc = model_chain_count(m), listed = 0;
+	int nc = detect_count(det), listed = 0;
 	int active = 0;
 	for (int i = 0; i < nc; i++)
-		active += model_chain(m, i)->active;
+		active += detect_chain(det, i)->active;
 	fprintf(f, "\nCHAINS %d\n", o->resolved ? nc : active);
 	for (int i = 0; i < nc; i++) {
-		const struct ig_chain *ch = model_chain(m, i);
+		const struct ig_chain *ch = detect_chain(det, i);
 		if (!ch->active && !o->resolved)
 			continue;
 		if (o->max_chains && listed >= o->max_chains)
@@ -575,7 +576,8 @@ static void json_chain(FILE *f, const struct ig_chain *c)
 	fputc('}', f);
 }
 
-int report_json(FILE *f, const struct ig_model *m, const struct ig_status *st,
+int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *det,
+		const struct ig_status *st,
 		const struct report_opts *o)
 {
 	static const struct report_opts defo;
@@ -693,8 +695,9 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_status *st,
 		jkey(f, "life", &first);
 		json_pcts(f, &r->s.life);
 		jkey(f, "severity", &first);
-		if (r->s.severity >= 0)
-			report_json_str(f, detect_sev_name(r->s.severity));
+		int sev = detect_severity(det, r->s.op, 0);
+		if (sev >= 0)
+			report_json_str(f, detect_sev_name(sev));
 		else
 			fputs("null", f);
 		fputc('}', f);
@@ -773,8 +776,8 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_status *st,
 	jkey(f, "chains", &first);
 	fputc('[', f);
 	int listed = 0;
-	for (int i = 0; i < model_chain_count(m); i++) {
-		const struct ig_chain *c = model_chain(m, i);
+	for (int i = 0; i < detect_count(det); i++) {
+		const struct ig_chain *c = detect_chain(det, i);
 		if (!c->active && !o->resolved)
 			continue;
 		if (o->max_chains && listed >= o->max_chains)

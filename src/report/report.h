@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 struct ig_model;
+struct ig_detect;
 struct ig_status;
 
 struct report_opts {
@@ -44,16 +45,16 @@ struct report_opts {
  * With o->summary the header says "summary <seconds>s" instead of
  * "window <W>s" and the tables use lifetime numbers. Durations use
  * report_fmt_ns. Returns 0, -ENOMEM or -EIO. */
-int report_text(FILE *f, const struct ig_model *m, const struct ig_status *st,
-		const struct report_opts *o);
+int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *d,
+		const struct ig_status *st, const struct report_opts *o);
 
 /* The same frame as one JSON object on one line, terminated by '\n':
  * {"type":"frame"|"summary","time_ns":..,"mode":"live"|"replay","status":{..},
  *  "ops":[{"op":..,"calls":..,"calls_win":..,"rate":..,"p50_ns":..,...}],
  *  "procs":[{"pid":..,"comm":..,...}],"host":{..},"chains":[{"id":"chain-0001",...}]}
  * Returns 0 or -EIO. */
-int report_json(FILE *f, const struct ig_model *m, const struct ig_status *st,
-		const struct report_opts *o);
+int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *d,
+		const struct ig_status *st, const struct report_opts *o);
 
 /* Formats a duration: "850ns", "12.3us", "4.56ms", "1.23s", "2m03s". Returns buf. */
 char *report_fmt_ns(char *buf, size_t n, uint64_t ns);

@@ -7,6 +7,7 @@
 #include "session/demo.h"
 #include "core/event.h"
 #include "core/log.h"
+#include "detect/detect.h"
 #include "model/model.h"
 #include "store/flight.h"
 #include "store/rec.h"
@@ -32,6 +33,7 @@
 struct session {
 	struct cli cli;
 	struct ig_model *model;
+	struct ig_detect *det; /* judges the model's windows (model/window.h) */
 	struct collector *coll;
 	struct ig_source *src;
 	struct ig_status st;
@@ -328,7 +330,7 @@ static int open_record(struct session *s, char *err, size_t errlen)
 /* Records the chains that changed since the last call. */
 static void record_chains(struct session *s)
 {
-	const struct ig_detect *d = model_detect(s->model);
+	const struct ig_detect *d = s->det;
 	uint64_t gen = detect_generation(d);
 	char recs[1024], tl[2048];
 
@@ -393,10 +395,12 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	model_cfg_default(&cfg);
 	cfg.window_s = (unsigned)(cli->window_s + 0.5);
 	s->model = model_new(&cfg);
-	if (!s->model) {
+	s->det = detect_new(NULL);
+	if (!s->model || !s->det) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	model_set_window_hook(s->model, detect_window, s->det);
 	if (gethostname(s->st.host, sizeof(s->st.host) - 1))
 		snprintf(s->st.host, sizeof(s->st.host), "?");
 	if (cli->demo) {
@@ -486,6 +490,7 @@ void session_free(struct session *s)
 		s->src->ops->free(s->src);
 	free(s->chain_ts);
 	model_free(s->model);
+	detect_free(s->det);
 	free(s);
 }
 
@@ -690,6 +695,11 @@ struct ig_model *session_model(struct session *s)
 	return s->model;
 }
 
+const struct ig_detect *session_detect(struct session *s)
+{
+	return s->det;
+}
+
 struct ig_status *session_status(struct session *s)
 {
 	return &s->st;
@@ -703,6 +713,7 @@ void session_set_paused(struct session *s, bool paused)
 void session_reset(struct session *s)
 {
 	model_reset(s->model);
+	detect_reset(s->det);
 	if (s->stacks)
 		stacks_reset(s->stacks);
 }
@@ -733,6 +744,8 @@ static int seek_to(struct session *s, uint64_t to)
 			return -ENOMEM;
 		model_free(s->model);
 		s->model = m;
+		model_set_window_hook(m, detect_window, s->det);
+		detect_reset(s->det);
 		if (s->stacks)
 			stacks_reset(s->stacks);
 		int r = replay_seek(s->src, s->st.replay_start_ns);
@@ -777,8 +790,8 @@ int session_jump_chain(struct session *s, int dir)
 	}
 	/* No recorded chains: look for the detector's own. */
 	if (dir > 0) {
-		uint64_t gen = detect_generation(model_detect(s->model));
-		while (!s->at_end && detect_generation(model_detect(s->model)) == gen) {
+		uint64_t gen = detect_generation(s->det);
+		while (!s->at_end && detect_generation(s->det) == gen) {
 			uint64_t to = s->pos_ns + gap;
 			replay_pump_until(s, to, 1 << 20);
 			s->pos_ns = to;
@@ -788,8 +801,8 @@ int session_jump_chain(struct session *s, int dir)
 		return s->at_end ? -ENOENT : 0;
 	}
 	uint64_t best = 0;
-	for (int i = 0; i < model_chain_count(s->model); i++) {
-		uint64_t t = model_chain(s->model, i)->first_seen_ns;
+	for (int i = 0; i < detect_count(s->det); i++) {
+		uint64_t t = detect_chain(s->det, i)->first_seen_ns;
 		if (t + gap < s->pos_ns && t > best)
 			best = t;
 	}

@@ -46,6 +46,9 @@ int session_cmd_status(struct session *s);
 /* The model. A backward seek replaces it with a new one: fetch it again
  * after session_seek/session_jump_chain instead of keeping the pointer. */
 struct ig_model *session_model(struct session *s);
+/* The detector judging the model's windows: the chains the views show. */
+struct ig_detect;
+const struct ig_detect *session_detect(struct session *s);
 /* The stacks of the session (live or replay), NULL when off. */
 struct stacks *session_stacks(struct session *s);
 /* The status the views show (owned by the session, refreshed by tick). */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis.h"
 #include "model/model.h"
 #include "report/report.h"
 #include "synth.h"
@@ -98,7 +99,7 @@ int main(int argc, char **argv)
 	synth_free(s);
 
 	long base = rss_kib("VmRSS:");
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	long rss_100k = 0;
 	double t = feed(m, buf, n, span, total, 100000, &rss_100k, 0);
 	long rss_end = rss_kib("VmRSS:");
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
 	printf("bench_analysis: synth generator alone: %.2f M events/s\n", 2.0 / gen_s);
 	printf("bench_analysis: ingest %ld events in %.3f s: %.2f M events/s on one core "
 	       "(%lu detector runs, %u procs, %u threads, %u op-proc and %u op-thread series)\n",
-	       total, t, (double)total / t / 1e6, (unsigned long)tot.detector_runs, tot.procs,
+	       total, t, (double)total / t / 1e6, (unsigned long)tot.windows, tot.procs,
 	       tot.threads, tot.op_procs, tot.op_threads);
 	printf("bench_analysis: RSS before model %ld KiB, after 100k events %ld KiB, after %ld "
 	       "events %ld KiB (%+.2f %%), model %ld KiB\n",
@@ -121,15 +122,15 @@ int main(int argc, char **argv)
 	FILE *null = fopen("/dev/null", "w");
 	double r0 = now_s();
 	for (int i = 0; i < 100; i++)
-		report_json(null, m, NULL, NULL);
+		report_json(null, m, an_detect(m), NULL, NULL);
 	printf("bench_analysis: report_json frame %.3f ms\n", (now_s() - r0) * 1e3 / 100);
 	fclose(null);
-	model_free(m);
+	an_model_free(m);
 
 	/* churn: every pass brings 32 new threads and new processes */
 	struct ig_model_cfg mc;
 	model_cfg_default(&mc);
-	m = model_new(&mc);
+	m = an_model_new(&mc);
 	long churn_total = total / 2, rss_c100k = 0;
 	long cbase = rss_kib("VmRSS:");
 	/* the tables fill up within the first passes; after that memory must
@@ -146,6 +147,6 @@ int main(int argc, char **argv)
 	       rss_c100k ? 100.0 * (double)(rss_cend - rss_c100k) / (double)rss_c100k : 0.0,
 	       rss_cend - cbase);
 	printf("bench_analysis: peak RSS %ld KiB\n", rss_kib("VmHWM:"));
-	model_free(m);
+	an_model_free(m);
 	return 0;
 }

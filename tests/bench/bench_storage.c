@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "store/flight.h"
 #include "model/model.h"
 #include "core/ops.h"
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	uint64_t waits = 0;
 	double t0 = now_s();
 	for (uint64_t i = 0; i < n; i++) {
@@ -138,7 +139,7 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	rec_close(r);
 	double t_close = now_s() - t0;
-	model_free(m);
+	an_model_free(m);
 	uint64_t bytes = fsize(path);
 
 	/* the recorder alone, without the model */
@@ -174,14 +175,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	m = model_new(NULL);
+	m = an_model_new(NULL);
 	uint64_t got = 0;
 	int rc;
 	t0 = now_s();
 	while ((rc = s->ops->poll(s, to_model, m, 4096)) > 0)
 		got += (uint64_t)rc;
 	double t_replay = now_s() - t0;
-	model_free(m);
+	an_model_free(m);
 	replay_seek(s, 0);
 	uint64_t cnt = 0;
 	t0 = now_s();

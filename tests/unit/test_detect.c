@@ -4,6 +4,7 @@
  * keeps its id while it persists, then resolves and ages out; identical
  * input gives identical chains whatever the chunking and however often the
  * clock is advanced in between; missing evidence is said. */
+#include "analysis.h"
 #include "check.h"
 #include "model/model.h"
 #include "core/ops.h"
@@ -22,7 +23,7 @@ static struct ig_model *run(int sc, double seconds, uint64_t start)
 {
 	struct synth_cfg c = {.scenario = sc, .seconds = seconds, .start_ns = start};
 	struct synth *s = synth_new(&c);
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	struct ig_event e;
 	while (synth_next(s, &e))
 		model_ingest(m, &e);
@@ -33,8 +34,8 @@ static struct ig_model *run(int sc, double seconds, uint64_t start)
 static const struct ig_chain *find(const struct ig_model *m, int cls)
 {
 	const struct ig_chain *best = NULL;
-	for (int i = 0; i < model_chain_count(m); i++) {
-		const struct ig_chain *c = model_chain(m, i);
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		const struct ig_chain *c = detect_chain(an_detect(m), i);
 		if (c->cls == cls && c->active && (!best || c->severity > best->severity))
 			best = c;
 	}
@@ -43,8 +44,8 @@ static const struct ig_chain *find(const struct ig_model *m, int cls)
 
 static void dump(const struct ig_model *m)
 {
-	for (int i = 0; i < model_chain_count(m); i++) {
-		const struct ig_chain *c = model_chain(m, i);
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		const struct ig_chain *c = detect_chain(an_detect(m), i);
 		fprintf(stderr, "   [%s%s] %s\n", detect_sev_name(c->severity),
 			c->active ? "" : " resolved", c->summary);
 	}
@@ -80,7 +81,7 @@ static void test_classes(void)
 		CHECKF(c != NULL, "%s: no %s chain", synth_name(x->sc), detect_class_name(x->cls));
 		if (!c) {
 			dump(m);
-			model_free(m);
+			an_model_free(m);
 			continue;
 		}
 		CHECKF(c->severity >= x->min_sev, "%s: severity %s", synth_name(x->sc),
@@ -96,8 +97,8 @@ static void test_classes(void)
 		CHECK(!strncmp(c->id_str, "chain-", 6));
 		CHECK(strstr(c->summary, "→") != NULL);
 		/* no other class above LOW */
-		for (int i = 0; i < model_chain_count(m); i++) {
-			const struct ig_chain *o = model_chain(m, i);
+		for (int i = 0; i < detect_count(an_detect(m)); i++) {
+			const struct ig_chain *o = detect_chain(an_detect(m), i);
 			if (o->cls == x->cls || !o->active)
 				continue;
 			CHECKF(o->severity <= IG_SEV_LOW, "%s: also %s %s: %s", synth_name(x->sc),
@@ -159,7 +160,7 @@ static void test_classes(void)
 			CHECK(c->op == IG_OP_CUDA_LAUNCH_KERNEL);
 			break;
 		}
-		model_free(m);
+		an_model_free(m);
 	}
 }
 
@@ -168,20 +169,20 @@ static void test_healthy(void)
 	for (uint64_t seed = 1; seed <= 3; seed++) {
 		struct synth_cfg cfg = {.scenario = SYNTH_HEALTHY, .seconds = 30, .seed = seed};
 		struct synth *s = synth_new(&cfg);
-		struct ig_model *m = model_new(NULL);
+		struct ig_model *m = an_model_new(NULL);
 		struct ig_event e;
 		int worst = -1;
 		while (synth_next(s, &e)) {
 			model_ingest(m, &e);
-			for (int i = 0; i < model_chain_count(m); i++)
-				if (model_chain(m, i)->severity > worst)
-					worst = model_chain(m, i)->severity;
+			for (int i = 0; i < detect_count(an_detect(m)); i++)
+				if (detect_chain(an_detect(m), i)->severity > worst)
+					worst = detect_chain(an_detect(m), i)->severity;
 		}
 		CHECKF(worst <= IG_SEV_INFO, "healthy seed %lu reached %s", (unsigned long)seed,
 		       detect_sev_name(worst));
 		if (worst > IG_SEV_INFO)
 			dump(m);
-		model_free(m);
+		an_model_free(m);
 		synth_free(s);
 	}
 }
@@ -192,7 +193,7 @@ static void test_lifecycle(void)
 {
 	struct synth_cfg c1 = {.scenario = SYNTH_CPU_CONTENTION, .seconds = 30};
 	struct synth *s = synth_new(&c1);
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	struct ig_event e;
 	uint32_t id = 0;
 	uint64_t first = 0;
@@ -200,8 +201,8 @@ static void test_lifecycle(void)
 	while (synth_next(s, &e)) {
 		model_ingest(m, &e);
 		int n = 0;
-		for (int i = 0; i < model_chain_count(m); i++) {
-			const struct ig_chain *c = model_chain(m, i);
+		for (int i = 0; i < detect_count(an_detect(m)); i++) {
+			const struct ig_chain *c = detect_chain(an_detect(m), i);
 			if (c->cls != IG_CC_CPU_CONTENTION || c->op != IG_OP_CUDA_STREAM_SYNC)
 				continue;
 			n++;
@@ -217,16 +218,16 @@ static void test_lifecycle(void)
 	}
 	CHECK(id != 0 && !changed && !dups);
 	const struct ig_chain *c = NULL;
-	for (int i = 0; i < model_chain_count(m); i++)
-		if (model_chain(m, i)->id == id)
-			c = model_chain(m, i);
+	for (int i = 0; i < detect_count(an_detect(m)); i++)
+		if (detect_chain(an_detect(m), i)->id == id)
+			c = detect_chain(an_detect(m), i);
 	CHECK(c && c->active && c->fired >= 20);
-	CHECK(detect_find(model_detect(m), id) == c);
+	CHECK(detect_find(an_detect(m), id) == c);
 	CHECK(c->last_seen_ns > c->first_seen_ns + 20 * SEC);
 	CHECK(c->ntimeline <= IG_CHAIN_MAX_TIMELINE);
 	for (int k = 1; c && k < c->ntimeline; k++)
 		CHECK(c->timeline[k - 1].ts_ns <= c->timeline[k].ts_ns);
-	uint64_t gen = detect_generation(model_detect(m));
+	uint64_t gen = detect_generation(an_detect(m));
 
 	/* the same host, healthy again */
 	struct synth_cfg c2 = {
@@ -235,14 +236,14 @@ static void test_lifecycle(void)
 	s = synth_new(&c2);
 	while (synth_next(s, &e))
 		model_ingest(m, &e);
-	c = detect_find(model_detect(m), id);
+	c = detect_find(an_detect(m), id);
 	CHECK(c && !c->active);
 	CHECK(c && c->ntimeline && strstr(c->timeline[c->ntimeline - 1].text, "resolved"));
-	CHECK(detect_generation(model_detect(m)) > gen);
+	CHECK(detect_generation(an_detect(m)) > gen);
 	/* resolved chains sort after active ones */
 	int seen_resolved = 0, order_ok = 1;
-	for (int i = 0; i < model_chain_count(m); i++) {
-		if (!model_chain(m, i)->active)
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		if (!detect_chain(an_detect(m), i)->active)
 			seen_resolved = 1;
 		else if (seen_resolved)
 			order_ok = 0;
@@ -250,9 +251,9 @@ static void test_lifecycle(void)
 	CHECK(order_ok);
 	/* after keep_s it is gone */
 	model_advance(m, model_now(m) + 200 * SEC);
-	CHECK(detect_find(model_detect(m), id) == NULL);
-	for (int i = 0; i < model_chain_count(m); i++)
-		CHECK(model_chain(m, i)->cls == IG_CC_GPU_BOUND || !model_chain(m, i)->active);
+	CHECK(detect_find(an_detect(m), id) == NULL);
+	for (int i = 0; i < detect_count(an_detect(m)); i++)
+		CHECK(detect_chain(an_detect(m), i)->cls == IG_CC_GPU_BOUND || !detect_chain(an_detect(m), i)->active);
 
 	/* contention again: a new chain, a new id */
 	struct synth_cfg c3 = {
@@ -263,7 +264,7 @@ static void test_lifecycle(void)
 		model_ingest(m, &e);
 	const struct ig_chain *again = find(m, IG_CC_CPU_CONTENTION);
 	CHECK(again && again->id > id);
-	model_free(m);
+	an_model_free(m);
 	synth_free(s);
 }
 
@@ -275,8 +276,8 @@ static char *frame(const struct ig_model *m)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct report_opts o = {.resolved = 1, .details = 1};
-	report_json(f, m, NULL, &o);
-	report_text(f, m, NULL, &o);
+	report_json(f, m, an_detect(m), NULL, &o);
+	report_text(f, m, an_detect(m), NULL, &o);
 	fclose(f);
 	return buf;
 }
@@ -299,7 +300,7 @@ static void test_determinism(void)
 		char *fa = frame(a);
 		for (int variant = 0; variant < 3; variant++) {
 			struct ig_source *src = synth_source_new(&cfg);
-			struct ig_model *b = model_new(NULL);
+			struct ig_model *b = an_model_new(NULL);
 			int rc;
 			do {
 				/* a replay at some speed: before a chunk, the clock is
@@ -319,11 +320,11 @@ static void test_determinism(void)
 			CHECKF(!strcmp(fa, fb), "%s variant %d differs", synth_name(scs[k]),
 			       variant);
 			free(fb);
-			model_free(b);
+			an_model_free(b);
 			src->ops->free(src);
 		}
 		free(fa);
-		model_free(a);
+		an_model_free(a);
 	}
 }
 
@@ -356,7 +357,7 @@ static void test_recs_specific(void)
 			have[c->cls] = 1;
 			memcpy(firsts[c->cls], c->recs[0], sizeof(firsts[0]));
 		}
-		model_free(m);
+		an_model_free(m);
 	}
 	for (int i = 0; i < IG_CC_MAX; i++)
 		for (int j = i + 1; j < IG_CC_MAX; j++)
@@ -388,14 +389,14 @@ static void test_ingero_recording(void)
 	CHECKF(src != NULL, "%s", err ? err : "?");
 	if (!src)
 		return;
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	int worst[IG_CC_MAX];
 	for (int c = 0; c < IG_CC_MAX; c++)
 		worst[c] = -1;
 	int starve_busy = 0;
 	while (src->ops->poll(src, (ig_emit_fn)model_ingest, m, 64) > 0) {
-		for (int i = 0; i < model_chain_count(m); i++) {
-			const struct ig_chain *c = model_chain(m, i);
+		for (int i = 0; i < detect_count(an_detect(m)); i++) {
+			const struct ig_chain *c = detect_chain(an_detect(m), i);
 			if (c->severity > worst[c->cls])
 				worst[c->cls] = c->severity;
 			if (c->cls == IG_CC_CPU_CONTENTION)
@@ -415,7 +416,7 @@ static void test_ingero_recording(void)
 	for (int c = 0; c < IG_CC_MAX; c++)
 		CHECKF(worst[c] <= IG_SEV_MEDIUM, "%s reached %s", detect_class_name(c),
 		       detect_sev_name(worst[c]));
-	model_free(m);
+	an_model_free(m);
 	src->ops->free(src);
 }
 

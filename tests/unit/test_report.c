@@ -2,6 +2,7 @@
  * (controls, quotes, UTF-8 kept, invalid bytes replaced), the text frame
  * layout that scripts grep (header, op rows, process rows, chains), the
  * --summary variant, and the JSON frame checked by a small validator. */
+#include "analysis.h"
 #include "check.h"
 #include "model/model.h"
 #include "core/ops.h"
@@ -203,7 +204,7 @@ static struct ig_model *model_of(int sc, double secs)
 {
 	struct synth_cfg c = {.scenario = sc, .seconds = secs};
 	struct synth *s = synth_new(&c);
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	struct ig_event e;
 	while (synth_next(s, &e))
 		model_ingest(m, &e);
@@ -217,7 +218,7 @@ static char *render(const struct ig_model *m, const struct ig_status *st,
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	int rc = json ? report_json(f, m, st, o) : report_text(f, m, st, o);
+	int rc = json ? report_json(f, m, an_detect(m), st, o) : report_text(f, m, an_detect(m), st, o);
 	fclose(f);
 	CHECK(rc == 0);
 	return buf;
@@ -316,10 +317,10 @@ static void test_text(void)
 	CHECK(sscanf(line, "cudaStreamSynchronize %lu", &calls) == 1 && calls == s.calls_life);
 	CHECK(grep(t, "^pid 4821 ", NULL, 0));
 	free(t);
-	model_free(m);
+	an_model_free(m);
 
 	/* replay header, an empty model, comm with blanks */
-	m = model_new(NULL);
+	m = an_model_new(NULL);
 	st = (struct ig_status){.mode = IG_MODE_REPLAY, .replay_speed = 8, .paused = 1};
 	t = render(m, &st, NULL, 0);
 	CHECK(grep(t, "^ingero-top replay - window 10s ", NULL, 0));
@@ -338,7 +339,7 @@ static void test_text(void)
 	CHECK(grep(t, "^pid 9 +Web_Content +calls/s ", NULL, 0));
 	CHECK(grep(t, "^cudaMalloc +1 ", NULL, 0));
 	free(t);
-	model_free(m);
+	an_model_free(m);
 }
 
 static void test_json(void)
@@ -358,7 +359,7 @@ static void test_json(void)
 		j = render(m, NULL, &o, 1);
 		CHECK(json_ok(j) && !strncmp(j, "{\"type\":\"summary\"", 17));
 		free(j);
-		model_free(m);
+		an_model_free(m);
 	}
 	struct ig_model *m = model_of(SYNTH_NO_SPLIT, 12);
 	char *j = render(m, NULL, NULL, 1);
@@ -368,12 +369,12 @@ static void test_json(void)
 	CHECK(strstr(j, "\"lacking\":\"preempted/blocked split") != NULL);
 	CHECK(strstr(j, "\"no_split\":1") != NULL);
 	free(j);
-	model_free(m);
-	m = model_new(NULL);
+	an_model_free(m);
+	m = an_model_new(NULL);
 	j = render(m, NULL, NULL, 1);
 	CHECK(json_ok(j) && strstr(j, "\"host\":null") && strstr(j, "\"chains\":[]"));
 	free(j);
-	model_free(m);
+	an_model_free(m);
 	/* the validator itself rejects what it should */
 	CHECK(!json_ok("{\"a\":1,}\n") && !json_ok("{\"a\":01x}\n") &&
 	      !json_ok("{\"a\":\"\t\"}\n"));
@@ -402,7 +403,7 @@ static void test_locale(void)
 	CHECK(strstr(t, "events/s 1.5 ") != NULL);
 	free(t);
 	setlocale(LC_NUMERIC, "C");
-	model_free(m);
+	an_model_free(m);
 }
 
 int main(void)

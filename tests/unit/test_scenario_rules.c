@@ -8,6 +8,7 @@
  * - a process-wide chain keeps its id when the op it names changes;
  * - the first calls of an op explain a tail only if they were slow.
  * docs/detection.md says why. */
+#include "analysis.h"
 #include "check.h"
 #include "detect/detect.h"
 #include "model/model.h"
@@ -54,8 +55,8 @@ static void pair(struct ig_model *m, struct ig_event outer, int inner_op, int dr
 static int count_class(const struct ig_model *m, int cls, int *op, uint32_t *id)
 {
 	int n = 0;
-	for (int i = 0; i < model_chain_count(m); i++) {
-		const struct ig_chain *c = model_chain(m, i);
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		const struct ig_chain *c = detect_chain(an_detect(m), i);
 		if (c->cls != cls)
 			continue;
 		n++;
@@ -70,7 +71,7 @@ static int count_class(const struct ig_model *m, int cls, int *op, uint32_t *id)
 /* steps/s of: sync pair of sync_ms, then idle; for secs seconds */
 static struct ig_model *sync_loop(int steps_per_s, uint64_t sync_ns, int secs, int driver_first)
 {
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	uint64_t step = SEC / (uint64_t)steps_per_s;
 	for (int i = 0; i < steps_per_s * secs; i++) {
 		struct ig_event s =
@@ -102,7 +103,7 @@ static void test_model_marks_nested(void)
 		CHECKF(rt.nested_life == 0, "order %d: %lu", order, (unsigned long)rt.nested_life);
 		CHECKF(drv.nested_life == drv.calls_life, "order %d: %lu of %lu", order,
 		       (unsigned long)drv.nested_life, (unsigned long)drv.calls_life);
-		model_free(m);
+		an_model_free(m);
 	}
 }
 
@@ -112,14 +113,14 @@ static void test_pairs_are_one_sync(void)
 {
 	struct ig_model *m = sync_loop(150, 3 * MS, 5, 1);
 	CHECKF(count_class(m, IG_CC_SYNC_STORM, NULL, NULL) == 0, "%d chains",
-	       model_chain_count(m));
-	model_free(m);
+	       detect_count(an_detect(m)));
+	an_model_free(m);
 	/* 400 pairs/s of 1.5 ms: a storm (400/s, 60 % of the wall): HIGH, and
 	 * the evidence counts pairs once */
 	m = sync_loop(400, 1500 * US, 5, 1);
 	CHECK(count_class(m, IG_CC_SYNC_STORM, NULL, NULL) == 1);
-	for (int i = 0; i < model_chain_count(m); i++) {
-		const struct ig_chain *c = model_chain(m, i);
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		const struct ig_chain *c = detect_chain(an_detect(m), i);
 		if (c->cls != IG_CC_SYNC_STORM)
 			continue;
 		double rate = detect_evidence(c, "syncs_per_s", 0);
@@ -129,14 +130,14 @@ static void test_pairs_are_one_sync(void)
 		CHECK(c->op == IG_OP_CUDA_STREAM_SYNC);
 		CHECK(c->severity == IG_SEV_HIGH);
 	}
-	model_free(m);
+	an_model_free(m);
 }
 
 /* Launch pairs, 1 in 20 preempted for 8 ms by a hog: one CPU-contention
  * chain, on cudaLaunchKernel, not a second one on cuLaunchKernel. */
 static void test_one_chain_per_pair(void)
 {
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	uint64_t ts = T0;
 	for (int i = 0; i < 6000; i++) {
 		struct ig_event l = call(600, IG_OP_CUDA_LAUNCH_KERNEL, ts, 50 * US);
@@ -155,20 +156,20 @@ static void test_one_chain_per_pair(void)
 	CHECKF(count_class(m, IG_CC_CPU_CONTENTION, &op, NULL) == 1, "%d",
 	       count_class(m, IG_CC_CPU_CONTENTION, NULL, NULL));
 	CHECK(op == IG_OP_CUDA_LAUNCH_KERNEL);
-	for (int i = 0; i < model_chain_count(m); i++) {
-		const struct ig_chain *c = model_chain(m, i);
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		const struct ig_chain *c = detect_chain(an_detect(m), i);
 		CHECK(c->op != IG_OP_CU_LAUNCH_KERNEL);
 		if (c->cls == IG_CC_CPU_CONTENTION)
 			CHECK(c->culprit_pid == 700 && c->severity == IG_SEV_HIGH);
 	}
-	model_free(m);
+	an_model_free(m);
 }
 
 /* Block I/O by the process: first with no CUDA tail, then during a
  * cudaMemcpy tail. One block-I/O chain with one id; its op follows. */
 static void test_process_chain_keeps_id(void)
 {
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	uint32_t first_id = 0, id = 0;
 	int op = -1;
 	for (int sec = 0; sec < 12; sec++) {
@@ -201,7 +202,7 @@ static void test_process_chain_keeps_id(void)
 	       count_class(m, IG_CC_BLOCK_IO, NULL, NULL));
 	CHECK(id == first_id && first_id);
 	CHECK(op == IG_OP_CUDA_MEMCPY);
-	model_free(m);
+	an_model_free(m);
 }
 
 /* A cudaMalloc per step at 50 steps/s, every 50th one 40 ms (the
@@ -210,7 +211,7 @@ static void test_process_chain_keeps_id(void)
  * calls have left the window. */
 static void test_fast_first_calls_explain_nothing(void)
 {
-	struct ig_model *m = model_new(NULL);
+	struct ig_model *m = an_model_new(NULL);
 	int fired_at = -1;
 	for (int i = 0; i < 50 * 12; i++) {
 		uint64_t ts = T0 + (uint64_t)i * 20 * MS;
@@ -226,10 +227,10 @@ static void test_fast_first_calls_explain_nothing(void)
 	int op = 0;
 	CHECK(count_class(m, IG_CC_ALLOC_SPIKES, &op, NULL) == 1 && op == IG_OP_CUDA_MALLOC);
 	CHECK(count_class(m, IG_CC_COLD_START, NULL, NULL) == 0);
-	model_free(m);
+	an_model_free(m);
 	/* slow first calls still explain their own tail: a 300 ms first
 	 * cudaMalloc, then fast ones, is a cold start, not a spike */
-	m = model_new(NULL);
+	m = an_model_new(NULL);
 	for (int i = 0; i < 300; i++) {
 		struct ig_event a = call(901, IG_OP_CUDA_MALLOC, T0 + (uint64_t)i * 20 * MS,
 					 i ? 25 * US : 300 * MS);
@@ -238,7 +239,7 @@ static void test_fast_first_calls_explain_nothing(void)
 	model_advance(m, T0 + 7 * SEC);
 	CHECK(count_class(m, IG_CC_ALLOC_SPIKES, NULL, NULL) == 0);
 	CHECK(count_class(m, IG_CC_COLD_START, NULL, NULL) == 1);
-	model_free(m);
+	an_model_free(m);
 }
 
 int main(void)

@@ -1,0 +1,102 @@
+/* Culprit tables: who preempted a series or a process, who woke it, per
+ * 1-second slice of the window, in CTAB_N entries (the smallest in the
+ * window makes room for a newcomer). */
+#include "model/model_int.h"
+
+#include <stdint.h>
+
+static uint64_t ctab_sum(const struct ig_model *m, const struct ctab *t, int k)
+{
+	uint64_t s = 0;
+	for (unsigned j = 0; j < m->W; j++)
+		if (in_window(m, t->sec[j]))
+			s += t->e[k].ns[j];
+	return s;
+}
+
+void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm,
+		     uint64_t ns, uint64_t sec)
+{
+	unsigned j = (unsigned)(sec % m->W);
+	if (t->sec[j] != sec) {
+		for (int k = 0; k < CTAB_N; k++)
+			t->e[k].ns[j] = 0;
+		t->sec[j] = sec;
+	}
+	int k, free_k = -1;
+	for (k = 0; k < CTAB_N; k++) {
+		if (t->e[k].pid == pid)
+			break;
+		if (!t->e[k].pid && free_k < 0)
+			free_k = k;
+	}
+	if (k == CTAB_N) {
+		if (free_k < 0) { /* replace the smallest in the window */
+			uint64_t best = UINT64_MAX;
+			for (int i = 0; i < CTAB_N; i++) {
+				uint64_t s = ctab_sum(m, t, i);
+				if (s < best) {
+					best = s;
+					free_k = i;
+				}
+			}
+			memset(t->e[free_k].ns, 0, sizeof(t->e[free_k].ns));
+		}
+		k = free_k;
+		t->e[k].pid = pid;
+	}
+	if (comm && comm[0])
+		copy_comm(t->e[k].comm, comm);
+	t->e[k].ns[j] += ns;
+}
+
+void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uint64_t sec)
+{
+	unsigned j = (unsigned)(sec % m->W);
+	if (t->sec[j] != sec)
+		return;
+	for (int k = 0; k < CTAB_N; k++)
+		if (t->e[k].pid == pid) {
+			t->e[k].ns[j] = t->e[k].ns[j] > ns ? t->e[k].ns[j] - ns : 0;
+			return;
+		}
+}
+
+/* Top n of a table, largest first; shares of `total` (or of the table sum). */
+int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
+		    uint64_t total)
+{
+	struct ig_culprit all[CTAB_N];
+	int c = 0;
+	uint64_t sum = 0;
+	for (int k = 0; k < CTAB_N; k++) {
+		if (!t->e[k].pid)
+			continue;
+		uint64_t s = ctab_sum(m, t, k);
+		if (!s)
+			continue;
+		all[c].pid = t->e[k].pid;
+		copy_comm(all[c].comm, t->e[k].comm);
+		all[c].ns = s;
+		sum += s;
+		c++;
+	}
+	/* insertion sort: largest first, then pid */
+	for (int i = 1; i < c; i++)
+		for (int j = i;
+		     j > 0 && (all[j].ns > all[j - 1].ns ||
+			       (all[j].ns == all[j - 1].ns && all[j].pid < all[j - 1].pid));
+		     j--) {
+			struct ig_culprit x = all[j];
+			all[j] = all[j - 1];
+			all[j - 1] = x;
+		}
+	if (total < sum)
+		total = sum;
+	int w = c < n ? c : n;
+	for (int i = 0; i < w; i++) {
+		out[i] = all[i];
+		out[i].share = total ? (double)all[i].ns / (double)total : 0;
+	}
+	return w;
+}

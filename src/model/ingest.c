@@ -1,0 +1,635 @@
+/* Ingest: one event into the op, (op, process) and (op, thread) series,
+ * the process and thread tables and their 1-second slices; the per-second
+ * rotation of the series (expiry of the slice that leaves the window,
+ * allocation-outlier thresholds). */
+#include "model/model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ops.h"
+
+static size_t series_size(unsigned W, int full)
+{
+	size_t s = sizeof(struct series) + W * sizeof(struct sslice);
+	if (full)
+		s += sizeof(struct ctab) + (size_t)(W + 1) * TAILB * sizeof(struct tailacc);
+	return s;
+}
+
+void series_clear(struct series *S, unsigned W, int full)
+{
+	char *p = (char *)S;
+	memset(S, 0, series_size(W, full));
+	S->sl = (struct sslice *)(p + sizeof(*S));
+	if (full) {
+		char *q = (char *)(S->sl + W);
+		S->ct = (struct ctab *)q;
+		q += sizeof(struct ctab);
+		S->tail_win = (struct tailacc *)q;
+		S->tail = S->tail_win + TAILB;
+	}
+	hist_clear(&S->life);
+	hist_clear(&S->win);
+	for (unsigned j = 0; j < W; j++)
+		hist_clear(&S->sl[j].h);
+}
+
+struct series *series_alloc(unsigned W, int full)
+{
+	struct series *S = malloc(series_size(W, full));
+	if (S)
+		series_clear(S, W, full);
+	return S;
+}
+
+/* Empties a slice after subtracting it from the window. */
+static void slice_expire(struct ig_model *m, struct series *S, unsigned j)
+{
+	struct sslice *sl = &S->sl[j];
+	if (!sl->h.n)
+		return;
+	hist_sub(&S->win, &sl->h);
+	if (S->tail) {
+		struct tailacc *t = S->tail + (size_t)j * TAILB;
+		unsigned lo = sl->h.lo >> TAIL_SHIFT, hi = sl->h.hi >> TAIL_SHIFT;
+		for (unsigned c = lo; c <= hi; c++) {
+			struct tailacc *w = &S->tail_win[c];
+			w->n -= t[c].n;
+			w->nosplit -= t[c].nosplit;
+			w->dur -= t[c].dur;
+			w->pre -= t[c].pre;
+			w->blk -= t[c].blk;
+			memset(&t[c], 0, sizeof(t[c]));
+		}
+	}
+	memset(&sl->h.b[sl->h.lo], 0, (size_t)(sl->h.hi - sl->h.lo + 1) * sizeof(sl->h.b[0]));
+	sl->h.n = 0;
+	sl->h.sum_ns = 0;
+	sl->h.min_ns = UINT64_MAX;
+	sl->h.max_ns = 0;
+	sl->h.lo = HIST_BUCKETS - 1;
+	sl->h.hi = 0;
+	sl->dur = sl->pre = sl->blk = sl->bytes = sl->max = 0;
+	sl->switches = sl->nosplit = 0;
+}
+
+static void series_add(struct ig_model *m, struct series *S, const struct ig_event *e, uint64_t end,
+		       uint64_t sec, int inwin)
+{
+	uint64_t d = e->dur_ns;
+	S->calls_life++;
+	hist_add(&S->life, d);
+	S->last_ns = end;
+	if (!S->first_ns || e->ts_ns < S->first_ns)
+		S->first_ns = e->ts_ns;
+	if (S->cold_n < m->cfg.cold_calls) {
+		S->cold_n++;
+		S->cold_sum += d;
+		if (d > S->cold_max)
+			S->cold_max = d;
+		S->cold_end = end;
+	}
+	if (S->out_thr && d >= S->out_thr) {
+		S->out_ts[S->out_i] = e->ts_ns;
+		S->out_dur[S->out_i] = d;
+		S->out_i = (S->out_i + 1) % IG_OUTLIERS;
+		if (S->out_n < IG_OUTLIERS)
+			S->out_n++;
+	}
+	if (!inwin)
+		return;
+	unsigned j = (unsigned)(sec % m->W);
+	struct sslice *sl = &S->sl[j];
+	if (sl->sec != sec) {
+		slice_expire(m, S, j); /* defensive: should already be empty */
+		sl->sec = sec;
+	}
+	hist_add(&sl->h, d);
+	hist_add(&S->win, d);
+	sl->dur += d;
+	sl->pre += e->preempt_ns;
+	sl->blk += e->blocked_ns;
+	sl->switches += e->switches;
+	if (d > sl->max)
+		sl->max = d;
+	int nosplit = (e->flags & IG_F_NO_SPLIT) != 0;
+	sl->nosplit += nosplit;
+	const struct ig_op_info *oi = ig_op_info(e->op);
+	if (oi && (oi->kind & (IG_OPK_COPY | IG_OPK_ALLOC)))
+		sl->bytes += e->arg0;
+	if (S->tail) {
+		unsigned c = hist_bucket(d) >> TAIL_SHIFT;
+		struct tailacc *t = &S->tail[(size_t)j * TAILB + c], *w = &S->tail_win[c];
+		t->n++;
+		w->n++;
+		t->nosplit += nosplit;
+		w->nosplit += nosplit;
+		t->dur += d;
+		w->dur += d;
+		t->pre += e->preempt_ns;
+		w->pre += e->preempt_ns;
+		t->blk += e->blocked_ns;
+		w->blk += e->blocked_ns;
+	}
+	if (S->ct && e->preempt_ns && e->other_pid)
+		ctab_add(m, S->ct, e->other_pid, e->other_comm, e->preempt_ns, sec);
+}
+
+/* The series of key, made (or taken from the least recently active one)
+ * when new; touched at end. NULL when out of memory. */
+static struct series *stab_get(struct ig_model *m, struct stab *t, uint64_t key, int level,
+			       uint64_t end)
+{
+	int full = level != LV_THREAD, fresh, evicted;
+	int32_t i = lru_get(&t->t, key, &fresh, &evicted, NULL);
+	if (fresh) {
+		if (!t->s[i] && !(t->s[i] = series_alloc(m->W, full))) {
+			lru_undo(&t->t, i);
+			return NULL;
+		}
+		if (evicted) {
+			series_clear(t->s[i], m->W, full);
+			m->tot.evicted_series++;
+		}
+		t->s[i]->key = key;
+		t->s[i]->level = (uint8_t)level;
+	}
+	lru_touch(&t->t, i, end);
+	return t->s[i];
+}
+
+static struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t)
+{
+	int fresh, evicted;
+	int32_t i = lru_get(&m->ph, pid, &fresh, &evicted, NULL);
+	struct proc *p = &m->procs[i];
+	if (fresh) {
+		struct pslice *sl = m->psl + (size_t)i * m->W;
+		m->tot.evicted_procs += (uint64_t)evicted;
+		memset(p, 0, sizeof(*p));
+		memset(sl, 0, m->W * sizeof(*sl));
+		p->sl = sl;
+		p->pid = pid;
+		p->first_ns = t;
+	}
+	if (t > p->last_ns)
+		p->last_ns = t;
+	lru_touch(&m->ph, i, p->last_ns);
+	return p;
+}
+
+static struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
+				 uint64_t end)
+{
+	int fresh, evicted;
+	int32_t i = lru_get(&m->th, tid, &fresh, &evicted, NULL);
+	struct thread *t = &m->threads[i];
+	if (fresh) {
+		struct tslice *sl = m->tsl + (size_t)i * m->W;
+		m->tot.evicted_threads += (uint64_t)evicted;
+		memset(t, 0, sizeof(*t));
+		memset(sl, 0, m->W * sizeof(*sl));
+		t->sl = sl;
+		t->tid = tid;
+		t->first_ns = ts;
+	}
+	t->pid = pid;
+	if (ts < t->first_ns)
+		t->first_ns = ts;
+	if (end > t->last_ns)
+		t->last_ns = end;
+	lru_touch(&m->th, i, t->last_ns);
+	return t;
+}
+
+static struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec)
+{
+	struct tslice *s = &t->sl[sec % m->W];
+	if (s->sec != sec) {
+		memset(s, 0, sizeof(*s));
+		s->sec = sec;
+	}
+	return s;
+}
+
+static struct pslice *pslot(struct ig_model *m, struct proc *p, uint64_t sec)
+{
+	struct pslice *s = &p->sl[sec % m->W];
+	if (s->sec != sec) {
+		memset(s, 0, sizeof(*s));
+		s->sec = sec;
+	}
+	return s;
+}
+
+static struct gslice *gslot(struct ig_model *m, uint64_t sec)
+{
+	struct gslice *s = &m->gsl[sec % m->W];
+	if (s->sec != sec) {
+		memset(s, 0, sizeof(*s));
+		s->sec = sec;
+	}
+	return s;
+}
+
+/* Adds [a, b) to the thread's union of call time; returns the new part. */
+static uint64_t union_add(struct thread *t, uint64_t a, uint64_t b)
+{
+	if (a >= t->ub) {
+		t->ua = a;
+		t->ub = b;
+		return b - a;
+	}
+	if (b <= t->ua)
+		return b - a; /* entirely before the last interval (out of order) */
+	uint64_t add = 0;
+	if (a < t->ua) {
+		add += t->ua - a;
+		t->ua = a;
+	}
+	if (b > t->ub) {
+		add += b - t->ub;
+		t->ub = b;
+	}
+	return add;
+}
+
+static int off_state(uint8_t s)
+{
+	return s == IG_OFF_PREEMPTED ? ST_PRE : s == IG_OFF_BLOCKED ? ST_BLK : ST_UNK;
+}
+
+/* Off-CPU intervals that arrived before the call containing them (replays
+ * ordered by time, sources without IG_F_IN_CALL) move from "between calls"
+ * to "inside calls". */
+static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a, uint64_t b)
+{
+	for (int k = 0; k < t->tl_n; k++) {
+		int idx = (t->tl_i - 1 - k + IG_TL_MAX) % IG_TL_MAX;
+		struct ig_offcpu_rec *r = &t->tl[idx];
+		if (r->ts_ns < a)
+			break;
+		if (r->in_call || t->tl_src[idx] || r->ts_ns >= b)
+			continue;
+		r->in_call = 1;
+		uint64_t sec = (r->ts_ns + r->dur_ns) / NS;
+		struct tslice *s = &t->sl[sec % m->W];
+		int st = off_state(r->state);
+		if (t->life_off[0][st] >= r->dur_ns) {
+			t->life_off[0][st] -= r->dur_ns;
+			t->life_off[1][st] += r->dur_ns;
+		}
+		if (s->sec == sec && s->off[0][st] >= r->dur_ns && s->sw[0]) {
+			s->off[0][st] -= r->dur_ns;
+			s->off[1][st] += r->dur_ns;
+			s->sw[0]--;
+			s->sw[1]++;
+		}
+		if (st == ST_BLK && r->other_pid)
+			ctab_sub(m, &p->wake, r->other_pid, r->dur_ns, sec);
+	}
+}
+
+static int sync_kind(const struct ig_event *e, const struct ig_op_info *oi)
+{
+	if (oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC))
+		return 1;
+	if (oi->kind & IG_OPK_COPY) {
+		unsigned dir = oi->dir && oi->dir != IG_DIR_DEFAULT ? oi->dir : (unsigned)e->arg1;
+		return dir == IG_DIR_D2H;
+	}
+	return 0;
+}
+
+static void slow_add(struct ig_model *m, const struct ig_event *e, uint64_t sec)
+{
+	struct slowslice *s = &m->slow[(size_t)e->op * m->W + sec % m->W];
+	if (s->sec != sec) {
+		s->sec = sec;
+		s->n = 0;
+	}
+	if (s->n == IG_SLOW_MAX && e->dur_ns <= s->r[IG_SLOW_MAX - 1].dur_ns)
+		return;
+	int i = s->n < IG_SLOW_MAX ? s->n++ : IG_SLOW_MAX - 1;
+	while (i > 0 && s->r[i - 1].dur_ns < e->dur_ns) {
+		s->r[i] = s->r[i - 1];
+		i--;
+	}
+	struct ig_call_rec *r = &s->r[i];
+	r->ts_ns = e->ts_ns;
+	r->dur_ns = e->dur_ns;
+	r->pid = e->pid;
+	r->tid = e->tid;
+	r->preempt_ns = e->preempt_ns;
+	r->blocked_ns = e->blocked_ns;
+	r->switches = e->switches;
+	r->other_pid = e->other_pid;
+	copy_comm(r->other_comm, e->other_comm);
+	r->stack_id = e->stack_id;
+	r->arg0 = e->arg0;
+	r->flags = e->flags;
+	r->ret = e->ret;
+	r->op = e->op;
+}
+
+static void for_each_series(struct ig_model *m,
+			    void (*fn)(struct ig_model *, struct series *, uint64_t), uint64_t arg)
+{
+	for (int op = 0; op < IG_OP_MAX; op++)
+		if (m->ops[op])
+			fn(m, m->ops[op], arg);
+	for (unsigned k = 0; k < m->sp.t.n; k++)
+		fn(m, m->sp.s[k], arg);
+	for (unsigned k = 0; k < m->st.t.n; k++)
+		fn(m, m->st.s[k], arg);
+}
+
+static void expire_fn(struct ig_model *m, struct series *S, uint64_t k)
+{
+	unsigned j = (unsigned)(k % m->W);
+	if (S->sl[j].h.n && S->sl[j].sec + m->W <= k)
+		slice_expire(m, S, j);
+}
+
+static void thresh_fn(struct ig_model *m, struct series *S, uint64_t k)
+{
+	const struct ig_op_info *oi = ig_op_info(S->op);
+	if (S->level == LV_PROC && oi && (oi->kind & IG_OPK_ALLOC) && S->win.n >= 3)
+		S->out_thr =
+		    (uint64_t)((double)hist_percentile(&S->win, 0.5) * m->cfg.outlier_x);
+}
+
+static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+			int inwin)
+{
+	const struct ig_op_info *oi = ig_op_info(e->op);
+	if (!oi) {
+		m->tot.ignored++;
+		return;
+	}
+	m->tot.calls++;
+	if (e->flags & IG_F_NO_SPLIT)
+		m->tot.no_split_seen = 1;
+	struct proc *p = proc_get(m, e->pid, end);
+	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
+	if (!p->comm[0] && e->comm[0])
+		copy_comm(p->comm, e->comm);
+	if (e->comm[0])
+		copy_comm(t->comm, e->comm);
+	if (e->cgroup_id)
+		p->cgroup_id = e->cgroup_id;
+	p->cuda = 1;
+	p->calls_life++;
+	t->calls_life++;
+
+	struct series *S0 = m->ops[e->op];
+	if (!S0) {
+		S0 = m->ops[e->op] = series_alloc(m->W, 1);
+		if (!S0)
+			return;
+		S0->op = e->op;
+		S0->level = LV_OP;
+	}
+	series_add(m, S0, e, end, sec, inwin);
+	struct series *S1 = stab_get(m, &m->sp, ((uint64_t)e->pid << 8) | e->op, LV_PROC, end);
+	if (S1) {
+		S1->op = e->op;
+		S1->pid = e->pid;
+		series_add(m, S1, e, end, sec, inwin);
+	}
+	struct series *S2 = stab_get(m, &m->st, ((uint64_t)t->tid << 8) | e->op, LV_THREAD, end);
+	if (S2) {
+		S2->op = e->op;
+		S2->pid = e->pid;
+		S2->tid = t->tid;
+		series_add(m, S2, e, end, sec, inwin);
+	}
+
+	if (e->preempt_ns && e->other_pid) {
+		t->pre_pid = e->other_pid;
+		copy_comm(t->pre_comm, e->other_comm);
+	}
+	/* A driver call made by a runtime call (cudaMemcpy -> cuMemcpyDtoH_v2)
+	 * lies inside it and usually arrives first, since it ends first. Mark
+	 * the inner one: a pair is one synchronisation, and the inner op's
+	 * evidence repeats the outer op's. nest 1: the previous call is inside
+	 * this one; 2: this one is inside the previous (other arrival order). */
+	int sync = sync_kind(e, oi), nest = 0;
+	uint64_t nested_ns = 0;
+	if (t->pb && e->ts_ns <= t->pa && t->pb <= end) {
+		nest = 1;
+		struct series *outer = op_proc_find(m, t->pop, e->pid);
+		if (outer)
+			outer->nested_life++;
+		if (m->ops[t->pop])
+			m->ops[t->pop]->nested_life++;
+		if (sync && t->psync)
+			nested_ns = t->pb - t->pa;
+	} else if (t->pb && t->pa <= e->ts_ns && end <= t->pb) {
+		nest = 2;
+		S0->nested_life++;
+		if (S1)
+			S1->nested_life++;
+		if (sync && t->psync)
+			nested_ns = e->dur_ns;
+	}
+	if (nest != 2) {
+		t->pa = e->ts_ns;
+		t->pb = end;
+		t->pop = e->op;
+		t->psync = (uint8_t)sync;
+	}
+	reclassify(m, t, p, e->ts_ns, end);
+	uint64_t busy = union_add(t, e->ts_ns, end);
+	t->life_cuda += busy;
+	if (end > t->cb || e->ts_ns < t->ca || !t->cb) {
+		t->ca = e->ts_ns;
+		t->cb = end;
+	}
+	if (!inwin)
+		return;
+	slow_add(m, e, sec);
+	struct tslice *ts = tslot(m, t, sec);
+	ts->calls++;
+	ts->call_ns += e->dur_ns;
+	ts->cuda_ns += busy;
+	if (sync) {
+		ts->sync_calls++;
+		ts->sync_ns += e->dur_ns;
+		if (nested_ns) {
+			ts->sync_nested++;
+			ts->sync_nested_ns += nested_ns;
+		}
+	}
+	struct pslice *ps = pslot(m, p, sec);
+	ps->calls++;
+	ps->call_ns += e->dur_ns;
+	if (oi->kind & IG_OPK_COPY) {
+		ps->copy_ns += e->dur_ns;
+		ps->copy_bytes += e->arg0;
+		ps->copy_calls++;
+	}
+}
+
+static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+			  int inwin)
+{
+	struct proc *p = proc_get(m, e->pid, end);
+	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
+	if (!p->comm[0] && e->comm[0])
+		copy_comm(p->comm, e->comm);
+	if (e->comm[0])
+		copy_comm(t->comm, e->comm);
+	int st = off_state(e->state);
+	int src = (e->flags & IG_F_IN_CALL) != 0;
+	int in = src || (e->ts_ns >= t->ca && e->ts_ns < t->cb);
+
+	struct ig_offcpu_rec *r = &t->tl[t->tl_i];
+	r->ts_ns = e->ts_ns;
+	r->dur_ns = e->dur_ns;
+	r->state = e->state;
+	r->in_call = (uint8_t)in;
+	r->cpu = (uint16_t)e->cpu;
+	r->other_pid = e->other_pid;
+	copy_comm(r->other_comm, e->other_comm);
+	t->tl_src[t->tl_i] = (uint8_t)src;
+	t->tl_i = (t->tl_i + 1) % IG_TL_MAX;
+	if (t->tl_n < IG_TL_MAX)
+		t->tl_n++;
+
+	if (st == ST_PRE && e->other_pid) {
+		t->pre_pid = e->other_pid;
+		copy_comm(t->pre_comm, e->other_comm);
+	}
+	t->life_off[in][st] += e->dur_ns;
+	if (!inwin)
+		return;
+	struct tslice *ts = tslot(m, t, sec);
+	ts->off[in][st] += e->dur_ns;
+	ts->sw[in]++;
+	if (st == ST_PRE && e->other_pid)
+		ctab_add(m, &p->pre, e->other_pid, e->other_comm, e->dur_ns, sec);
+	if (st == ST_BLK && !in && e->other_pid)
+		ctab_add(m, &p->wake, e->other_pid, e->other_comm, e->dur_ns, sec);
+}
+
+void model_ingest(struct ig_model *m, const struct ig_event *e)
+{
+	if (e->kind <= IG_EV_NONE || e->kind >= IG_EV_KIND_MAX || !e->ts_ns) {
+		m->tot.ignored++;
+		return;
+	}
+	int has_dur = e->kind == IG_EV_CALL || e->kind == IG_EV_OFFCPU || e->kind == IG_EV_BLOCK_IO;
+	uint64_t end = e->ts_ns + (has_dur ? e->dur_ns : 0);
+	if (!m->started) {
+		m->started = 1;
+		m->first_ns = e->ts_ns;
+		m->cur_sec = end / NS;
+		m->clock_ns = end;
+	} else if (end > m->clock_ns) {
+		model_advance_to(m, end);
+	}
+	if (e->ts_ns < m->first_ns)
+		m->first_ns = e->ts_ns;
+	m->tot.events++;
+	m->tot.by_kind[e->kind]++;
+	uint64_t sec = end / NS;
+	int inwin = sec + m->W > m->cur_sec;
+	if (!inwin)
+		m->tot.late++;
+
+	struct proc *p;
+	switch (e->kind) {
+	case IG_EV_CALL:
+		ingest_call(m, e, end, sec, inwin);
+		break;
+	case IG_EV_OFFCPU:
+		ingest_offcpu(m, e, end, sec, inwin);
+		break;
+	case IG_EV_FORK: {
+		struct proc *parent = proc_get(m, e->pid, end);
+		if (!parent->comm[0] && e->comm[0])
+			copy_comm(parent->comm, e->comm);
+		char comm[IG_COMM_LEN];
+		copy_comm(comm, parent->comm);
+		if (e->arg0 && e->arg0 != e->pid) {
+			struct proc *c = proc_get(m, (uint32_t)e->arg0, end);
+			c->ppid = e->pid;
+			if (!c->comm[0])
+				copy_comm(c->comm, comm);
+		}
+		break;
+	}
+	case IG_EV_EXEC:
+	case IG_EV_COMM:
+		p = proc_get(m, e->pid, end);
+		if (e->comm[0])
+			copy_comm(p->comm, e->comm);
+		if (e->kind == IG_EV_COMM && e->arg0 && !p->ppid)
+			p->ppid = (uint32_t)e->arg0; /* read from /proc when first seen */
+		if (e->kind == IG_EV_EXEC)
+			p->exited = 0;
+		break;
+	case IG_EV_EXIT:
+		p = proc_get(m, e->pid, end);
+		p->exited = 1;
+		break;
+	case IG_EV_PAGE_ALLOC:
+		p = proc_get(m, e->pid, end);
+		p->page_life += e->arg0;
+		if (inwin) {
+			pslot(m, p, sec)->page_bytes += e->arg0;
+			gslot(m, sec)->page_bytes += e->arg0;
+		}
+		break;
+	case IG_EV_BLOCK_IO:
+		p = proc_get(m, e->pid, end);
+		if (!p->comm[0] && e->comm[0])
+			copy_comm(p->comm, e->comm);
+		if (inwin) {
+			struct pslice *ps = pslot(m, p, sec);
+			struct gslice *gs = gslot(m, sec);
+			ps->io_ops++;
+			gs->io_ops++;
+			ps->io_bytes += e->arg0;
+			gs->io_bytes += e->arg0;
+			ps->io_lat += e->dur_ns;
+			gs->io_lat += e->dur_ns;
+			if (e->dur_ns > ps->io_max)
+				ps->io_max = e->dur_ns;
+			if (e->dur_ns > gs->io_max)
+				gs->io_max = e->dur_ns;
+		}
+		break;
+	case IG_EV_SNAPSHOT:
+		if (!m->host_valid || e->ts_ns >= m->host.ts_ns) {
+			m->host = *e;
+			m->host_valid = 1;
+		}
+		if (inwin) {
+			struct gslice *gs = gslot(m, sec);
+			if (e->arg0 > gs->cpu_max)
+				gs->cpu_max = e->arg0;
+			if (e->arg1 > gs->mem_max)
+				gs->mem_max = e->arg1;
+			if (e->preempt_ns > gs->swap_max)
+				gs->swap_max = e->preempt_ns;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Second k begins: the slice that leaves the window is subtracted. */
+void model_expire(struct ig_model *m, uint64_t k)
+{
+	for_each_series(m, expire_fn, k);
+}
+
+/* Second k begins: allocation-outlier thresholds from the window p50. */
+void model_thresholds(struct ig_model *m, uint64_t k)
+{
+	for_each_series(m, thresh_fn, k);
+}

@@ -1,0 +1,246 @@
+/* Internals of the model shared by its files (model.c: life cycle and
+ * time; ingest.c: events into tables and slices; read.c: the read API;
+ * window.c: the snapshot for the window hook; ctab.c: culprit tables).
+ * Nothing outside src/model/ includes this. */
+#ifndef IG_MODEL_INT_H
+#define IG_MODEL_INT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "core/hist.h"
+#include "core/lru.h"
+#include "core/ops.h"
+#include "model/model.h"
+#include "model/window.h"
+
+#define NS 1000000000ull
+#define TAIL_SHIFT 4
+#define TAILB (HIST_BUCKETS >> TAIL_SHIFT) /* quarter-octave buckets for tail sums */
+#define CTAB_N IG_CULPRITS
+#define MIN_SPAN_NS 1000000ull /* spans shorter than 1 ms are taken as 1 ms */
+
+/* --- culprit tables: who preempted us / who woke us, per 1-s slice ------- */
+
+struct culp {
+	uint32_t pid;
+	char comm[IG_COMM_LEN];
+	uint64_t ns[IG_WIN_MAX];
+};
+
+struct ctab {
+	uint64_t sec[IG_WIN_MAX]; /* second held by column j */
+	struct culp e[CTAB_N];
+};
+
+/* --- histogram series: an op, an (op, process) or an (op, thread) -------- */
+
+enum { LV_OP = 0, LV_PROC = 1, LV_THREAD = 2 };
+
+struct tailacc {
+	uint32_t n, nosplit;
+	uint64_t dur, pre, blk;
+};
+
+struct sslice {
+	uint64_t sec;
+	uint64_t dur, pre, blk, bytes, max;
+	uint32_t switches, nosplit;
+	struct hist h; /* h.n = calls in the slice */
+};
+
+struct series {
+	uint64_t key;
+	uint64_t first_ns, last_ns;
+	uint64_t calls_life;
+	uint64_t nested_life; /* calls made inside another traced call of the thread */
+	uint32_t pid, tid;
+	uint16_t op;
+	uint8_t level;
+	unsigned cold_n;
+	uint64_t cold_max, cold_sum, cold_end;
+	uint64_t out_thr; /* outlier threshold, set each second from the window p50 */
+	int out_n, out_i;
+	uint64_t out_ts[IG_OUTLIERS], out_dur[IG_OUTLIERS];
+	struct ctab *ct;	  /* LV_OP, LV_PROC */
+	struct tailacc *tail_win; /* TAILB; LV_OP, LV_PROC */
+	struct tailacc *tail;	  /* W * TAILB */
+	struct sslice *sl;	  /* W */
+	struct hist life, win;
+};
+
+/* --- processes and threads ------------------------------------------------ */
+
+struct pslice {
+	uint64_t sec;
+	uint64_t calls, call_ns, copy_ns, copy_bytes, copy_calls;
+	uint64_t page_bytes, io_ops, io_bytes, io_lat, io_max;
+};
+
+struct proc {
+	uint32_t pid, ppid;
+	char comm[IG_COMM_LEN];
+	uint64_t cgroup_id;
+	uint64_t first_ns, last_ns;
+	int exited, cuda;
+	uint64_t calls_life, page_life;
+	struct pslice *sl; /* W */
+	struct ctab pre;   /* preemptors (off-CPU preempted intervals) */
+	struct ctab wake;  /* wakers of blocked intervals between calls */
+};
+
+enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };
+
+struct tslice {
+	uint64_t sec;
+	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns;
+	uint64_t sync_nested, sync_nested_ns; /* of those, inside another sync-like call */
+	uint64_t off[2][3];		      /* [in call][state] */
+	uint32_t sw[2];
+};
+
+struct thread {
+	uint32_t tid, pid;
+	uint64_t first_ns, last_ns, calls_life;
+	uint64_t ua, ub; /* last interval of the union of call intervals */
+	uint64_t ca, cb; /* last call interval */
+	/* the previous call, to see a driver call nested in a runtime call */
+	uint64_t pa, pb;
+	uint16_t pop;
+	uint8_t psync;
+	uint32_t pre_pid;
+	char pre_comm[IG_COMM_LEN];
+	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */
+	uint64_t life_cuda, life_off[2][3];
+	int tl_n, tl_i;
+	struct ig_offcpu_rec tl[IG_TL_MAX];
+	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
+	struct tslice *sl;	   /* W */
+};
+
+/* --- whole-host slices and the slowest calls ------------------------------ */
+
+struct gslice {
+	uint64_t sec;
+	uint64_t page_bytes, io_ops, io_bytes, io_lat, io_max;
+	uint64_t cpu_max, mem_max, swap_max; /* permille, permille, MiB */
+};
+
+struct slowslice {
+	uint64_t sec;
+	int n;
+	struct ig_call_rec r[IG_SLOW_MAX]; /* slowest first */
+};
+
+/* (op, process) and (op, thread) series: slot i of t holds s[i]. */
+struct stab {
+	struct lru t;
+	struct series **s;
+};
+
+struct ig_model {
+	struct ig_model_cfg cfg;
+	unsigned W;
+	int started;
+	uint64_t clock_ns, first_ns, cur_sec;
+	struct ig_model_totals tot;
+
+	struct series *ops[IG_OP_MAX];
+	struct stab sp, st; /* (op, process), (op, thread) */
+
+	struct lru ph, th; /* slot i holds procs[i], threads[i] */
+	struct proc *procs;
+	struct thread *threads;
+	struct pslice *psl;
+	struct tslice *tsl;
+
+	struct slowslice *slow; /* IG_OP_MAX * W */
+	struct gslice *gsl;	/* W */
+	struct ig_event host;	/* latest snapshot */
+	int host_valid;
+
+	struct ig_proc_stats *scratch_p;
+
+	/* the window hook (model/window.h) and the snapshot it is handed */
+	ig_window_fn win_fn;
+	void *win_ctx;
+	struct ig_window win;
+	struct ig_proc_stats *win_all;
+	struct ig_win_proc *win_procs;
+	struct ig_win_series *win_series;
+	struct ig_win_thread *win_threads;
+};
+
+
+/* A read of the window: the window ends at end_ns, the clock normally, a
+ * second boundary while the window snapshot is built (window.c). The
+ * complete seconds it covers are win_start_sec(m) .. m->cur_sec. */
+uint64_t win_start_sec(const struct ig_model *m);
+int in_window(const struct ig_model *m, uint64_t sec);
+uint64_t span_since(const struct ig_model *m, uint64_t end_ns, uint64_t since);
+uint64_t rate_span(const struct ig_model *m, uint64_t end_ns, uint64_t since);
+
+static inline void copy_comm(char *dst, const char *src)
+{
+	size_t n = strnlen(src, IG_COMM_LEN - 1);
+	memcpy(dst, src, n);
+	memset(dst + n, 0, IG_COMM_LEN - n);
+}
+
+static inline struct proc *proc_find(const struct ig_model *m, uint32_t pid)
+{
+	int32_t i = lru_find(&m->ph, pid);
+	return i >= 0 ? &m->procs[i] : NULL;
+}
+
+static inline struct thread *thread_find(const struct ig_model *m, uint32_t tid)
+{
+	int32_t i = lru_find(&m->th, tid);
+	return i >= 0 ? &m->threads[i] : NULL;
+}
+
+static inline struct series *op_proc_find(const struct ig_model *m, int op, uint32_t pid)
+{
+	int32_t i = lru_find(&m->sp.t, ((uint64_t)pid << 8) | (unsigned)op);
+	return i >= 0 ? m->sp.s[i] : NULL;
+}
+
+/* model.c: moves the clock to t, handing a window snapshot to the hook and
+ * rotating the window at each second boundary crossed. */
+void model_advance_to(struct ig_model *m, uint64_t t);
+
+/* ctab.c */
+void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm, uint64_t ns,
+	      uint64_t sec);
+void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uint64_t sec);
+int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
+	     uint64_t total);
+
+/* ingest.c */
+void series_clear(struct series *S, unsigned W, int full);
+struct series *series_alloc(unsigned W, int full);
+void model_expire(struct ig_model *m, uint64_t k);
+void model_thresholds(struct ig_model *m, uint64_t k);
+
+/* read.c: the fill functions read the window ending at end_ns */
+void totals_fill(const struct ig_model *m, uint64_t end_ns, struct ig_model_totals *t);
+void series_fill(const struct ig_model *m, uint64_t end_ns, const struct series *S,
+		 struct ig_series_stats *o);
+void proc_fill(const struct ig_model *m, uint64_t end_ns, const struct proc *p,
+	       struct ig_proc_stats *o);
+void thread_fill(const struct ig_model *m, uint64_t end_ns, const struct thread *t,
+		 struct ig_thread_stats *o);
+int procs_sorted(const struct ig_model *m, uint64_t end_ns, struct ig_proc_stats *out, int max);
+int threads_busiest(const struct ig_model *m, uint64_t end_ns, uint32_t pid,
+		    struct ig_thread_stats *out, int max);
+int slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out, int max);
+int thread_offcpu(const struct thread *t, struct ig_offcpu_rec *out, int max);
+
+/* window.c */
+int window_alloc(struct ig_model *m);
+void window_free(struct ig_model *m);
+/* Builds the snapshot of the W complete seconds before second k and hands
+ * it to the hook. */
+void window_emit(struct ig_model *m, uint64_t k);
+
+#endif
