@@ -45,7 +45,7 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		*slot = dim ? TH_DIM : sev_slot(ch->severity);
 		return;
 	case C_AGE:
-		tui_fmt_age(buf, n, now > ch->first_seen_ns ? now - ch->first_seen_ns : 0);
+		fmt_age(buf, n, now > ch->first_seen_ns ? now - ch->first_seen_ns : 0);
 		break;
 	case C_CLASS:
 		snprintf(buf, n, "%s", detect_class_title(ch->cls));

@@ -84,8 +84,8 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 		uint64_t len = st->replay_end_ns - st->replay_start_ns;
 		if (pos > len)
 			pos = len;
-		snprintf(c, sizeof(c), "%s/%s %.0f%%", tui_fmt_age(a, sizeof(a), pos),
-			 tui_fmt_age(b, sizeof(b), len), 100.0 * (double)pos / (double)len);
+		snprintf(c, sizeof(c), "%s/%s %.0f%%", fmt_age(a, sizeof(a), pos),
+			 fmt_age(b, sizeof(b), len), 100.0 * (double)pos / (double)len);
 		seg(&f, "at", c, TH_HEADER_VALUE);
 	}
 	/* drops come early: they must never be the thing that is cut */
@@ -110,10 +110,10 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 		seg(&f, "alerts", "0", TH_HEADER_VALUE);
 	}
 	if (rows == 1) {
-		seg(&f, "ev/s", tui_fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
+		seg(&f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
 	}
 	/* the clock sits at the right end of row 1 when there is room */
-	tui_fmt_clock(a, sizeof(a), st->now_ns ? st->now_ns : model_now(tui_model(t)));
+	fmt_clock(a, sizeof(a), st->now_ns ? st->now_ns : model_now(tui_model(t)));
 	int host_w = (int)strnlen(st->host, sizeof(st->host));
 	if (rows == 1 || f.y > 0) {
 		seg(&f, "", a, TH_HEADER_VALUE);
@@ -156,8 +156,8 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 		flow_break(&f);
 		if (f.y < 2)
 			f.y = 2;
-		seg(&f, "ev/s", tui_fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
-		seg(&f, "events", tui_fmt_count(a, sizeof(a), st->events_total, 7),
+		seg(&f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
+		seg(&f, "events", fmt_count(a, sizeof(a), st->events_total, 7),
 		    TH_HEADER_VALUE);
 		if (!drops) {
 			snprintf(c, sizeof(c), "k %llu u %llu",
@@ -166,7 +166,7 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 			seg(&f, "drops", c, TH_DROPS_OK);
 		}
 	} else {
-		seg(&f, "ev/s", tui_fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
+		seg(&f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
 		if (!drops) {
 			snprintf(c, sizeof(c), "k %llu u %llu",
 				 (unsigned long long)st->drops_kernel,

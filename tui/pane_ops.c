@@ -82,10 +82,10 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 		snprintf(buf, n, "%s", oi ? oi->short_name : "?");
 		break;
 	case C_CALLS:
-		tui_fmt_count(buf, n, s->calls_life, 6);
+		fmt_count(buf, n, s->calls_life, 6);
 		break;
 	case C_RATE:
-		tui_fmt_rate(buf, n, s->calls_per_s);
+		fmt_rate(buf, n, s->calls_per_s);
 		if (!win)
 			*slot = TH_DIM;
 		break;
@@ -108,14 +108,14 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 		break;
 	}
 	case C_RATIO:
-		tui_fmt_ratio(buf, n, win ? s->tail_ratio : 0);
+		fmt_ratio(buf, n, win ? s->tail_ratio : 0);
 		*slot = win ? p99_slot(s->tail_ratio) : TH_DIM;
 		break;
 	case C_WALL:
-		tui_fmt_pct(buf, n, win ? s->wall_share : -1);
+		fmt_pct(buf, n, win ? s->wall_share : -1);
 		break;
 	case C_TAILPRE:
-		tui_fmt_pct(buf, n, win && s->tail_calls ? s->tail_preempt_share : -1);
+		fmt_pct(buf, n, win && s->tail_calls ? s->tail_preempt_share : -1);
 		if (win && s->tail_preempt_share >= 0.25)
 			*slot = TH_PREEMPTED;
 		break;

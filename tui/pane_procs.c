@@ -42,7 +42,7 @@ static uint64_t procs_key(void *ctx, int row)
 
 static void pct_cell(char *buf, size_t n, double pct)
 {
-	tui_fmt_pct(buf, n, pct < 0 ? -1 : pct / 100.0);
+	fmt_pct(buf, n, pct < 0 ? -1 : pct / 100.0);
 }
 
 static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
@@ -66,7 +66,7 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		snprintf(buf, n, "%s", tui_container(c->t, p->pid, p->cgroup_id));
 		break;
 	case C_RATE:
-		tui_fmt_rate(buf, n, p->calls_per_s);
+		fmt_rate(buf, n, p->calls_per_s);
 		if (!p->cuda)
 			*slot = TH_DIM;
 		break;

@@ -71,12 +71,12 @@ static void build(struct tui *t, int width)
 		lines_add(
 		    &lines, p99_slot(c->tail_ratio), 1, "latency   p50 %s  p99 %s  p99/p50 %s",
 		    report_fmt_ns(a, sizeof(a), c->p50_ns), report_fmt_ns(b, sizeof(b), c->p99_ns),
-		    tui_fmt_ratio(e, sizeof(e), c->tail_ratio));
+		    fmt_ratio(e, sizeof(e), c->tail_ratio));
 	lines_add(&lines, TH_NORMAL, 1,
 		  "seen      %s to %s (first %s ago), fired %u times, highest %s",
-		  tui_fmt_clock(a, sizeof(a), c->first_seen_ns),
-		  tui_fmt_clock(b, sizeof(b), c->last_seen_ns),
-		  tui_fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0),
+		  fmt_clock(a, sizeof(a), c->first_seen_ns),
+		  fmt_clock(b, sizeof(b), c->last_seen_ns),
+		  fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0),
 		  c->fired, detect_sev_name(c->max_severity));
 
 	lines_add(&lines, TH_SECTION, 0, "Explanation");
@@ -98,7 +98,7 @@ static void build(struct tui *t, int width)
 	for (int i = 0; i < c->ntimeline && i < IG_CHAIN_MAX_TIMELINE; i++) {
 		char text[160];
 		snprintf(text, sizeof(text), "%s  %s",
-			 tui_fmt_clock(a, sizeof(a), c->timeline[i].ts_ns), c->timeline[i].text);
+			 fmt_clock(a, sizeof(a), c->timeline[i].ts_ns), c->timeline[i].text);
 		lines_wrap(&lines, TH_NORMAL, 1, width, text);
 	}
 

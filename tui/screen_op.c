@@ -79,7 +79,7 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	}
 	case B_RATE:
-		tui_fmt_rate(buf, n, s->calls_per_s);
+		fmt_rate(buf, n, s->calls_per_s);
 		break;
 	case B_P50:
 	case B_P99:
@@ -97,7 +97,7 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 			*slot = p99_slot(s->tail_ratio);
 		break;
 	case B_RATIO:
-		tui_fmt_ratio(buf, n, s->win.n ? s->tail_ratio : 0);
+		fmt_ratio(buf, n, s->win.n ? s->tail_ratio : 0);
 		*slot = p99_slot(s->tail_ratio);
 		break;
 	case B_TAILPRE: {
@@ -106,7 +106,7 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 			share = thread_preempt_share(s);
 		else if (s->win.n && s->tail_calls)
 			share = s->tail_preempt_share;
-		tui_fmt_pct(buf, n, share);
+		fmt_pct(buf, n, share);
 		if (share >= 0.25)
 			*slot = TH_PREEMPTED;
 		break;
@@ -184,7 +184,7 @@ static void s_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	int nosplit = (c->flags & IG_F_NO_SPLIT) != 0;
 	switch (col) {
 	case S_TIME:
-		tui_fmt_clock(b, sizeof(b), c->ts_ns);
+		fmt_clock(b, sizeof(b), c->ts_ns);
 		snprintf(buf, n, "%s.%03llu", b,
 			 (unsigned long long)(c->ts_ns % 1000000000ull / 1000000ull));
 		break;
@@ -413,7 +413,7 @@ static void draw_hist(struct tui *t, const struct tui_rect *r)
 			draw_bar(t, r, y, labw, barw, top ? (double)counts[i] / (double)top : 0,
 				 b1 > p99 ? TH_BAR_TAIL : TH_BAR);
 		if (counts[i]) {
-			tui_fmt_count(a, sizeof(a), counts[i], cntw - 1);
+			fmt_count(a, sizeof(a), counts[i], cntw - 1);
 			draw_text_right(t, r, y, r->w - cntw, cntw, TH_NORMAL, a);
 		}
 	}
@@ -496,20 +496,20 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	double ratio = pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0;
 	snprintf(line, sizeof(line),
 		 "calls %llu (%s/s)  %s p50 %s  p95 %s  p99 %s  max %s  p99/p50 %s",
-		 (unsigned long long)s->calls_life, tui_fmt_rate(a, sizeof(a), s->calls_per_s),
+		 (unsigned long long)s->calls_life, fmt_rate(a, sizeof(a), s->calls_per_s),
 		 s->win.n ? "window" : "since start", report_fmt_ns(b, sizeof(b), pc->p50),
 		 report_fmt_ns(c, sizeof(c), pc->p95), report_fmt_ns(e, sizeof(e), pc->p99),
-		 report_fmt_ns(g, sizeof(g), pc->max), tui_fmt_ratio(h2, sizeof(h2), ratio));
+		 report_fmt_ns(g, sizeof(g), pc->max), fmt_ratio(h2, sizeof(h2), ratio));
 	draw_text(t, r, 1, 1, -1, p99_slot(ratio), line);
 	char p[48];
 	int x = 1;
 	x += draw_printf(t, r, 2, x, TH_NORMAL, "wall %s  ",
-			 tui_fmt_pct(a, sizeof(a), s->wall_share));
+			 fmt_pct(a, sizeof(a), s->wall_share));
 	x += draw_printf(t, r, 2, x, TH_PREEMPTED, "tail preempted %s",
-			 tui_fmt_pct(a, sizeof(a), s->tail_calls ? s->tail_preempt_share : -1));
+			 fmt_pct(a, sizeof(a), s->tail_calls ? s->tail_preempt_share : -1));
 	x += draw_printf(t, r, 2, x, TH_NORMAL, "  ");
 	x += draw_printf(t, r, 2, x, TH_BLOCKED, "blocked %s",
-			 tui_fmt_pct(a, sizeof(a), s->tail_calls ? s->tail_blocked_share : -1));
+			 fmt_pct(a, sizeof(a), s->tail_calls ? s->tail_blocked_share : -1));
 	if (s->top_preemptor_pid)
 		x +=
 		    draw_printf(t, r, 2, x, TH_NORMAL, "  top preemptor %s %.0f%%",

@@ -51,7 +51,7 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		snprintf(buf, n, "%.*s", IG_COMM_LEN, th->comm[0] ? th->comm : "-");
 		break;
 	case T_RATE:
-		tui_fmt_rate(buf, n, th->calls_per_s);
+		fmt_rate(buf, n, th->calls_per_s);
 		break;
 	case T_MAINOP:
 		if (th->main_op > 0 && ig_op_info(th->main_op))
@@ -60,29 +60,29 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 			snprintf(buf, n, "-");
 		break;
 	case T_CUDA:
-		tui_fmt_pct(buf, n, th->wall_ns ? th->cuda_pct / 100 : -1);
+		fmt_pct(buf, n, th->wall_ns ? th->cuda_pct / 100 : -1);
 		break;
 	case T_OFF:
-		tui_fmt_pct(buf, n, th->wall_ns ? th->off_pct / 100 : -1);
+		fmt_pct(buf, n, th->wall_ns ? th->off_pct / 100 : -1);
 		break;
 	case T_PRE:
-		tui_fmt_pct(buf, n, frac(th->off_preempt_ns, th->wall_ns));
+		fmt_pct(buf, n, frac(th->off_preempt_ns, th->wall_ns));
 		if (frac(th->off_preempt_ns, th->wall_ns) >= 0.1)
 			*slot = TH_PREEMPTED;
 		break;
 	case T_BLK:
-		tui_fmt_pct(buf, n, frac(th->off_blocked_ns, th->wall_ns));
+		fmt_pct(buf, n, frac(th->off_blocked_ns, th->wall_ns));
 		if (frac(th->off_blocked_ns, th->wall_ns) >= 0.5)
 			*slot = TH_BLOCKED;
 		break;
 	case T_BETWEEN:
-		tui_fmt_pct(buf, n, th->wall_ns ? th->between_pct / 100 : -1);
+		fmt_pct(buf, n, th->wall_ns ? th->between_pct / 100 : -1);
 		break;
 	case T_SW:
-		tui_fmt_count(buf, n, th->switches, 5);
+		fmt_count(buf, n, th->switches, 5);
 		break;
 	case T_SYNC:
-		tui_fmt_count(buf, n, th->sync_calls_win, 6);
+		fmt_count(buf, n, th->sync_calls_win, 6);
 		break;
 	case T_LAST:
 		if (th->last_preemptor_pid)
@@ -185,14 +185,14 @@ static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struc
 		char a[16], b[16], c[16], d[16];
 		int lx = x + w + 2;
 		lx += draw_printf(t, r, y, lx, TH_BAR, "CUDA on CPU %s ",
-				  tui_fmt_pct(a, sizeof(a), frac(cuda_on, p->wall_ns)));
+				  fmt_pct(a, sizeof(a), frac(cuda_on, p->wall_ns)));
 		lx += draw_printf(t, r, y, lx, TH_PREEMPTED, "preempted %s ",
-				  tui_fmt_pct(b, sizeof(b), p->off_preempt_pct / 100));
+				  fmt_pct(b, sizeof(b), p->off_preempt_pct / 100));
 		lx += draw_printf(
 		    t, r, y, lx, TH_BLOCKED, "blocked %s ",
-		    tui_fmt_pct(c, sizeof(c), (p->off_blocked_pct + p->off_unknown_pct) / 100));
+		    fmt_pct(c, sizeof(c), (p->off_blocked_pct + p->off_unknown_pct) / 100));
 		draw_printf(t, r, y, lx, TH_DIM, "busy %s",
-			    tui_fmt_pct(d, sizeof(d), frac(p->between_on_cpu_ns, p->wall_ns)));
+			    fmt_pct(d, sizeof(d), frac(p->between_on_cpu_ns, p->wall_ns)));
 	}
 }
 
@@ -234,7 +234,7 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 	snprintf(line, sizeof(line),
 		 "CUDA calls %llu (%s/s)  off-CPU %.1f%% of wall: in calls %s, between calls %s  "
 		 "switches %u",
-		 (unsigned long long)p->calls_life, tui_fmt_rate(a, sizeof(a), p->calls_per_s),
+		 (unsigned long long)p->calls_life, fmt_rate(a, sizeof(a), p->calls_per_s),
 		 p->off_pct, report_fmt_ns(b, sizeof(b), p->off_in_call_ns),
 		 report_fmt_ns(c2, sizeof(c2), p->off_between_ns), p->switches);
 	draw_text(t, r, 1, 1, -1, TH_NORMAL, line);

@@ -34,7 +34,7 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	char b[32];
 	switch (col) {
 	case O_WHEN:
-		tui_fmt_clock(b, sizeof(b), o->ts_ns);
+		fmt_clock(b, sizeof(b), o->ts_ns);
 		snprintf(buf, n, "%s.%03llu", b,
 			 (unsigned long long)(o->ts_ns % 1000000000ull / 1000000ull));
 		break;
@@ -116,7 +116,7 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 			    "CUDA calls %llu (%s/s), mostly %s  CUDA %.0f%%  off-CPU %.0f%%  "
 			    "between calls %.0f%%  switches %u",
 			    (unsigned long long)th->calls_life,
-			    tui_fmt_rate(b, sizeof(b), th->calls_per_s), oi ? oi->name : "-",
+			    fmt_rate(b, sizeof(b), th->calls_per_s), oi ? oi->name : "-",
 			    th->cuda_pct, th->off_pct, th->between_pct, th->switches);
 		int x = 1;
 		x += draw_printf(t, r, y, x, TH_PREEMPTED, "preempted %s",

@@ -169,89 +169,10 @@ int tui_text_wrap(const char *s, int width, void (*line)(void *ctx, const char *
 	return lines;
 }
 
-char *tui_fmt_count(char *buf, size_t n, uint64_t v, int width)
-{
-	static const char suf[] = "kMGTPE";
-	if (width < 4)
-		width = 4;
-	snprintf(buf, n, "%llu", (unsigned long long)v);
-	if ((int)strlen(buf) <= width)
-		return buf;
-	double d = (double)v;
-	int i = -1;
-	while (d >= 1000.0 && i < 5)
-		d /= 1000.0, i++;
-	if (d < 9.995 && width >= 5)
-		snprintf(buf, n, "%.2f%c", d, suf[i]);
-	else if (d < 99.95)
-		snprintf(buf, n, "%.1f%c", d, suf[i]);
-	else
-		snprintf(buf, n, "%.0f%c", d, suf[i]);
-	if ((int)strlen(buf) > width) /* 999.5k rounds to 1000k: take the next unit */
-		snprintf(buf, n, "%.0f%c", d, suf[i]);
-	return buf;
-}
 
-char *tui_fmt_rate(char *buf, size_t n, double r)
-{
-	if (r <= 0)
-		snprintf(buf, n, "0");
-	else if (r < 9.995)
-		snprintf(buf, n, "%.2f", r);
-	else if (r < 99.95)
-		snprintf(buf, n, "%.1f", r);
-	else if (r < 99999.5)
-		snprintf(buf, n, "%.0f", r);
-	else
-		tui_fmt_count(buf, n, (uint64_t)(r + 0.5), 5);
-	return buf;
-}
 
-char *tui_fmt_pct(char *buf, size_t n, double f)
-{
-	double p = f * 100.0;
-	if (f < 0)
-		snprintf(buf, n, "-");
-	else if (p == 0)
-		snprintf(buf, n, "0%%");
-	else if (p < 0.1)
-		snprintf(buf, n, "<0.1%%");
-	else if (p < 9.95)
-		snprintf(buf, n, "%.1f%%", p);
-	else
-		snprintf(buf, n, "%.0f%%", p);
-	return buf;
-}
 
-char *tui_fmt_ratio(char *buf, size_t n, double r)
-{
-	if (r <= 0)
-		snprintf(buf, n, "-");
-	else if (r < 9.95)
-		snprintf(buf, n, "%.1fx", r);
-	else if (r < 99999)
-		snprintf(buf, n, "%.0fx", r);
-	else
-		snprintf(buf, n, ">99999x");
-	return buf;
-}
 
-char *tui_fmt_age(char *buf, size_t n, uint64_t ns)
-{
-	uint64_t s = ns / 1000000000ull;
-	if (s < 60)
-		snprintf(buf, n, "%llus", (unsigned long long)s);
-	else if (s < 3600)
-		snprintf(buf, n, "%llum%02llus", (unsigned long long)(s / 60),
-			 (unsigned long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, n, "%lluh%02llum", (unsigned long long)(s / 3600),
-			 (unsigned long long)(s % 3600 / 60));
-	else
-		snprintf(buf, n, "%llud%02lluh", (unsigned long long)(s / 86400),
-			 (unsigned long long)(s % 86400 / 3600));
-	return buf;
-}
 
 int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
 {
@@ -459,15 +380,3 @@ char *tui_container_from_cgroup(const char *text, char *out, size_t n)
 	return out;
 }
 
-char *tui_fmt_clock(char *buf, size_t n, uint64_t unix_ns)
-{
-	if (!unix_ns) {
-		snprintf(buf, n, "--:--:--");
-		return buf;
-	}
-	time_t t = (time_t)(unix_ns / 1000000000ull);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%H:%M:%S", &tm);
-	return buf;
-}

@@ -30,18 +30,6 @@ size_t tui_text_prefix(const char *s, int cols);
 int tui_text_wrap(const char *s, int width, void (*line)(void *ctx, const char *p, size_t n),
 		  void *ctx);
 
-/* Compact numbers for fixed-width columns: "999999", "1.23M", "12.3k". The
- * result never exceeds width columns when width >= 4. Return buf. */
-char *tui_fmt_count(char *buf, size_t n, uint64_t v, int width);
-/* Per-second rates: "0.50", "39.8", "1234", "12.3k". */
-char *tui_fmt_rate(char *buf, size_t n, double per_s);
-/* A fraction 0..1 as a percentage: "71%", "0.4%", "<0.1%"; negative: "-". */
-char *tui_fmt_pct(char *buf, size_t n, double frac);
-/* A ratio such as p99/p50: "3.2x", "12x", "-" when 0 or negative. */
-char *tui_fmt_ratio(char *buf, size_t n, double r);
-/* An age or span in whole seconds: "5s", "2m03s", "1h02m", "3d04h". */
-char *tui_fmt_age(char *buf, size_t n, uint64_t ns);
-
 /* Column fitting for tables. */
 struct tui_col {
 	const char *title;
@@ -71,7 +59,5 @@ char *tui_bar(char *dst, size_t cap, double frac, int cols, int ascii);
  * "k8s:pod1234abcd", "ollama.service", or "-" on the host. Returns out. */
 char *tui_container_from_cgroup(const char *cgroup_text, char *out, size_t n);
 
-/* "12:03:04" (local time) of a Unix-ns event time; "--:--:--" for 0. */
-char *tui_fmt_clock(char *buf, size_t n, uint64_t unix_ns);
 
 #endif

@@ -12,6 +12,7 @@
 #include "layout.h"
 #include "detect/detect.h"
 #include "model/model.h"
+#include "core/fmt.h"
 #include "core/ops.h"
 #include "session/session.h"
 #include "stacks/stacks.h"

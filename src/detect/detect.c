@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fmt.h"
 #include "core/ops.h"
 #include "model/window.h"
 
@@ -159,32 +160,15 @@ __attribute__((format(printf, 3, 4))) static int put(char *dst, size_t n, const 
 	return r;
 }
 
-/* "850 ns", "12.3 us", "4.56 ms", "1.23 s" */
+/* Durations and sizes are spelt as everywhere else (core/fmt.h). */
 static char *fdur(char *b, size_t n, uint64_t ns)
 {
-	double v = (double)ns;
-	if (ns < 1000)
-		put(b, n, "%lu ns", (unsigned long)ns);
-	else if (ns < 1000000)
-		put(b, n, v < 1e4 ? "%.2f us" : v < 1e5 ? "%.1f us" : "%.0f us", v / 1e3);
-	else if (ns < NS)
-		put(b, n, v < 1e7 ? "%.2f ms" : v < 1e8 ? "%.1f ms" : "%.0f ms", v / 1e6);
-	else
-		put(b, n, "%.2f s", v / 1e9);
-	return b;
+	return fmt_ns(b, n, ns);
 }
 
 static char *fbytes(char *b, size_t n, double v)
 {
-	if (v < 1024)
-		put(b, n, "%.0f B", v);
-	else if (v < 1048576)
-		put(b, n, "%.1f KiB", v / 1024);
-	else if (v < 1073741824.0)
-		put(b, n, "%.1f MiB", v / 1048576);
-	else
-		put(b, n, "%.2f GiB", v / 1073741824.0);
-	return b;
+	return fmt_bytes(b, n, v > 0 ? (uint64_t)(v + 0.5) : 0);
 }
 
 static char *fratio(char *b, size_t n, double r)

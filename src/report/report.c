@@ -3,6 +3,8 @@
  * The layout is documented in report.h; tests parse it, keep it stable. */
 #include "report/report.h"
 
+#include "core/fmt.h"
+
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -19,36 +21,12 @@
 
 char *report_fmt_ns(char *b, size_t n, uint64_t ns)
 {
-	double v = (double)ns;
-	if (ns < 1000)
-		snprintf(b, n, "%luns", (unsigned long)ns);
-	else if (v < 999.5e3)
-		snprintf(b, n, v < 9.995e3 ? "%.2fus" : v < 99.95e3 ? "%.1fus" : "%.0fus", v / 1e3);
-	else if (v < 999.5e6)
-		snprintf(b, n, v < 9.995e6 ? "%.2fms" : v < 99.95e6 ? "%.1fms" : "%.0fms", v / 1e6);
-	else if (v < 59.95e9)
-		snprintf(b, n, v < 9.995e9 ? "%.2fs" : "%.1fs", v / 1e9);
-	else {
-		uint64_t s = (ns + 500000000ull) / 1000000000ull;
-		snprintf(b, n, "%lum%02lus", (unsigned long)(s / 60), (unsigned long)(s % 60));
-	}
-	return b;
+	return fmt_ns(b, n, ns);
 }
 
 char *report_fmt_bytes(char *b, size_t n, uint64_t bytes)
 {
-	double v = (double)bytes;
-	if (bytes < 1024)
-		snprintf(b, n, "%luB", (unsigned long)bytes);
-	else if (v < 1048576.0 * 0.9995)
-		snprintf(b, n, "%.1fKiB", v / 1024);
-	else if (v < 1073741824.0 * 0.9995)
-		snprintf(b, n, "%.1fMiB", v / 1048576);
-	else if (v < 1099511627776.0 * 0.9995)
-		snprintf(b, n, "%.1fGiB", v / 1073741824.0);
-	else
-		snprintf(b, n, "%.1fTiB", v / 1099511627776.0);
-	return b;
+	return fmt_bytes(b, n, bytes);
 }
 
 /* --- JSON strings ---------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../tui/text.c"
+#include "core/fmt.h"
 
 static int all_ascii(const char *s)
 {
@@ -60,28 +61,28 @@ int main(void)
 	CHECK(strcmp(wrapped[0], "abcde") == 0 && strcmp(wrapped[2], "kl x") == 0);
 
 	/* numbers never overflow their column */
-	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 123456, 6), "123456") == 0);
-	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 1234567, 6), "1.23M") == 0);
-	CHECK(strcmp(tui_fmt_count(b, sizeof(b), 12345, 4), "12k") == 0 || strcmp(b, "12.3k") == 0);
+	CHECK(strcmp(fmt_count(b, sizeof(b), 123456, 6), "123456") == 0);
+	CHECK(strcmp(fmt_count(b, sizeof(b), 1234567, 6), "1.23M") == 0);
+	CHECK(strcmp(fmt_count(b, sizeof(b), 12345, 4), "12k") == 0 || strcmp(b, "12.3k") == 0);
 	for (uint64_t v = 1; v < 20000000000000ull; v = v * 3 + 7)
 		for (int w = 4; w <= 8; w++)
-			CHECKF((int)strlen(tui_fmt_count(b, sizeof(b), v, w)) <= w,
+			CHECKF((int)strlen(fmt_count(b, sizeof(b), v, w)) <= w,
 			       "%llu in %d: %s", (unsigned long long)v, w, b);
-	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 0.5), "0.50") == 0);
-	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 39.84), "39.8") == 0);
-	CHECK(strcmp(tui_fmt_rate(b, sizeof(b), 1234.4), "1234") == 0);
-	CHECK(strlen(tui_fmt_rate(b, sizeof(b), 1234567.0)) <= 6);
-	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), 0.71), "71%") == 0);
-	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), 0.004), "0.4%") == 0);
-	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), -1), "-") == 0);
-	CHECK(strcmp(tui_fmt_pct(b, sizeof(b), 0.0000001), "<0.1%") == 0);
-	CHECK(strcmp(tui_fmt_ratio(b, sizeof(b), 3.24), "3.2x") == 0);
-	CHECK(strcmp(tui_fmt_ratio(b, sizeof(b), 140), "140x") == 0);
-	CHECK(strcmp(tui_fmt_ratio(b, sizeof(b), 0), "-") == 0);
-	CHECK(strcmp(tui_fmt_age(b, sizeof(b), 5000000000ull), "5s") == 0);
-	CHECK(strcmp(tui_fmt_age(b, sizeof(b), 123000000000ull), "2m03s") == 0);
-	CHECK(strcmp(tui_fmt_age(b, sizeof(b), 3720000000000ull), "1h02m") == 0);
-	CHECK(strcmp(tui_fmt_clock(b, sizeof(b), 0), "--:--:--") == 0);
+	CHECK(strcmp(fmt_rate(b, sizeof(b), 0.5), "0.50") == 0);
+	CHECK(strcmp(fmt_rate(b, sizeof(b), 39.84), "39.8") == 0);
+	CHECK(strcmp(fmt_rate(b, sizeof(b), 1234.4), "1234") == 0);
+	CHECK(strlen(fmt_rate(b, sizeof(b), 1234567.0)) <= 6);
+	CHECK(strcmp(fmt_pct(b, sizeof(b), 0.71), "71%") == 0);
+	CHECK(strcmp(fmt_pct(b, sizeof(b), 0.004), "0.4%") == 0);
+	CHECK(strcmp(fmt_pct(b, sizeof(b), -1), "-") == 0);
+	CHECK(strcmp(fmt_pct(b, sizeof(b), 0.0000001), "<0.1%") == 0);
+	CHECK(strcmp(fmt_ratio(b, sizeof(b), 3.24), "3.2x") == 0);
+	CHECK(strcmp(fmt_ratio(b, sizeof(b), 140), "140x") == 0);
+	CHECK(strcmp(fmt_ratio(b, sizeof(b), 0), "-") == 0);
+	CHECK(strcmp(fmt_age(b, sizeof(b), 5000000000ull), "5s") == 0);
+	CHECK(strcmp(fmt_age(b, sizeof(b), 123000000000ull), "2m03s") == 0);
+	CHECK(strcmp(fmt_age(b, sizeof(b), 3720000000000ull), "1h02m") == 0);
+	CHECK(strcmp(fmt_clock(b, sizeof(b), 0), "--:--:--") == 0);
 
 	/* column fitting */
 	const struct tui_col cols[] = {
