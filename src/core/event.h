@@ -40,6 +40,11 @@ enum ig_copy_dir { IG_DIR_H2H = 0, IG_DIR_H2D = 1, IG_DIR_D2H = 2, IG_DIR_D2D = 
 /* Flags on IG_EV_CALL / IG_EV_OFFCPU. */
 #define IG_F_IN_CALL 0x1     /* off-CPU interval started inside a traced call */
 #define IG_F_NO_SPLIT 0x2    /* preempted/blocked split unknown for this call */
+/* Why a blocked off-CPU interval slept (IG_OFF_BLOCKED; none set: woken by
+ * another task, or not recorded). */
+#define IG_F_DSTATE 0x4      /* uninterruptible sleep (D): block I/O, page cache */
+#define IG_F_TIMER 0x8       /* woken by a timer: a sleep or a timeout */
+#define IG_F_FAULT 0x10      /* went to sleep inside a page fault */
 
 struct ig_event {
 	uint64_t ts_ns;  /* Unix ns: entry time for calls, switch-out for off-CPU */

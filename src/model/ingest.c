@@ -286,8 +286,14 @@ static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uin
 			s->sw[0]--;
 			s->sw[1]++;
 		}
-		if (st == ST_BLK && r->other_pid)
-			ctab_sub(m, &p->wake, r->other_pid, r->dur_ns, sec);
+		if (st == ST_BLK) {
+			int bw = t->tl_bw[idx];
+			t->life_raw.bw[bw] -= t->life_raw.bw[bw] >= r->dur_ns ? r->dur_ns : 0;
+			if (s->sec == sec && s->bw[bw] >= r->dur_ns)
+				s->bw[bw] -= r->dur_ns;
+			if (bw == BW_TASK && r->other_pid)
+				ctab_sub(m, &p->wake, r->other_pid, r->dur_ns, sec);
+		}
 	}
 }
 
@@ -434,15 +440,28 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 		if (sync && t->psync)
 			nested_ns = e->dur_ns;
 	}
+	/* preempted time of this call not already counted for a call inside it
+	 * (the kernel charges an off-CPU interval to every open call) */
+	uint64_t pre = 0;
+	int nosplit = (e->flags & IG_F_NO_SPLIT) != 0;
+	if (!nosplit && nest != 2)
+		pre = nest == 1 ? (e->preempt_ns > t->ppre ? e->preempt_ns - t->ppre : 0)
+				: e->preempt_ns;
 	if (nest != 2) {
 		t->pa = e->ts_ns;
 		t->pb = end;
+		t->ppre = nosplit ? 0 : e->preempt_ns;
 		t->pop = e->op;
 		t->psync = (uint8_t)sync;
 	}
 	reclassify(m, t, p, e->ts_ns, end);
 	uint64_t busy = union_add(t, e->ts_ns, end);
+	if (pre > busy)
+		pre = busy;
 	t->life_cuda += busy;
+	t->life_raw.in_busy[sync != 0] += busy;
+	t->life_raw.in_pre[sync != 0] += pre;
+	t->life_raw.nosplit += (uint32_t)nosplit;
 	if (end > t->cb || e->ts_ns < t->ca || !t->cb) {
 		t->ca = e->ts_ns;
 		t->cb = end;
@@ -454,6 +473,9 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	ts->calls++;
 	ts->call_ns += e->dur_ns;
 	ts->cuda_ns += busy;
+	ts->in_busy[sync != 0] += busy;
+	ts->in_pre[sync != 0] += pre;
+	ts->nosplit += (uint32_t)nosplit;
 	if (sync) {
 		ts->sync_calls++;
 		ts->sync_ns += e->dur_ns;
@@ -484,6 +506,7 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 	int st = off_state(e->state);
 	int src = (e->flags & IG_F_IN_CALL) != 0;
 	int in = src || (e->ts_ns >= t->ca && e->ts_ns < t->cb);
+	int bw = blocked_reason(e->flags, e->other_pid);
 
 	struct ig_offcpu_rec *r = &t->tl[t->tl_i];
 	r->ts_ns = e->ts_ns;
@@ -494,6 +517,7 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 	r->other_pid = e->other_pid;
 	copy_comm(r->other_comm, e->other_comm);
 	t->tl_src[t->tl_i] = (uint8_t)src;
+	t->tl_bw[t->tl_i] = (uint8_t)bw;
 	t->tl_i = (t->tl_i + 1) % IG_TL_MAX;
 	if (t->tl_n < IG_TL_MAX)
 		t->tl_n++;
@@ -503,14 +527,18 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 		copy_comm(t->pre_comm, e->other_comm);
 	}
 	t->life_off[in][st] += e->dur_ns;
+	if (st == ST_BLK && !in)
+		t->life_raw.bw[bw] += e->dur_ns;
 	if (!inwin)
 		return;
 	struct tslice *ts = tslot(m, t, sec);
 	ts->off[in][st] += e->dur_ns;
 	ts->sw[in]++;
+	if (st == ST_BLK && !in)
+		ts->bw[bw] += e->dur_ns;
 	if (st == ST_PRE && e->other_pid)
 		ctab_add(m, &p->pre, e->other_pid, e->other_comm, e->dur_ns, sec);
-	if (st == ST_BLK && !in && e->other_pid)
+	if (st == ST_BLK && !in && bw == BW_TASK)
 		ctab_add(m, &p->wake, e->other_pid, e->other_comm, e->dur_ns, sec);
 }
 
@@ -585,6 +613,8 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		break;
 	case IG_EV_BLOCK_IO:
 		p = proc_get(m, e->pid, end);
+		if (e->arg1)
+			p->io_dev = (uint32_t)e->arg1;
 		if (!p->comm[0] && e->comm[0])
 			copy_comm(p->comm, e->comm);
 		if (inwin) {

@@ -83,6 +83,36 @@ struct ig_model_totals {
 void model_totals(const struct ig_model *m, struct ig_model_totals *t);
 uint64_t model_now(const struct ig_model *m);
 
+/* Where a thread's wall time went: exclusive parts that add up to the wall
+ * time. Inside CUDA calls, a call that synchronises (syncs, synchronous
+ * copies) is waiting for the GPU unless preempted; any other call is API
+ * work. Between calls, off-CPU intervals say why the thread was not
+ * running (docs/detection.md has the rules). */
+enum ig_part {
+	IG_PART_GPU_WAIT = 0,	/* inside syncs and synchronous copies */
+	IG_PART_API,		/* inside other CUDA calls, on CPU or blocked */
+	IG_PART_CALL_PREEMPTED, /* inside CUDA calls, runnable but not running */
+	IG_PART_HOST_CPU,	/* between calls, running: the host's own work */
+	IG_PART_PREEMPTED,	/* between calls, runnable but not running */
+	IG_PART_IO_WAIT,	/* between calls, asleep in D state (block I/O) */
+	IG_PART_TASK_WAIT,	/* between calls, asleep until another task woke it */
+	IG_PART_SLEEP,		/* between calls, asleep until a timer woke it */
+	IG_PART_FAULT,		/* between calls, asleep in a page fault */
+	IG_PART_UNKNOWN,	/* between calls, off CPU for an unrecorded reason */
+	IG_PART_MAX,
+};
+
+struct ig_time_parts {
+	uint64_t wall_ns;	   /* the denominator: the threads' wall time */
+	uint64_t ns[IG_PART_MAX];  /* sum(ns) == wall_ns */
+	int split_unknown;	   /* some calls had no preempted/blocked split */
+};
+
+/* "gpu_wait", "api", ... (the JSON keys); "?" when out of range. */
+const char *ig_part_name(int part);
+/* A share of the wall time, 0..1 (0 when wall_ns is 0). */
+double ig_part_share(const struct ig_time_parts *t, int part);
+
 /* Percentiles of one histogram. */
 struct ig_pcts {
 	uint64_t n;
@@ -203,6 +233,11 @@ struct ig_proc_stats {
 	uint32_t switches;
 	uint64_t page_bytes_win, page_bytes_life;
 	uint64_t io_ops_win, io_bytes_win, io_lat_ns_win, io_max_ns_win;
+	/* Where the feeding threads' time went in the window (and since the
+	 * start), and the busiest of them (most calls, then CUDA time). */
+	struct ig_time_parts parts, life_parts;
+	uint32_t feeder_tid;
+	uint32_t io_dev;	    /* device (major << 20 | minor) of its last block I/O, 0 none */
 	/* The same since start/reset (threads evicted meanwhile are lost), for
 	 * --summary: feeding threads = those with CUDA calls since the start. */
 	uint64_t life_wall_ns, life_cuda_ns;
@@ -238,6 +273,7 @@ struct ig_thread_stats {
 	uint64_t sync_nested_win, sync_nested_ns_win;
 	uint32_t last_preemptor_pid;
 	char last_preemptor_comm[IG_COMM_LEN];
+	struct ig_time_parts parts, life_parts; /* window, since the start */
 };
 /* Threads of pid (0 = all), busiest first. */
 int model_threads(const struct ig_model *m, uint32_t pid, struct ig_thread_stats *out, int max);

@@ -82,6 +82,7 @@ struct proc {
 	char comm[IG_COMM_LEN];
 	uint64_t cgroup_id;
 	uint64_t first_ns, last_ns;
+	uint32_t io_dev; /* device of the last block I/O (ig_event arg1) */
 	int exited, cuda;
 	uint64_t calls_life, page_life;
 	struct pslice *sl; /* W */
@@ -91,12 +92,28 @@ struct proc {
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };
 
+/* Why a blocked interval between calls slept (IG_F_* flags, the waker). */
+enum { BW_IO = 0, BW_TASK, BW_SLEEP, BW_FAULT, BW_OTHER, BW_N };
+
 struct tslice {
 	uint64_t sec;
 	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns;
 	uint64_t sync_nested, sync_nested_ns; /* of those, inside another sync-like call */
 	uint64_t off[2][3];		      /* [in call][state] */
 	uint32_t sw[2];
+	/* inside calls: time first covered by a call, and the part of it
+	 * preempted, for [0] other calls and [1] calls that synchronise */
+	uint64_t in_busy[2], in_pre[2];
+	uint64_t bw[BW_N]; /* blocked between calls, by reason */
+	uint32_t nosplit;  /* calls without a preempted/blocked split */
+};
+
+/* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
+struct tparts_raw {
+	uint64_t in_busy[2], in_pre[2];
+	uint64_t off_btw[3]; /* between calls by state */
+	uint64_t bw[BW_N];
+	uint32_t nosplit;
 };
 
 struct thread {
@@ -106,15 +123,18 @@ struct thread {
 	uint64_t ca, cb; /* last call interval */
 	/* the previous call, to see a driver call nested in a runtime call */
 	uint64_t pa, pb;
+	uint64_t ppre; /* preempted time counted for the previous call */
 	uint16_t pop;
 	uint8_t psync;
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
 	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */
 	uint64_t life_cuda, life_off[2][3];
+	struct tparts_raw life_raw;
 	int tl_n, tl_i;
 	struct ig_offcpu_rec tl[IG_TL_MAX];
 	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
+	uint8_t tl_bw[IG_TL_MAX];  /* BW_* of a blocked interval */
 	struct tslice *sl;	   /* W */
 };
 
@@ -208,6 +228,11 @@ static inline struct series *op_proc_find(const struct ig_model *m, int op, uint
 /* model.c: moves the clock to t, handing a window snapshot to the hook and
  * rotating the window at each second boundary crossed. */
 void model_advance_to(struct ig_model *m, uint64_t t);
+
+/* parts.c: the time parts of a wall time from the raw sums */
+void parts_of(const struct tparts_raw *r, uint64_t wall_ns, struct ig_time_parts *out);
+void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src);
+int blocked_reason(uint32_t flags, uint32_t waker_pid);
 
 /* ctab.c */
 void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm, uint64_t ns,

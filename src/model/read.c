@@ -315,8 +315,8 @@ struct tsum {
 	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns, sync_nested, sync_nested_ns;
 	uint64_t off[2][3];
 	uint32_t sw;
+	struct tparts_raw raw;
 };
-
 
 static void thread_sum(const struct ig_model *m, const struct thread *t, struct tsum *s)
 {
@@ -336,7 +336,26 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 			for (int b = 0; b < 3; b++)
 				s->off[a][b] += x->off[a][b];
 		s->sw += x->sw[0] + x->sw[1];
+		for (int k = 0; k < 2; k++) {
+			s->raw.in_busy[k] += x->in_busy[k];
+			s->raw.in_pre[k] += x->in_pre[k];
+		}
+		for (int k = 0; k < BW_N; k++)
+			s->raw.bw[k] += x->bw[k];
+		s->raw.nosplit += x->nosplit;
 	}
+	for (int k = 0; k < 3; k++)
+		s->raw.off_btw[k] = s->off[0][k];
+}
+
+/* Lifetime parts of a thread: from its first event to its last. */
+static void life_parts(const struct thread *t, struct ig_time_parts *out)
+{
+	struct tparts_raw raw = t->life_raw;
+	uint64_t last = t->last_ns > t->first_ns ? t->last_ns : t->first_ns;
+	for (int k = 0; k < 3; k++)
+		raw.off_btw[k] = t->life_off[0][k];
+	parts_of(&raw, last - t->first_ns, out);
 }
 
 static int thread_active(const struct ig_model *m, const struct thread *t)
@@ -380,6 +399,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	/* two passes: feeding threads (calls in the window), else all active */
 	uint64_t pre_all = 0;
 	int feeding = 0;
+	uint64_t feeder_calls = 0, feeder_cuda = 0;
 	for (unsigned k = 0; k < m->th.n; k++) {
 		const struct thread *t = &m->threads[k];
 		if (t->pid != p->pid)
@@ -412,6 +432,14 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		uint64_t used = s.cuda_ns + btw;
 		o->between_on_cpu_ns += span > used ? span - used : 0;
 		o->switches += s.sw;
+		struct ig_time_parts tp;
+		parts_of(&s.raw, span, &tp);
+		parts_add(&o->parts, &tp);
+		if (s.calls > feeder_calls || (s.calls == feeder_calls && s.cuda_ns > feeder_cuda)) {
+			feeder_calls = s.calls;
+			feeder_cuda = s.cuda_ns;
+			o->feeder_tid = t->tid;
+		}
 	}
 	for (unsigned k = 0; k < m->th.n; k++) {
 		const struct thread *t = &m->threads[k];
@@ -424,7 +452,11 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		o->life_off_blocked_ns += t->life_off[0][ST_BLK] + t->life_off[1][ST_BLK];
 		o->life_off_unknown_ns += t->life_off[0][ST_UNK] + t->life_off[1][ST_UNK];
 		o->life_off_between_ns += t->life_off[0][0] + t->life_off[0][1] + t->life_off[0][2];
+		struct ig_time_parts tp;
+		life_parts(t, &tp);
+		parts_add(&o->life_parts, &tp);
 	}
+	o->io_dev = p->io_dev;
 	uint64_t off = o->off_preempt_ns + o->off_blocked_ns + o->off_unknown_ns;
 	o->off_pct = pct(off, o->wall_ns);
 	o->off_preempt_pct = pct(o->off_preempt_ns, o->wall_ns);
@@ -505,6 +537,8 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	o->sync_ns_win = s.sync_ns;
 	o->sync_nested_win = s.sync_nested;
 	o->sync_nested_ns_win = s.sync_nested_ns;
+	parts_of(&s.raw, o->wall_ns, &o->parts);
+	life_parts(t, &o->life_parts);
 	o->last_preemptor_pid = t->pre_pid;
 	copy_comm(o->last_preemptor_comm, t->pre_comm);
 	copy_comm(o->comm, t->comm);
