@@ -1,7 +1,7 @@
 /* The causal-chain detector: on event time, once per second, it judges the
  * window snapshot the model hands over (model/window.h) and emits or updates
- * chains that name the cause of a latency tail (CPU contention, GPU-bound
- * wait, host starvation, ...). Rules, thresholds and their reasoning:
+ * chains that name what takes the feeding thread's time (CPU contention,
+ * data-loader wait, block I/O, host work, ...) and how much: the impact. Rules, thresholds and their reasoning:
  * docs/detection.md. The rules are functions of the snapshot alone, so a
  * test can build one by hand; the session owns the detector beside the
  * model and hooks it to the model's window (detect_window). */
@@ -20,15 +20,22 @@ enum ig_sev {
 	IG_SEV_HIGH = 3,
 };
 
+/* The causes the detector names. Time classes are judged on the share of
+ * the feeding threads' wall time they take (struct ig_time_parts); tail
+ * classes on the excess time of slow calls. docs/detection.md. */
 enum ig_chain_class {
-	IG_CC_CPU_CONTENTION = 0, /* tail calls preempted while runnable */
-	IG_CC_GPU_BOUND,	  /* long syncs, blocked (sleeping), not preempted */
-	IG_CC_HOST_STARVATION,	  /* feeding thread off-CPU or busy between calls */
-	IG_CC_SYNC_STORM,	  /* many syncs / D2H copies per second, large wall share */
-	IG_CC_COPY_DOMINATED,	  /* copies take most of the CUDA time */
-	IG_CC_ALLOC_SPIKES,	  /* periodic allocation outliers */
-	IG_CC_MEMORY_PRESSURE,	  /* page allocations, swap, memory > 95 % during the tail */
-	IG_CC_BLOCK_IO,		  /* heavy or slow block I/O during the tail */
+	IG_CC_CPU_CONTENTION = 0, /* feeder runnable but not running (named preemptor) */
+	IG_CC_LOADER_WAIT,	  /* feeder asleep until another task fed it (named waker) */
+	IG_CC_BLOCK_IO,		  /* feeder asleep in D state: disk I/O */
+	IG_CC_HOST_WORK,	  /* feeder busy on the CPU between calls: the GPU idles */
+	IG_CC_TIMER_SLEEP,	  /* feeder sleeping on timers between calls */
+	IG_CC_OFFCPU_WAIT,	  /* feeder off CPU between calls, why not recorded */
+	IG_CC_SYNC_STORM,	  /* syncs that cost GPU work: many per unit of GPU work */
+	IG_CC_LAUNCH_BOUND,	  /* CUDA API work on the CPU outweighs the GPU work */
+	IG_CC_COPY_DOMINATED,	  /* copies take most of the time */
+	IG_CC_ALLOC_SPIKES,	  /* allocation outliers (periodic or not) */
+	IG_CC_MEMORY_PRESSURE,	  /* page-fault stalls, page allocations, swap */
+	IG_CC_GPU_BOUND,	  /* waiting for a busy GPU: the healthy case (INFO) */
 	IG_CC_COLD_START,	  /* first calls slow, then settle (INFO) */
 	IG_CC_MAX,
 };
@@ -65,9 +72,14 @@ struct ig_chain {
 	char culprit_comm[IG_COMM_LEN];
 	uint64_t p50_ns, p99_ns; /* of op in pid over the window when the chain last fired */
 	double tail_ratio;	 /* p99 / p50 */
+	/* The share of the feeding threads' wall time (time classes) or the
+	 * excess time of the tail calls over the wall time (tail classes) that
+	 * the cause explains, 0..1, at the last firing: what chains are
+	 * ranked by. */
+	double impact;
 	int nevidence;
 	struct ig_evidence ev[IG_CHAIN_MAX_EVIDENCE];
-	char summary[256];     /* one line, with numbers, ending in "→ <class title>" */
+	char summary[256];     /* one line: the cause and the culprit first, then numbers */
 	char explanation[640]; /* a few sentences: what the evidence means */
 	int nrecs;
 	char recs[IG_CHAIN_MAX_RECS][192]; /* specific to the class and the culprits */
@@ -82,36 +94,32 @@ struct ig_chain {
 };
 
 /* Thresholds. detect_cfg_default() gives the values documented in
- * docs/detection.md. */
+ * docs/detection.md. Shares are fractions of the feeding threads' wall time. */
 struct ig_detect_cfg {
-	double tail_ratio;	     /* p99/p50 that makes a tail (3) */
+	double sev_low;		     /* impact that makes a chain LOW (0.05) */
+	double sev_medium;	     /* MEDIUM (0.15) */
+	double sev_high;	     /* HIGH, with a named cause (0.30) */
+	double gpu_info;	     /* GPU wait share reported as GPU-bound, INFO (0.25) */
 	unsigned min_calls;	     /* calls in the window for a tail (10) */
-	unsigned min_switches;	     /* context switches to count host evidence (5) */
-	double preempt_low;	     /* tail time preempted: LOW (0.10) */
-	double preempt_med;	     /* MEDIUM (0.25) */
-	double preempt_high;	     /* HIGH, with tail ratio >= 5 (0.50) */
-	double gpu_blocked;	     /* sync time blocked for GPU-bound (0.60) */
-	double gpu_wall;	     /* sync share of the feeding thread's wall time (0.50) */
-	double starve_between;	     /* wall time off-CPU or busy between calls: MEDIUM (0.50) */
-	double starve_between_high;  /* HIGH (0.70) */
-	double sync_rate;	     /* syncs + sync copies per s per thread (200) */
-	double sync_wall;	     /* their share of wall time (0.25) */
+	double tail_ratio;	     /* p99/p50 that makes a tail (3) */
+	uint64_t min_wall_ns;	     /* feeder wall time in the window to judge it (500 ms) */
+	unsigned quiet_s;	     /* a feeder silent this long is not judged (2) */
+	double storm_rate;	     /* outer syncs per second for a sync storm (100) */
+	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the work
+				      * between syncs (0.5) */
+	double launch_api;	     /* API share beyond GPU wait for launch-bound (0.30) */
 	double copy_share;	     /* copy share of CUDA time (0.50) */
 	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */
-	unsigned alloc_min_outliers; /* outliers needed to estimate a period (3) */
-	double alloc_outlier_x;	     /* outlier = this many times p50 (5) */
+	unsigned alloc_min_outliers; /* outliers needed for allocator spikes (3) */
 	double alloc_period_tol;     /* gaps within this fraction of the median (0.25) */
 	uint64_t page_bytes;	     /* page allocations in the window (1 GiB) */
-	double mem_pct;		     /* memory use that raises severity (95) */
-	double cpu_pct;		     /* CPU use that raises severity (90) */
-	unsigned io_ops;	     /* block I/O requests in the window (200) */
-	uint64_t io_total_ns;	     /* or total I/O latency in the window (1 s) */
-	uint64_t io_peak_ns;	     /* peak latency that makes it severe (50 ms) */
+	double mem_pct;		     /* memory use that counts as pressure (95) */
 	double cold_x;		     /* first calls this many times the settled p50 (10) */
 	unsigned cold_calls;	     /* first calls of a (op, process) considered (5) */
 	unsigned cold_s;	     /* a process is "starting" for this long (60) */
 	unsigned hold_s;	     /* a chain stays active this long after its last firing (3) */
 	unsigned keep_s;	     /* a resolved chain is listed this long (120) */
+	uint32_t self_pid;	     /* ingero-top's own pid: named as such when it is a culprit */
 };
 
 void detect_cfg_default(struct ig_detect_cfg *c);
@@ -129,9 +137,9 @@ void detect_run(struct ig_detect *d, const struct ig_window *w);
 /* The same as a window hook: model_set_window_hook(m, detect_window, d). */
 void detect_window(void *d, const struct ig_window *w);
 
-/* Chains in display order: active before resolved, then severity (highest
- * first), then first_seen, then id. Pointers stay valid until the next
- * window is judged or detect_reset. */
+/* Chains in display order: active before resolved, INFO (healthy states)
+ * after the others, then impact (largest first), then severity, then first_seen, then id. Pointers stay valid
+ * until the next window is judged or detect_reset. */
 int detect_count(const struct ig_detect *d);
 const struct ig_chain *detect_chain(const struct ig_detect *d, int i);
 const struct ig_chain *detect_find(const struct ig_detect *d, uint32_t id);

@@ -442,15 +442,20 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	}
 	/* preempted time of this call not already counted for a call inside it
 	 * (the kernel charges an off-CPU interval to every open call) */
-	uint64_t pre = 0;
+	uint64_t pre = 0, blk = 0;
 	int nosplit = (e->flags & IG_F_NO_SPLIT) != 0;
-	if (!nosplit && nest != 2)
-		pre = nest == 1 ? (e->preempt_ns > t->ppre ? e->preempt_ns - t->ppre : 0)
-				: e->preempt_ns;
+	if (!nosplit && nest == 1) {
+		pre = e->preempt_ns > t->ppre ? e->preempt_ns - t->ppre : 0;
+		blk = e->blocked_ns > t->pblk ? e->blocked_ns - t->pblk : 0;
+	} else if (!nosplit && nest == 0) {
+		pre = e->preempt_ns;
+		blk = e->blocked_ns;
+	}
 	if (nest != 2) {
 		t->pa = e->ts_ns;
 		t->pb = end;
 		t->ppre = nosplit ? 0 : e->preempt_ns;
+		t->pblk = nosplit ? 0 : e->blocked_ns;
 		t->pop = e->op;
 		t->psync = (uint8_t)sync;
 	}
@@ -458,9 +463,12 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	uint64_t busy = union_add(t, e->ts_ns, end);
 	if (pre > busy)
 		pre = busy;
+	if (blk > busy - pre)
+		blk = busy - pre;
 	t->life_cuda += busy;
 	t->life_raw.in_busy[sync != 0] += busy;
 	t->life_raw.in_pre[sync != 0] += pre;
+	t->life_raw.in_blk[sync != 0] += blk;
 	t->life_raw.nosplit += (uint32_t)nosplit;
 	if (end > t->cb || e->ts_ns < t->ca || !t->cb) {
 		t->ca = e->ts_ns;
@@ -475,6 +483,7 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	ts->cuda_ns += busy;
 	ts->in_busy[sync != 0] += busy;
 	ts->in_pre[sync != 0] += pre;
+	ts->in_blk[sync != 0] += blk;
 	ts->nosplit += (uint32_t)nosplit;
 	if (sync) {
 		ts->sync_calls++;

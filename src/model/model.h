@@ -86,11 +86,12 @@ uint64_t model_now(const struct ig_model *m);
 /* Where a thread's wall time went: exclusive parts that add up to the wall
  * time. Inside CUDA calls, a call that synchronises (syncs, synchronous
  * copies) is waiting for the GPU unless preempted; any other call is API
- * work. Between calls, off-CPU intervals say why the thread was not
+ * work on the CPU where it ran and a wait for the device where it slept
+ * (a full launch queue). Between calls, off-CPU intervals say why the thread was not
  * running (docs/detection.md has the rules). */
 enum ig_part {
-	IG_PART_GPU_WAIT = 0,	/* inside syncs and synchronous copies */
-	IG_PART_API,		/* inside other CUDA calls, on CPU or blocked */
+	IG_PART_GPU_WAIT = 0,	/* inside CUDA calls, waiting for the GPU */
+	IG_PART_API,		/* inside CUDA calls, running: API work on the CPU */
 	IG_PART_CALL_PREEMPTED, /* inside CUDA calls, runnable but not running */
 	IG_PART_HOST_CPU,	/* between calls, running: the host's own work */
 	IG_PART_PREEMPTED,	/* between calls, runnable but not running */

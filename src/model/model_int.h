@@ -101,16 +101,17 @@ struct tslice {
 	uint64_t sync_nested, sync_nested_ns; /* of those, inside another sync-like call */
 	uint64_t off[2][3];		      /* [in call][state] */
 	uint32_t sw[2];
-	/* inside calls: time first covered by a call, and the part of it
-	 * preempted, for [0] other calls and [1] calls that synchronise */
-	uint64_t in_busy[2], in_pre[2];
+	/* inside calls: time first covered by a call, and the parts of it
+	 * preempted and blocked, for [0] other calls and [1] calls that
+	 * synchronise */
+	uint64_t in_busy[2], in_pre[2], in_blk[2];
 	uint64_t bw[BW_N]; /* blocked between calls, by reason */
 	uint32_t nosplit;  /* calls without a preempted/blocked split */
 };
 
 /* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
 struct tparts_raw {
-	uint64_t in_busy[2], in_pre[2];
+	uint64_t in_busy[2], in_pre[2], in_blk[2];
 	uint64_t off_btw[3]; /* between calls by state */
 	uint64_t bw[BW_N];
 	uint32_t nosplit;
@@ -123,7 +124,7 @@ struct thread {
 	uint64_t ca, cb; /* last call interval */
 	/* the previous call, to see a driver call nested in a runtime call */
 	uint64_t pa, pb;
-	uint64_t ppre; /* preempted time counted for the previous call */
+	uint64_t ppre, pblk; /* off-CPU time counted for the previous call */
 	uint16_t pop;
 	uint8_t psync;
 	uint32_t pre_pid;

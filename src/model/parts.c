@@ -47,10 +47,19 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, struct ig_time_parts
 	memset(out, 0, sizeof(*out));
 	out->wall_ns = wall_ns;
 	out->split_unknown = r->nosplit > 0;
+	/* a call that synchronises waits for the GPU whether it sleeps or
+	 * spins; any other call is API work on the CPU, except where it slept
+	 * (a full launch queue, the driver waiting for the device) */
 	for (int k = 0; k < 2; k++) {
 		uint64_t pre = r->in_pre[k] < r->in_busy[k] ? r->in_pre[k] : r->in_busy[k];
-		p[k ? IG_PART_GPU_WAIT : IG_PART_API] += r->in_busy[k] - pre;
+		uint64_t blk = r->in_blk[k] < r->in_busy[k] - pre ? r->in_blk[k] : r->in_busy[k] - pre;
 		p[IG_PART_CALL_PREEMPTED] += pre;
+		if (k) {
+			p[IG_PART_GPU_WAIT] += r->in_busy[k] - pre;
+		} else {
+			p[IG_PART_GPU_WAIT] += blk;
+			p[IG_PART_API] += r->in_busy[k] - pre - blk;
+		}
 	}
 	p[IG_PART_PREEMPTED] = r->off_btw[ST_PRE];
 	p[IG_PART_IO_WAIT] = r->bw[BW_IO];

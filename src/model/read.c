@@ -339,6 +339,7 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		for (int k = 0; k < 2; k++) {
 			s->raw.in_busy[k] += x->in_busy[k];
 			s->raw.in_pre[k] += x->in_pre[k];
+			s->raw.in_blk[k] += x->in_blk[k];
 		}
 		for (int k = 0; k < BW_N; k++)
 			s->raw.bw[k] += x->bw[k];

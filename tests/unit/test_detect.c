@@ -61,7 +61,7 @@ static const struct expect cases[] = {
     {SYNTH_CPU_CONTENTION, IG_CC_CPU_CONTENTION, IG_SEV_HIGH,
      "% of tail time preempted by stress-ng[2231] → CPU contention", 2231},
     {SYNTH_GPU_BOUND, IG_CC_GPU_BOUND, IG_SEV_MEDIUM, "→ GPU-bound wait", 0},
-    {SYNTH_HOST_STARVATION, IG_CC_HOST_STARVATION, IG_SEV_HIGH,
+    {SYNTH_HOST_STARVATION, IG_CC_LOADER_WAIT, IG_SEV_HIGH,
      "off-CPU between CUDA calls (waiting on pt_data_worker[", 0},
     {SYNTH_SYNC_STORM, IG_CC_SYNC_STORM, IG_SEV_MEDIUM, "synchronisations/s (mostly cudaMemcpy", 0},
     {SYNTH_COPY_DOMINATED, IG_CC_COPY_DOMINATED, IG_SEV_MEDIUM, "copies take", 0},
@@ -123,7 +123,7 @@ static void test_classes(void)
 			CHECK(detect_evidence(c, "sync_blocked_pct", 0) > 90);
 			CHECK(detect_evidence(c, "sync_preempt_pct", 100) < 1);
 			break;
-		case IG_CC_HOST_STARVATION:
+		case IG_CC_HOST_WORK:
 			CHECK(c->culprit_pid >= 2001 && c->culprit_pid <= 2004);
 			CHECK(!strcmp(c->culprit_comm, "pt_data_worker"));
 			CHECK(c->tid == 4821);
@@ -341,8 +341,8 @@ static void test_names(void)
 		CHECK(synth_by_name(synth_name(s)) == s);
 	struct ig_detect_cfg d;
 	detect_cfg_default(&d);
-	CHECK(d.tail_ratio == 3 && d.min_calls == 10 && d.min_switches == 5);
-	CHECK(d.page_bytes == 1ull << 30 && d.io_ops == 200 && d.io_peak_ns == 50000000ull);
+	CHECK(d.tail_ratio == 3 && d.min_calls == 10 && d.sev_high == 0.30);
+	CHECK(d.page_bytes == 1ull << 30 && d.sev_low == 0.05 && d.sev_medium == 0.15);
 }
 
 /* Recommendations name the class's own remedies, never the same list. */
@@ -402,13 +402,13 @@ static void test_ingero_recording(void)
 			if (c->cls == IG_CC_CPU_CONTENTION)
 				CHECKF(c->lacking[0], "confirmed contention without a split: %s",
 				       c->summary);
-			if (c->cls == IG_CC_HOST_STARVATION && c->pid == 2233 &&
+			if (c->cls == IG_CC_HOST_WORK && c->pid == 2233 &&
 			    strstr(c->summary, "busy on the CPU between CUDA calls"))
 				starve_busy = 1;
 		}
 	}
 	/* the main thread is on the CPU between sparse CUDA calls: starvation */
-	CHECK(worst[IG_CC_HOST_STARVATION] == IG_SEV_MEDIUM && starve_busy);
+	CHECK(worst[IG_CC_HOST_WORK] == IG_SEV_MEDIUM && starve_busy);
 	/* the 25.8 ms first cudaLaunchKernel is start-up, not an incident */
 	CHECK(worst[IG_CC_COLD_START] == IG_SEV_INFO);
 	/* the initial 219 MiB copies are start-up loading: reported low */

@@ -1,0 +1,336 @@
+/* The chain store of the detector: one chain per cause (class and process,
+ * and op for per-op classes), kept while it fires, held active for hold_s
+ * after its last firing, then resolved and dropped after keep_s; names and
+ * thresholds; the display order (by impact). */
+#include "detect/detect_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const class_names[IG_CC_MAX] = {
+    [IG_CC_CPU_CONTENTION] = "cpu_contention", [IG_CC_LOADER_WAIT] = "loader_wait",
+    [IG_CC_BLOCK_IO] = "block_io",	       [IG_CC_HOST_WORK] = "host_work",
+    [IG_CC_TIMER_SLEEP] = "timer_sleep",       [IG_CC_OFFCPU_WAIT] = "offcpu_wait",
+    [IG_CC_SYNC_STORM] = "sync_storm",	       [IG_CC_LAUNCH_BOUND] = "launch_bound",
+    [IG_CC_COPY_DOMINATED] = "copy_dominated", [IG_CC_ALLOC_SPIKES] = "alloc_spikes",
+    [IG_CC_MEMORY_PRESSURE] = "memory_pressure", [IG_CC_GPU_BOUND] = "gpu_bound",
+    [IG_CC_COLD_START] = "cold_start",
+};
+static const char *const class_titles[IG_CC_MAX] = {
+    [IG_CC_CPU_CONTENTION] = "CPU contention",	 [IG_CC_LOADER_WAIT] = "data-loader wait",
+    [IG_CC_BLOCK_IO] = "block I/O wait",	 [IG_CC_HOST_WORK] = "host work",
+    [IG_CC_TIMER_SLEEP] = "sleeping",		 [IG_CC_OFFCPU_WAIT] = "off-CPU wait",
+    [IG_CC_SYNC_STORM] = "sync storm",		 [IG_CC_LAUNCH_BOUND] = "launch overhead",
+    [IG_CC_COPY_DOMINATED] = "copy-dominated",	 [IG_CC_ALLOC_SPIKES] = "allocator spikes",
+    [IG_CC_MEMORY_PRESSURE] = "memory pressure", [IG_CC_GPU_BOUND] = "GPU-bound",
+    [IG_CC_COLD_START] = "cold start",
+};
+static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
+
+const char *detect_class_name(int cls)
+{
+	return cls >= 0 && cls < IG_CC_MAX ? class_names[cls] : "?";
+}
+
+const char *detect_class_title(int cls)
+{
+	return cls >= 0 && cls < IG_CC_MAX ? class_titles[cls] : "?";
+}
+
+const char *detect_sev_name(int sev)
+{
+	return sev >= 0 && sev <= IG_SEV_HIGH ? sev_names[sev] : "?";
+}
+
+int detect_class_by_name(const char *name)
+{
+	for (int i = 0; i < IG_CC_MAX; i++)
+		if (!strcmp(name, class_names[i]) || !strcmp(name, class_titles[i]))
+			return i;
+	/* the class names of recordings made before 0.2 */
+	if (!strcmp(name, "host_starvation") || !strcmp(name, "host starvation"))
+		return IG_CC_HOST_WORK;
+	if (!strcmp(name, "GPU-bound wait"))
+		return IG_CC_GPU_BOUND;
+	return -1;
+}
+
+double detect_evidence(const struct ig_chain *c, const char *key, double def)
+{
+	for (int i = 0; i < c->nevidence; i++)
+		if (!strcmp(c->ev[i].key, key))
+			return c->ev[i].value;
+	return def;
+}
+
+void detect_cfg_default(struct ig_detect_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sev_low = 0.05;
+	c->sev_medium = 0.15;
+	c->sev_high = 0.30;
+	c->gpu_info = 0.25;
+	c->min_calls = 10;
+	c->tail_ratio = 3.0;
+	c->min_wall_ns = NS / 2;
+	c->quiet_s = 2;
+	c->storm_rate = 100;
+	c->storm_gpu_ratio = 0.5;
+	c->launch_api = 0.30;
+	c->copy_share = 0.50;
+	c->copy_min_bytes = 65536;
+	c->alloc_min_outliers = 3;
+	c->alloc_period_tol = 0.25;
+	c->page_bytes = 1ull << 30;
+	c->mem_pct = 95;
+	c->cold_x = 10;
+	c->cold_calls = 5;
+	c->cold_s = 60;
+	c->hold_s = 3;
+	c->keep_s = 120;
+}
+
+struct ig_detect *detect_new(const struct ig_detect_cfg *cfg)
+{
+	struct ig_detect *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	if (cfg && cfg->sev_high > 0)
+		d->cfg = *cfg;
+	else
+		detect_cfg_default(&d->cfg);
+	return d;
+}
+
+void detect_free(struct ig_detect *d)
+{
+	free(d);
+}
+
+void detect_reset(struct ig_detect *d)
+{
+	d->n = 0;
+	d->gen++;
+}
+
+int detect_count(const struct ig_detect *d)
+{
+	return d ? d->n : 0;
+}
+
+const struct ig_chain *detect_chain(const struct ig_detect *d, int i)
+{
+	return d && i >= 0 && i < d->n ? &d->c[d->order[i]] : NULL;
+}
+
+const struct ig_chain *detect_find(const struct ig_detect *d, uint32_t id)
+{
+	for (int i = 0; d && i < d->n; i++)
+		if (d->c[i].id == id)
+			return &d->c[i];
+	return NULL;
+}
+
+uint64_t detect_generation(const struct ig_detect *d)
+{
+	return d ? d->gen : 0;
+}
+
+/* Per-op classes (allocator spikes, cold start) are one chain per (class,
+ * op, process); the time classes one per (class, process), whichever op
+ * their summary names: the tail a cause explains may move from op to op
+ * while the cause stays the same, and must not open a second chain. */
+static uint64_t chain_key(int cls, int op, uint32_t pid)
+{
+	int per_op = cls == IG_CC_ALLOC_SPIKES || cls == IG_CC_COLD_START;
+	return ((uint64_t)(unsigned)cls << 48) | ((uint64_t)(unsigned)(per_op ? op : 0) << 32) |
+	       pid;
+}
+
+static void tl_add(struct ig_chain *c, uint64_t ts, const char *text)
+{
+	/* same event twice (it stays the slowest call for several runs): once */
+	for (int i = 0; i < c->ntimeline; i++)
+		if (c->timeline[i].ts_ns == ts && !strcmp(c->timeline[i].text, text))
+			return;
+	if (c->ntimeline == IG_CHAIN_MAX_TIMELINE) {
+		memmove(&c->timeline[0], &c->timeline[1],
+			sizeof(c->timeline[0]) * (IG_CHAIN_MAX_TIMELINE - 1));
+		c->ntimeline--;
+	}
+	/* keep the timeline in time order */
+	int i = c->ntimeline;
+	while (i > 0 && c->timeline[i - 1].ts_ns > ts) {
+		c->timeline[i] = c->timeline[i - 1];
+		i--;
+	}
+	c->timeline[i].ts_ns = ts;
+	put(c->timeline[i].text, sizeof(c->timeline[i].text), "%s", text);
+	c->ntimeline++;
+}
+
+static int content_differs(const struct ig_chain *a, const struct ig_chain *b)
+{
+	return a->severity != b->severity || a->impact != b->impact ||
+	       strcmp(a->summary, b->summary) ||
+	       a->culprit_pid != b->culprit_pid || a->tid != b->tid ||
+	       strcmp(a->lacking, b->lacking);
+}
+
+void fire(struct ig_detect *d, struct finding *f, uint64_t now)
+{
+	uint64_t key = chain_key(f->c.cls, f->c.op, f->c.pid);
+	int i;
+	for (i = 0; i < d->n; i++)
+		if (d->c[i].key == key)
+			break;
+	struct ig_chain *c;
+	if (i == d->n) {
+		if (d->n == IG_CHAIN_MAX) { /* replace the least important, oldest */
+			int v = 0;
+			for (int k = 1; k < d->n; k++) {
+				const struct ig_chain *x = &d->c[k], *y = &d->c[v];
+				if (x->active != y->active ? !x->active
+				    : x->impact != y->impact ? x->impact < y->impact
+							     : x->last_seen_ns < y->last_seen_ns)
+					v = k;
+			}
+			i = v;
+		} else {
+			d->n++;
+		}
+		c = &d->c[i];
+		memset(c, 0, sizeof(*c));
+		c->id = ++d->next_id;
+		put(c->id_str, sizeof(c->id_str), "chain-%04u", c->id);
+		c->key = key;
+		c->first_seen_ns = now;
+		c->updated_ns = now;
+		d->gen++;
+	} else {
+		c = &d->c[i];
+	}
+	struct ig_chain old = *c;
+	int was_active = c->active || !c->fired;
+	/* copy content, keep identity and history */
+	c->cls = f->c.cls;
+	c->severity = f->c.severity;
+	c->op = f->c.op;
+	c->pid = f->c.pid;
+	c->tid = f->c.tid;
+	memcpy(c->comm, f->c.comm, IG_COMM_LEN);
+	c->culprit_pid = f->c.culprit_pid;
+	memcpy(c->culprit_comm, f->c.culprit_comm, IG_COMM_LEN);
+	c->p50_ns = f->c.p50_ns;
+	c->p99_ns = f->c.p99_ns;
+	c->tail_ratio = f->c.tail_ratio;
+	c->impact = f->c.impact;
+	c->nevidence = f->c.nevidence;
+	memcpy(c->ev, f->c.ev, sizeof(c->ev));
+	memcpy(c->summary, f->c.summary, sizeof(c->summary));
+	memcpy(c->explanation, f->c.explanation, sizeof(c->explanation));
+	c->nrecs = f->c.nrecs;
+	memcpy(c->recs, f->c.recs, sizeof(c->recs));
+	memcpy(c->lacking, f->c.lacking, sizeof(c->lacking));
+	if (!old.fired || c->severity > c->max_severity)
+		c->max_severity = c->severity;
+	char t[112];
+	if (!c->fired) {
+		put(t, sizeof(t), "%s %s detected", detect_sev_name(c->severity),
+		    detect_class_name(c->cls));
+		tl_add(c, now, t);
+	} else if (!was_active) {
+		put(t, sizeof(t), "%s again (%s)", detect_class_name(c->cls),
+		    detect_sev_name(c->severity));
+		tl_add(c, now, t);
+	} else if (c->severity != old.severity) {
+		put(t, sizeof(t), "severity %s -> %s", detect_sev_name(old.severity),
+		    detect_sev_name(c->severity));
+		tl_add(c, now, t);
+	}
+	for (int k = 0; k < f->nsteps; k++)
+		tl_add(c, f->steps[k].ts_ns, f->steps[k].text);
+	c->last_seen_ns = now;
+	c->active = 1;
+	c->fired++;
+	if (old.fired == 0 || content_differs(&old, c) || old.ntimeline != c->ntimeline ||
+	    !was_active) {
+		c->updated_ns = now;
+		d->gen++;
+	}
+	d->fired_now[i] = 1;
+}
+
+/* Chains that did not fire: active for hold_s after the last firing, then
+ * resolved, then dropped after keep_s. Functions of last_seen only, so the
+ * result does not depend on how often the detector ran in between. */
+static void age(struct ig_detect *d, uint64_t now)
+{
+	uint64_t hold = (uint64_t)d->cfg.hold_s * NS, keep = (uint64_t)d->cfg.keep_s * NS;
+	for (int i = 0; i < d->n;) {
+		struct ig_chain *c = &d->c[i];
+		if (!d->fired_now[i] && now > c->last_seen_ns + keep) {
+			d->c[i] = d->c[d->n - 1];
+			d->fired_now[i] = d->fired_now[d->n - 1];
+			d->n--;
+			d->gen++;
+			continue;
+		}
+		if (!d->fired_now[i] && c->active && now > c->last_seen_ns + hold) {
+			c->active = 0;
+			c->updated_ns = c->last_seen_ns + hold;
+			tl_add(c, c->last_seen_ns + hold, "resolved: stopped firing");
+			d->gen++;
+		}
+		i++;
+	}
+}
+
+static int cmp_order(const void *a, const void *b, void *arg)
+{
+	const struct ig_detect *d = arg;
+	const struct ig_chain *x = &d->c[*(const int *)a], *y = &d->c[*(const int *)b];
+	if (x->active != y->active)
+		return y->active - x->active;
+	/* what to act on first: INFO chains (healthy states) after the others */
+	if ((x->severity > IG_SEV_INFO) != (y->severity > IG_SEV_INFO))
+		return x->severity > IG_SEV_INFO ? -1 : 1;
+	if (x->impact != y->impact)
+		return x->impact > y->impact ? -1 : 1;
+	if (x->severity != y->severity)
+		return y->severity - x->severity;
+	if (x->first_seen_ns != y->first_seen_ns)
+		return x->first_seen_ns < y->first_seen_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void sort_chains(struct ig_detect *d)
+{
+	for (int i = 0; i < d->n; i++)
+		d->order[i] = i;
+	qsort_r(d->order, (size_t)d->n, sizeof(d->order[0]), cmp_order, d);
+}
+
+
+void age_and_sort(struct ig_detect *d, uint64_t now)
+{
+	age(d, now);
+	sort_chains(d);
+}
+
+int detect_severity(const struct ig_detect *d, int op, uint32_t pid)
+{
+	int sev = -1;
+	for (int i = 0; d && i < d->n; i++) {
+		const struct ig_chain *c = &d->c[i];
+		if (!c->active)
+			continue;
+		if ((op && c->op != op) || (pid && c->pid != pid))
+			continue;
+		if (c->severity > sev)
+			sev = c->severity;
+	}
+	return sev;
+}

@@ -1,0 +1,89 @@
+/* Internals of the detector shared by its files: chains.c (the chain store:
+ * identity, life cycle, order), rules.c (what the window shows: causes and
+ * their impact, severity, culprit) and words.c (what a chain says: summary,
+ * explanation, evidence, recommendations). */
+#ifndef IG_DETECT_INT_H
+#define IG_DETECT_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "detect/detect.h"
+#include "model/window.h"
+
+#define NS 1000000000ull
+
+struct ig_detect {
+	struct ig_detect_cfg cfg;
+	struct ig_chain c[IG_CHAIN_MAX];
+	int n;
+	int order[IG_CHAIN_MAX];
+	uint8_t fired_now[IG_CHAIN_MAX];
+	uint32_t next_id;
+	uint64_t gen;
+};
+
+/* What one rule concluded in one window: the content of a chain. */
+struct finding {
+	struct ig_chain c; /* content fields only */
+	int nsteps;	   /* contributing events to add to the timeline */
+	struct ig_tl_entry steps[IG_CHAIN_MAX_TIMELINE];
+};
+
+/* A cause found in the window of one process: the decision, before words. */
+struct cause {
+	int cls;
+	double impact; /* share of the feeders' wall time, 0..1 */
+	int sev;
+	uint32_t culprit_pid; /* 0: none named */
+	char culprit_comm[16];
+	double culprit_share;	/* of the cause's time that the culprit explains */
+	int culprit_self;	/* the culprit is the process itself (its other threads) */
+	int unconfirmed;	/* the source lacks what would confirm it */
+	const struct ig_series_stats *tail; /* a latency tail the cause explains, or NULL */
+	const struct ig_win_series *tail_ws;
+};
+
+/* The window of one process as the rules see it. */
+struct ctx {
+	struct ig_detect *d;
+	const struct ig_detect_cfg *cfg;
+	const struct ig_window *w;
+	const struct ig_win_proc *wp;
+	const struct ig_proc_stats *p;
+	const struct ig_thread_stats *feeder; /* busiest feeding thread, or NULL */
+	const struct ig_time_parts *parts;    /* the feeders' parts in the window */
+	uint64_t now, ws;		      /* evaluation time, window start */
+	double win_s;
+};
+
+/* chains.c */
+void fire(struct ig_detect *d, struct finding *f, uint64_t now);
+void age_and_sort(struct ig_detect *d, uint64_t now);
+
+/* words.c: the finding of a cause (summary, explanation, evidence, advice) */
+void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f);
+void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f, double rate,
+		      uint64_t syncs, double gpu_per_sync_ns, double work_per_sync_ns);
+void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
+		double share, double mean_bytes, double bps, uint64_t calls);
+void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
+		 const struct ig_series_stats *s, int periodic, double period_s, int n,
+		 uint64_t omax);
+void words_memory(struct ctx *x, const struct cause *c, struct finding *f);
+void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
+		const struct ig_series_stats *s, double ratio);
+
+/* helpers (words.c) */
+__attribute__((format(printf, 3, 4))) int put(char *dst, size_t n, const char *fmt, ...);
+char *who(char *b, size_t n, const char *comm, uint32_t pid);
+void f_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p);
+void ev(struct finding *f, const char *key, double v, const char *unit);
+__attribute__((format(printf, 2, 3))) void rec(struct finding *f, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void step(struct finding *f, uint64_t ts, const char *fmt,
+						...);
+void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
+		int max);
+
+#endif

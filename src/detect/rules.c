@@ -1,0 +1,486 @@
+/* The detector's decisions: for every CUDA process in the window, what took
+ * its feeding threads' wall time (the parts the model measured) and how
+ * much; each cause that takes at least sev_low of it becomes a chain whose
+ * impact is that share and whose severity follows impact and confidence.
+ * Tail classes (allocator spikes, cold start) and the evidence-gated ones
+ * (sync storm, copies) have rules of their own. docs/detection.md. */
+#include "detect/detect_int.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/ops.h"
+
+/* Severity of an impact: LOW, MEDIUM, HIGH at the configured shares; HIGH
+ * needs a named culprit and a confirmed split, else it stops at MEDIUM. */
+static int sev_of(const struct ig_detect_cfg *cfg, double impact, int named, int confirmed)
+{
+	int s = impact >= cfg->sev_high	    ? IG_SEV_HIGH
+		: impact >= cfg->sev_medium ? IG_SEV_MEDIUM
+		: impact >= cfg->sev_low    ? IG_SEV_LOW
+					    : IG_SEV_INFO;
+	if ((!named || !confirmed) && s > IG_SEV_MEDIUM)
+		s = IG_SEV_MEDIUM;
+	return s;
+}
+
+/* An op called mostly from inside another traced call of the same thread: a
+ * driver call made by the runtime (cuLaunchKernel in cudaLaunchKernel). Its
+ * calls are the outer op's calls: rules leave it to the outer op. */
+static int nested(const struct ig_series_stats *s)
+{
+	return s->nested_life * 2 > s->calls_life;
+}
+
+static int has_tail(const struct ctx *x, const struct ig_series_stats *s)
+{
+	return s->calls_win >= x->cfg->min_calls && s->win.p50 &&
+	       s->tail_ratio >= x->cfg->tail_ratio;
+}
+
+static const struct ig_win_series *wseries(const struct ctx *x, int op)
+{
+	for (int i = 0; i < x->wp->nops; i++)
+		if (x->wp->ops[i].s.op == op)
+			return &x->wp->ops[i];
+	return NULL;
+}
+
+/* The tail of the window is only the first (cold) calls of this series. */
+static int cold_explains(const struct ctx *x, const struct ig_series_stats *s)
+{
+	if (s->cold_n < x->cfg->cold_calls || s->cold_end_ns < x->ws)
+		return 0;
+	const struct ig_win_series *ws = wseries(x, s->op);
+	if (!ws || !ws->win)
+		return 0;
+	uint64_t thr = (uint64_t)((double)s->win.p50 * x->cfg->tail_ratio);
+	/* only slow first calls explain a tail: with fast ones, the first few
+	 * outliers of a periodic spike would pass for a cold start */
+	if (s->cold_max_ns < thr)
+		return 0;
+	return hist_count_above(ws->win, thr) <= s->cold_n + s->calls_win / 200;
+}
+
+static void set_culprit(struct cause *c, const struct ctx *x, const struct ig_culprit *k)
+{
+	c->culprit_pid = k->pid;
+	memcpy(c->culprit_comm, k->comm, sizeof(c->culprit_comm));
+	c->culprit_share = k->share;
+	c->culprit_self = k->pid == x->p->pid;
+}
+
+static void emit(struct ctx *x, struct cause *c, int op)
+{
+	struct finding f;
+	f_init(&f, c->cls, c->sev, op, x->p);
+	f.c.tid = x->feeder ? x->feeder->tid : 0;
+	f.c.impact = c->impact;
+	f.c.culprit_pid = c->culprit_pid;
+	memcpy(f.c.culprit_comm, c->culprit_comm, sizeof(f.c.culprit_comm));
+	if (c->tail) {
+		f.c.p50_ns = c->tail->win.p50;
+		f.c.p99_ns = c->tail->win.p99;
+		f.c.tail_ratio = c->tail->tail_ratio;
+	}
+	words_time_cause(x, c, &f);
+	fire(x->d, &f, x->now);
+}
+
+/* The op whose tail was spent preempted the most: what CPU contention did
+ * to the calls, beside what it did to the time between them. */
+static void preempted_tail(const struct ctx *x, struct cause *c)
+{
+	uint64_t best = 0;
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		if (nested(s) || !has_tail(x, s) || cold_explains(x, s))
+			continue;
+		if (s->tail_preempt_share < 0.10 || s->tail_preempt_ns <= best)
+			continue;
+		best = s->tail_preempt_ns;
+		c->tail = s;
+		c->tail_ws = &x->wp->ops[i];
+	}
+}
+
+/* The causes that are a part of the wall time, one chain each. */
+static void time_causes(struct ctx *x)
+{
+	const struct ig_detect_cfg *cfg = x->cfg;
+	const struct ig_time_parts *P = x->parts;
+	const struct ig_proc_stats *p = x->p;
+	int split = !P->split_unknown;
+	struct cause c;
+
+	/* CPU contention: runnable but not running, inside calls or between */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_CPU_CONTENTION;
+	c.impact = ig_part_share(P, IG_PART_PREEMPTED) + ig_part_share(P, IG_PART_CALL_PREEMPTED);
+	if (p->npreemptors)
+		set_culprit(&c, x, &p->preemptors[0]);
+	preempted_tail(x, &c);
+	c.sev = sev_of(cfg, c.impact, c.culprit_pid != 0, split);
+	if (c.impact >= cfg->sev_low)
+		emit(x, &c, c.tail ? c.tail->op : x->feeder->main_op);
+
+	/* data-loader wait: asleep until another task woke it */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_LOADER_WAIT;
+	c.impact = ig_part_share(P, IG_PART_TASK_WAIT);
+	if (p->nwakers)
+		set_culprit(&c, x, &p->wakers[0]);
+	c.sev = sev_of(cfg, c.impact, c.culprit_pid != 0, 1);
+	if (c.impact >= cfg->sev_low)
+		emit(x, &c, x->feeder->main_op);
+
+	/* block I/O: asleep uninterruptibly; the culprit is the process */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_BLOCK_IO;
+	c.impact = ig_part_share(P, IG_PART_IO_WAIT);
+	c.culprit_pid = p->pid;
+	memcpy(c.culprit_comm, p->comm, sizeof(c.culprit_comm));
+	c.culprit_self = 1;
+	c.sev = sev_of(cfg, c.impact, 1, 1);
+	if (c.impact >= cfg->sev_low)
+		emit(x, &c, x->feeder->main_op);
+
+	/* host work: running between calls while the GPU has nothing queued */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_HOST_WORK;
+	c.impact = ig_part_share(P, IG_PART_HOST_CPU);
+	c.culprit_pid = p->pid;
+	memcpy(c.culprit_comm, p->comm, sizeof(c.culprit_comm));
+	c.culprit_self = 1;
+	/* without off-CPU states (Ingero) "running" is only "not seen off CPU" */
+	c.unconfirmed = !x->w->tot.by_kind[IG_EV_OFFCPU] ||
+			(x->p->off_unknown_ns && !x->p->off_preempt_ns && !x->p->off_blocked_ns);
+	c.sev = sev_of(cfg, c.impact, 1, !c.unconfirmed);
+	if (c.impact >= cfg->sev_low)
+		emit(x, &c, x->feeder->main_op);
+
+	/* sleeping on timers */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_TIMER_SLEEP;
+	c.impact = ig_part_share(P, IG_PART_SLEEP);
+	c.culprit_pid = p->pid;
+	memcpy(c.culprit_comm, p->comm, sizeof(c.culprit_comm));
+	c.culprit_self = 1;
+	c.sev = sev_of(cfg, c.impact, 1, 1);
+	if (c.impact >= cfg->sev_low)
+		emit(x, &c, x->feeder->main_op);
+
+	/* off CPU for a reason the source did not record */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_OFFCPU_WAIT;
+	c.impact = ig_part_share(P, IG_PART_UNKNOWN);
+	c.unconfirmed = 1;
+	c.sev = sev_of(cfg, c.impact, 0, 0);
+	if (c.impact >= cfg->sev_low)
+		emit(x, &c, x->feeder->main_op);
+
+	/* GPU-bound: the healthy case, said once it is a large part */
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_GPU_BOUND;
+	c.impact = ig_part_share(P, IG_PART_GPU_WAIT);
+	c.unconfirmed = !split;
+	c.sev = IG_SEV_INFO;
+	if (c.impact >= cfg->gpu_info)
+		emit(x, &c, x->feeder->main_op);
+}
+
+/* Syncs that cost GPU work: many outer synchronisations per second, each
+ * finding the GPU almost idle (its wait is short next to the host's work
+ * between two syncs). The impact is the API work the syncs and the calls
+ * around them take; with few syncs, a large API share is launch overhead. */
+static void api_causes(struct ctx *x)
+{
+	const struct ig_detect_cfg *cfg = x->cfg;
+	const struct ig_time_parts *P = x->parts;
+	const struct ig_thread_stats *t = x->feeder;
+	/* slow first calls still in the window are the cold start's, not launch
+	 * overhead */
+	uint64_t cold = 0;
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		if (nested(s) || s->cold_end_ns < x->ws)
+			continue;
+		if (s->calls_win < s->cold_n + cfg->min_calls)
+			return; /* too few calls yet to tell warm-up from overhead */
+		if (s->cold_mean_ns > s->win.p50)
+			cold += s->cold_n * (s->cold_mean_ns - s->win.p50);
+	}
+	/* copies that do not wait for the GPU are API time too: theirs is the
+	 * copy rule's to judge */
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		const struct ig_op_info *oi = ig_op_info(s->op);
+		if (!nested(s) && oi && (oi->kind & IG_OPK_COPY) &&
+		    !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC)))
+			cold += s->time_win_ns - s->preempt_ns_win;
+	}
+	uint64_t api_ns = P->ns[IG_PART_API] > cold ? P->ns[IG_PART_API] - cold : 0;
+	double api = P->wall_ns ? (double)api_ns / (double)P->wall_ns : 0;
+	uint64_t syncs = t->sync_calls_win > t->sync_nested_win
+			     ? t->sync_calls_win - t->sync_nested_win
+			     : 0;
+	double wall_s = (double)P->wall_ns / 1e9;
+	double rate = wall_s > 0 ? (double)syncs / wall_s : 0;
+	if (api < cfg->sev_low)
+		return;
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.impact = api;
+	c.culprit_pid = x->p->pid;
+	memcpy(c.culprit_comm, x->p->comm, sizeof(c.culprit_comm));
+	c.culprit_self = 1;
+	c.unconfirmed = P->split_unknown;
+	c.sev = sev_of(cfg, c.impact, 1, !c.unconfirmed);
+	if (syncs && rate >= cfg->storm_rate) {
+		double gpu_per = (double)P->ns[IG_PART_GPU_WAIT] / (double)syncs;
+		double work_per = (double)(P->wall_ns - P->ns[IG_PART_GPU_WAIT]) / (double)syncs;
+		if (gpu_per < cfg->storm_gpu_ratio * work_per) {
+			c.cls = IG_CC_SYNC_STORM;
+			struct finding f;
+			f_init(&f, c.cls, c.sev, t->main_op, x->p);
+			f.c.tid = t->tid;
+			f.c.impact = c.impact;
+			f.c.culprit_pid = c.culprit_pid;
+			memcpy(f.c.culprit_comm, c.culprit_comm, sizeof(f.c.culprit_comm));
+			words_sync_storm(x, &c, &f, rate, syncs, gpu_per, work_per);
+			fire(x->d, &f, x->now);
+			return;
+		}
+	}
+	if (api >= cfg->launch_api) {
+		c.cls = IG_CC_LAUNCH_BOUND;
+		emit(x, &c, t->main_op);
+	}
+}
+
+/* Copies take most of the CUDA time and a real part of the wall time. */
+static void rule_copy(struct ctx *x)
+{
+	const struct ig_detect_cfg *cfg = x->cfg;
+	uint64_t copy_ns = 0, all_ns = 0, copy_calls = 0, copy_bytes = 0, top_ns = 0;
+	int top = 0;
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		const struct ig_op_info *oi = ig_op_info(s->op);
+		if (nested(s))
+			continue;
+		all_ns += s->time_win_ns;
+		if (!oi || !(oi->kind & IG_OPK_COPY))
+			continue;
+		copy_ns += s->time_win_ns;
+		copy_calls += s->calls_win;
+		copy_bytes += s->bytes_win;
+		if (s->time_win_ns > top_ns) {
+			top_ns = s->time_win_ns;
+			top = s->op;
+		}
+	}
+	if (!all_ns || copy_calls < cfg->min_calls || !x->parts->wall_ns)
+		return;
+	double share = (double)copy_ns / (double)all_ns;
+	double mean = (double)copy_bytes / (double)copy_calls;
+	if (share < cfg->copy_share || mean < (double)cfg->copy_min_bytes)
+		return;
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_COPY_DOMINATED;
+	c.impact = fmin(1.0, (double)copy_ns / (double)x->parts->wall_ns);
+	c.sev = sev_of(cfg, c.impact, 1, 1);
+	/* loading weights and data right after start is expected: say it, low */
+	if (x->p->first_ns >= x->ws && c.sev > IG_SEV_LOW)
+		c.sev = IG_SEV_LOW;
+	if (c.impact < cfg->sev_low)
+		return;
+	struct finding f;
+	f_init(&f, c.cls, c.sev, top, x->p);
+	f.c.tid = x->feeder->tid;
+	f.c.impact = c.impact;
+	double bps = copy_ns ? (double)copy_bytes / ((double)copy_ns / 1e9) : 0;
+	words_copy(x, &c, &f, top, share, mean, bps, copy_calls);
+	fire(x->d, &f, x->now);
+}
+
+/* Median gap between outliers and whether all gaps are within tolerance. */
+static int period_of(const struct ig_series_stats *s, double tol, double *period_s, int *n_in)
+{
+	int n = s->noutliers;
+	if (n < 2)
+		return 0;
+	double gaps[IG_OUTLIERS], sorted[IG_OUTLIERS];
+	for (int i = 1; i < n; i++)
+		gaps[i - 1] = (double)(s->outlier_ts[i] - s->outlier_ts[i - 1]) / 1e9;
+	int ng = n - 1;
+	memcpy(sorted, gaps, sizeof(double) * (size_t)ng);
+	for (int i = 1; i < ng; i++)
+		for (int j = i; j > 0 && sorted[j] < sorted[j - 1]; j--) {
+			double t = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
+		}
+	double med = sorted[ng / 2];
+	int ok = med > 0;
+	for (int i = 0; i < ng && ok; i++)
+		if (fabs(gaps[i] - med) > tol * med)
+			ok = 0;
+	*period_s = med;
+	*n_in = n;
+	return ok;
+}
+
+/* Allocation outliers: the impact is their excess time over the p50. */
+static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
+{
+	const struct ig_detect_cfg *cfg = x->cfg;
+	const struct ig_op_info *oi = ig_op_info(s->op);
+	if (!oi || !(oi->kind & IG_OPK_ALLOC) || nested(s))
+		return;
+	if (!has_tail(x, s) || cold_explains(x, s))
+		return;
+	if ((int)s->noutliers < (int)cfg->alloc_min_outliers ||
+	    s->outlier_ts[s->noutliers - 1] < x->ws)
+		return;
+	double period = 0;
+	int n = 0;
+	int periodic = period_of(s, cfg->alloc_period_tol, &period, &n);
+	uint64_t omax = 0, excess = 0;
+	for (int i = 0; i < s->noutliers; i++) {
+		if (s->outlier_dur[i] > omax)
+			omax = s->outlier_dur[i];
+		if (s->outlier_ts[i] >= x->ws && s->outlier_dur[i] > s->win.p50)
+			excess += s->outlier_dur[i] - s->win.p50;
+	}
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_ALLOC_SPIKES;
+	c.impact = x->parts->wall_ns ? fmin(1.0, (double)excess / (double)x->parts->wall_ns) : 0;
+	c.sev = sev_of(cfg, c.impact, 1, 1);
+	if (c.sev < IG_SEV_LOW)
+		c.sev = IG_SEV_LOW; /* a tail the user sees in the op table, explained */
+	c.tail = s;
+	struct finding f;
+	f_init(&f, c.cls, c.sev, s->op, x->p);
+	f.c.tid = x->feeder->tid;
+	f.c.impact = c.impact;
+	f.c.p50_ns = s->win.p50;
+	f.c.p99_ns = s->win.p99;
+	f.c.tail_ratio = s->tail_ratio;
+	words_alloc(x, &c, &f, s, periodic, period, n, omax);
+	fire(x->d, &f, x->now);
+}
+
+/* Page-fault stalls of the feeder, or the host short of memory. */
+static void rule_memory(struct ctx *x)
+{
+	const struct ig_detect_cfg *cfg = x->cfg;
+	const struct ig_host *h = &x->w->host;
+	double fault = ig_part_share(x->parts, IG_PART_FAULT);
+	int pages = x->p->page_bytes_win > cfg->page_bytes;
+	int swap = h->valid && h->swap_max_win > 0;
+	int full = h->valid && h->mem_max_win > cfg->mem_pct;
+	if (fault < cfg->sev_low && !pages && !swap && !full)
+		return;
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_MEMORY_PRESSURE;
+	c.impact = fault;
+	c.culprit_pid = x->p->pid;
+	memcpy(c.culprit_comm, x->p->comm, sizeof(c.culprit_comm));
+	c.culprit_self = 1;
+	/* without measured stalls the pressure is context, not a cause */
+	c.sev = fault >= cfg->sev_low ? sev_of(cfg, fault, 1, 1) : IG_SEV_INFO;
+	struct finding f;
+	f_init(&f, c.cls, c.sev, x->feeder->main_op, x->p);
+	f.c.tid = x->feeder->tid;
+	f.c.impact = c.impact;
+	f.c.culprit_pid = c.culprit_pid;
+	memcpy(f.c.culprit_comm, c.culprit_comm, sizeof(f.c.culprit_comm));
+	words_memory(x, &c, &f);
+	fire(x->d, &f, x->now);
+}
+
+/* The first calls of a series were slow, then it settled (INFO). */
+static void rule_cold(struct ctx *x)
+{
+	const struct ig_detect_cfg *cfg = x->cfg;
+	const struct ig_series_stats *best = NULL;
+	double best_x = 0;
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		if (s->cold_n < cfg->cold_calls || s->calls_life < s->cold_n + cfg->min_calls ||
+		    nested(s))
+			continue;
+		if (x->now > s->first_ns + (uint64_t)cfg->cold_s * NS)
+			continue;
+		uint64_t settled = s->life.p50;
+		if (!settled || (double)s->cold_max_ns < cfg->cold_x * (double)settled)
+			continue;
+		/* settled: the window tail is not still there after the first calls */
+		if (has_tail(x, s) && !cold_explains(x, s))
+			continue;
+		double r = (double)s->cold_max_ns / (double)settled;
+		if (r > best_x) {
+			best_x = r;
+			best = s;
+		}
+	}
+	if (!best)
+		return;
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_COLD_START;
+	uint64_t excess = best->cold_n * (best->cold_mean_ns > best->life.p50
+						  ? best->cold_mean_ns - best->life.p50
+						  : 0);
+	c.impact = x->parts->wall_ns ? fmin(1.0, (double)excess / (double)x->parts->wall_ns) : 0;
+	c.sev = IG_SEV_INFO;
+	struct finding f;
+	f_init(&f, c.cls, c.sev, best->op, x->p);
+	f.c.impact = c.impact;
+	words_cold(x, &c, &f, best, best_x);
+	fire(x->d, &f, x->now);
+}
+
+/* Whether the process is judged in this window: a feeding thread that made
+ * calls recently and enough wall time to measure shares against. */
+static int judged(const struct ctx *x)
+{
+	const struct ig_thread_stats *t = x->feeder;
+	if (!t || !t->calls_win || x->parts->wall_ns < x->cfg->min_wall_ns)
+		return 0;
+	return t->last_ns + (uint64_t)x->cfg->quiet_s * NS >= x->now;
+}
+
+void detect_run(struct ig_detect *d, const struct ig_window *w)
+{
+	memset(d->fired_now, 0, sizeof(d->fired_now));
+	struct ctx x = {.d = d, .cfg = &d->cfg, .w = w, .now = w->now_ns};
+	x.ws = w->tot.win_start_ns;
+	x.win_s = (double)w->tot.win_span_ns / 1e9;
+	for (int i = 0; i < w->nprocs; i++) {
+		const struct ig_win_proc *wp = &w->procs[i];
+		x.wp = wp;
+		x.p = wp->p;
+		x.parts = &wp->p->parts;
+		x.feeder = wp->nthr && wp->thr[0].t.calls_win ? &wp->thr[0].t : NULL;
+		if (!judged(&x))
+			continue;
+		time_causes(&x);
+		api_causes(&x);
+		rule_copy(&x);
+		for (int k = 0; k < wp->nops; k++)
+			rule_alloc(&x, &wp->ops[k].s);
+		rule_memory(&x);
+		rule_cold(&x);
+	}
+	age_and_sort(d, w->now_ns);
+}
+
+void detect_window(void *ctx, const struct ig_window *w)
+{
+	detect_run(ctx, w);
+}

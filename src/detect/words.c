@@ -1,0 +1,543 @@
+/* What a chain says: its summary (the cause and the culprit first, then the
+ * numbers), explanation, evidence and recommendations, from the decision
+ * rules.c took. Durations and sizes are spelt as everywhere (core/fmt.h). */
+#include "detect/detect_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/fmt.h"
+#include "core/ops.h"
+
+/* snprintf without the compiler's truncation warnings: summaries are
+ * deliberately cut at their buffer size. */
+int put(char *dst, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vsnprintf(dst, n, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+char *who(char *b, size_t n, const char *comm, uint32_t pid)
+{
+	if (!pid)
+		put(b, n, "%s", comm && comm[0] ? comm : "?");
+	else
+		put(b, n, "%s[%u]", comm && comm[0] ? comm : "?", pid);
+	return b;
+}
+
+void f_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p)
+{
+	memset(f, 0, sizeof(*f));
+	f->c.cls = cls;
+	f->c.severity = sev;
+	f->c.op = op;
+	f->c.pid = p ? p->pid : 0;
+	if (p)
+		memcpy(f->c.comm, p->comm, IG_COMM_LEN);
+}
+
+void ev(struct finding *f, const char *key, double v, const char *unit)
+{
+	if (f->c.nevidence >= IG_CHAIN_MAX_EVIDENCE)
+		return;
+	struct ig_evidence *e = &f->c.ev[f->c.nevidence++];
+	put(e->key, sizeof(e->key), "%s", key);
+	e->value = v;
+	put(e->unit, sizeof(e->unit), "%s", unit);
+}
+
+void rec(struct finding *f, const char *fmt, ...)
+{
+	if (f->c.nrecs >= IG_CHAIN_MAX_RECS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->c.recs[f->c.nrecs++], sizeof(f->c.recs[0]), fmt, ap);
+	va_end(ap);
+}
+
+void step(struct finding *f, uint64_t ts, const char *fmt, ...)
+{
+	if (f->nsteps >= IG_CHAIN_MAX_TIMELINE)
+		return;
+	struct ig_tl_entry *t = &f->steps[f->nsteps++];
+	t->ts_ns = ts;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->text, sizeof(t->text), fmt, ap);
+	va_end(ap);
+}
+
+/* Adds the slowest calls of a series in the window as timeline steps. */
+void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
+		int max)
+{
+	const struct ig_call_rec *r = ws ? ws->slow : NULL;
+	int n = ws ? (ws->nslow < max ? ws->nslow : max) : 0;
+	for (int i = 0; i < n; i++) {
+		if (r[i].dur_ns < min_dur)
+			break;
+		char d[24], pre[24], blk[24], w[40];
+		fmt_ns(d, sizeof(d), r[i].dur_ns);
+		if (r[i].flags & IG_F_NO_SPLIT)
+			step(f, r[i].ts_ns, "%s %s (tid %u), off-CPU split unknown", ig_op_name(op),
+			     d, r[i].tid);
+		else if (r[i].preempt_ns && r[i].other_pid)
+			step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted by %s, %s blocked",
+			     ig_op_name(op), d, r[i].tid, fmt_ns(pre, sizeof(pre), r[i].preempt_ns),
+			     who(w, sizeof(w), r[i].other_comm, r[i].other_pid),
+			     fmt_ns(blk, sizeof(blk), r[i].blocked_ns));
+		else
+			step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted, %s blocked",
+			     ig_op_name(op), d, r[i].tid, fmt_ns(pre, sizeof(pre), r[i].preempt_ns),
+			     fmt_ns(blk, sizeof(blk), r[i].blocked_ns));
+	}
+}
+
+/* --- shared pieces of the time classes ------------------------------------- */
+
+/* "workload[4835]", or "workload[4835] tid 4838 (wl-worker-0)" when the
+ * feeding thread is not the main thread and has a name of its own. */
+static const char *feeder_name(const struct ctx *x, char *b, size_t n)
+{
+	char p[40];
+	who(p, sizeof(p), x->p->comm, x->p->pid);
+	const struct ig_thread_stats *t = x->feeder;
+	if (t && t->tid != x->p->pid && t->comm[0] && strncmp(t->comm, x->p->comm, IG_COMM_LEN))
+		put(b, n, "%s tid %u (%.*s)", p, t->tid, IG_COMM_LEN, t->comm);
+	else if (t && t->tid != x->p->pid)
+		put(b, n, "%s tid %u", p, t->tid);
+	else
+		put(b, n, "%s", p);
+	return b;
+}
+
+/* The culprit as the summary names it. */
+static const char *culprit_name(const struct ctx *x, const struct cause *c, char *b, size_t n)
+{
+	char w[40];
+	who(w, sizeof(w), c->culprit_comm, c->culprit_pid);
+	if (c->culprit_pid && c->culprit_pid == x->cfg->self_pid)
+		put(b, n, "%s (ingero-top itself)", w);
+	else if (c->culprit_self && c->cls != IG_CC_BLOCK_IO && c->cls != IG_CC_HOST_WORK &&
+		 c->cls != IG_CC_TIMER_SLEEP && c->cls != IG_CC_MEMORY_PRESSURE)
+		put(b, n, "%s's own threads", w);
+	else
+		put(b, n, "%s", w);
+	return b;
+}
+
+/* Every part of the feeders' time as evidence, then the denominator. */
+static void parts_evidence(const struct ctx *x, struct finding *f)
+{
+	const struct ig_time_parts *P = x->parts;
+	char key[24];
+	ev(f, "impact_pct", f->c.impact * 100, "%");
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		if (!P->ns[k])
+			continue;
+		put(key, sizeof(key), "%s_pct", ig_part_name(k));
+		ev(f, key, ig_part_share(P, k) * 100, "%");
+	}
+	ev(f, "feeder_wall_ns", (double)P->wall_ns, "ns");
+}
+
+static void tail_words(const struct cause *c, char *b, size_t n)
+{
+	char p99[24], r[24];
+	b[0] = 0;
+	if (c->tail)
+		put(b, n, "; %s p99 %s (%s p50, %.0f%% of its tail preempted)",
+		    ig_op_name(c->tail->op), fmt_ns(p99, sizeof(p99), c->tail->win.p99),
+		    fmt_ratio(r, sizeof(r), c->tail->tail_ratio), c->tail->tail_preempt_share * 100);
+}
+
+/* --- CPU contention and data-loader waits: a named other task ------------- */
+
+static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	char fn[64], cn[64], tw[128], pct[16];
+	feeder_name(x, fn, sizeof(fn));
+	culprit_name(x, c, cn, sizeof(cn));
+	tail_words(c, tw, sizeof(tw));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	if (c->culprit_pid)
+		put(f->c.summary, sizeof(f->c.summary),
+		    "CPU contention by %s: %s runnable but not running %s of its time%s", cn, fn,
+		    pct, tw);
+	else
+		put(f->c.summary, sizeof(f->c.summary),
+		    "CPU contention: %s runnable but not running %s of its time%s", fn, pct, tw);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The thread that feeds the GPU was ready to run but had no core for %s of its wall "
+	    "time (%.0f%% between CUDA calls, %.0f%% inside them)%s%s. Every such moment delays "
+	    "the next launch, so the GPU waits for the host.",
+	    pct, ig_part_share(x->parts, IG_PART_PREEMPTED) * 100,
+	    ig_part_share(x->parts, IG_PART_CALL_PREEMPTED) * 100,
+	    c->culprit_pid ? "; the task that held the CPU most was " : "",
+	    c->culprit_pid ? cn : "");
+	if (c->culprit_pid)
+		ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
+	if (c->culprit_pid && !c->culprit_self) {
+		rec(f,
+		    "Lower the priority of %s: renice -n 19 -p %u (or chrt --idle -p 0 %u), or "
+		    "cap its CPU with a cgroup quota",
+		    cn, c->culprit_pid, c->culprit_pid);
+		rec(f,
+		    "Pin %s to cores %s does not use: taskset -cp <cores> %u, or give the job a "
+		    "dedicated cpuset",
+		    fn, cn, x->p->pid);
+	} else {
+		rec(f,
+		    "Give the feeding thread a core of its own: fewer worker threads than cores "
+		    "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
+	}
+	rec(f, "Keep at least one core free per GPU-feeding thread: count the busy threads on "
+	       "this host (ingero-top process pane) against the cores");
+	if (c->tail)
+		slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
+}
+
+static void words_loader(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	char fn[64], cn[64], pct[16];
+	feeder_name(x, fn, sizeof(fn));
+	culprit_name(x, c, cn, sizeof(cn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	if (c->culprit_pid)
+		put(f->c.summary, sizeof(f->c.summary),
+		    "data-loader wait on %s: %s blocked %s of its time until it was fed", cn, fn,
+		    pct);
+	else
+		put(f->c.summary, sizeof(f->c.summary),
+		    "data-loader wait: %s blocked %s of its time waiting for another task", fn,
+		    pct);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "Between CUDA calls the feeding thread sleeps until another task wakes it (a pipe, "
+	    "queue or lock: data-loader workers, a tokenizer, a producer thread)%s%s woke it for "
+	    "%.0f%% of that time. While it waits, the GPU has nothing queued.",
+	    c->culprit_pid ? "; " : "", c->culprit_pid ? cn : "", c->culprit_share * 100);
+	if (c->culprit_pid)
+		ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
+	rec(f, "Make the producers keep up: more DataLoader workers (num_workers, at most the "
+	       "free cores), persistent_workers=True, prefetch_factor >= 2");
+	rec(f, "Make each batch cheaper to produce: decode/augment on the GPU (DALI, "
+	       "torchvision.transforms.v2 on CUDA) or pre-process the dataset offline");
+	if (c->culprit_pid)
+		rec(f, "Look at what %s does (ingero-top process screen, its CPU and its own "
+		       "waits): a slow or starved worker shows there",
+		    cn);
+}
+
+/* --- the feeder's own time: disk, CPU work, sleeps, unknown ---------------- */
+
+static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	char fn[64], pct[16], dev[32] = "";
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	switch (c->cls) {
+	case IG_CC_BLOCK_IO:
+		if (x->p->io_dev)
+			put(dev, sizeof(dev), " (device %u:%u)", x->p->io_dev >> 20,
+			    x->p->io_dev & 0xfffff);
+		put(f->c.summary, sizeof(f->c.summary),
+		    "block I/O wait in %s: asleep on the disk %s of its time%s", fn, pct, dev);
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "Between CUDA calls the feeding thread sleeps uninterruptibly (D state) for %s "
+		    "of its wall time: it waits for the disk (writes it syncs, reads of files not "
+		    "in the page cache). The GPU idles meanwhile.",
+		    pct);
+		if (x->p->io_dev)
+			ev(f, "io_dev", (double)x->p->io_dev, "");
+		rec(f, "Move checkpoint and log writes off the training path: write asynchronously "
+		       "from a separate process or thread, without fsync per step");
+		rec(f, "Stage the dataset in RAM or on local NVMe before the run so reads do not "
+		       "wait on the disk");
+		break;
+	case IG_CC_HOST_WORK:
+		put(f->c.summary, sizeof(f->c.summary),
+		    "host work in %s: busy on the CPU %s of its time between CUDA calls%s", fn, pct,
+		    c->unconfirmed ? " (off-CPU state not recorded)" : "");
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "The thread that feeds the GPU runs its own code between CUDA calls for %s of "
+		    "its wall time (decoding, augmentation, Python, logging); the GPU has nothing "
+		    "queued while it does.",
+		    pct);
+		if (x->feeder && x->feeder->sync_calls_win && x->parts->ns[IG_PART_GPU_WAIT]) {
+			double rate = (double)x->feeder->sync_calls_win * 1e9 /
+				      (double)(x->parts->wall_ns ? x->parts->wall_ns : 1);
+			put(f->c.explanation + strlen(f->c.explanation),
+			    sizeof(f->c.explanation) - strlen(f->c.explanation),
+			    " It synchronises %.0f times a second, so this work cannot overlap "
+			    "the GPU's: each sync drains the queue before the host starts.",
+			    rate);
+			rec(f, "Let host work overlap GPU work: queue the next step before reading "
+			       "results (no .item()/.cpu() per step; read every N steps)");
+		}
+		rec(f, "Move the per-step CPU work off the feeding thread: a DataLoader with "
+		       "num_workers > 0, or a producer thread with a queue");
+		rec(f, "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "
+		       "the next batch's work before waiting on the current one",
+		    x->p->pid);
+		break;
+	case IG_CC_TIMER_SLEEP:
+		put(f->c.summary, sizeof(f->c.summary),
+		    "sleeping in %s: %s of its time in timer sleeps between CUDA calls", fn, pct);
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "The feeding thread sleeps on timers between CUDA calls (sleep(), a poll with a "
+		    "timeout, a rate limiter) for %s of its wall time; the GPU idles meanwhile.",
+		    pct);
+		rec(f, "Find the sleep in the loop (py-spy dump, the thread's stack) and wait on "
+		       "the event itself instead of polling with a timeout");
+		break;
+	default: /* IG_CC_OFFCPU_WAIT */
+		put(f->c.summary, sizeof(f->c.summary),
+		    "off-CPU wait in %s: %s of its time off CPU between CUDA calls, why not "
+		    "recorded",
+		    fn, pct);
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "The feeding thread is off CPU between CUDA calls for %s of its wall time, "
+		    "but the source did not record whether it was preempted or slept, nor who woke "
+		    "it.",
+		    pct);
+		rec(f, "Re-record with ingero-top: it tells preempted from blocked time and names "
+		       "the waker");
+		break;
+	}
+}
+
+static void words_gpu(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	char fn[64], pct[16];
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "GPU-bound: %s waits for the GPU %s of its time (the host keeps up)", fn, pct);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The feeding thread spends %s of its wall time inside synchronising CUDA calls "
+	    "waiting for queued GPU work to finish. The host is not the limit: this is the "
+	    "healthy state of a loop that keeps its GPU busy.",
+	    pct);
+	rec(f, "To go faster, look at the GPU work itself (Nsight Systems, then Nsight Compute on "
+	       "the longest kernels)");
+}
+
+static void words_launch(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	char fn[64], pct[16];
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "launch overhead in %s: %s of its time in CUDA API work on the CPU", fn, pct);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The feeding thread spends %s of its wall time inside CUDA calls that do not wait "
+	    "for the GPU (launches, allocations, async copies): the CPU side of the API is the "
+	    "limit, typically many small kernels.",
+	    pct);
+	rec(f, "Launch fewer, larger kernels: CUDA graphs (torch.cuda.graphs, cudaGraphLaunch) or "
+	       "torch.compile to fuse small operations");
+}
+
+void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	switch (c->cls) {
+	case IG_CC_CPU_CONTENTION:
+		words_cpu(x, c, f);
+		break;
+	case IG_CC_LOADER_WAIT:
+		words_loader(x, c, f);
+		break;
+	case IG_CC_GPU_BOUND:
+		words_gpu(x, c, f);
+		break;
+	case IG_CC_LAUNCH_BOUND:
+		words_launch(x, c, f);
+		break;
+	default:
+		words_self(x, c, f);
+		break;
+	}
+	if (c->unconfirmed)
+		put(f->c.lacking, sizeof(f->c.lacking),
+		    "off-CPU states, preempted/blocked split or wakers (recorded without "
+		    "scheduler state): the share is measured, the cause is inferred");
+	parts_evidence(x, f);
+}
+
+/* --- the evidence-gated and tail classes ----------------------------------- */
+
+void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f, double rate,
+		      uint64_t syncs, double gpu_per_sync_ns, double work_per_sync_ns)
+{
+	char fn[64], pct[16], g[24], w[24];
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "sync storm in %s: %.0f synchronisations/s, each finding the GPU almost idle "
+	    "(%s GPU wait per sync); CUDA API work takes %s of its time",
+	    fn, rate, fmt_ns(g, sizeof(g), (uint64_t)gpu_per_sync_ns), pct);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The feeding thread synchronises %.0f times a second, but between two syncs the GPU "
+	    "has only %s of work against %s of host time: each synchronisation (explicit, or "
+	    "hidden in a synchronous device-to-host copy such as tensor.item(), .cpu() or "
+	    ".numpy()) drains the queue, so host and GPU take turns instead of overlapping.",
+	    rate, g, fmt_ns(w, sizeof(w), (uint64_t)work_per_sync_ns));
+	ev(f, "syncs_per_s", rate, "/s");
+	ev(f, "syncs", (double)syncs, "");
+	ev(f, "gpu_wait_per_sync_ns", gpu_per_sync_ns, "ns");
+	ev(f, "host_per_sync_ns", work_per_sync_ns, "ns");
+	rec(f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
+	       "GPU tensors inside the loop; accumulate on the GPU and read once every N steps");
+	rec(f, "Replace synchronous device-to-host copies with cudaMemcpyAsync into pinned memory "
+	       "(non_blocking=True) and one event or stream sync where the value is needed");
+	rec(f, "Find the call sites: open the sync op in the op view and look at the stacks of "
+	       "its calls");
+	parts_evidence(x, f);
+}
+
+void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
+		double share, double mean_bytes, double bps, uint64_t calls)
+{
+	char fn[64], b[24], bw[24], pct[16];
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	fmt_bytes(b, sizeof(b), (uint64_t)mean_bytes);
+	fmt_bytes(bw, sizeof(bw), (uint64_t)bps);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "copy-dominated %s: copies take %s of its time and %.0f%% of its CUDA time (%s, %s "
+	    "avg, %s/s while copying)",
+	    fn, pct, share * 100, ig_op_name(top_op), b, bw);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "Moving data between host and device takes most of the time the process spends in "
+	    "CUDA. At %s/s the copies run well below what PCIe can do when host buffers are "
+	    "pageable, and while the thread copies it does not launch work.%s",
+	    bw,
+	    x->p->first_ns >= x->ws ? " The process started inside the window: this may be the "
+				      "initial load of weights and data, hence the low severity."
+				    : "");
+	ev(f, "impact_pct", c->impact * 100, "%");
+	ev(f, "copy_share_pct", share * 100, "%");
+	ev(f, "mean_copy_bytes", mean_bytes, "B");
+	ev(f, "copy_bytes_per_s", bps, "B/s");
+	ev(f, "copy_calls", (double)calls, "");
+	rec(f, "Use pinned (page-locked) host buffers: pin_memory=True in the DataLoader or "
+	       "cudaHostAlloc, so copies run at full PCIe bandwidth");
+	rec(f, "Overlap copies with compute: non_blocking=True / cudaMemcpyAsync on a separate "
+	       "stream, double-buffering the next batch");
+	rec(f, "Move less data per step: keep tensors on the GPU between steps, send compact "
+	       "dtypes (uint8/fp16) and convert on the GPU");
+}
+
+void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
+		 const struct ig_series_stats *s, int periodic, double period_s, int n,
+		 uint64_t omax)
+{
+	char fn[64], p99[24], p50[24], r[16], mx[24], pd[24], per[40] = "";
+	feeder_name(x, fn, sizeof(fn));
+	fmt_ns(mx, sizeof(mx), omax);
+	fmt_ns(pd, sizeof(pd), (uint64_t)(period_s * 1e9));
+	if (periodic)
+		put(per, sizeof(per), ", every ~%s", pd);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "allocator spikes in %s: %d %s outliers up to %s%s (p99 %s, %s p50)", fn, n,
+	    ig_op_name(s->op), mx, periodic ? per : ", no regular period",
+	    fmt_ns(p99, sizeof(p99), s->win.p99), fmt_ratio(r, sizeof(r), s->tail_ratio));
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "Most %s calls take %s, but some take up to %s%s. Allocation outliers come from "
+	    "the driver mapping new memory (the caching allocator growing, or freeing and "
+	    "re-allocating), not from the host being busy: the tail calls were %.0f%% "
+	    "preempted.",
+	    ig_op_name(s->op), fmt_ns(p50, sizeof(p50), s->win.p50), mx,
+	    periodic ? " at a regular interval, so something in the loop allocates periodically"
+		     : "",
+	    s->tail_preempt_share > 0 ? s->tail_preempt_share * 100 : 0);
+	ev(f, "impact_pct", c->impact * 100, "%");
+	ev(f, "outliers", n, "");
+	if (periodic)
+		ev(f, "period_ns", period_s * 1e9, "ns");
+	ev(f, "outlier_max_ns", (double)omax, "ns");
+	ev(f, "p99_ns", (double)s->win.p99, "ns");
+	ev(f, "tail_ratio", s->tail_ratio, "x");
+	if (periodic)
+		rec(f,
+		    "Find what runs every ~%s (checkpoint, evaluation, logging, a growing batch) "
+		    "and allocate its buffers once, outside the loop",
+		    pd);
+	rec(f,
+	    "Pre-allocate and reuse device buffers instead of %s inside the step; with PyTorch, do "
+	    "not call torch.cuda.empty_cache() in the loop",
+	    ig_op_name(s->op));
+	rec(f, "Tune the caching allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or a "
+	       "CUDA memory pool with a high release threshold (cudaMemPoolAttrReleaseThreshold)");
+	for (int i = s->noutliers > 3 ? s->noutliers - 3 : 0; i < s->noutliers; i++) {
+		char d[24];
+		step(f, s->outlier_ts[i], "%s outlier %s", ig_op_name(s->op),
+		     fmt_ns(d, sizeof(d), s->outlier_dur[i]));
+	}
+}
+
+void words_memory(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	const struct ig_host *h = &x->w->host;
+	char fn[64], b[24], pct[16], what[160] = "";
+	size_t o = 0;
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	if (x->p->page_bytes_win > x->cfg->page_bytes)
+		o += (size_t)put(what + o, sizeof(what) - o, ", %s of page allocations",
+				 fmt_bytes(b, sizeof(b), x->p->page_bytes_win));
+	if (h->valid && h->swap_max_win && o < sizeof(what))
+		o += (size_t)put(what + o, sizeof(what) - o, ", swap %s",
+				 fmt_bytes(b, sizeof(b), h->swap_max_win << 20));
+	if (h->valid && h->mem_max_win > x->cfg->mem_pct && o < sizeof(what))
+		put(what + o, sizeof(what) - o, ", memory %.0f%% used", h->mem_max_win);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "memory pressure on %s: %s of its time stalled in page faults%s", fn, pct, what);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The host is short of memory or the feeding thread faults in pages: page "
+	    "allocation, reclaim and swap-in run on the feeding thread and stall it (%s of its "
+	    "time asleep in page faults).",
+	    pct);
+	ev(f, "impact_pct", c->impact * 100, "%");
+	ev(f, "page_alloc_bytes", (double)x->p->page_bytes_win, "B");
+	if (h->valid) {
+		ev(f, "swap_bytes", (double)(h->swap_max_win << 20), "B");
+		ev(f, "mem_max_pct", h->mem_max_win, "%");
+	}
+	rec(f, "Reduce host memory use: smaller prefetch and shuffle buffers, fewer data-loader "
+	       "workers (each holds batches), or a host with more RAM");
+	rec(f, "Keep the job out of swap: memory.swap.max=0 in its cgroup or vm.swappiness=1");
+	rec(f, "Allocate and pin staging buffers once (pin_memory=True, cudaHostAlloc) so "
+	       "steady-state steps do not fault in new pages");
+}
+
+void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
+		const struct ig_series_stats *s, double ratio)
+{
+	char fn[64], mx[24], st[24], r[16];
+	feeder_name(x, fn, sizeof(fn));
+	put(f->c.summary, sizeof(f->c.summary),
+	    "cold start of %s: first %u %s calls up to %s (%s the settled p50 %s), then normal",
+	    fn, s->cold_n, ig_op_name(s->op), fmt_ns(mx, sizeof(mx), s->cold_max_ns),
+	    fmt_ratio(r, sizeof(r), ratio), fmt_ns(st, sizeof(st), s->life.p50));
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The first calls of a process pay for context creation, module loading and "
+	    "allocator warm-up; afterwards %s settles at %s. Not an incident, but it skews "
+	    "percentiles taken over a short run.",
+	    ig_op_name(s->op), st);
+	ev(f, "impact_pct", c->impact * 100, "%");
+	ev(f, "cold_calls", s->cold_n, "");
+	ev(f, "cold_max_ns", (double)s->cold_max_ns, "ns");
+	ev(f, "settled_p50_ns", (double)s->life.p50, "ns");
+	ev(f, "ratio", ratio, "x");
+	rec(f, "Leave the first steps out of latency measurements and benchmarks (warm-up "
+	       "iterations)");
+	rec(f, "For services, warm up with a dummy request before taking traffic; "
+	       "CUDA_MODULE_LOADING=LAZY shortens context start-up");
+	step(f, s->first_ns, "first %s call", ig_op_name(s->op));
+}

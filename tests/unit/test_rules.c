@@ -1,0 +1,374 @@
+/* The detector's rules as functions of a window snapshot built by hand, no
+ * model involved: each time cause becomes a chain whose impact is its share
+ * of the feeder's wall time, named after its culprit; severity follows the
+ * thresholds (LOW 5 %, MEDIUM 15 %, HIGH 30 % with a named, confirmed
+ * cause); causes under 5 % raise nothing; a busy GPU is INFO; chains are
+ * ordered by impact; a chain keeps its id, resolves after hold_s and ages
+ * out after keep_s; a quiet feeder is not judged. */
+#include "check.h"
+#include "core/ops.h"
+#include "detect/detect.h"
+#include "model/window.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SEC 1000000000ull
+#define T0 (1767225600ull * SEC) /* 2026-01-01 */
+#define PID 4821
+
+/* One CUDA process with one feeding thread and two ops, whose parts are
+ * given as shares of a 10 s window; waiting for the GPU takes the rest. */
+struct fixture {
+	struct ig_proc_stats p;
+	struct ig_win_series ops[2];
+	struct ig_win_thread thr[1];
+	struct ig_win_proc wp;
+	struct ig_window w;
+};
+
+static void fixture_init(struct fixture *fx, uint64_t now, const double share[IG_PART_MAX])
+{
+	memset(fx, 0, sizeof(*fx));
+	uint64_t wall = 10 * SEC, sum = 0;
+	struct ig_proc_stats *p = &fx->p;
+	p->pid = PID;
+	snprintf(p->comm, sizeof(p->comm), "train");
+	p->cuda = 1;
+	p->calls_win = 20000;
+	p->first_ns = now - 60 * SEC;
+	p->threads = 1;
+	p->parts.wall_ns = wall;
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		if (k == IG_PART_GPU_WAIT)
+			continue;
+		p->parts.ns[k] = (uint64_t)(share[k] * (double)wall);
+		sum += p->parts.ns[k];
+	}
+	p->parts.ns[IG_PART_GPU_WAIT] = wall - sum;
+	p->wall_ns = wall;
+	p->feeder_tid = PID;
+
+	struct ig_thread_stats *t = &fx->thr[0].t;
+	t->tid = t->pid = PID;
+	snprintf(t->comm, sizeof(t->comm), "train");
+	t->calls_win = 20000;
+	t->last_ns = now;
+	t->wall_ns = wall;
+	t->parts = p->parts;
+	t->main_op = IG_OP_CUDA_LAUNCH_KERNEL;
+	t->sync_calls_win = 10000; /* 1000 syncs/s */
+
+	int opv[2] = {IG_OP_CUDA_LAUNCH_KERNEL, IG_OP_CUDA_STREAM_SYNC};
+	for (int i = 0; i < 2; i++) {
+		struct ig_series_stats *s = &fx->ops[i].s;
+		s->op = opv[i];
+		s->pid = PID;
+		s->calls_win = s->calls_life = 10000;
+		s->win.n = 10000;
+		s->win.p50 = s->win.p99 = 10000;
+		s->life = s->win;
+		s->tail_ratio = 1;
+		s->first_ns = p->first_ns;
+		s->tail_preempt_share = s->tail_blocked_share = -1;
+	}
+	fx->wp.p = p;
+	fx->wp.nops = 2;
+	fx->wp.ops = fx->ops;
+	fx->wp.nthr = 1;
+	fx->wp.thr = fx->thr;
+	fx->w.now_ns = now;
+	fx->w.tot.win_start_ns = now - 10 * SEC;
+	fx->w.tot.win_span_ns = 10 * SEC;
+	fx->w.tot.by_kind[IG_EV_OFFCPU] = 1000;
+	fx->w.nall = 1;
+	fx->w.all = p;
+	fx->w.nprocs = 1;
+	fx->w.procs = &fx->wp;
+}
+
+static void culprit(struct ig_culprit *c, uint32_t pid, const char *comm, double share)
+{
+	c->pid = pid;
+	snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	c->share = share;
+}
+
+static const struct ig_chain *active(const struct ig_detect *d, int cls)
+{
+	for (int i = 0; i < detect_count(d); i++) {
+		const struct ig_chain *c = detect_chain(d, i);
+		if (c->cls == cls && c->active)
+			return c;
+	}
+	return NULL;
+}
+
+static int worst(const struct ig_detect *d)
+{
+	int w = -1;
+	for (int i = 0; i < detect_count(d); i++)
+		if (detect_chain(d, i)->active && detect_chain(d, i)->severity > w)
+			w = detect_chain(d, i)->severity;
+	return w;
+}
+
+static void dump(const struct ig_detect *d)
+{
+	for (int i = 0; i < detect_count(d); i++) {
+		const struct ig_chain *c = detect_chain(d, i);
+		fprintf(stderr, "   [%s%s] %s %.1f%% %s\n", detect_sev_name(c->severity),
+			c->active ? "" : " resolved", detect_class_name(c->cls), c->impact * 100,
+			c->summary);
+	}
+}
+
+/* One window of the fixture judged by a fresh detector. */
+static struct ig_detect *judge(struct fixture *fx)
+{
+	struct ig_detect *d = detect_new(NULL);
+	detect_run(d, &fx->w);
+	return d;
+}
+
+struct time_case {
+	const char *name;
+	int part; /* the cause's part */
+	double share;
+	int cls, sev;
+	uint32_t culprit; /* 0: the process itself */
+};
+
+static void test_each_time_cause(void)
+{
+	static const struct time_case cases[] = {
+	    {"preempted between calls", IG_PART_PREEMPTED, 0.40, IG_CC_CPU_CONTENTION, IG_SEV_HIGH,
+	     2231},
+	    {"preempted in calls", IG_PART_CALL_PREEMPTED, 0.20, IG_CC_CPU_CONTENTION,
+	     IG_SEV_MEDIUM, 2231},
+	    {"task waits", IG_PART_TASK_WAIT, 0.50, IG_CC_LOADER_WAIT, IG_SEV_HIGH, 2003},
+	    {"disk waits", IG_PART_IO_WAIT, 0.40, IG_CC_BLOCK_IO, IG_SEV_HIGH, PID},
+	    {"timer sleeps", IG_PART_SLEEP, 0.10, IG_CC_TIMER_SLEEP, IG_SEV_LOW, PID},
+	    {"page faults", IG_PART_FAULT, 0.16, IG_CC_MEMORY_PRESSURE, IG_SEV_MEDIUM, PID},
+	    {"unknown off-CPU", IG_PART_UNKNOWN, 0.60, IG_CC_OFFCPU_WAIT, IG_SEV_MEDIUM, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct time_case *k = &cases[i];
+		double share[IG_PART_MAX] = {0};
+		share[k->part] = k->share;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.preemptors[0], 2231, "stress-ng", 0.9);
+		fx.p.npreemptors = 1;
+		culprit(&fx.p.wakers[0], 2003, "pt_data_worker", 0.8);
+		fx.p.nwakers = 1;
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, k->cls);
+		CHECKF(c != NULL, "%s: no %s chain", k->name, detect_class_name(k->cls));
+		if (!c) {
+			dump(d);
+			detect_free(d);
+			continue;
+		}
+		CHECKF(fabs(c->impact - k->share) < 0.002, "%s: impact %.3f, want %.3f", k->name,
+		       c->impact, k->share);
+		CHECKF(c->severity == k->sev, "%s: severity %s, want %s", k->name,
+		       detect_sev_name(c->severity), detect_sev_name(k->sev));
+		if (k->culprit)
+			CHECKF(c->culprit_pid == k->culprit, "%s: culprit %u, want %u", k->name,
+			       c->culprit_pid, k->culprit);
+		/* the top actionable chain is the cause: chains are by impact */
+		const struct ig_chain *top = detect_chain(d, 0);
+		CHECKF(top->cls == k->cls, "%s: top chain %s", k->name, detect_class_name(top->cls));
+		CHECKF(strstr(c->summary, k->culprit == 2231	 ? "stress-ng[2231]"
+					  : k->culprit == 2003 ? "pt_data_worker[2003]"
+							       : "train[4821]") != NULL,
+		       "%s: summary names the culprit: %s", k->name, c->summary);
+		CHECK(detect_evidence(c, "impact_pct", -1) > 0);
+		detect_free(d);
+	}
+}
+
+/* Severity follows impact: the thresholds, the cap without a named cause. */
+static void test_thresholds(void)
+{
+	static const struct {
+		double share;
+		int sev; /* -1: no chain */
+	} rows[] = {{0.02, -1}, {0.049, -1}, {0.05, IG_SEV_LOW}, {0.149, IG_SEV_LOW},
+		    {0.15, IG_SEV_MEDIUM}, {0.299, IG_SEV_MEDIUM}, {0.30, IG_SEV_HIGH},
+		    {0.65, IG_SEV_HIGH}};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (int named = 0; named < 2; named++) {
+			double share[IG_PART_MAX] = {0};
+			share[IG_PART_TASK_WAIT] = rows[i].share;
+			struct fixture fx;
+			fixture_init(&fx, T0, share);
+			if (named) {
+				culprit(&fx.p.wakers[0], 2003, "loader", 1);
+				fx.p.nwakers = 1;
+			}
+			struct ig_detect *d = judge(&fx);
+			const struct ig_chain *c = active(d, IG_CC_LOADER_WAIT);
+			int want = rows[i].sev;
+			if (!named && want > IG_SEV_MEDIUM)
+				want = IG_SEV_MEDIUM;
+			int got = c ? c->severity : -1;
+			CHECKF(got == want, "task wait %.3f %s: %s, want %s", rows[i].share,
+			       named ? "named" : "unnamed", c ? detect_sev_name(got) : "none",
+			       want < 0 ? "none" : detect_sev_name(want));
+			detect_free(d);
+		}
+	}
+}
+
+/* Healthy loops: a busy GPU is INFO, whatever the sync rate; small host
+ * work at most LOW; no cause under 5 %. */
+static void test_healthy(void)
+{
+	static const double rates[] = {1, 10, 100, 1000};
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		double share[IG_PART_MAX] = {0}; /* GPU wait: the rest, 85 % */
+		share[IG_PART_API] = 0.04;
+		share[IG_PART_HOST_CPU] = 0.06;
+		share[IG_PART_PREEMPTED] = 0.02;
+		share[IG_PART_TASK_WAIT] = 0.02;
+		share[IG_PART_SLEEP] = 0.01;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		fx.thr[0].t.sync_calls_win = (uint64_t)(rates[i] * 10);
+		struct ig_detect *d = judge(&fx);
+		CHECKF(worst(d) <= IG_SEV_LOW, "healthy at %.0f syncs/s: worst %s", rates[i],
+		       detect_sev_name(worst(d)));
+		const struct ig_chain *g = active(d, IG_CC_GPU_BOUND);
+		CHECKF(g && g->severity == IG_SEV_INFO, "healthy at %.0f syncs/s: GPU-bound INFO",
+		       rates[i]);
+		CHECK(!active(d, IG_CC_SYNC_STORM));
+		CHECK(!active(d, IG_CC_CPU_CONTENTION) && !active(d, IG_CC_LOADER_WAIT));
+		if (worst(d) > IG_SEV_LOW)
+			dump(d);
+		detect_free(d);
+	}
+}
+
+/* Syncs that find the GPU idle, many per second: a sync storm; the same
+ * rate with GPU work behind each sync is not. */
+static void test_sync_storm(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_API] = 0.55;
+	share[IG_PART_HOST_CPU] = 0.40; /* GPU wait: 5 % */
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	fx.thr[0].t.sync_calls_win = 20000; /* 2000/s, 25 us of GPU wait each */
+	struct ig_detect *d = judge(&fx);
+	const struct ig_chain *c = active(d, IG_CC_SYNC_STORM);
+	CHECKF(c && fabs(c->impact - 0.55) < 0.002, "sync storm at 55%% API work");
+	CHECK(!active(d, IG_CC_LAUNCH_BOUND));
+	detect_free(d);
+
+	share[IG_PART_API] = 0.35;
+	share[IG_PART_HOST_CPU] = 0.04; /* GPU wait: 61 % */
+	fixture_init(&fx, T0, share);
+	fx.thr[0].t.sync_calls_win = 20000; /* 300 us of GPU wait each, 100 us between */
+	d = judge(&fx);
+	CHECK(!active(d, IG_CC_SYNC_STORM));
+	c = active(d, IG_CC_LAUNCH_BOUND);
+	CHECKF(c && c->severity == IG_SEV_HIGH, "35%% API with GPU work behind each sync: launch");
+	detect_free(d);
+}
+
+/* Two causes mixed: both reported, the larger first, each with its share. */
+static void test_mixed(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_TASK_WAIT] = 0.25;
+	share[IG_PART_PREEMPTED] = 0.12;
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	culprit(&fx.p.preemptors[0], 2231, "stress-ng", 1);
+	fx.p.npreemptors = 1;
+	culprit(&fx.p.wakers[0], 2003, "loader", 1);
+	fx.p.nwakers = 1;
+	struct ig_detect *d = judge(&fx);
+	CHECKF(detect_count(d) >= 2, "two chains");
+	const struct ig_chain *a = detect_chain(d, 0), *b = detect_chain(d, 1);
+	CHECKF(a->cls == IG_CC_LOADER_WAIT && fabs(a->impact - 0.25) < 0.002, "first: loader 25%%");
+	CHECKF(b->cls == IG_CC_CPU_CONTENTION && fabs(b->impact - 0.12) < 0.002, "second: CPU 12%%");
+	CHECK(a->severity == IG_SEV_MEDIUM && b->severity == IG_SEV_LOW);
+	/* INFO after every actionable chain, however large */
+	int seen_info = 0;
+	for (int i = 0; i < detect_count(d); i++) {
+		const struct ig_chain *c = detect_chain(d, i);
+		if (c->severity == IG_SEV_INFO)
+			seen_info = 1;
+		else
+			CHECKF(!seen_info, "%s after an INFO chain", detect_class_name(c->cls));
+	}
+	detect_free(d);
+}
+
+/* A chain keeps its id while its cause lasts, then resolves and ages out;
+ * a feeder that stopped calling is not judged. */
+static void test_life_cycle(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_IO_WAIT] = 0.40;
+	struct fixture fx;
+	struct ig_detect *d = detect_new(NULL);
+	uint32_t id = 0;
+	for (int s = 0; s < 5; s++) {
+		fixture_init(&fx, T0 + (uint64_t)s * SEC, share);
+		detect_run(d, &fx.w);
+		const struct ig_chain *c = active(d, IG_CC_BLOCK_IO);
+		CHECK(c != NULL);
+		if (c && !id)
+			id = c->id;
+		CHECK(c && c->id == id);
+	}
+	/* the feeder goes quiet: its last call 10 s before the window ends */
+	for (int s = 5; s < 12; s++) {
+		fixture_init(&fx, T0 + (uint64_t)s * SEC, share);
+		fx.thr[0].t.last_ns = T0 + 4 * SEC;
+		detect_run(d, &fx.w);
+	}
+	const struct ig_chain *c = detect_find(d, id);
+	CHECKF(c && !c->active, "resolved once the feeder is quiet");
+	fixture_init(&fx, T0 + 200 * SEC, share);
+	fx.thr[0].t.last_ns = T0;
+	detect_run(d, &fx.w);
+	CHECKF(detect_find(d, id) == NULL, "aged out after keep_s");
+	detect_free(d);
+}
+
+/* Ingero recordings: no split, off-CPU state unknown: the parts are still
+ * measured, the cause is marked unconfirmed and stops at MEDIUM. */
+static void test_unconfirmed(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_HOST_CPU] = 0.25;
+	share[IG_PART_UNKNOWN] = 0.10;
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	fx.p.parts.split_unknown = 1;
+	fx.p.off_unknown_ns = 1;
+	struct ig_detect *d = judge(&fx);
+	const struct ig_chain *h = active(d, IG_CC_HOST_WORK);
+	CHECKF(h && h->severity == IG_SEV_MEDIUM && h->lacking[0], "host work unconfirmed");
+	const struct ig_chain *u = active(d, IG_CC_OFFCPU_WAIT);
+	CHECKF(u && u->severity <= IG_SEV_MEDIUM && u->lacking[0], "off-CPU wait unconfirmed");
+	detect_free(d);
+}
+
+int main(void)
+{
+	test_each_time_cause();
+	test_thresholds();
+	test_healthy();
+	test_sync_storm();
+	test_mixed();
+	test_life_cycle();
+	test_unconfirmed();
+	return check_done("test_rules");
+}
