@@ -11,7 +11,12 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_RUNNING 0
+#define TASK_UNINTERRUPTIBLE 0x2
+/* event flags, the values of src/core/event.h */
 #define IG_F_IN_CALL 0x1
+#define IG_F_DSTATE 0x4 /* the interval was an uninterruptible sleep */
+#define IG_F_TIMER 0x8	/* a timer ended it */
+#define IG_F_FAULT 0x10 /* it began inside a page fault */
 
 /* Knobs, set by user space before load. */
 const volatile bool target_all = false;   /* any process calling a probe becomes a target */
@@ -42,7 +47,8 @@ struct tstate {
 	__u64 wake_ts;    /* when it was woken (blocked intervals) */
 	__u32 off_other;  /* preemptor (preempted) or waker (blocked) */
 	__u32 off_cpu;
-	__u32 off_in_call;
+	__u16 off_in_call;
+	__u16 off_flags;  /* why it slept: IG_F_DSTATE, IG_F_FAULT, IG_F_TIMER */
 	char off_comm[IGB_COMM_LEN];
 	struct frame f[IGB_MAX_DEPTH];
 };
@@ -93,7 +99,7 @@ struct io_start {
 	__u32 tgid;
 	__u32 bytes;
 	__u32 op;
-	__u32 pad;
+	__u32 dev; /* major << 20 | minor of the disk, 0 unknown */
 };
 
 struct {
@@ -679,11 +685,55 @@ struct task_struct___old {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline bool task_runnable(struct task_struct *t)
+static __always_inline long task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state) == TASK_RUNNING;
-	return BPF_CORE_READ((struct task_struct___old *)t, state) == TASK_RUNNING;
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___old *)t, state);
+}
+
+/* Kernel text ranges (from /proc/kallsyms, 0 when unknown) that tell why a
+ * target thread slept: it went to sleep inside a page fault (exc_page_fault
+ * on its stack), or a timer woke it (hrtimer_wakeup, process_timeout on the
+ * waker's stack). */
+const volatile __u64 fault_text_start = 0, fault_text_end = 0;
+const volatile __u64 hrtimer_text_start = 0, hrtimer_text_end = 0;
+const volatile __u64 timeout_text_start = 0, timeout_text_end = 0;
+
+#define IG_SLEEP_FRAMES 32 /* kernel frames searched for a fault or a timer */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[IG_SLEEP_FRAMES]);
+} kstack SEC(".maps");
+
+/* The current kernel stack into the per-CPU buffer; the number of frames. */
+static __always_inline __u32 kernel_stack(void *ctx, __u64 **ips)
+{
+	__u32 zero = 0;
+	*ips = bpf_map_lookup_elem(&kstack, &zero);
+	if (!*ips)
+		return 0;
+	long n = bpf_get_stack(ctx, *ips, IG_SLEEP_FRAMES * sizeof(__u64), 0);
+	return n > 0 ? (__u32)n / 8 : 0;
+}
+
+/* Whether the thread going to sleep now is inside a page fault. */
+static __always_inline bool sleeping_in_fault(void *ctx)
+{
+	__u64 *ips;
+	if (!fault_text_end)
+		return false;
+	__u32 n = kernel_stack(ctx, &ips);
+	for (__u32 i = 0; i < IG_SLEEP_FRAMES; i++) {
+		if (i >= n)
+			break;
+		if (ips[i] >= fault_text_start && ips[i] < fault_text_end)
+			return true;
+	}
+	return false;
 }
 
 /* Adds an off-CPU interval to every open call of the thread (a nested
@@ -706,7 +756,8 @@ static __always_inline void charge_calls(struct tstate *st, __u64 preempt_ns, __
 	}
 }
 
-static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
+static __always_inline void on_switch(void *ctx, struct task_struct *prev,
+				      struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tgid = BPF_CORE_READ(next, tgid);
@@ -725,7 +776,9 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 			st->wake_ts = 0;
 			st->off_cpu = bpf_get_smp_processor_id();
 			st->off_in_call = st->depth > 0;
-			if (task_runnable(prev)) {
+			st->off_flags = 0;
+			long state = task_state(prev);
+			if (state == TASK_RUNNING) {
 				st->off_state = IGB_PREEMPTED;
 				st->off_other = next_tgid;
 				BPF_CORE_READ_STR_INTO(&st->off_comm, next, comm);
@@ -733,6 +786,10 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 				st->off_state = IGB_BLOCKED;
 				st->off_other = 0;
 				st->off_comm[0] = 0;
+				if (state & TASK_UNINTERRUPTIBLE)
+					st->off_flags |= IG_F_DSTATE;
+				if (sleeping_in_fault(ctx))
+					st->off_flags |= IG_F_FAULT;
 			}
 		}
 	}
@@ -787,9 +844,11 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	e->preempt_ns = preempt_ns;
 	e->blocked_ns = blocked_ns;
 	e->cpu = st->off_cpu;
-	e->flags = st->off_in_call ? IG_F_IN_CALL : 0;
+	e->flags = (st->off_in_call ? IG_F_IN_CALL : 0) | st->off_flags;
 	e->other_pid = other;
 	__builtin_memcpy(e->other_comm, ocomm, IGB_COMM_LEN);
+	/* who held the CPU while the woken thread waited for it */
+	e->arg0 = state == IGB_BLOCKED && preempt_ns ? prev_tgid : 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, next, comm);
 	submit(e);
 }
@@ -799,42 +858,35 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 const volatile __u64 irq_text_start = 0, irq_text_end = 0;
 const volatile __u64 softirq_text_start = 0, softirq_text_end = 0;
 
-#define IG_IRQ_FRAMES 32 /* kernel frames searched for an interrupt entry */
+enum { WAKE_IRQ = 1, WAKE_TIMER = 2 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64[IG_IRQ_FRAMES]);
-} kstack SEC(".maps");
-
-/* Whether the wake-up runs in an interrupt (a timer, an I/O completion) on
- * top of whatever task was running: then that task woke nobody. Told by an
- * interrupt entry on the kernel stack (the per-CPU preemption counter would
- * say it directly, but its symbol is only in kallsyms with KALLSYMS_ALL).
- * Only called for the wake-up of a blocked target thread. */
-static __always_inline bool in_interrupt_ctx(void *ctx)
+/* Where the wake-up runs: in an interrupt (a timer, an I/O completion) on
+ * top of whatever task was running, so that task woke nobody (WAKE_IRQ);
+ * and whether a timer expired (WAKE_TIMER: a sleep or a timeout ended,
+ * whoever runs the timer). Told by the kernel stack: an interrupt entry,
+ * hrtimer_wakeup or process_timeout on it (the per-CPU preemption counter
+ * would say "interrupt" directly, but its symbol is only in kallsyms with
+ * KALLSYMS_ALL). Only called for the wake-up of a blocked target thread. */
+static __always_inline int wake_ctx(void *ctx)
 {
-	__u32 zero = 0;
 	__u64 *ips;
-	long n;
+	int r = 0;
 
-	if (!irq_text_end)
-		return false;
-	ips = bpf_map_lookup_elem(&kstack, &zero);
-	if (!ips)
-		return false;
-	n = bpf_get_stack(ctx, ips, IG_IRQ_FRAMES * sizeof(__u64), 0);
-	__u32 nips = n > 0 ? (__u32)n / 8 : 0;
-	for (__u32 i = 0; i < IG_IRQ_FRAMES; i++) {
-		if (i >= nips)
+	if (!irq_text_end && !hrtimer_text_end && !timeout_text_end)
+		return 0;
+	__u32 n = kernel_stack(ctx, &ips);
+	for (__u32 i = 0; i < IG_SLEEP_FRAMES; i++) {
+		if (i >= n)
 			break;
 		__u64 ip = ips[i];
 		if ((ip >= irq_text_start && ip < irq_text_end) ||
 		    (ip >= softirq_text_start && ip < softirq_text_end))
-			return true;
+			r |= WAKE_IRQ;
+		if ((ip >= hrtimer_text_start && ip < hrtimer_text_end) ||
+		    (ip >= timeout_text_start && ip < timeout_text_end))
+			r |= WAKE_TIMER;
 	}
-	return false;
+	return r;
 }
 
 static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
@@ -851,7 +903,10 @@ static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
 	/* The waker is the current task, unless the wake-up comes from an
 	 * interrupt (a timer, an I/O completion): then nobody, "[irq]". From
 	 * the idle task outside an interrupt it is nobody too, "[idle]". */
-	if (in_interrupt_ctx(ctx)) {
+	int how = wake_ctx(ctx);
+	if (how & WAKE_TIMER)
+		st->off_flags |= IG_F_TIMER;
+	if (how & WAKE_IRQ) {
 		st->off_other = 0;
 		__builtin_memcpy(st->off_comm, "[irq]", 6);
 		return;
@@ -959,6 +1014,8 @@ static __always_inline void on_rq_issue(struct request *rq)
 	s.tgid = bpf_get_current_pid_tgid() >> 32;
 	s.bytes = BPF_CORE_READ(rq, __data_len);
 	s.op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
+	if (bpf_core_field_exists(rq->part))
+		s.dev = BPF_CORE_READ(rq, part, bd_dev);
 	bpf_map_update_elem(&io_inflight, &key, &s, BPF_ANY);
 }
 
@@ -970,7 +1027,7 @@ static __always_inline void on_rq_complete(struct request *rq, unsigned int nr_b
 	if (!s)
 		return;
 	__u64 dur = now - s->ts;
-	__u32 tgid = s->tgid, bytes = s->bytes ? s->bytes : nr_bytes, op = s->op;
+	__u32 tgid = s->tgid, bytes = s->bytes ? s->bytes : nr_bytes, op = s->op, dev = s->dev;
 	bpf_map_delete_elem(&io_inflight, &key);
 	if (!tgid || !is_target(tgid)) {
 		count(IGB_CNT_IO_OTHER, 1);
@@ -985,6 +1042,7 @@ static __always_inline void on_rq_complete(struct request *rq, unsigned int nr_b
 	e->dur_ns = dur;
 	e->pid = tgid;
 	e->arg0 = bytes;
+	e->arg1 = dev;
 	/* REQ_OP_READ 0, WRITE 1, FLUSH 2, DISCARD 3 -> IG_IO_* */
 	e->op = op == 0 ? 1 : op == 1 ? 2 : op == 3 ? 3 : 4;
 	e->cpu = bpf_get_smp_processor_id();
@@ -996,14 +1054,14 @@ static __always_inline void on_rq_complete(struct request *rq, unsigned int nr_b
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next);
+	on_switch(ctx, prev, next);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next);
+	on_switch(ctx, prev, next);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "collect/collector.h"
 
 #include "collect/discover.h"
+#include "collect/ksyms.h"
 #include "collect/elfsym.h"
 #include "core/event.h"
 #include <linux/types.h>
@@ -875,6 +876,14 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->irq_text_end = irq[1];
 	skel->rodata->softirq_text_start = irq[2];
 	skel->rodata->softirq_text_end = irq[3];
+	struct ksym_ranges kr;
+	ksym_ranges(&kr);
+	skel->rodata->fault_text_start = kr.fault[0];
+	skel->rodata->fault_text_end = kr.fault[1];
+	skel->rodata->hrtimer_text_start = kr.hrtimer[0];
+	skel->rodata->hrtimer_text_end = kr.hrtimer[1];
+	skel->rodata->timeout_text_start = kr.timeout[0];
+	skel->rodata->timeout_text_end = kr.timeout[1];
 	if (!stacks) { /* the stack maps are preallocated: keep them tiny */
 		bpf_map__set_max_entries(skel->maps.stacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_threads, 1);

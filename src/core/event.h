@@ -56,7 +56,9 @@ struct ig_event {
 	int32_t ret;     /* return code of the call */
 	uint32_t flags;  /* IG_F_* */
 	uint32_t cpu;    /* CPU the event happened on (off-CPU: where it left) */
-	uint64_t arg0;   /* bytes (alloc, copy), kernel function (launch), child pid (fork) */
+	uint64_t arg0;   /* bytes (alloc, copy), kernel function (launch), child pid (fork);
+			  * off-CPU: the task that ran while a woken thread waited for
+			  * its CPU (preempt_ns of a blocked interval), 0 = unknown */
 	uint64_t arg1;   /* copy direction (enum ig_copy_dir) */
 	uint64_t stream; /* CUDA stream handle, 0 = default stream */
 	uint64_t cgroup_id;

@@ -260,6 +260,32 @@ static int off_state(uint8_t s)
 	return s == IG_OFF_PREEMPTED ? ST_PRE : s == IG_OFF_BLOCKED ? ST_BLK : ST_UNK;
 }
 
+/* Adds (sign 1) or removes (sign -1) an off-CPU interval of t to or from
+ * the "inside calls" (in 1) or "between calls" (in 0) sums of its lifetime
+ * and of slice s (NULL: not in the window). A blocked interval's run-queue
+ * wait after its wake-up (pre) is preempted time; the rest (main) is the
+ * sleep, by reason bw. */
+static void offcpu_sums(struct thread *t, struct tslice *s, int in, int st, int bw, uint64_t main,
+			uint64_t pre, int sign)
+{
+#define ADJ(x, v) ((x) = sign > 0 ? (x) + (v) : ((x) >= (v) ? (x) - (v) : 0))
+	ADJ(t->life_off[in][st], main);
+	ADJ(t->life_off[in][ST_PRE], pre);
+	if (st == ST_BLK && !in)
+		ADJ(t->life_raw.bw[bw], main);
+	if (!s)
+		return;
+	ADJ(s->off[in][st], main);
+	ADJ(s->off[in][ST_PRE], pre);
+	if (st == ST_BLK && !in)
+		ADJ(s->bw[bw], main);
+	if (sign > 0)
+		s->sw[in]++;
+	else if (s->sw[in])
+		s->sw[in]--;
+#undef ADJ
+}
+
 /* Off-CPU intervals that arrived before the call containing them (replays
  * ordered by time, sources without IG_F_IN_CALL) move from "between calls"
  * to "inside calls". */
@@ -275,25 +301,14 @@ static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uin
 		r->in_call = 1;
 		uint64_t sec = (r->ts_ns + r->dur_ns) / NS;
 		struct tslice *s = &t->sl[sec % m->W];
-		int st = off_state(r->state);
-		if (t->life_off[0][st] >= r->dur_ns) {
-			t->life_off[0][st] -= r->dur_ns;
-			t->life_off[1][st] += r->dur_ns;
-		}
-		if (s->sec == sec && s->off[0][st] >= r->dur_ns && s->sw[0]) {
-			s->off[0][st] -= r->dur_ns;
-			s->off[1][st] += r->dur_ns;
-			s->sw[0]--;
-			s->sw[1]++;
-		}
-		if (st == ST_BLK) {
-			int bw = t->tl_bw[idx];
-			t->life_raw.bw[bw] -= t->life_raw.bw[bw] >= r->dur_ns ? r->dur_ns : 0;
-			if (s->sec == sec && s->bw[bw] >= r->dur_ns)
-				s->bw[bw] -= r->dur_ns;
-			if (bw == BW_TASK && r->other_pid)
-				ctab_sub(m, &p->wake, r->other_pid, r->dur_ns, sec);
-		}
+		if (s->sec != sec)
+			s = NULL;
+		int st = off_state(r->state), bw = t->tl_bw[idx];
+		uint64_t pre = t->tl_pre[idx], main = r->dur_ns - pre;
+		offcpu_sums(t, s, 0, st, bw, main, pre, -1);
+		offcpu_sums(t, s, 1, st, bw, main, pre, 1);
+		if (st == ST_BLK && bw == BW_TASK && r->other_pid)
+			ctab_sub(m, &p->wake, r->other_pid, main, sec);
 	}
 }
 
@@ -388,6 +403,8 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	p->cuda = 1;
 	p->calls_life++;
 	t->calls_life++;
+	if (!t->first_call_ns || e->ts_ns < t->first_call_ns)
+		t->first_call_ns = e->ts_ns;
 
 	struct series *S0 = m->ops[e->op];
 	if (!S0) {
@@ -535,20 +552,21 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 		t->pre_pid = e->other_pid;
 		copy_comm(t->pre_comm, e->other_comm);
 	}
-	t->life_off[in][st] += e->dur_ns;
-	if (st == ST_BLK && !in)
-		t->life_raw.bw[bw] += e->dur_ns;
+	/* the wait in the run queue after a wake-up: preempted, by arg0 */
+	uint64_t pre = st == ST_BLK ? (e->preempt_ns < e->dur_ns ? e->preempt_ns : e->dur_ns) : 0;
+	uint64_t main = e->dur_ns - pre;
+	t->tl_pre[(t->tl_i - 1 + IG_TL_MAX) % IG_TL_MAX] = pre;
+	offcpu_sums(t, inwin ? tslot(m, t, sec) : NULL, in, st, bw, main, pre, 1);
 	if (!inwin)
 		return;
-	struct tslice *ts = tslot(m, t, sec);
-	ts->off[in][st] += e->dur_ns;
-	ts->sw[in]++;
-	if (st == ST_BLK && !in)
-		ts->bw[bw] += e->dur_ns;
 	if (st == ST_PRE && e->other_pid)
 		ctab_add(m, &p->pre, e->other_pid, e->other_comm, e->dur_ns, sec);
+	if (pre && e->arg0) {
+		const struct proc *q = proc_find(m, (uint32_t)e->arg0);
+		ctab_add(m, &p->pre, (uint32_t)e->arg0, q ? q->comm : "", pre, sec);
+	}
 	if (st == ST_BLK && !in && bw == BW_TASK)
-		ctab_add(m, &p->wake, e->other_pid, e->other_comm, e->dur_ns, sec);
+		ctab_add(m, &p->wake, e->other_pid, e->other_comm, main, sec);
 }
 
 void model_ingest(struct ig_model *m, const struct ig_event *e)
@@ -611,6 +629,7 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 	case IG_EV_EXIT:
 		p = proc_get(m, e->pid, end);
 		p->exited = 1;
+		p->exit_ns = e->ts_ns;
 		break;
 	case IG_EV_PAGE_ALLOC:
 		p = proc_get(m, e->pid, end);

@@ -83,6 +83,7 @@ struct proc {
 	uint64_t cgroup_id;
 	uint64_t first_ns, last_ns;
 	uint32_t io_dev; /* device of the last block I/O (ig_event arg1) */
+	uint64_t exit_ns; /* when it exited (IG_EV_EXIT), 0 while running */
 	int exited, cuda;
 	uint64_t calls_life, page_life;
 	struct pslice *sl; /* W */
@@ -120,6 +121,7 @@ struct tparts_raw {
 struct thread {
 	uint32_t tid, pid;
 	uint64_t first_ns, last_ns, calls_life;
+	uint64_t first_call_ns; /* entry of its first CUDA call: it feeds from then */
 	uint64_t ua, ub; /* last interval of the union of call intervals */
 	uint64_t ca, cb; /* last call interval */
 	/* the previous call, to see a driver call nested in a runtime call */
@@ -136,6 +138,7 @@ struct thread {
 	struct ig_offcpu_rec tl[IG_TL_MAX];
 	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
 	uint8_t tl_bw[IG_TL_MAX];  /* BW_* of a blocked interval */
+	uint64_t tl_pre[IG_TL_MAX]; /* its run-queue wait after the wake-up */
 	struct tslice *sl;	   /* W */
 };
 

@@ -353,15 +353,30 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 static void life_parts(const struct thread *t, struct ig_time_parts *out)
 {
 	struct tparts_raw raw = t->life_raw;
-	uint64_t last = t->last_ns > t->first_ns ? t->last_ns : t->first_ns;
+	uint64_t first = t->first_call_ns ? t->first_call_ns : t->first_ns;
+	uint64_t last = t->last_ns > first ? t->last_ns : first;
 	for (int k = 0; k < 3; k++)
 		raw.off_btw[k] = t->life_off[0][k];
-	parts_of(&raw, last - t->first_ns, out);
+	parts_of(&raw, last - first, out);
 }
 
 static int thread_active(const struct ig_model *m, const struct thread *t)
 {
 	return t->last_ns >= win_start_sec(m) * NS;
+}
+
+/* The wall time of a thread in the window ending at end: from its first
+ * CUDA call (it feeds the GPU from then; before, it was starting), or from
+ * its first event for a thread that makes none, to end, or to its
+ * process's exit. */
+static uint64_t thread_wall(const struct ig_model *m, uint64_t end, const struct thread *t)
+{
+	if (!thread_active(m, t))
+		return 0;
+	const struct proc *p = proc_find(m, t->pid);
+	if (p && p->exit_ns && p->exit_ns < end)
+		end = p->exit_ns;
+	return span_since(m, end, t->first_call_ns ? t->first_call_ns : t->first_ns);
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -420,7 +435,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		thread_sum(m, t, &s);
 		if (feeding && !s.calls)
 			continue;
-		uint64_t span = span_since(m, end, t->first_ns);
+		uint64_t span = thread_wall(m, end, t);
 		o->wall_ns += span;
 		o->cuda_ns += s.cuda_ns;
 		o->off_preempt_ns += s.off[0][ST_PRE] + s.off[1][ST_PRE];
@@ -516,9 +531,8 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	struct tsum s;
 	thread_sum(m, t, &s);
 	o->calls_win = s.calls;
-	uint64_t span = span_since(m, end, t->first_ns);
 	o->calls_per_s = (double)s.calls * 1e9 / (double)rate_span(m, end, t->first_ns);
-	o->wall_ns = thread_active(m, t) ? span : 0;
+	o->wall_ns = thread_wall(m, end, t);
 	o->cuda_ns = s.cuda_ns;
 	o->off_preempt_ns = s.off[0][ST_PRE] + s.off[1][ST_PRE];
 	o->off_blocked_ns = s.off[0][ST_BLK] + s.off[1][ST_BLK];

@@ -1,0 +1,56 @@
+/* Kernel text ranges from /proc/kallsyms (ksyms.h). */
+#include "collect/ksyms.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const wanted[3] = {"exc_page_fault", "hrtimer_wakeup", "process_timeout"};
+
+int ksym_ranges(struct ksym_ranges *r)
+{
+	static struct ksym_ranges known;
+	static int found = -1;
+	char line[256], name[128], type;
+	unsigned long long addr;
+
+	if (found >= 0) {
+		*r = known;
+		return found;
+	}
+	found = 0;
+	uint64_t *slot[3] = {known.fault, known.hrtimer, known.timeout};
+	uint64_t *open = NULL; /* a range waiting for the next symbol's address */
+	FILE *f = fopen("/proc/kallsyms", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (line[0] == '0' && line[1] == '0' && line[2] == '0' && line[3] == '0')
+			break; /* addresses hidden */
+		if (!open && !strstr(line, "fault") && !strstr(line, "timer_wakeup") &&
+		    !strstr(line, "process_timeout"))
+			continue;
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+			continue;
+		if (open) { /* kernel text is listed in address order */
+			if (addr > open[0])
+				open[1] = addr;
+			else
+				open[0] = 0;
+			open = NULL;
+		}
+		for (int i = 0; i < 3; i++)
+			if (!slot[i][0] && !strcmp(name, wanted[i]) && (type == 't' || type == 'T')) {
+				slot[i][0] = addr;
+				open = slot[i];
+			}
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; i < 3; i++) {
+		if (slot[i][0] && slot[i][1] > slot[i][0])
+			found++;
+		else
+			slot[i][0] = slot[i][1] = 0;
+	}
+	*r = known;
+	return found;
+}
