@@ -1093,6 +1093,42 @@ int BPF_PROG(raw_sched_fork, struct task_struct *parent, struct task_struct *chi
 	return 0;
 }
 
+/* A target thread renames itself (prctl(PR_SET_NAME), setproctitle, a
+ * worker pool naming its workers): the name is known at once. The
+ * tracepoint runs before the task's comm changes: the new one is the
+ * argument. */
+static __always_inline void on_rename(struct task_struct *t, const char *comm)
+{
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+
+	if (!is_target(tgid))
+		return;
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_COMM;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = tgid;
+	e->tid = BPF_CORE_READ(t, pid);
+	e->cpu = bpf_get_smp_processor_id();
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+	submit(e);
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(btf_task_rename, struct task_struct *task, const char *comm)
+{
+	on_rename(task, comm);
+	return 0;
+}
+
+SEC("raw_tp/task_rename")
+int BPF_PROG(raw_task_rename, struct task_struct *task, const char *comm)
+{
+	on_rename(task, comm);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(btf_sched_exec, struct task_struct *p)
 {

@@ -14,6 +14,7 @@ enum igb_kind {
 	IGB_EXEC = 4,
 	IGB_EXIT = 5,
 	IGB_BLOCK_IO = 7,
+	IGB_COMM = 9, /* a target thread renamed itself (prctl, setproctitle): comm */
 	IGB_DL_CHANGE = 32, /* a process loaded or unloaded a library: a hint, not an event */
 };
 

@@ -26,7 +26,8 @@
 
 _Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV_OFFCPU &&
 		       (int)IGB_FORK == (int)IG_EV_FORK && (int)IGB_EXEC == (int)IG_EV_EXEC &&
-		       (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO,
+		       (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO &&
+		       (int)IGB_COMM == (int)IG_EV_COMM,
 	       "record kinds of bpf/ingero.h and src/event.h differ");
 _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
 		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT,

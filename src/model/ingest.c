@@ -616,9 +616,22 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		}
 		break;
 	}
-	case IG_EV_EXEC:
 	case IG_EV_COMM:
+		if (e->tid && e->tid != e->pid) { /* a thread renamed itself */
+			struct thread *t = thread_find(m, e->tid);
+			if (t && e->comm[0])
+				copy_comm(t->comm, e->comm);
+			break;
+		}
+		/* the main thread's name is the process's */
+		__attribute__((fallthrough));
+	case IG_EV_EXEC:
 		p = proc_get(m, e->pid, end);
+		if (e->comm[0]) {
+			struct thread *t = thread_find(m, e->pid);
+			if (t)
+				copy_comm(t->comm, e->comm);
+		}
 		if (e->comm[0])
 			copy_comm(p->comm, e->comm);
 		if (e->kind == IG_EV_COMM && e->arg0 && !p->ppid)
