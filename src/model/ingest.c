@@ -611,6 +611,7 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 	case IG_EV_EXIT:
 		p = proc_get(m, e->pid, end);
 		p->exited = 1;
+		p->exit_ns = e->ts_ns;
 		break;
 	case IG_EV_PAGE_ALLOC:
 		p = proc_get(m, e->pid, end);

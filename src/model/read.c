@@ -359,6 +359,17 @@ static void life_parts(const struct thread *t, struct ig_time_parts *out)
 	parts_of(&raw, last - t->first_ns, out);
 }
 
+/* Where a thread's wall time ends in a window ending at end: at its
+ * process's exit when that came first (or at its own last event, if later). */
+static uint64_t wall_end(const struct ig_model *m, const struct thread *t, uint64_t end)
+{
+	const struct proc *p = proc_find(m, t->pid);
+	if (!p || !p->exited)
+		return end;
+	uint64_t x = p->exit_ns > t->last_ns ? p->exit_ns : t->last_ns;
+	return x < end ? x : end;
+}
+
 static int thread_active(const struct ig_model *m, const struct thread *t)
 {
 	return t->last_ns >= win_start_sec(m) * NS;
@@ -420,7 +431,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		thread_sum(m, t, &s);
 		if (feeding && !s.calls)
 			continue;
-		uint64_t span = span_since(m, end, t->first_ns);
+		uint64_t span = span_since(m, wall_end(m, t, end), t->first_ns);
 		o->wall_ns += span;
 		o->cuda_ns += s.cuda_ns;
 		o->off_preempt_ns += s.off[0][ST_PRE] + s.off[1][ST_PRE];
@@ -516,7 +527,7 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	struct tsum s;
 	thread_sum(m, t, &s);
 	o->calls_win = s.calls;
-	uint64_t span = span_since(m, end, t->first_ns);
+	uint64_t span = span_since(m, wall_end(m, t, end), t->first_ns);
 	o->calls_per_s = (double)s.calls * 1e9 / (double)rate_span(m, end, t->first_ns);
 	o->wall_ns = thread_active(m, t) ? span : 0;
 	o->cuda_ns = s.cuda_ns;
