@@ -22,7 +22,7 @@
 enum synth_scenario {
 	SYNTH_HEALTHY = 0,     /* 100 steps/s, GPU wait 94.8 %, host 3 %: nothing to act on */
 	SYNTH_CPU_CONTENTION,  /* preempted by stress-ng[2231] between calls and in a sync: 37 % */
-	SYNTH_GPU_BOUND,       /* 30 ms syncs, a 150 ms one each second: GPU wait 96.6 % */
+	SYNTH_GPU_BOUND,       /* 30 ms syncs, a 150 ms one each second: GPU wait 97 % */
 	SYNTH_LOADER_WAIT,     /* asleep on 4 data-loader workers (pt_data_worker): 50 % */
 	SYNTH_SYNC_STORM,      /* 5000 .item() copies/s finding the GPU idle: API 70 % */
 	SYNTH_COPY_DOMINATED,  /* 8 MiB pageable H2D copies: 87.6 % of the wall time */
