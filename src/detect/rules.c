@@ -348,12 +348,16 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 	int n = 0;
 	int periodic = period_of(s, cfg->alloc_period_tol, &period, &n);
 	uint64_t omax = 0, excess = 0;
-	for (int i = 0; i < s->noutliers; i++) {
+	for (int i = 0; i < s->noutliers; i++)
 		if (s->outlier_dur[i] > omax)
 			omax = s->outlier_dur[i];
-		if (s->outlier_ts[i] >= x->ws && s->outlier_dur[i] > s->win.p50)
-			excess += s->outlier_dur[i] - s->win.p50;
-	}
+	/* the excess of every tail call of the window over the p50, from the
+	 * window histogram: the outlier list keeps only the last IG_OUTLIERS */
+	const struct ig_win_series *ws = wseries(x, s->op);
+	uint64_t thr = (uint64_t)((double)s->win.p50 * cfg->tail_ratio);
+	for (unsigned b = hist_bucket(thr); ws && ws->win && ws->win->n && b <= ws->win->hi; b++)
+		if (ws->win->b[b] && hist_bucket_lo(b) >= thr)
+			excess += (uint64_t)ws->win->b[b] * (hist_bucket_mid(b) - s->win.p50);
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_ALLOC_SPIKES;

@@ -611,6 +611,8 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		if (e->arg0 && e->arg0 != e->pid) {
 			struct proc *c = proc_get(m, (uint32_t)e->arg0, end);
 			c->ppid = e->pid;
+			c->exited = 0; /* a reused pid: a new process */
+			c->exit_ns = 0;
 			if (!c->comm[0])
 				copy_comm(c->comm, comm);
 		}
@@ -636,8 +638,10 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 			copy_comm(p->comm, e->comm);
 		if (e->kind == IG_EV_COMM && e->arg0 && !p->ppid)
 			p->ppid = (uint32_t)e->arg0; /* read from /proc when first seen */
-		if (e->kind == IG_EV_EXEC)
+		if (e->kind == IG_EV_EXEC) {
 			p->exited = 0;
+			p->exit_ns = 0;
+		}
 		break;
 	case IG_EV_EXIT:
 		p = proc_get(m, e->pid, end);

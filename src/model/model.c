@@ -130,6 +130,7 @@ void model_reset(struct ig_model *m)
 		memcpy(p->comm, keep.comm, sizeof(p->comm));
 		p->cgroup_id = keep.cgroup_id;
 		p->exited = keep.exited;
+		p->exit_ns = keep.exit_ns;
 		p->first_ns = m->clock_ns;
 		p->last_ns = keep.last_ns;
 		p->sl = keep.sl;

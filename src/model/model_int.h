@@ -83,8 +83,8 @@ struct proc {
 	uint64_t cgroup_id;
 	uint64_t first_ns, last_ns;
 	uint32_t io_dev; /* device of the last block I/O (ig_event arg1) */
-	uint64_t exit_ns; /* when it exited (IG_EV_EXIT), 0 while running */
 	int exited, cuda;
+	uint64_t exit_ns; /* time of its exit event (when exited) */
 	uint64_t calls_life, page_life;
 	struct pslice *sl; /* W */
 	struct ctab pre;   /* preemptors (off-CPU preempted intervals) */

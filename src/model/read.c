@@ -360,6 +360,17 @@ static void life_parts(const struct thread *t, struct ig_time_parts *out)
 	parts_of(&raw, last - first, out);
 }
 
+/* Where a thread's wall time ends in a window ending at end: at its
+ * process's exit when that came first (or at its own last event, if later). */
+static uint64_t wall_end(const struct ig_model *m, const struct thread *t, uint64_t end)
+{
+	const struct proc *p = proc_find(m, t->pid);
+	if (!p || !p->exited)
+		return end;
+	uint64_t x = p->exit_ns > t->last_ns ? p->exit_ns : t->last_ns;
+	return x < end ? x : end;
+}
+
 static int thread_active(const struct ig_model *m, const struct thread *t)
 {
 	return t->last_ns >= win_start_sec(m) * NS;
@@ -373,10 +384,7 @@ static uint64_t thread_wall(const struct ig_model *m, uint64_t end, const struct
 {
 	if (!thread_active(m, t))
 		return 0;
-	const struct proc *p = proc_find(m, t->pid);
-	if (p && p->exit_ns && p->exit_ns < end)
-		end = p->exit_ns;
-	return span_since(m, end, t->first_call_ns ? t->first_call_ns : t->first_ns);
+	return span_since(m, wall_end(m, t, end), t->first_call_ns ? t->first_call_ns : t->first_ns);
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -461,8 +469,6 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		const struct thread *t = &m->threads[k];
 		if (t->pid != p->pid || (p->cuda && !t->calls_life))
 			continue;
-		uint64_t last = t->last_ns > t->first_ns ? t->last_ns : t->first_ns;
-		o->life_wall_ns += last - t->first_ns;
 		o->life_cuda_ns += t->life_cuda;
 		o->life_off_preempt_ns += t->life_off[0][ST_PRE] + t->life_off[1][ST_PRE];
 		o->life_off_blocked_ns += t->life_off[0][ST_BLK] + t->life_off[1][ST_BLK];
@@ -471,6 +477,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		struct ig_time_parts tp;
 		life_parts(t, &tp);
 		parts_add(&o->life_parts, &tp);
+		o->life_wall_ns += tp.wall_ns;
 	}
 	o->io_dev = p->io_dev;
 	uint64_t off = o->off_preempt_ns + o->off_blocked_ns + o->off_unknown_ns;

@@ -1,6 +1,8 @@
 /* The analysis path under load: synthetic events (8 processes x 4 threads,
- * calls, off-CPU, page allocs, block I/O) through model_ingest, detector and
- * window rotation included. Prints events/s on one core and RSS after 100k
+ * calls, off-CPU intervals inside and between calls of every kind the time
+ * decomposition tells apart (preempted; asleep until a task woke it, in D
+ * state, on a timer, in a page fault), page allocs, block I/O) through
+ * model_ingest, detector and window rotation included. Prints events/s on one core and RSS after 100k
  * and after 10M events (target: >= 5 M events/s, RSS growth <= 10 %), then
  * the same with thread/process churn that keeps the capped tables evicting.
  * Usage: bench_analysis [total_events]   (default 10000000) */

@@ -1,8 +1,15 @@
-/* The synthetic source: deterministic event streams that show one root
- * cause each (or none), for the detector tests, the benches and demos
- * without a GPU or root. A stream is a function of its config: same config,
- * same events. Events come out in completion order, like the live source
- * (or in entry order with IG_F_NO_SPLIT, like an Ingero recording). */
+/* The synthetic source: deterministic event streams of a simulated training
+ * loop, for the model and detector tests, the benches and demos without a
+ * GPU or root. Each scenario is a recipe: the phases of one step of the
+ * feeding thread with their durations (host work, launches, syncs, waits
+ * between calls and who ends them), and optionally a second step that
+ * replaces a base step once per period (a preempted sync, an allocation
+ * spike). The share of each part of the feeder's wall time therefore
+ * follows from the recipe alone: synth_truth() states it, and the model
+ * must measure it from the events. A stream is a function of its config:
+ * same config, same events. Events come out in completion order, like the
+ * live source (or in entry order without the off-CPU split, like an Ingero
+ * recording). */
 #ifndef IG_SYNTH_H
 #define IG_SYNTH_H
 
@@ -10,30 +17,67 @@
 
 #include "core/event.h"
 #include "core/source.h"
+#include "model/model.h"
 
 enum synth_scenario {
-	SYNTH_HEALTHY = 0,     /* GPU-fed training loop, short syncs, no tail */
-	SYNTH_CPU_CONTENTION,  /* stress-ng[2231] preempts syncs and launches */
-	SYNTH_GPU_BOUND,       /* long blocked syncs with a GPU-side tail */
-	SYNTH_HOST_STARVATION, /* feeder blocked on 4 data-loader worker children */
-	SYNTH_SYNC_STORM,      /* 2 tiny synchronous D2H copies per 0.7 ms step */
-	SYNTH_COPY_DOMINATED,  /* 8 MiB pageable H2D copies take most of the time */
-	SYNTH_ALLOC_SPIKES,    /* cudaMalloc every 50 ms, an 80 ms one every 2 s */
-	SYNTH_MEMORY_PRESSURE, /* 300 MiB/s page allocs, swap, 97 % memory, launch tail */
-	SYNTH_BLOCK_IO,	       /* 40 checkpoint writes/s up to 70 ms, launch tail */
-	SYNTH_COLD_START,      /* first launches take 100-300 ms, then healthy */
-	SYNTH_NO_SPLIT,	       /* CPU contention as an Ingero recording shows it */
+	SYNTH_HEALTHY = 0,     /* 100 steps/s, GPU wait 94.8 %, host 3 %: nothing to act on */
+	SYNTH_CPU_CONTENTION,  /* preempted by stress-ng[2231] between calls and in a sync: 37 % */
+	SYNTH_GPU_BOUND,       /* 30 ms syncs, a 150 ms one each second: GPU wait 97 % */
+	SYNTH_LOADER_WAIT,     /* asleep on 4 data-loader workers (pt_data_worker): 50 % */
+	SYNTH_SYNC_STORM,      /* 5000 .item() copies/s finding the GPU idle: API 70 % */
+	SYNTH_COPY_DOMINATED,  /* 8 MiB pageable H2D copies: 87.6 % of the wall time */
+	SYNTH_ALLOC_SPIKES,    /* a 100 ms cudaMalloc every 500 ms: 20 % excess */
+	SYNTH_MEMORY_PRESSURE, /* page-fault stalls 35 %, 300 MiB/s of pages, swap, 97 % mem */
+	SYNTH_BLOCK_IO,	       /* a write + fdatasync per step: D state 40 % */
+	SYNTH_COLD_START,      /* first 5 launches 100-300 ms, then healthy */
+	SYNTH_NO_SPLIT,	       /* Ingero-like: off CPU between calls 30 %, state not recorded */
+	SYNTH_HOST_WORK,       /* CPU work between calls: 40 % */
+	SYNTH_TIMER_SLEEP,     /* a timer sleep per step: 25 % */
+	SYNTH_LAUNCH_BOUND,    /* 100 launches per 5 ms step: API 48 % */
+	SYNTH_HEALTHY_FAST,    /* 1000 sync pairs/s with GPU work behind each: GPU wait 93 % */
+	SYNTH_MIXED,	       /* loader wait 25 % and CPU contention 12 % in one loop */
 	SYNTH_BENCH,	       /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };
+
+#define SYNTH_PID 4821	   /* the main process (default), its feeding thread is tid = pid */
+#define SYNTH_STRESS 2231  /* the CPU hog: stress-ng */
+#define SYNTH_WORKER0 2001 /* data-loader workers 2001..2004: pt_data_worker */
+#define SYNTH_NWORKERS 4
 
 struct synth_cfg {
 	int scenario;	   /* enum synth_scenario */
 	uint64_t seed;	   /* 0 = fixed default */
 	uint64_t start_ns; /* event time of the start, 0 = 2026-01-01T00:00:00Z */
 	double seconds;	   /* event-time length of the stream (default 20) */
-	uint32_t pid;	   /* main process (default 4821) */
+	uint32_t pid;	   /* main process (default SYNTH_PID) */
 };
+
+/* What a scenario's recipe says about the main process's feeding thread. */
+struct synth_truth {
+	/* Share of its wall time in each part (enum ig_part), summing to 1. */
+	double part[IG_PART_MAX];
+	/* The cause the detector must put first (a class name, "cpu_contention";
+	 * "" for the healthy streams), its impact as docs/detection.md defines it
+	 * for that class (0..1; < 0 when it is not a share of the steady state:
+	 * cold start), and who it must name (pid 0: nobody in particular). */
+	const char *cause;
+	double impact;
+	uint32_t culprit_pid;
+	const char *culprit_comm;
+	/* A second, smaller cause mixed in ("" none) and its impact. */
+	const char *cause2;
+	double impact2;
+	double copy;	    /* share of the wall time inside copy calls */
+	double syncs_per_s; /* outer synchronisations per second of wall time */
+	double settle_s;    /* the shares hold for windows starting this long after the start */
+	int unconfirmed;    /* the source lacks the off-CPU split (Ingero-like) */
+	int healthy;	    /* nothing above LOW may fire */
+};
+
+/* The truth of cfg's scenario. 0, or -EINVAL for an unknown scenario or
+ * SYNTH_BENCH (several processes, no single truth). */
+int synth_truth(const struct synth_cfg *cfg, struct synth_truth *t);
 
 struct synth;
 

@@ -2,10 +2,16 @@
  * off-CPU accounting (preempted/blocked, inside/between calls, late in-call
  * reclassification, nested calls counted once), culprits and their shares,
  * slowest calls, eviction of capped tables, reset, late and malformed events,
- * host snapshots, page and block I/O sums. */
+ * host snapshots, page and block I/O sums; and where the time goes: the
+ * parts of every thread's and process's wall time add up to it exactly in
+ * every window of every synthetic scenario and match the scenario's recipe,
+ * nested calls count once, blocked intervals by their flags and waker, late
+ * reclassification, lifetime parts, the wall time of an exited process. */
 #include "check.h"
 #include "model/model.h"
+#include "model/window.h"
 #include "core/ops.h"
+#include "synth.h"
 
 #include <errno.h>
 #include <math.h>
@@ -435,6 +441,340 @@ static void test_reset(void)
 	model_free(m);
 }
 
+/* --- where the time goes ----------------------------------------------------- */
+
+static uint64_t parts_sum(const struct ig_time_parts *t)
+{
+	uint64_t s = 0;
+	for (int k = 0; k < IG_PART_MAX; k++)
+		s += t->ns[k];
+	return s;
+}
+
+/* What the window hook saw of one synthetic stream. */
+struct parts_run {
+	struct synth_truth truth;
+	uint64_t start_ns;
+	uint32_t pid;
+	int windows, judged, bad_sum, bad_share;
+	double worst; /* largest distance of a part from the truth, in judged windows */
+	int worst_part;
+	uint64_t worst_at;
+};
+
+static void parts_sums_ok(struct parts_run *r, const struct ig_time_parts *t, uint64_t wall)
+{
+	if (parts_sum(t) != t->wall_ns || t->wall_ns != wall)
+		r->bad_sum++;
+}
+
+static void parts_hook(void *ctx, const struct ig_window *w)
+{
+	struct parts_run *r = ctx;
+	r->windows++;
+	for (int i = 0; i < w->nall; i++) {
+		const struct ig_proc_stats *p = &w->all[i];
+		parts_sums_ok(r, &p->parts, p->wall_ns);
+		parts_sums_ok(r, &p->life_parts, p->life_wall_ns);
+	}
+	for (int i = 0; i < w->nprocs; i++)
+		for (int j = 0; j < w->procs[i].nthr; j++) {
+			const struct ig_thread_stats *t = &w->procs[i].thr[j].t;
+			parts_sums_ok(r, &t->parts, t->wall_ns);
+			parts_sums_ok(r, &t->life_parts, t->life_parts.wall_ns);
+		}
+	/* the main process against its recipe: windows of at least 5 s (a call
+	 * still in progress at the window's end is counted in the next one: in
+	 * a 1 s window a 30 ms sync is 3 points) once any start-up has passed */
+	for (int i = 0; i < w->nall && r->truth.cause; i++) {
+		const struct ig_proc_stats *p = &w->all[i];
+		if (p->pid != r->pid || p->parts.wall_ns < 5 * SEC ||
+		    w->tot.win_start_ns < r->start_ns + (uint64_t)(r->truth.settle_s * 1e9))
+			continue;
+		r->judged++;
+		int bad = 0;
+		for (int k = 0; k < IG_PART_MAX; k++) {
+			double d = fabs(ig_part_share(&p->parts, k) - r->truth.part[k]);
+			if (d > r->worst) {
+				r->worst = d;
+				r->worst_part = k;
+				r->worst_at = w->now_ns;
+			}
+			bad |= d > 0.01;
+		}
+		r->bad_share += bad;
+	}
+}
+
+/* Every scenario for 20 s: the parts add up to the wall time exactly, for
+ * every process and thread (window and lifetime) in every window; the main
+ * process's parts are within 1 point of its recipe in every window and over
+ * its lifetime. */
+static void test_parts_synth(void)
+{
+	for (int sc = 0; sc < SYNTH_MAX; sc++) {
+		struct synth_cfg cfg = {.scenario = sc, .seconds = 20, .seed = 7};
+		struct parts_run r = {.start_ns = T0, .pid = SYNTH_PID};
+		int has_truth = synth_truth(&cfg, &r.truth) == 0;
+		if (!has_truth)
+			r.truth.cause = NULL;
+		CHECKF(has_truth == (sc != SYNTH_BENCH), "%s: truth", synth_name(sc));
+		double sum = 0;
+		for (int k = 0; k < IG_PART_MAX && has_truth; k++)
+			sum += r.truth.part[k];
+		CHECKF(!has_truth || fabs(sum - 1) < 1e-9, "%s: truth sums to %.12f",
+		       synth_name(sc), sum);
+		struct ig_model *m = model_new(NULL);
+		model_set_window_hook(m, parts_hook, &r);
+		struct synth *s = synth_new(&cfg);
+		struct ig_event e;
+		while (synth_next(s, &e))
+			model_ingest(m, &e);
+		synth_free(s);
+		CHECKF(r.windows >= 19, "%s: %d windows", synth_name(sc), r.windows);
+		CHECKF(r.bad_sum == 0, "%s: %d part sums differ from their wall time",
+		       synth_name(sc), r.bad_sum);
+		if (has_truth) {
+			CHECKF(r.judged >= 9, "%s: %d windows judged", synth_name(sc), r.judged);
+			CHECKF(
+			    r.bad_share == 0,
+			    "%s: %d windows off the recipe by > 1 point (worst %s %.2f points at "
+			    "+%.0f s)",
+			    synth_name(sc), r.bad_share, ig_part_name(r.worst_part), r.worst * 100,
+			    (double)(r.worst_at - T0) / 1e9);
+			struct ig_proc_stats p;
+			CHECK(model_proc(m, SYNTH_PID, &p) == 0);
+			CHECK(parts_sum(&p.life_parts) == p.life_parts.wall_ns);
+			for (int k = 0; k < IG_PART_MAX && !r.truth.settle_s; k++)
+				CHECKF(fabs(ig_part_share(&p.life_parts, k) - r.truth.part[k]) <=
+					   0.01,
+				       "%s: lifetime %s %.2f %%, recipe %.2f %%", synth_name(sc),
+				       ig_part_name(k), ig_part_share(&p.life_parts, k) * 100,
+				       r.truth.part[k] * 100);
+			/* the one feeding thread carries the process's parts */
+			struct ig_thread_stats t;
+			CHECK(model_threads(m, SYNTH_PID, &t, 1) == 1 && t.tid == SYNTH_PID);
+			CHECK(!memcmp(&t.parts, &p.parts, sizeof(t.parts)));
+			CHECK(t.parts.split_unknown == r.truth.unconfirmed);
+		}
+		model_free(m);
+	}
+	struct synth_cfg bad = {.scenario = SYNTH_MAX};
+	struct synth_truth t;
+	CHECK(synth_truth(&bad, &t) == -EINVAL && synth_truth(NULL, &t) == -EINVAL);
+}
+
+/* Parts of one thread in the window, read at the clock. */
+static void thread_parts(struct ig_model *m, uint32_t pid, struct ig_time_parts *out)
+{
+	struct ig_thread_stats t;
+	memset(out, 0, sizeof(*out));
+	if (model_threads(m, pid, &t, 1) == 1)
+		*out = t.parts;
+}
+
+/* A runtime call and the driver call it makes count once, whichever arrives
+ * first, and so does the off-CPU time the kernel charged to both. */
+static void test_parts_nested(void)
+{
+	for (int order = 0; order < 2; order++) {
+		struct ig_model *m = model_new(NULL);
+		uint64_t t = T0 + SEC;
+		/* cudaMemcpy D2H of 1 ms, 200 us preempted by 900, 700 us asleep */
+		struct ig_event outer = call(40, 40, IG_OP_CUDA_MEMCPY, t, MS);
+		outer.arg0 = 4;
+		outer.arg1 = IG_DIR_D2H;
+		outer.preempt_ns = 200 * US;
+		outer.blocked_ns = 700 * US;
+		outer.other_pid = 900;
+		struct ig_event inner = outer;
+		inner.op = IG_OP_CU_MEMCPY_DTOH;
+		inner.arg1 = 0;
+		inner.ts_ns = t + 10 * US;
+		inner.dur_ns = 980 * US;
+		/* cudaLaunchKernel of 100 us, 30 us preempted, its cuLaunchKernel */
+		struct ig_event lo = call(40, 40, IG_OP_CUDA_LAUNCH_KERNEL, t + 2 * MS, 100 * US);
+		lo.preempt_ns = 30 * US;
+		lo.other_pid = 900;
+		struct ig_event li = lo;
+		li.op = IG_OP_CU_LAUNCH_KERNEL;
+		li.ts_ns += 5 * US;
+		li.dur_ns = 90 * US;
+		const struct ig_event *seq[4] = {&inner, &outer, &li, &lo};
+		if (order) {
+			seq[0] = &outer;
+			seq[1] = &inner;
+			seq[2] = &lo;
+			seq[3] = &li;
+		}
+		for (int i = 0; i < 4; i++)
+			model_ingest(m, seq[i]);
+		model_advance(m, T0 + 3 * SEC);
+		struct ig_time_parts p;
+		thread_parts(m, 40, &p);
+		CHECKF(p.ns[IG_PART_GPU_WAIT] == 800 * US, "order %d: gpu wait %lu", order,
+		       (unsigned long)p.ns[IG_PART_GPU_WAIT]);
+		CHECKF(p.ns[IG_PART_CALL_PREEMPTED] == 230 * US, "order %d: preempted %lu", order,
+		       (unsigned long)p.ns[IG_PART_CALL_PREEMPTED]);
+		CHECKF(p.ns[IG_PART_API] == 70 * US, "order %d: api %lu", order,
+		       (unsigned long)p.ns[IG_PART_API]);
+		CHECK(p.ns[IG_PART_HOST_CPU] == p.wall_ns - 1100 * US);
+		CHECK(parts_sum(&p) == p.wall_ns && p.wall_ns == 2 * SEC);
+		struct ig_proc_stats ps;
+		CHECK(model_proc(m, 40, &ps) == 0 && ps.cuda_ns == 1100 * US);
+		struct ig_thread_stats th;
+		CHECK(model_threads(m, 40, &th, 1) == 1);
+		CHECK(th.sync_calls_win == 2 && th.sync_nested_win == 1);
+		model_free(m);
+	}
+}
+
+/* Between calls, a blocked interval's reason: a page fault, then D state,
+ * then a timer, then who woke it (a task), else unknown. Only task wakers
+ * enter the process's waker table. */
+static void test_parts_blocked_reasons(void)
+{
+	static const struct {
+		int state;
+		uint32_t flags, waker;
+		int part;
+	} iv[] = {
+	    {IG_OFF_BLOCKED, IG_F_FAULT | IG_F_DSTATE, 0, IG_PART_FAULT},
+	    {IG_OFF_BLOCKED, IG_F_DSTATE | IG_F_TIMER, 0, IG_PART_IO_WAIT},
+	    {IG_OFF_BLOCKED, IG_F_TIMER, 77, IG_PART_SLEEP},
+	    {IG_OFF_BLOCKED, 0, 78, IG_PART_TASK_WAIT},
+	    {IG_OFF_BLOCKED, 0, 0, IG_PART_UNKNOWN},
+	    {IG_OFF_PREEMPTED, 0, 79, IG_PART_PREEMPTED},
+	    {IG_OFF_UNKNOWN, 0, 0, IG_PART_UNKNOWN},
+	};
+	struct ig_model *m = model_new(NULL);
+	uint64_t t = T0 + SEC, want[IG_PART_MAX] = {0};
+	struct ig_event c = call(50, 50, IG_OP_CUDA_STREAM_SYNC, t, MS);
+	model_ingest(m, &c);
+	t += MS;
+	want[IG_PART_GPU_WAIT] = MS;
+	for (size_t i = 0; i < sizeof(iv) / sizeof(iv[0]); i++) {
+		uint64_t d = (uint64_t)(i + 1) * MS;
+		struct ig_event o = off(50, 50, t, d, iv[i].state, iv[i].flags, iv[i].waker,
+					iv[i].waker ? "other" : NULL);
+		model_ingest(m, &o);
+		want[iv[i].part] += d;
+		t += d + MS; /* 1 ms of host work after each */
+		want[IG_PART_HOST_CPU] += MS;
+	}
+	c = call(50, 50, IG_OP_CUDA_STREAM_SYNC, t, MS);
+	model_ingest(m, &c);
+	want[IG_PART_GPU_WAIT] += MS;
+	struct ig_time_parts p;
+	thread_parts(m, 50, &p);
+	CHECK(p.wall_ns == t + MS - (T0 + SEC));
+	for (int k = 0; k < IG_PART_MAX; k++)
+		CHECKF(p.ns[k] == want[k], "%s: %lu, want %lu", ig_part_name(k),
+		       (unsigned long)p.ns[k], (unsigned long)want[k]);
+	struct ig_proc_stats ps;
+	CHECK(model_proc(m, 50, &ps) == 0);
+	CHECKF(ps.nwakers == 1 && ps.wakers[0].pid == 78 && ps.wakers[0].ns == 4 * MS,
+	       "%d wakers, first %u", ps.nwakers, ps.wakers[0].pid);
+	CHECK(ps.npreemptors == 1 && ps.preemptors[0].pid == 79);
+	model_free(m);
+}
+
+/* An off-CPU interval that arrives before the call it lies in (no in-call
+ * flag: a source that orders by time) is between calls until the call comes,
+ * then inside it; its waker leaves the waker table. */
+static void test_parts_reclassify(void)
+{
+	struct ig_model *m = model_new(NULL);
+	uint64_t t = T0 + SEC;
+	struct ig_event c0 = call(60, 60, IG_OP_CUDA_LAUNCH_KERNEL, t, 10 * US);
+	struct ig_event o = off(60, 60, t + 2 * MS, 3 * MS, IG_OFF_BLOCKED, 0, 901, "worker");
+	model_ingest(m, &c0);
+	model_ingest(m, &o);
+	struct ig_time_parts p;
+	thread_parts(m, 60, &p);
+	CHECK(p.ns[IG_PART_TASK_WAIT] == 3 * MS);
+	struct ig_proc_stats ps;
+	CHECK(model_proc(m, 60, &ps) == 0 && ps.nwakers == 1 && ps.wakers[0].pid == 901);
+	CHECK(ps.life_parts.ns[IG_PART_TASK_WAIT] == 3 * MS);
+	/* the sync that contained it: 1.5 ms .. 6 ms */
+	struct ig_event c = call(60, 60, IG_OP_CUDA_STREAM_SYNC, t + 1500 * US, 4500 * US);
+	model_ingest(m, &c);
+	thread_parts(m, 60, &p);
+	CHECK(p.ns[IG_PART_TASK_WAIT] == 0);
+	CHECK(p.ns[IG_PART_GPU_WAIT] == 4500 * US && p.ns[IG_PART_API] == 10 * US);
+	CHECK(parts_sum(&p) == p.wall_ns);
+	CHECK(model_proc(m, 60, &ps) == 0 && ps.nwakers == 0);
+	CHECK(ps.life_parts.ns[IG_PART_TASK_WAIT] == 0);
+	CHECK(ps.life_parts.ns[IG_PART_GPU_WAIT] == 4500 * US);
+	CHECK(ps.off_in_call_ns == 3 * MS && ps.off_between_ns == 0);
+	model_free(m);
+}
+
+/* Lifetime parts keep what left the window: 10 s of loader waits, then 15 s
+ * of host work on the same thread. */
+static void test_parts_lifetime(void)
+{
+	struct ig_model *m = model_new(NULL);
+	struct synth_cfg a = {.scenario = SYNTH_LOADER_WAIT, .seconds = 10};
+	struct synth_truth ta, tb;
+	synth_truth(&a, &ta);
+	struct synth *s = synth_new(&a);
+	struct ig_event e;
+	while (synth_next(s, &e))
+		model_ingest(m, &e);
+	synth_free(s);
+	uint64_t mid = model_now(m);
+	struct synth_cfg b = {.scenario = SYNTH_HOST_WORK, .seconds = 15, .start_ns = mid};
+	synth_truth(&b, &tb);
+	s = synth_new(&b);
+	while (synth_next(s, &e))
+		model_ingest(m, &e);
+	synth_free(s);
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, SYNTH_PID, &p) == 0);
+	double la = (double)(mid - T0) / (double)p.life_parts.wall_ns;
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		double life = la * ta.part[k] + (1 - la) * tb.part[k];
+		CHECKF(fabs(ig_part_share(&p.life_parts, k) - life) <= 0.01,
+		       "lifetime %s %.2f %%, want %.2f %%", ig_part_name(k),
+		       ig_part_share(&p.life_parts, k) * 100, life * 100);
+		CHECKF(fabs(ig_part_share(&p.parts, k) - tb.part[k]) <= 0.01,
+		       "window %s %.2f %%, want %.2f %%", ig_part_name(k),
+		       ig_part_share(&p.parts, k) * 100, tb.part[k] * 100);
+	}
+	CHECK(p.life_parts.wall_ns >= 25 * SEC - 20 * MS && p.life_parts.wall_ns <= 25 * SEC);
+	CHECK(p.parts.wall_ns == p.wall_ns && p.wall_ns < 10 * SEC + 20 * MS);
+	model_free(m);
+}
+
+/* A process that exits: its wall time ends at its exit, in the window and
+ * over its lifetime, so the time after it does not read as host work. */
+static void test_parts_exit(void)
+{
+	struct ig_model *m = model_new(NULL);
+	/* 3 s of 10 ms steps: 1 ms of host work, a 9 ms sync */
+	for (int i = 0; i < 300; i++) {
+		struct ig_event c =
+		    call(70, 70, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * 10 * MS + MS, 9 * MS);
+		model_ingest(m, &c);
+	}
+	struct ig_event x = {.kind = IG_EV_EXIT, .pid = 70, .tid = 70, .ts_ns = T0 + 3 * SEC};
+	model_ingest(m, &x);
+	model_advance(m, T0 + 6 * SEC);
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, 70, &p) == 0 && p.exited);
+	CHECKF(p.wall_ns == 3 * SEC - MS, "wall %lu", (unsigned long)p.wall_ns);
+	CHECKF(p.parts.ns[IG_PART_HOST_CPU] == 299 * MS &&
+		   p.parts.ns[IG_PART_GPU_WAIT] == 2700 * MS,
+	       "host %.2f %%, gpu wait %.2f %%", ig_part_share(&p.parts, IG_PART_HOST_CPU) * 100,
+	       ig_part_share(&p.parts, IG_PART_GPU_WAIT) * 100);
+	CHECK(p.life_parts.wall_ns == 3 * SEC - MS);
+	struct ig_thread_stats t;
+	CHECK(model_threads(m, 70, &t, 1) == 1 && t.wall_ns == p.wall_ns);
+	CHECK(!memcmp(&t.parts, &p.parts, sizeof(t.parts)));
+	model_free(m);
+}
+
 int main(void)
 {
 	test_window_expiry();
@@ -445,5 +785,11 @@ int main(void)
 	test_eviction();
 	test_other_kinds();
 	test_reset();
+	test_parts_synth();
+	test_parts_nested();
+	test_parts_blocked_reasons();
+	test_parts_reclassify();
+	test_parts_lifetime();
+	test_parts_exit();
 	return check_done("test_model");
 }
