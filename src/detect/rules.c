@@ -189,6 +189,24 @@ static void time_causes(struct ctx *x)
 		emit(x, &c, x->feeder->main_op);
 }
 
+/* The op that synchronises most often (outer calls): what a storm names. */
+static int sync_op(const struct ctx *x)
+{
+	int op = x->feeder->main_op;
+	uint64_t most = 0;
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		const struct ig_op_info *oi = ig_op_info(s->op);
+		if (nested(s) || !oi || !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC)))
+			continue;
+		if (s->calls_win > most) {
+			most = s->calls_win;
+			op = s->op;
+		}
+	}
+	return op;
+}
+
 /* Syncs that cost GPU work: many outer synchronisations per second, each
  * finding the GPU almost idle (its wait is short next to the host's work
  * between two syncs). The impact is the API work the syncs and the calls
@@ -242,7 +260,7 @@ static void api_causes(struct ctx *x)
 		if (gpu_per < cfg->storm_gpu_ratio * work_per) {
 			c.cls = IG_CC_SYNC_STORM;
 			struct finding f;
-			f_init(&f, c.cls, c.sev, t->main_op, x->p);
+			f_init(&f, c.cls, c.sev, sync_op(x), x->p);
 			f.c.tid = t->tid;
 			f.c.impact = c.impact;
 			f.c.culprit_pid = c.culprit_pid;
@@ -355,9 +373,14 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 	 * window histogram: the outlier list keeps only the last IG_OUTLIERS */
 	const struct ig_win_series *ws = wseries(x, s->op);
 	uint64_t thr = (uint64_t)((double)s->win.p50 * cfg->tail_ratio);
+	uint64_t ntail = 0;
 	for (unsigned b = hist_bucket(thr); ws && ws->win && ws->win->n && b <= ws->win->hi; b++)
-		if (ws->win->b[b] && hist_bucket_lo(b) >= thr)
+		if (ws->win->b[b] && hist_bucket_lo(b) >= thr) {
 			excess += (uint64_t)ws->win->b[b] * (hist_bucket_mid(b) - s->win.p50);
+			ntail += ws->win->b[b];
+		}
+	if (ntail > (uint64_t)n)
+		n = (int)ntail; /* the outlier list keeps the last IG_OUTLIERS only */
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_ALLOC_SPIKES;
