@@ -31,8 +31,8 @@ static const char *fixtures[] = {"pytorch-dataloader-starvation.db", "sample-clu
 static void find_traces(void)
 {
 	const char *env = getenv("IG_TRACES");
-	const char *cands[] = {env, "../shared/traces", "../../shared/traces",
-			       "/work/shared/traces"};
+	const char *cands[] = {env, "tests/fixtures/ingero", "../shared/traces",
+			       "../../shared/traces", "/work/shared/traces"};
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
 		if (!cands[i])
 			continue;
@@ -157,7 +157,7 @@ static void on_event(void *ctx, const struct ig_event *e)
 		c->all[c->nall++] = *e;
 	}
 	const char *name;
-	int src = rec_ingero_op(e->kind, e->op, &name);
+	int src = recfmt_ingero_op(e->kind, e->op, &name, NULL);
 	if (!src)
 		return;
 	struct opcount *o = opc(c, src, name);
@@ -249,12 +249,12 @@ static void test_fixture(const char *name)
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 2);
 		total += n;
 		int kind, igop;
-		if (!op || rec_ingero_kind(src, op, &kind, &igop))
+		if (!op || recfmt_ingero_kind(src, op, &kind, &igop))
 			continue;
 		mapped += n;
 		groups++;
 		const char *canon;
-		int csrc = rec_ingero_op(kind, igop, &canon);
+		int csrc = recfmt_ingero_op(kind, igop, &canon, NULL);
 		struct opcount *o = opc(&c, csrc, canon);
 		CHECKF(o && o->n == n, "%s: %s: replayed %" PRIu64 ", SQL %" PRIu64, name, op,
 		       o ? o->n : 0, n);
@@ -407,7 +407,16 @@ static void test_dataloader(void)
 	CHECK(replay_chains(s, &ch, &nch) == 0);
 	CHECK(nch == 316);
 	CHECK(nch && !strcmp(ch[0].id, "chain-001") && !strcmp(ch[0].severity, "MEDIUM") &&
-	      ch[0].p99_us == 25799 && ch[0].tail_ratio > 352 && ch[0].recommendations[0] == '[');
+	      ch[0].p99_us == 25799 && ch[0].tail_ratio > 352);
+	/* the JSON columns, parsed: two recommendations; Ingero's timeline
+	 * entries as "LAYER op: detail" */
+	CHECK(nch && ch[0].nrecs == 2 &&
+	      !strcmp(ch[0].recs[0], "Pin training process to dedicated cores with taskset"));
+	CHECKF(nch && ch[0].ntimeline == 2 &&
+		   !strcmp(ch[0].timeline[0].text,
+			   "HOST sched_switch: 34 context switches (1ms off-CPU)") &&
+		   ch[0].timeline[0].ts_ns == 0,
+	       "%s", nch && ch[0].ntimeline ? ch[0].timeline[0].text : "");
 	for (size_t i = 1; i < nch; i++)
 		CHECK(ch[i - 1].detected_at_ns <= ch[i].detected_at_ns);
 	replay_chains_free(ch, nch);
