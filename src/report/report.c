@@ -382,11 +382,10 @@ static json_t *built(json_t *o, int bad)
 	return o;
 }
 
-static json_t *json_pcts(const struct ig_pcts *p)
+/* p50_ns .. mean_ns of p into o (an op row has them, and win/life). */
+static int set_pcts(json_t *o, const struct ig_pcts *p)
 {
-	json_t *o = json_object();
-	int bad = !o;
-	bad |= JU(o, "n", p->n);
+	int bad = 0;
 	bad |= JU(o, "p50_ns", p->p50);
 	bad |= JU(o, "p90_ns", p->p90);
 	bad |= JU(o, "p95_ns", p->p95);
@@ -394,6 +393,15 @@ static json_t *json_pcts(const struct ig_pcts *p)
 	bad |= JU(o, "p999_ns", p->p999);
 	bad |= JU(o, "max_ns", p->max);
 	bad |= JU(o, "mean_ns", p->mean);
+	return bad;
+}
+
+static json_t *json_pcts(const struct ig_pcts *p)
+{
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JU(o, "n", p->n);
+	bad |= set_pcts(o, p);
 	return built(o, bad);
 }
 
@@ -505,13 +513,7 @@ static json_t *json_op(const struct oprow *r)
 	bad |= JU(o, "calls_life", r->s.calls_life);
 	bad |= JU(o, "calls_win", r->s.calls_win);
 	bad |= JD(o, "rate", r->rate);
-	bad |= JU(o, "p50_ns", r->p->p50);
-	bad |= JU(o, "p90_ns", r->p->p90);
-	bad |= JU(o, "p95_ns", r->p->p95);
-	bad |= JU(o, "p99_ns", r->p->p99);
-	bad |= JU(o, "p999_ns", r->p->p999);
-	bad |= JU(o, "max_ns", r->p->max);
-	bad |= JU(o, "mean_ns", r->p->mean);
+	bad |= set_pcts(o, r->p);
 	bad |= JD(o, "tail_ratio", r->p->p50 ? (double)r->p->p99 / (double)r->p->p50 : 0);
 	bad |= JU(o, "time_ns", r->time_ns);
 	bad |= JD(o, "wall_share", r->s.wall_share);

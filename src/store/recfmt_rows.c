@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,21 +32,47 @@ static const char *blob_str(struct blob *b, const char *s)
 	return d;
 }
 
+/* Copies the string members at offs (offsetof of `const char *` members)
+ * of s into the block, pointing d's members at the copies. */
+static void strs_layout(void *d, const void *s, const size_t *offs, size_t n, struct blob *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *const *from =
+		    (const char *const *)(const void *)((const char *)s + offs[i]);
+		const char **to = (const char **)(void *)((char *)d + offs[i]);
+		*to = blob_str(b, *from);
+	}
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const size_t chain_strs[] = {
+    offsetof(struct rec_chain, id),	     offsetof(struct rec_chain, severity),
+    offsetof(struct rec_chain, summary),     offsetof(struct rec_chain, root_cause),
+    offsetof(struct rec_chain, explanation), offsetof(struct rec_chain, cuda_op),
+    offsetof(struct rec_chain, node),
+};
+
+static const size_t session_strs[] = {
+    offsetof(struct rec_session, gpu_model),  offsetof(struct rec_session, gpu_driver),
+    offsetof(struct rec_session, cpu_model),  offsetof(struct rec_session, kernel),
+    offsetof(struct rec_session, os_release), offsetof(struct rec_session, cuda_ver),
+    offsetof(struct rec_session, python_ver), offsetof(struct rec_session, version),
+    offsetof(struct rec_session, pid_filter), offsetof(struct rec_session, flags),
+    offsetof(struct rec_session, node),
+};
+
 /* The arrays first (pointer-aligned at the start of the block), then every
  * string. */
-static void chain_layout(struct rec_chain *d, const struct rec_chain *s, struct blob *b)
+static void chain_layout(void *dv, const void *sv, struct blob *b)
 {
+	struct rec_chain *d = dv;
+	const struct rec_chain *s = sv;
 	const char **recs = b->p ? (const char **)(void *)b->p : NULL;
 	b->len = s->nrecs * sizeof(*recs);
 	struct rec_tl *tl = b->p ? (struct rec_tl *)(void *)(b->p + b->len) : NULL;
 	b->len += s->ntimeline * sizeof(*tl);
-	d->id = blob_str(b, s->id);
-	d->severity = blob_str(b, s->severity);
-	d->summary = blob_str(b, s->summary);
-	d->root_cause = blob_str(b, s->root_cause);
-	d->explanation = blob_str(b, s->explanation);
-	d->cuda_op = blob_str(b, s->cuda_op);
-	d->node = blob_str(b, s->node);
+	strs_layout(d, s, chain_strs, N_OF(chain_strs), b);
 	for (size_t i = 0; i < s->nrecs; i++) {
 		const char *t = blob_str(b, s->recs[i]);
 		if (recs)
@@ -60,69 +87,59 @@ static void chain_layout(struct rec_chain *d, const struct rec_chain *s, struct 
 	d->timeline = s->ntimeline ? tl : NULL;
 }
 
-int rec_chain_copy(struct rec_chain *dst, const struct rec_chain *src)
+static void session_layout(void *d, const void *s, struct blob *b)
 {
-	struct rec_chain c = *src;
+	strs_layout(d, s, session_strs, N_OF(session_strs), b);
+}
+
+/* A row of size bytes copied with its strings (and arrays) laid out by
+ * layout in one block, which *own then holds. */
+static int deep_copy(void *dst, const void *src, size_t size, void **own,
+		     void (*layout)(void *d, const void *s, struct blob *b))
+{
 	struct blob b = {0};
-	chain_layout(&c, src, &b);
-	b = (struct blob){.p = malloc(b.len ? b.len : 1)};
+	memcpy(dst, src, size);
+	layout(dst, src, &b); /* measures */
+	b.p = malloc(b.len ? b.len : 1);
 	if (!b.p) {
-		memset(dst, 0, sizeof(*dst));
+		memset(dst, 0, size);
 		return -ENOMEM;
 	}
-	c = *src;
-	chain_layout(&c, src, &b);
-	c.own = b.p;
-	*dst = c;
+	b.len = 0;
+	layout(dst, src, &b);
+	*own = b.p;
 	return 0;
 }
 
-void rec_chain_clear(struct rec_chain *c)
+/* Frees a copy's block and zeroes the row; nothing for a borrowed row. */
+static void clear_copy(void *row, size_t size, void *own)
 {
-	if (c && c->own) {
-		free(c->own);
-		memset(c, 0, sizeof(*c));
+	if (own) {
+		free(own);
+		memset(row, 0, size);
 	}
 }
 
-static void session_layout(struct rec_session *d, const struct rec_session *s, struct blob *b)
+int rec_chain_copy(struct rec_chain *dst, const struct rec_chain *src)
 {
-	d->gpu_model = blob_str(b, s->gpu_model);
-	d->gpu_driver = blob_str(b, s->gpu_driver);
-	d->cpu_model = blob_str(b, s->cpu_model);
-	d->kernel = blob_str(b, s->kernel);
-	d->os_release = blob_str(b, s->os_release);
-	d->cuda_ver = blob_str(b, s->cuda_ver);
-	d->python_ver = blob_str(b, s->python_ver);
-	d->version = blob_str(b, s->version);
-	d->pid_filter = blob_str(b, s->pid_filter);
-	d->flags = blob_str(b, s->flags);
-	d->node = blob_str(b, s->node);
+	return deep_copy(dst, src, sizeof(*dst), &dst->own, chain_layout);
 }
 
 int rec_session_copy(struct rec_session *dst, const struct rec_session *src)
 {
-	struct rec_session s = *src;
-	struct blob b = {0};
-	session_layout(&s, src, &b);
-	b = (struct blob){.p = malloc(b.len ? b.len : 1)};
-	if (!b.p) {
-		memset(dst, 0, sizeof(*dst));
-		return -ENOMEM;
-	}
-	s = *src;
-	session_layout(&s, src, &b);
-	s.own = b.p;
-	*dst = s;
-	return 0;
+	return deep_copy(dst, src, sizeof(*dst), &dst->own, session_layout);
+}
+
+void rec_chain_clear(struct rec_chain *c)
+{
+	if (c)
+		clear_copy(c, sizeof(*c), c->own);
 }
 
 void rec_session_clear(struct rec_session *s)
 {
-	if (s && s->own) {
-		free(s->own);
-		memset(s, 0, sizeof(*s));
-	}
+	if (s)
+		clear_copy(s, sizeof(*s), s->own);
 }
 
 /* --- the JSON columns of a chain ------------------------------------------------ */

@@ -312,14 +312,9 @@ static const char *read_ops(struct rfile *f)
 		if (recfmt_ingero_kind(sqlite3_column_int(st, 0),
 				       (const char *)sqlite3_column_text(st, 2), &kind, &op))
 			continue;
-		if (f->nops == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct opmap *n = realloc(f->ops, cap * sizeof(*n));
-			if (!n) {
-				sqlite3_finalize(st);
-				return rp_err("cannot replay %s: out of memory", f->path);
-			}
-			f->ops = n;
+		if (rp_grow((void **)&f->ops, f->nops, &cap, sizeof(*f->ops))) {
+			sqlite3_finalize(st);
+			return rp_err("cannot replay %s: out of memory", f->path);
 		}
 		struct opmap *m = &f->ops[f->nops];
 		m->src = sqlite3_column_int(st, 0);
@@ -510,8 +505,8 @@ static int cmp_chain(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-/* Room for one more row in *v (n used, *cap allocated, elements of size). */
-static int grow(void **v, size_t n, size_t *cap, size_t size)
+/* Room for one more element of size in *v (n used, *cap allocated). */
+int rp_grow(void **v, size_t n, size_t *cap, size_t size)
 {
 	if (n < *cap)
 		return 0;
@@ -524,32 +519,62 @@ static int grow(void **v, size_t n, size_t *cap, size_t size)
 	return 0;
 }
 
-int replay_chains(struct ig_source *src, struct rec_chain **out, size_t *n)
+/* A table read whole into owned rows: chains or sessions. */
+struct row_table {
+	const char *name;
+	size_t size;
+	const char *(*sql)(int has_node);
+	int (*read)(sqlite3_stmt *st, int has_node, const char *default_node, void *out);
+};
+
+static int read_chain(sqlite3_stmt *st, int has_node, const char *dflt, void *out)
 {
-	struct replay *r = rp_of(src);
-	if (!r || !out || !n)
-		return -EINVAL;
-	*out = NULL;
-	*n = 0;
+	return recfmt_chain_read(st, has_node, dflt, out);
+}
+
+static int read_session(sqlite3_stmt *st, int has_node, const char *dflt, void *out)
+{
+	return recfmt_session_read(st, has_node, dflt, out);
+}
+
+static const struct row_table chains_table = {"causal_chains", sizeof(struct rec_chain),
+					      recfmt_chain_select_sql, read_chain};
+static const struct row_table sessions_table = {"sessions", sizeof(struct rec_session),
+						recfmt_session_select_sql, read_session};
+
+/* Every row of t in every file, in file order, into *out (n rows). */
+static int read_rows(struct replay *r, const struct row_table *t, void **out, size_t *n)
+{
 	size_t cap = 0;
 	int rc = 0;
+	*out = NULL;
+	*n = 0;
 	for (int i = 0; !rc && i < r->nfiles; i++) {
 		struct rfile *f = &r->files[i];
 		sqlite3_stmt *st;
-		if (!db_has_table(f->db, "causal_chains") ||
-		    sqlite3_prepare_v2(f->db, recfmt_chain_select_sql(f->has_chain_node), -1, &st,
-				       NULL) != SQLITE_OK)
+		if (!db_has_table(f->db, t->name))
+			continue;
+		int hn = db_has_column(f->db, t->name, "node");
+		if (sqlite3_prepare_v2(f->db, t->sql(hn), -1, &st, NULL) != SQLITE_OK)
 			continue;
 		while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-			rc = grow((void **)out, *n, &cap, sizeof(**out));
+			rc = rp_grow(out, *n, &cap, t->size);
 			if (!rc)
-				rc = recfmt_chain_read(st, f->has_chain_node, f->default_node,
-						       &(*out)[*n]);
+				rc = t->read(st, hn, f->default_node, (char *)*out + *n * t->size);
 			if (!rc)
 				(*n)++;
 		}
 		sqlite3_finalize(st);
 	}
+	return rc;
+}
+
+int replay_chains(struct ig_source *src, struct rec_chain **out, size_t *n)
+{
+	struct replay *r = rp_of(src);
+	if (!r || !out || !n)
+		return -EINVAL;
+	int rc = read_rows(r, &chains_table, (void **)out, n);
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cmp_chain);
 	return rc;
@@ -567,29 +592,7 @@ int replay_sessions(struct ig_source *src, struct rec_session **out, size_t *n)
 	struct replay *r = rp_of(src);
 	if (!r || !out || !n)
 		return -EINVAL;
-	*out = NULL;
-	*n = 0;
-	size_t cap = 0;
-	int rc = 0;
-	for (int i = 0; !rc && i < r->nfiles; i++) {
-		struct rfile *f = &r->files[i];
-		if (!db_has_table(f->db, "sessions"))
-			continue;
-		int hn = db_has_column(f->db, "sessions", "node");
-		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(f->db, recfmt_session_select_sql(hn), -1, &st, NULL) !=
-		    SQLITE_OK)
-			continue;
-		while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-			rc = grow((void **)out, *n, &cap, sizeof(**out));
-			if (!rc)
-				rc = recfmt_session_read(st, hn, f->default_node, &(*out)[*n]);
-			if (!rc)
-				(*n)++;
-		}
-		sqlite3_finalize(st);
-	}
-	return rc;
+	return read_rows(r, &sessions_table, (void **)out, n);
 }
 
 int replay_process_names(struct ig_source *src, replay_name_fn cb, void *ctx)

@@ -229,42 +229,73 @@ static int cmp_ev(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Ingero: process names (at the start of the file) and page allocations
- * spread from event_aggregates, as small sorted arrays. */
-static const char *ingero_arrays(struct replay *r, struct rfile *f)
+/* Ingero: process names, delivered at the start of the file (Ingero
+ * stamps them when the session ends), as a small sorted array. */
+static void ingero_names(struct rfile *f)
 {
 	sqlite3_stmt *st;
 	struct stream *s = &f->s[S_COMM];
-	if (db_has_table(f->db, "process_names") &&
+	if (!db_has_table(f->db, "process_names") ||
 	    sqlite3_prepare_v2(f->db, "SELECT pid, name, seen_at FROM process_names ORDER BY pid",
-			       -1, &st, NULL) == SQLITE_OK) {
-		size_t cap = 0;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (s->alen == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct ig_event *n = realloc(s->arr, cap * sizeof(*n));
-				if (!n)
-					break;
-				s->arr = n;
-			}
-			struct ig_event *e = &s->arr[s->alen++];
-			memset(e, 0, sizeof(*e));
-			e->kind = IG_EV_COMM;
-			e->pid = e->tid = (uint32_t)sqlite3_column_int64(st, 0);
-			recfmt_column_comm(e->comm, st, 1);
-			uint64_t seen = (uint64_t)sqlite3_column_int64(st, 2);
-			e->ts_ns = f->has_span && (seen > f->start || !seen) ? f->start : seen;
-			e->node = (uint8_t)f->default_node_idx;
-			names_put(f, e->pid, (const char *)sqlite3_column_text(st, 1));
-		}
-		sqlite3_finalize(st);
-		if (!s->arr)
-			s->arr = calloc(1, sizeof(*s->arr)); /* marks an array stream */
-		qsort(s->arr, s->alen, sizeof(*s->arr), cmp_ev);
-		for (size_t i = 0; i < s->alen; i++)
-			rp_span_add(f, s->arr[i].ts_ns);
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW &&
+	       !rp_grow((void **)&s->arr, s->alen, &cap, sizeof(*s->arr))) {
+		struct ig_event *e = &s->arr[s->alen++];
+		memset(e, 0, sizeof(*e));
+		e->kind = IG_EV_COMM;
+		e->pid = e->tid = (uint32_t)sqlite3_column_int64(st, 0);
+		recfmt_column_comm(e->comm, st, 1);
+		uint64_t seen = (uint64_t)sqlite3_column_int64(st, 2);
+		e->ts_ns = f->has_span && (seen > f->start || !seen) ? f->start : seen;
+		e->node = (uint8_t)f->default_node_idx;
+		names_put(f, e->pid, (const char *)sqlite3_column_text(st, 1));
 	}
-	s = &f->s[S_AGG];
+	sqlite3_finalize(st);
+	if (!s->arr)
+		s->arr = calloc(1, sizeof(*s->arr)); /* marks an array stream */
+	qsort(s->arr, s->alen, sizeof(*s->arr), cmp_ev);
+	for (size_t i = 0; i < s->alen; i++)
+		rp_span_add(f, s->arr[i].ts_ns);
+}
+
+/* One event_aggregates sum spread evenly over the seconds of its minute
+ * that the recording covers. 0 or -ENOMEM. */
+static int spread_minute(struct rfile *f, struct stream *s, size_t *cap, uint64_t b, uint32_t pid,
+			 uint64_t bytes)
+{
+	const uint64_t sec = 1000000000ull;
+	uint64_t lo = b > f->start ? b : f->start;
+	uint64_t hi = b + 60 * sec < f->end + 1 ? b + 60 * sec : f->end + 1;
+	if (lo >= hi) {
+		lo = b + 60 * sec <= f->start ? f->start : f->end;
+		hi = lo + 1;
+	}
+	uint64_t k = (hi - lo + sec - 1) / sec;
+	for (uint64_t i = 0; i < k; i++) {
+		if (rp_grow((void **)&s->arr, s->alen, cap, sizeof(*s->arr)))
+			return -ENOMEM;
+		struct ig_event *e = &s->arr[s->alen++];
+		memset(e, 0, sizeof(*e));
+		e->kind = IG_EV_PAGE_ALLOC;
+		e->ts_ns = lo + i * sec;
+		e->pid = e->tid = pid;
+		e->arg0 = bytes / k + (i == k - 1 ? bytes % k : 0);
+		e->node = (uint8_t)f->default_node_idx;
+		const char *n = names_get(f, pid);
+		if (n)
+			memcpy(e->comm, n, IG_COMM_LEN);
+	}
+	return 0;
+}
+
+/* Ingero: page allocations from the per-minute sums of event_aggregates,
+ * as a sorted array (an empty one with replay_opts.no_aggregates). */
+static const char *ingero_aggregates(struct replay *r, struct rfile *f)
+{
+	sqlite3_stmt *st;
+	struct stream *s = &f->s[S_AGG];
 	s->arr = calloc(1, sizeof(*s->arr));
 	if (!s->arr)
 		return rp_err("cannot replay %s: out of memory", f->path);
@@ -283,43 +314,15 @@ static const char *ingero_arrays(struct replay *r, struct rfile *f)
 		 page_op);
 	if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return NULL;
-	size_t cap = 0;
-	const uint64_t sec = 1000000000ull;
-	while (sqlite3_step(st) == SQLITE_ROW && s->alen < (1u << 20)) {
-		uint64_t b = (uint64_t)sqlite3_column_int64(st, 0);
-		uint32_t pid = (uint32_t)sqlite3_column_int64(st, 1);
-		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
-		/* the part of the minute the recording covers */
-		uint64_t lo = b > f->start ? b : f->start;
-		uint64_t hi = b + 60 * sec < f->end + 1 ? b + 60 * sec : f->end + 1;
-		if (lo >= hi) {
-			lo = b + 60 * sec <= f->start ? f->start : f->end;
-			hi = lo + 1;
-		}
-		uint64_t k = (hi - lo + sec - 1) / sec;
-		for (uint64_t i = 0; i < k; i++) {
-			if (s->alen == cap) {
-				cap = cap ? cap * 2 : 256;
-				struct ig_event *n = realloc(s->arr, cap * sizeof(*n));
-				if (!n) {
-					sqlite3_finalize(st);
-					return rp_err("cannot replay %s: out of memory", f->path);
-				}
-				s->arr = n;
-			}
-			struct ig_event *e = &s->arr[s->alen++];
-			memset(e, 0, sizeof(*e));
-			e->kind = IG_EV_PAGE_ALLOC;
-			e->ts_ns = lo + i * sec;
-			e->pid = e->tid = pid;
-			e->arg0 = bytes / k + (i == k - 1 ? bytes % k : 0);
-			e->node = (uint8_t)f->default_node_idx;
-			const char *n = names_get(f, pid);
-			if (n)
-				memcpy(e->comm, n, IG_COMM_LEN);
-		}
-	}
+	size_t cap = 1;
+	int rc = 0;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW && s->alen < (1u << 20))
+		rc = spread_minute(f, s, &cap, (uint64_t)sqlite3_column_int64(st, 0),
+				   (uint32_t)sqlite3_column_int64(st, 1),
+				   (uint64_t)sqlite3_column_int64(st, 2));
 	sqlite3_finalize(st);
+	if (rc)
+		return rp_err("cannot replay %s: out of memory", f->path);
 	qsort(s->arr, s->alen, sizeof(*s->arr), cmp_ev);
 	r->st.synthesized += s->alen;
 	return NULL;
@@ -358,5 +361,6 @@ const char *rp_ingero_prepare(struct replay *r, struct rfile *f)
 		rp_span_add(f, (uint64_t)a);
 	if (b != INT64_MIN)
 		rp_span_add(f, (uint64_t)b);
-	return ingero_arrays(r, f);
+	ingero_names(f);
+	return ingero_aggregates(r, f);
 }

@@ -122,6 +122,9 @@ void rp_one_line(char *s);
 const char *rp_open_file(struct replay *r, struct rfile *f);
 void rp_file_free(struct rfile *f);
 const struct opmap *rp_op_lookup(const struct rfile *f, int64_t src, int64_t id);
+/* Room for one more element of size in *v (n used, *cap allocated).
+ * 0 or -ENOMEM. */
+int rp_grow(void **v, size_t n, size_t *cap, size_t size);
 
 /* replay_ingero.c */
 /* After the checks: the names, the longest call, the span and the arrays

@@ -192,6 +192,22 @@ static int64_t sql_int(const char *path, const char *sql)
 	return v;
 }
 
+/* PRAGMA integrity_check says ok (opening it normally recovers a WAL). */
+static int integrity_ok(const char *path)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int ok = 0;
+	if (sqlite3_open(path, &db) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK) {
+		ok = sqlite3_step(st) == SQLITE_ROW &&
+		     !strcmp((const char *)sqlite3_column_text(st, 0), "ok");
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return ok;
+}
+
 static void test_round_trip(int sync)
 {
 	char path[512];
@@ -587,20 +603,13 @@ static void test_disk_full(void)
 	struct vec got = {0};
 	CHECK(replay_all(path, &got, NULL) == 0);
 	CHECK(got.n > 1000);
-	sqlite3 *db;
 	char tmp[600];
 	path_in(tmp, sizeof(tmp), "full-copy.db");
 	char cmd[4000];
 	snprintf(cmd, sizeof(cmd), "cp %s %s; [ -f %s-wal ] && cp %s-wal %s-wal; true", path, tmp,
 		 path, path, tmp);
 	CHECK(system(cmd) == 0);
-	sqlite3_open(tmp, &db);
-	sqlite3_stmt *st;
-	sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL);
-	CHECK(sqlite3_step(st) == SQLITE_ROW &&
-	      !strcmp((const char *)sqlite3_column_text(st, 0), "ok"));
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	CHECK(integrity_ok(tmp));
 	free(got.v);
 }
 
@@ -707,14 +716,7 @@ static void test_crash(void)
 	       got.n, committed, lost_s, had_wal ? "present" : "absent");
 	CHECKF(got.n >= committed, "kept %zu of %" PRIu64 " committed events", got.n, committed);
 	/* integrity_check (sqlite3 opens it normally and recovers the WAL) */
-	sqlite3 *db;
-	sqlite3_open(path, &db);
-	sqlite3_stmt *st;
-	sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL);
-	CHECK(sqlite3_step(st) == SQLITE_ROW &&
-	      !strcmp((const char *)sqlite3_column_text(st, 0), "ok"));
-	sqlite3_finalize(st);
-	sqlite3_close(db);
+	CHECK(integrity_ok(path));
 	free(got.v);
 }
 
