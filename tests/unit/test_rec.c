@@ -357,7 +357,7 @@ static void test_chain_json(void)
 	if (!r)
 		return;
 	uint64_t base = 1700000000000000000ull;
-	char ids[N][16];
+	char ids[N][24];
 	for (int round = 0; round < 2; round++) /* the second replaces the first, by id */
 		for (int c = 0; c < N; c++) {
 			const char *recs[4];
