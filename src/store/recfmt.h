@@ -168,7 +168,8 @@ void recfmt_stack_bind(sqlite3_stmt *st, uint64_t hash, const char *ips, const c
 extern const char recfmt_node_insert_sql[];
 void recfmt_node_bind(sqlite3_stmt *st, unsigned idx, const char *name);
 extern const char recfmt_chain_insert_sql[];
-/* Encodes the JSON columns (bound SQLITE_TRANSIENT). 0 or -ENOMEM. */
+/* Encodes the JSON columns (bound with free() as their destructor).
+ * 0 or -ENOMEM. */
 int recfmt_chain_bind(sqlite3_stmt *st, const struct rec_chain *c);
 /* Updates session row id; a NULL version stores "ingero-top <ver>". */
 extern const char recfmt_session_update_sql[];

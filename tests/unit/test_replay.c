@@ -769,6 +769,28 @@ static void test_mutations(int rounds)
 	CHECK(opened > 0 && refused > 0);
 }
 
+/* Recordings made before the JSON columns were valid JSON (the shipped
+ * scenario recordings): each column comes back as one entry holding its
+ * text. */
+static void test_old_chains(void)
+{
+	const char *p[] = {"tests/scenarios/cpu-contention.db"}, *err = NULL;
+	struct ig_source *s = replay_open(p, 1, &err);
+	CHECKF(s, "%s", err ? err : "?");
+	if (!s)
+		return;
+	struct rec_chain *ch = NULL;
+	size_t n = 0, ok = 0;
+	CHECK(replay_chains(s, &ch, &n) == 0 && n > 0);
+	for (size_t i = 0; i < n; i++)
+		ok += ch[i].nrecs == 1 && ch[i].recs[0][0] == '[' && ch[i].ntimeline == 1 &&
+		      !strncmp(ch[i].timeline[0].text, "[{\"t\":", 6) &&
+		      ch[i].timeline[0].ts_ns == 0;
+	CHECKF(ok == n, "%zu of %zu old chains read as one entry per column", ok, n);
+	replay_chains_free(ch, n);
+	s->ops->free(s);
+}
+
 int main(int argc, char **argv)
 {
 	find_traces();
@@ -783,6 +805,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NFIX; i++)
 		test_fixture(fixtures[i]);
 	test_dataloader();
+	test_old_chains();
 	test_merge();
 	for (int i = 0; i < NFIX; i++)
 		test_rerecord(fixtures[i]);
