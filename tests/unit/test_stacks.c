@@ -279,6 +279,25 @@ static void test_ingero_json(void)
 		CHECK(replay_stacks(src, load_row, st) == 0);
 		src->ops->free(src);
 	}
+	/* a path with URI characters loads its own stacks (it used to be
+	 * opened as an unescaped URI: "%41" named another file) */
+	char dir[] = "/tmp/ig-test-stacks.XXXXXX", odd[128], cmd[512];
+	if (mkdtemp(dir)) {
+		snprintf(odd, sizeof(odd), "%s/a%%41?b#c.db", dir);
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", db[0], odd);
+		CHECK(system(cmd) == 0);
+		const char *op[] = {odd};
+		struct stacks *st2 = stacks_new(&(struct stacks_opts){.inline_resolve = true});
+		src = replay_open(op, 1, &err);
+		CHECKF(src && st2, "%s", err ? err : "?");
+		if (src && st2)
+			CHECK(replay_stacks(src, load_row, st2) == 21);
+		if (src)
+			src->ops->free(src);
+		stacks_free(st2);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+	}
 	stacks_free(st);
 }
 
