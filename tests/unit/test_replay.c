@@ -199,6 +199,62 @@ static uint64_t exact_pct(uint64_t *v, size_t n, double q)
 	return v[rank - 1];
 }
 
+/* Nothing written next to the input, not one byte changed, same mtime;
+ * frees bytes0. */
+static void check_untouched(const char *path, const struct stat *before, unsigned char *bytes0,
+			    size_t len0)
+{
+	struct stat after;
+	size_t len1;
+	char side[4500];
+	const char *sfx[] = {"-wal", "-shm", "-journal"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
+		CHECKF(access(side, F_OK) != 0, "%s was created", side);
+	}
+	stat(path, &after);
+	unsigned char *bytes1 = slurp(path, &len1);
+	CHECK(len0 == len1 && !memcmp(bytes0, bytes1, len0));
+	CHECK(before->st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	      before->st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+	free(bytes0);
+	free(bytes1);
+}
+
+/* p50 and p99 of the replayed op within 1 % of the exact percentiles of
+ * the file's durations. */
+static void check_percentiles(sqlite3 *db, int src, const char *op, uint64_t n, struct opcount *o,
+			      const char *name)
+{
+	sqlite3_stmt *d;
+	CHECK(sqlite3_prepare_v2(db,
+				 "SELECT duration FROM events e JOIN ops o ON o.source_id = "
+				 "e.source AND o.op_id = e.op WHERE e.source = ?1 AND o.name = "
+				 "?2 ORDER BY duration",
+				 -1, &d, NULL) == SQLITE_OK);
+	sqlite3_bind_int(d, 1, src);
+	sqlite3_bind_text(d, 2, op, -1, SQLITE_TRANSIENT);
+	uint64_t *v = malloc(n * sizeof(*v));
+	size_t k = 0;
+	while (sqlite3_step(d) == SQLITE_ROW && k < n) {
+		int64_t x = sqlite3_column_int64(d, 0);
+		v[k++] = x > 0 ? (uint64_t)x : 0;
+	}
+	sqlite3_finalize(d);
+	qsort(v, k, sizeof(*v), cmp_u64);
+	double qs[] = {0.5, 0.99};
+	for (int qi = 0; o && k && qi < 2; qi++) {
+		uint64_t want = exact_pct(v, k, qs[qi]);
+		uint64_t got = hist_percentile(&o->h, qs[qi]);
+		double rel = want ? ((double)got - (double)want) / (double)want : (double)got;
+		if (rel < 0)
+			rel = -rel;
+		CHECKF(rel <= 0.01, "%s: %s p%.0f: replay %" PRIu64 " exact %" PRIu64, name, op,
+		       qs[qi] * 100, got, want);
+	}
+	free(v);
+}
+
 static void test_fixture(const char *name)
 {
 	char path[4400];
@@ -207,9 +263,9 @@ static void test_fixture(const char *name)
 	snprintf(orig, sizeof(orig), "%s/%s", traces, name);
 	CHECK(copy_file(orig, path) == 0);
 	chmod(path, 0444);
-	struct stat before, after;
+	struct stat before;
 	stat(path, &before);
-	size_t len0, len1;
+	size_t len0;
 	unsigned char *bytes0 = slurp(path, &len0);
 
 	const char *err = NULL;
@@ -258,36 +314,7 @@ static void test_fixture(const char *name)
 		struct opcount *o = opc(&c, csrc, canon);
 		CHECKF(o && o->n == n, "%s: %s: replayed %" PRIu64 ", SQL %" PRIu64, name, op,
 		       o ? o->n : 0, n);
-		/* exact percentiles of the durations */
-		sqlite3_stmt *d;
-		CHECK(sqlite3_prepare_v2(
-			  db,
-			  "SELECT duration FROM events e JOIN ops o ON o.source_id = "
-			  "e.source AND o.op_id = e.op WHERE e.source = ?1 AND o.name = "
-			  "?2 ORDER BY duration",
-			  -1, &d, NULL) == SQLITE_OK);
-		sqlite3_bind_int(d, 1, src);
-		sqlite3_bind_text(d, 2, op, -1, SQLITE_TRANSIENT);
-		uint64_t *v = malloc(n * sizeof(*v));
-		size_t k = 0;
-		while (sqlite3_step(d) == SQLITE_ROW && k < n) {
-			int64_t x = sqlite3_column_int64(d, 0);
-			v[k++] = x > 0 ? (uint64_t)x : 0;
-		}
-		sqlite3_finalize(d);
-		qsort(v, k, sizeof(*v), cmp_u64);
-		double qs[] = {0.5, 0.99};
-		for (int qi = 0; o && k && qi < 2; qi++) {
-			uint64_t want = exact_pct(v, k, qs[qi]);
-			uint64_t got = hist_percentile(&o->h, qs[qi]);
-			double rel =
-			    want ? ((double)got - (double)want) / (double)want : (double)got;
-			if (rel < 0)
-				rel = -rel;
-			CHECKF(rel <= 0.01, "%s: %s p%.0f: replay %" PRIu64 " exact %" PRIu64, name,
-			       op, qs[qi] * 100, got, want);
-		}
-		free(v);
+		check_percentiles(db, src, op, n, o, name);
 	}
 	sqlite3_finalize(st);
 	CHECKF(groups > 0, "%s: no op groups", name);
@@ -327,20 +354,7 @@ static void test_fixture(const char *name)
 		free(c.ops[i].durs);
 	s->ops->free(s);
 
-	/* nothing written next to the input, not one byte changed */
-	char side[4500];
-	const char *sfx[] = {"-wal", "-shm", "-journal"};
-	for (int i = 0; i < 3; i++) {
-		snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
-		CHECKF(access(side, F_OK) != 0, "%s was created", side);
-	}
-	stat(path, &after);
-	unsigned char *bytes1 = slurp(path, &len1);
-	CHECK(len0 == len1 && !memcmp(bytes0, bytes1, len0));
-	CHECK(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
-	      before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
-	free(bytes0);
-	free(bytes1);
+	check_untouched(path, &before, bytes0, len0);
 }
 
 /* The DataLoader file: the known figures from the README, page-alloc
