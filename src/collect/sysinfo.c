@@ -90,13 +90,3 @@ int sysinfo_read(struct sysinfo_facts *f)
 	f->cpu_cores = n > 0 ? (unsigned)n : 0;
 	return 0;
 }
-
-void sysinfo_to_session(const struct sysinfo_facts *f, struct rec_session *s)
-{
-	s->node = f->host;
-	s->kernel = f->kernel;
-	s->os_release = f->os_release;
-	s->cpu_model = f->cpu_model;
-	s->cpu_cores = f->cpu_cores;
-	s->mem_total_mb = f->mem_total_mb;
-}

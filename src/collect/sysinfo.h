@@ -1,12 +1,11 @@
 /* Session facts for recordings (Ingero's sessions table): host, kernel, OS,
  * CPU model and cores, memory. Read once from uname, /proc and /etc; the
- * per-second host meters are in hostinfo.h. */
+ * per-second host meters are in hostinfo.h. The session turns them into
+ * the sessions row of a recording. */
 #ifndef IG_SYSINFO_H
 #define IG_SYSINFO_H
 
 #include <stdint.h>
-
-#include "store/rec.h"
 
 struct sysinfo_facts {
 	char host[72];
@@ -26,9 +25,5 @@ int sysinfo_read(struct sysinfo_facts *f);
 int sysinfo_parse_os_release(const char *text, char *out, int len);
 int sysinfo_parse_cpu_model(const char *text, char *out, int len);
 int sysinfo_parse_mem_total_mb(const char *text, uint64_t *mb);
-
-/* Points the fields of s at the strings of f (f must outlive s); started_at
- * and the other fields are left as they are. */
-void sysinfo_to_session(const struct sysinfo_facts *f, struct rec_session *s);
 
 #endif

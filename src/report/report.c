@@ -1,9 +1,8 @@
 /* Batch frames: the text frame of `--batch`, the JSON object of `--json`,
- * their `--summary` variants, number formatting and the JSON string escaper.
+ * their `--summary` variants, and number formatting. JSON is written with
+ * jansson (core/json.h).
  * The layout is documented in report.h; tests parse it, keep it stable. */
 #include "report/report.h"
-
-#include "core/fmt.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -14,6 +13,8 @@
 
 #include "detect/detect.h"
 #include "model/model.h"
+#include "core/fmt.h"
+#include "core/json.h"
 #include "core/ops.h"
 #include "core/status.h"
 
@@ -27,126 +28,6 @@ char *report_fmt_ns(char *b, size_t n, uint64_t ns)
 char *report_fmt_bytes(char *b, size_t n, uint64_t bytes)
 {
 	return fmt_bytes(b, n, bytes);
-}
-
-/* --- JSON strings ---------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if (c == 0xe0 && s[1] < 0xa0)
-			return 0; /* overlong */
-		if (c == 0xed && s[1] >= 0xa0)
-			return 0; /* surrogate */
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		if (c == 0xf0 && s[1] < 0x90)
-			return 0;
-		if (c == 0xf4 && s[1] >= 0x90)
-			return 0; /* > U+10FFFF */
-		return 4;
-	}
-	return 0;
-}
-
-size_t report_json_escape(char *dst, size_t cap, const char *src)
-{
-	size_t o = 0;
-#define OUT(ch)                                                                                    \
-	do {                                                                                       \
-		if (o + 1 < cap)                                                                   \
-			dst[o] = (char)(ch);                                                       \
-		o++;                                                                               \
-	} while (0)
-	const unsigned char *s = (const unsigned char *)(src ? src : "");
-	while (*s) {
-		unsigned c = *s;
-		const char *esc = NULL;
-		char u[8];
-		int len = 1;
-		switch (c) {
-		case '"':
-			esc = "\\\"";
-			break;
-		case '\\':
-			esc = "\\\\";
-			break;
-		case '\n':
-			esc = "\\n";
-			break;
-		case '\r':
-			esc = "\\r";
-			break;
-		case '\t':
-			esc = "\\t";
-			break;
-		case '\b':
-			esc = "\\b";
-			break;
-		case '\f':
-			esc = "\\f";
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				snprintf(u, sizeof(u), "\\u%04x", c);
-				esc = u;
-			} else if (c >= 0x80) {
-				len = utf8_len(s);
-				if (!len) {
-					esc = "\\ufffd";
-					len = 1;
-				} else if (len == 3 && c == 0xe2 && s[1] == 0x80 &&
-					   (s[2] == 0xa8 || s[2] == 0xa9)) {
-					/* U+2028/2029 break JavaScript string literals */
-					snprintf(u, sizeof(u), "\\u%04x", 0x2000 + (s[2] - 0x80));
-					esc = u;
-				}
-			}
-		}
-		if (esc) {
-			for (const char *p = esc; *p; p++)
-				OUT(*p);
-		} else {
-			for (int k = 0; k < len; k++)
-				OUT(s[k]);
-		}
-		s += len;
-	}
-	if (cap)
-		dst[o < cap ? o : cap - 1] = 0;
-#undef OUT
-	return o;
-}
-
-void report_json_str(FILE *f, const char *s)
-{
-	char buf[1024];
-	size_t need = report_json_escape(buf, sizeof(buf), s);
-	fputc('"', f);
-	if (need < sizeof(buf)) {
-		fputs(buf, f);
-	} else {
-		char *big = malloc(need + 1);
-		if (big) {
-			report_json_escape(big, need + 1, s);
-			fputs(big, f);
-			free(big);
-		} else {
-			fputs(buf, f);
-		}
-	}
-	fputc('"', f);
 }
 
 /* --- shared --------------------------------------------------------------------- */
@@ -459,314 +340,292 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 	return ferror(f) ? -EIO : 0;
 }
 
-/* --- JSON -------------------------------------------------------------------------- */
+/* --- JSON (jansson through core/json.h) ------------------------------------------ */
 
-static void jnum(FILE *f, double v)
+/* Members; each returns 0 or 1 (failed), ORed into `bad` by the builders. */
+#define JU(o, k, v) ig_json_set(o, k, ig_json_u64(v))
+#define JI(o, k, v) ig_json_set(o, k, json_integer(v))
+#define JD(o, k, v) ig_json_set(o, k, ig_json_num(v))
+#define JS(o, k, v) ig_json_set(o, k, ig_json_str(v))
+/* a comm field: at most IG_COMM_LEN bytes, NUL-terminated or not */
+#define JC(o, k, v) ig_json_set(o, k, ig_json_strn(v, strnlen(v, IG_COMM_LEN)))
+
+/* o, or NULL (o freed) when building it failed. */
+static json_t *built(json_t *o, int bad)
 {
-	if (isnan(v) || isinf(v))
-		fputs("null", f);
-	else if (v == floor(v) && fabs(v) < 9e15)
-		fprintf(f, "%.0f", v);
-	else
-		fprintf(f, "%.6g", v);
-}
-
-static void jkey(FILE *f, const char *k, int *first)
-{
-	if (!*first)
-		fputc(',', f);
-	*first = 0;
-	fprintf(f, "\"%s\":", k);
-}
-
-#define JU(k, v) (jkey(f, k, &first), fprintf(f, "%lu", (unsigned long)(v)))
-#define JI(k, v) (jkey(f, k, &first), fprintf(f, "%d", (int)(v)))
-#define JD(k, v) (jkey(f, k, &first), jnum(f, v))
-#define JS(k, v) (jkey(f, k, &first), report_json_str(f, v))
-
-static void json_pcts(FILE *f, const struct ig_pcts *p)
-{
-	int first = 1;
-	fputc('{', f);
-	JU("n", p->n);
-	JU("p50_ns", p->p50);
-	JU("p90_ns", p->p90);
-	JU("p95_ns", p->p95);
-	JU("p99_ns", p->p99);
-	JU("p999_ns", p->p999);
-	JU("max_ns", p->max);
-	JU("mean_ns", p->mean);
-	fputc('}', f);
-}
-
-static void json_chain(FILE *f, const struct ig_chain *c)
-{
-	int first = 1;
-	fputc('{', f);
-	JS("id", c->id_str);
-	JS("severity", detect_sev_name(c->severity));
-	JS("max_severity", detect_sev_name(c->max_severity));
-	JS("class", detect_class_name(c->cls));
-	JS("op", c->op ? ig_op_name(c->op) : "");
-	JU("pid", c->pid);
-	JU("tid", c->tid);
-	JS("comm", c->comm);
-	JU("culprit_pid", c->culprit_pid);
-	JS("culprit_comm", c->culprit_comm);
-	JU("p50_ns", c->p50_ns);
-	JU("p99_ns", c->p99_ns);
-	JD("tail_ratio", c->tail_ratio);
-	JS("summary", c->summary);
-	JS("explanation", c->explanation);
-	JS("lacking", c->lacking);
-	jkey(f, "evidence", &first);
-	fputc('{', f);
-	for (int k = 0; k < c->nevidence; k++) {
-		if (k)
-			fputc(',', f);
-		report_json_str(f, c->ev[k].key);
-		fputc(':', f);
-		jnum(f, c->ev[k].value);
+	if (bad) {
+		json_decref(o);
+		return NULL;
 	}
-	fputc('}', f);
-	jkey(f, "recommendations", &first);
-	fputc('[', f);
-	for (int k = 0; k < c->nrecs; k++) {
-		if (k)
-			fputc(',', f);
-		report_json_str(f, c->recs[k]);
-	}
-	fputc(']', f);
-	jkey(f, "timeline", &first);
-	fputc('[', f);
+	return o;
+}
+
+/* p50_ns .. mean_ns of p into o (an op row has them, and win/life). */
+static int set_pcts(json_t *o, const struct ig_pcts *p)
+{
+	int bad = 0;
+	bad |= JU(o, "p50_ns", p->p50);
+	bad |= JU(o, "p90_ns", p->p90);
+	bad |= JU(o, "p95_ns", p->p95);
+	bad |= JU(o, "p99_ns", p->p99);
+	bad |= JU(o, "p999_ns", p->p999);
+	bad |= JU(o, "max_ns", p->max);
+	bad |= JU(o, "mean_ns", p->mean);
+	return bad;
+}
+
+static json_t *json_pcts(const struct ig_pcts *p)
+{
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JU(o, "n", p->n);
+	bad |= set_pcts(o, p);
+	return built(o, bad);
+}
+
+/* The evidence, recommendations and timeline of a chain into o. */
+static int json_chain_lists(json_t *o, const struct ig_chain *c)
+{
+	json_t *ev = json_object(), *recs = json_array(), *tl = json_array();
+	int bad = 0;
+	for (int k = 0; k < c->nevidence; k++)
+		bad |= ig_json_set(ev, c->ev[k].key, ig_json_num(c->ev[k].value));
+	for (int k = 0; k < c->nrecs; k++)
+		bad |= ig_json_push(recs, ig_json_str(c->recs[k]));
 	for (int k = 0; k < c->ntimeline; k++) {
-		fprintf(f, "%s{\"ts_ns\":%lu,\"text\":", k ? "," : "",
-			(unsigned long)c->timeline[k].ts_ns);
-		report_json_str(f, c->timeline[k].text);
-		fputc('}', f);
+		json_t *e = json_object();
+		bad |= JU(e, "ts_ns", c->timeline[k].ts_ns);
+		bad |= JS(e, "text", c->timeline[k].text);
+		bad |= ig_json_push(tl, e);
 	}
-	fputc(']', f);
-	JU("first_seen_ns", c->first_seen_ns);
-	JU("last_seen_ns", c->last_seen_ns);
-	JU("updated_ns", c->updated_ns);
-	jkey(f, "active", &first);
-	fputs(c->active ? "true" : "false", f);
-	fputc('}', f);
+	bad |= ig_json_set(o, "evidence", ev);
+	bad |= ig_json_set(o, "recommendations", recs);
+	bad |= ig_json_set(o, "timeline", tl);
+	return bad;
 }
 
-int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *det,
-		const struct ig_status *st,
-		const struct report_opts *o)
+static json_t *json_chain(const struct ig_chain *c)
 {
-	static const struct report_opts defo;
-	if (!o)
-		o = &defo;
-	struct oprow *rows = calloc(IG_OP_MAX, sizeof(*rows));
-	struct ig_proc_stats *procs = calloc(MAX_ROWS, sizeof(*procs));
-	if (!rows || !procs) {
-		free(rows);
-		free(procs);
-		return -ENOMEM;
-	}
-	struct cloc loc;
-	cloc_enter(&loc);
-	struct ig_model_totals t;
-	model_totals(m, &t);
-	char tm[32];
-	fmt_time(tm, sizeof(tm), t.now_ns);
-	int first = 1;
-	fputc('{', f);
-	JS("type", o->summary ? "summary" : "frame");
-	JU("time_ns", t.now_ns);
-	JS("time", tm);
-	JS("mode", mode_name(st));
-	JU("window_s", model_cfg(m)->window_s);
-	JU("first_ns", t.first_ns);
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JS(o, "id", c->id_str);
+	bad |= JS(o, "severity", detect_sev_name(c->severity));
+	bad |= JS(o, "max_severity", detect_sev_name(c->max_severity));
+	bad |= JS(o, "class", detect_class_name(c->cls));
+	bad |= JS(o, "op", c->op ? ig_op_name(c->op) : "");
+	bad |= JU(o, "pid", c->pid);
+	bad |= JU(o, "tid", c->tid);
+	bad |= JC(o, "comm", c->comm);
+	bad |= JU(o, "culprit_pid", c->culprit_pid);
+	bad |= JC(o, "culprit_comm", c->culprit_comm);
+	bad |= JU(o, "p50_ns", c->p50_ns);
+	bad |= JU(o, "p99_ns", c->p99_ns);
+	bad |= JD(o, "tail_ratio", c->tail_ratio);
+	bad |= JS(o, "summary", c->summary);
+	bad |= JS(o, "explanation", c->explanation);
+	bad |= JS(o, "lacking", c->lacking);
+	bad |= json_chain_lists(o, c);
+	bad |= JU(o, "first_seen_ns", c->first_seen_ns);
+	bad |= JU(o, "last_seen_ns", c->last_seen_ns);
+	bad |= JU(o, "updated_ns", c->updated_ns);
+	bad |= ig_json_set(o, "active", json_boolean(c->active));
+	return built(o, bad);
+}
 
-	jkey(f, "status", &first);
-	{
-		int first2 = first;
-		first = 1;
-		fputc('{', f);
-		JD("events_per_s", st ? st->events_per_s : 0);
-		JU("events_total", st && st->events_total ? st->events_total : t.events);
-		JU("drops_kernel", st ? st->drops_kernel : 0);
-		JU("drops_user", st ? st->drops_user : 0);
-		JI("probes_attached", st ? st->probes_attached : 0);
-		JI("probes_failed", st ? st->probes_failed : 0);
-		JI("probes_missing", st ? st->probes_missing : 0);
-		JI("libs", st ? st->libs : 0);
-		JI("targets", st ? st->targets : 0);
-		JI("paused", st ? st->paused : 0);
-		if (st && st->mode == IG_MODE_REPLAY) {
-			JD("replay_speed", st->replay_speed);
-			JU("replay_pos_ns", st->replay_pos_ns);
-			JU("replay_start_ns", st->replay_start_ns);
-			JU("replay_end_ns", st->replay_end_ns);
-		}
-		JS("host", st ? st->host : "");
-		JS("recording", st ? st->recording : "");
-		JS("record_error", st ? st->record_error : "");
-		JS("message", st ? st->message : "");
-		JU("late_events", t.late);
-		JU("ignored_events", t.ignored);
-		JI("no_split", t.no_split_seen);
-		fputc('}', f);
-		first = first2;
+static json_t *json_status(const struct ig_status *st, const struct ig_model_totals *t)
+{
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JD(o, "events_per_s", st ? st->events_per_s : 0);
+	bad |= JU(o, "events_total", st && st->events_total ? st->events_total : t->events);
+	bad |= JU(o, "drops_kernel", st ? st->drops_kernel : 0);
+	bad |= JU(o, "drops_user", st ? st->drops_user : 0);
+	bad |= JI(o, "probes_attached", st ? st->probes_attached : 0);
+	bad |= JI(o, "probes_failed", st ? st->probes_failed : 0);
+	bad |= JI(o, "probes_missing", st ? st->probes_missing : 0);
+	bad |= JI(o, "libs", st ? st->libs : 0);
+	bad |= JI(o, "targets", st ? st->targets : 0);
+	bad |= JI(o, "paused", st ? st->paused : 0);
+	if (st && st->mode == IG_MODE_REPLAY) {
+		bad |= JD(o, "replay_speed", st->replay_speed);
+		bad |= JU(o, "replay_pos_ns", st->replay_pos_ns);
+		bad |= JU(o, "replay_start_ns", st->replay_start_ns);
+		bad |= JU(o, "replay_end_ns", st->replay_end_ns);
 	}
+	bad |= JS(o, "host", st ? st->host : "");
+	bad |= JS(o, "recording", st ? st->recording : "");
+	bad |= JS(o, "record_error", st ? st->record_error : "");
+	bad |= JS(o, "message", st ? st->message : "");
+	bad |= JU(o, "late_events", t->late);
+	bad |= JU(o, "ignored_events", t->ignored);
+	bad |= JI(o, "no_split", t->no_split_seen);
+	return built(o, bad);
+}
 
+/* The host meters, or null before the first snapshot. */
+static json_t *json_host(const struct ig_model *m)
+{
 	struct ig_host h;
 	model_host(m, &h);
-	jkey(f, "host", &first);
-	if (h.valid) {
-		int first2 = first;
-		first = 1;
-		fputc('{', f);
-		JU("ts_ns", h.ts_ns);
-		JD("cpu_pct", h.cpu_pct);
-		JD("mem_pct", h.mem_pct);
-		JU("mem_avail_mb", h.mem_avail_mb);
-		JU("swap_mb", h.swap_mb);
-		JD("load1", h.load1);
-		JD("cpu_max_win", h.cpu_max_win);
-		JD("mem_max_win", h.mem_max_win);
-		fputc('}', f);
-		first = first2;
-	} else {
-		fputs("null", f);
-	}
+	if (!h.valid)
+		return json_null();
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JU(o, "ts_ns", h.ts_ns);
+	bad |= JD(o, "cpu_pct", h.cpu_pct);
+	bad |= JD(o, "mem_pct", h.mem_pct);
+	bad |= JU(o, "mem_avail_mb", h.mem_avail_mb);
+	bad |= JU(o, "swap_mb", h.swap_mb);
+	bad |= JD(o, "load1", h.load1);
+	bad |= JD(o, "cpu_max_win", h.cpu_max_win);
+	bad |= JD(o, "mem_max_win", h.mem_max_win);
+	return built(o, bad);
+}
 
-	jkey(f, "ops", &first);
-	fputc('[', f);
-	int n = collect_ops(m, o->summary, rows);
-	for (int i = 0; i < n && (!o->max_ops || i < o->max_ops); i++) {
-		const struct oprow *r = &rows[i];
-		int first2 = first;
-		first = 1;
-		fputs(i ? ",{" : "{", f);
-		JS("op", ig_op_name(r->s.op));
-		JU("calls", r->calls);
-		JU("calls_life", r->s.calls_life);
-		JU("calls_win", r->s.calls_win);
-		JD("rate", r->rate);
-		JU("p50_ns", r->p->p50);
-		JU("p90_ns", r->p->p90);
-		JU("p95_ns", r->p->p95);
-		JU("p99_ns", r->p->p99);
-		JU("p999_ns", r->p->p999);
-		JU("max_ns", r->p->max);
-		JU("mean_ns", r->p->mean);
-		JD("tail_ratio", r->p->p50 ? (double)r->p->p99 / (double)r->p->p50 : 0);
-		JU("time_ns", r->time_ns);
-		JD("wall_share", r->s.wall_share);
-		if (r->s.tail_preempt_share >= 0) {
-			JD("tail_preempt_share", r->s.tail_preempt_share);
-			JD("tail_blocked_share", r->s.tail_blocked_share);
-		} else {
-			jkey(f, "tail_preempt_share", &first);
-			fputs("null", f);
-			jkey(f, "tail_blocked_share", &first);
-			fputs("null", f);
-		}
-		jkey(f, "win", &first);
-		json_pcts(f, &r->s.win);
-		jkey(f, "life", &first);
-		json_pcts(f, &r->s.life);
-		jkey(f, "severity", &first);
-		int sev = detect_severity(det, r->s.op, 0);
-		if (sev >= 0)
-			report_json_str(f, detect_sev_name(sev));
-		else
-			fputs("null", f);
-		fputc('}', f);
-		first = first2;
-	}
-	fputc(']', f);
+static json_t *json_op(const struct oprow *r, const struct ig_detect *det)
+{
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JS(o, "op", ig_op_name(r->s.op));
+	bad |= JU(o, "calls", r->calls);
+	bad |= JU(o, "calls_life", r->s.calls_life);
+	bad |= JU(o, "calls_win", r->s.calls_win);
+	bad |= JD(o, "rate", r->rate);
+	bad |= set_pcts(o, r->p);
+	bad |= JD(o, "tail_ratio", r->p->p50 ? (double)r->p->p99 / (double)r->p->p50 : 0);
+	bad |= JU(o, "time_ns", r->time_ns);
+	bad |= JD(o, "wall_share", r->s.wall_share);
+	int split = r->s.tail_preempt_share >= 0; /* null: no preempted/blocked split */
+	bad |= ig_json_set(o, "tail_preempt_share",
+			   split ? ig_json_num(r->s.tail_preempt_share) : json_null());
+	bad |= ig_json_set(o, "tail_blocked_share",
+			   split ? ig_json_num(r->s.tail_blocked_share) : json_null());
+	bad |= ig_json_set(o, "win", json_pcts(&r->s.win));
+	bad |= ig_json_set(o, "life", json_pcts(&r->s.life));
+	int sev = detect_severity(det, r->s.op, 0);
+	bad |= ig_json_set(o, "severity", sev >= 0 ? ig_json_str(detect_sev_name(sev)) : json_null());
+	return built(o, bad);
+}
 
-	jkey(f, "procs", &first);
-	fputc('[', f);
+/* Preemptors or wakers: [{pid, comm, ns, share}]. */
+static json_t *json_peers(const struct ig_culprit *v, int n)
+{
+	json_t *a = json_array();
+	int bad = !a;
+	for (int k = 0; k < n; k++) {
+		json_t *o = json_object();
+		bad |= JU(o, "pid", v[k].pid);
+		bad |= JC(o, "comm", v[k].comm);
+		bad |= JU(o, "ns", v[k].ns);
+		bad |= JD(o, "share", v[k].share);
+		bad |= ig_json_push(a, o);
+	}
+	return built(a, bad);
+}
+
+static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary)
+{
+	struct offv v;
+	offv_of(m, p, summary, &v);
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JU(o, "pid", p->pid);
+	bad |= JU(o, "ppid", p->ppid);
+	bad |= JC(o, "comm", p->comm);
+	bad |= JU(o, "cgroup_id", p->cgroup_id);
+	bad |= JI(o, "cuda", p->cuda);
+	bad |= JI(o, "exited", p->exited);
+	bad |= JU(o, "threads", p->threads);
+	bad |= JU(o, "calls_win", p->calls_win);
+	bad |= JU(o, "calls_life", p->calls_life);
+	bad |= JD(o, "calls_per_s", v.rate);
+	bad |= JU(o, "wall_ns", v.wall);
+	bad |= JU(o, "off_preempt_ns", v.pre);
+	bad |= JU(o, "off_blocked_ns", v.blk);
+	bad |= JU(o, "off_unknown_ns", v.unk);
+	bad |= JU(o, "off_between_ns", v.btw);
+	bad |= JD(o, "off_preempt_pct", pctof(v.pre, v.wall));
+	bad |= JD(o, "off_blocked_pct", pctof(v.blk, v.wall));
+	bad |= JD(o, "off_unknown_pct", pctof(v.unk, v.wall));
+	bad |= JD(o, "between_pct", pctof(v.btw, v.wall));
+	if (!summary) {
+		bad |= JU(o, "cuda_ns", p->cuda_ns);
+		bad |= JU(o, "off_in_call_ns", p->off_in_call_ns);
+		bad |= JU(o, "between_on_cpu_ns", p->between_on_cpu_ns);
+		bad |= JU(o, "switches", p->switches);
+	}
+	bad |= JU(o, "page_bytes", summary ? p->page_bytes_life : p->page_bytes_win);
+	bad |= JU(o, "io_ops_win", p->io_ops_win);
+	bad |= JU(o, "io_bytes_win", p->io_bytes_win);
+	bad |= JU(o, "io_max_ns_win", p->io_max_ns_win);
+	bad |= ig_json_set(o, "preemptors", json_peers(p->preemptors, p->npreemptors));
+	bad |= ig_json_set(o, "wakers", json_peers(p->wakers, p->nwakers));
+	return built(o, bad);
+}
+
+/* The op, process and chain lists of a frame into o. */
+static int json_lists(json_t *o, const struct ig_model *m, const struct ig_detect *det,
+		      const struct report_opts *opt, struct oprow *rows,
+		      struct ig_proc_stats *procs)
+{
+	json_t *ops = json_array(), *pl = json_array(), *chains = json_array();
+	int bad = 0;
+	int n = collect_ops(m, opt->summary, rows);
+	for (int i = 0; i < n && (!opt->max_ops || i < opt->max_ops); i++)
+		bad |= ig_json_push(ops, json_op(&rows[i], det));
 	int np = model_procs(m, procs, MAX_ROWS), shown = 0;
 	for (int i = 0; i < np; i++) {
-		const struct ig_proc_stats *p = &procs[i];
-		if (!proc_shown(p, o->summary))
+		if (!proc_shown(&procs[i], opt->summary))
 			continue;
-		if (o->max_procs && shown >= o->max_procs)
+		if (opt->max_procs && shown >= opt->max_procs)
 			break;
-		struct offv v;
-		offv_of(m, p, o->summary, &v);
-		int first2 = first;
-		first = 1;
-		fputs(shown++ ? ",{" : "{", f);
-		JU("pid", p->pid);
-		JU("ppid", p->ppid);
-		JS("comm", p->comm);
-		JU("cgroup_id", p->cgroup_id);
-		JI("cuda", p->cuda);
-		JI("exited", p->exited);
-		JU("threads", p->threads);
-		JU("calls_win", p->calls_win);
-		JU("calls_life", p->calls_life);
-		JD("calls_per_s", v.rate);
-		JU("wall_ns", v.wall);
-		JU("off_preempt_ns", v.pre);
-		JU("off_blocked_ns", v.blk);
-		JU("off_unknown_ns", v.unk);
-		JU("off_between_ns", v.btw);
-		JD("off_preempt_pct", pctof(v.pre, v.wall));
-		JD("off_blocked_pct", pctof(v.blk, v.wall));
-		JD("off_unknown_pct", pctof(v.unk, v.wall));
-		JD("between_pct", pctof(v.btw, v.wall));
-		if (!o->summary) {
-			JU("cuda_ns", p->cuda_ns);
-			JU("off_in_call_ns", p->off_in_call_ns);
-			JU("between_on_cpu_ns", p->between_on_cpu_ns);
-			JU("switches", p->switches);
-		}
-		JU("page_bytes", o->summary ? p->page_bytes_life : p->page_bytes_win);
-		JU("io_ops_win", p->io_ops_win);
-		JU("io_bytes_win", p->io_bytes_win);
-		JU("io_max_ns_win", p->io_max_ns_win);
-		jkey(f, "preemptors", &first);
-		fputc('[', f);
-		for (int k = 0; k < p->npreemptors; k++) {
-			fprintf(f, "%s{\"pid\":%u,\"comm\":", k ? "," : "", p->preemptors[k].pid);
-			report_json_str(f, p->preemptors[k].comm);
-			fprintf(f, ",\"ns\":%lu,\"share\":", (unsigned long)p->preemptors[k].ns);
-			jnum(f, p->preemptors[k].share);
-			fputc('}', f);
-		}
-		fputc(']', f);
-		jkey(f, "wakers", &first);
-		fputc('[', f);
-		for (int k = 0; k < p->nwakers; k++) {
-			fprintf(f, "%s{\"pid\":%u,\"comm\":", k ? "," : "", p->wakers[k].pid);
-			report_json_str(f, p->wakers[k].comm);
-			fprintf(f, ",\"ns\":%lu,\"share\":", (unsigned long)p->wakers[k].ns);
-			jnum(f, p->wakers[k].share);
-			fputc('}', f);
-		}
-		fputc(']', f);
-		fputc('}', f);
-		first = first2;
+		shown++;
+		bad |= ig_json_push(pl, json_proc(m, &procs[i], opt->summary));
 	}
-	fputc(']', f);
-
-	jkey(f, "chains", &first);
-	fputc('[', f);
 	int listed = 0;
 	for (int i = 0; i < detect_count(det); i++) {
 		const struct ig_chain *c = detect_chain(det, i);
-		if (!c->active && !o->resolved)
+		if (!c->active && !opt->resolved)
 			continue;
-		if (o->max_chains && listed >= o->max_chains)
+		if (opt->max_chains && listed >= opt->max_chains)
 			break;
-		if (listed++)
-			fputc(',', f);
-		json_chain(f, c);
+		listed++;
+		bad |= ig_json_push(chains, json_chain(c));
 	}
-	fputs("]}\n", f);
+	bad |= ig_json_set(o, "ops", ops);
+	bad |= ig_json_set(o, "procs", pl);
+	bad |= ig_json_set(o, "chains", chains);
+	return bad;
+}
+
+int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *det,
+		const struct ig_status *st, const struct report_opts *opt)
+{
+	static const struct report_opts defo;
+	if (!opt)
+		opt = &defo;
+	struct oprow *rows = calloc(IG_OP_MAX, sizeof(*rows));
+	struct ig_proc_stats *procs = calloc(MAX_ROWS, sizeof(*procs));
+	json_t *o = json_object();
+	int bad = !rows || !procs || !o;
+	if (!bad) {
+		struct ig_model_totals t;
+		model_totals(m, &t);
+		char tm[32];
+		fmt_time(tm, sizeof(tm), t.now_ns);
+		bad |= JS(o, "type", opt->summary ? "summary" : "frame");
+		bad |= JU(o, "time_ns", t.now_ns);
+		bad |= JS(o, "time", tm);
+		bad |= JS(o, "mode", mode_name(st));
+		bad |= JU(o, "window_s", model_cfg(m)->window_s);
+		bad |= JU(o, "first_ns", t.first_ns);
+		bad |= ig_json_set(o, "status", json_status(st, &t));
+		bad |= ig_json_set(o, "host", json_host(m));
+		bad |= json_lists(o, m, det, opt, rows, procs);
+	}
+	int rc = bad ? -ENOMEM : ig_json_write_line(f, o);
+	json_decref(o);
 	free(rows);
 	free(procs);
-	cloc_leave(&loc);
-	return ferror(f) ? -EIO : 0;
+	return rc;
 }

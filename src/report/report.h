@@ -1,7 +1,7 @@
 /* Batch-mode frames (`--batch`, `--json`, `--summary`): plain text like
  * `top -b`, or one JSON object per line, written from the model and the
  * session status. Pure: the caller owns the FILE*. Also the number formatting
- * and the JSON string escaper the other writers use. */
+ * the other writers use. JSON goes through jansson (core/json.h). */
 #ifndef IG_REPORT_H
 #define IG_REPORT_H
 
@@ -52,7 +52,9 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *d,
  * {"type":"frame"|"summary","time_ns":..,"mode":"live"|"replay","status":{..},
  *  "ops":[{"op":..,"calls":..,"calls_win":..,"rate":..,"p50_ns":..,...}],
  *  "procs":[{"pid":..,"comm":..,...}],"host":{..},"chains":[{"id":"chain-0001",...}]}
- * Returns 0 or -EIO. */
+ * Built with jansson and written as one compact line (core/json.h: strings
+ * from untrusted bytes, DEL/C1/U+2028 escaped, reals with 6 significant
+ * digits). Returns 0, -ENOMEM or -EIO. */
 int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *d,
 		const struct ig_status *st, const struct report_opts *o);
 
@@ -60,13 +62,5 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *d,
 char *report_fmt_ns(char *buf, size_t n, uint64_t ns);
 /* Formats a byte count: "512B", "1.5KiB", "12.0MiB", "3.2GiB". Returns buf. */
 char *report_fmt_bytes(char *buf, size_t n, uint64_t bytes);
-
-/* Writes s as a JSON string literal (with the quotes), escaping quotes,
- * backslashes and control characters, passing valid UTF-8 through and
- * replacing invalid bytes with U+FFFD. NULL writes "". */
-void report_json_str(FILE *f, const char *s);
-/* The same into a buffer; returns the length the full output needs (without
- * the NUL), like snprintf. */
-size_t report_json_escape(char *dst, size_t cap, const char *s);
 
 #endif

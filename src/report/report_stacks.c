@@ -1,6 +1,7 @@
 /* Top stacks per op as text or JSON for batch mode. See report_stacks.h. */
 #include "report/report_stacks.h"
 
+#include "core/json.h"
 #include "core/ops.h"
 #include "report/report.h"
 #include "stacks/stacks.h"
@@ -117,70 +118,97 @@ int report_stacks_text(FILE *f, struct stacks *st, const struct report_stacks_op
 	return ferror(f) ? -EIO : 0;
 }
 
-static void kv_str(FILE *f, const char *k, const char *v, int comma)
+static const char *kind_name(int kind)
 {
-	fprintf(f, "%s\"%s\":", comma ? "," : "", k);
-	report_json_str(f, v);
+	return kind == STACKS_PY ? "py" : kind == STACKS_NOTE ? "note" : "native";
 }
 
+static json_t *json_frame(const struct stacks_frame *x)
+{
+	json_t *o = json_object();
+	int bad = !o;
+	char ip[24];
+	bad |= ig_json_set(o, "kind", json_string(kind_name(x->kind)));
+	bad |= ig_json_set(o, "text", ig_json_str(x->text));
+	if (x->kind == STACKS_PY) {
+		bad |= ig_json_set(o, "file", ig_json_str(x->file));
+		bad |= ig_json_set(o, "func", ig_json_str(x->sym));
+		bad |= ig_json_set(o, "line", json_integer(x->line));
+	} else if (x->kind == STACKS_NATIVE) {
+		snprintf(ip, sizeof(ip), "0x%" PRIx64, x->ip);
+		bad |= ig_json_set(o, "sym", ig_json_str(x->sym));
+		bad |= ig_json_set(o, "file", ig_json_str(x->file));
+		bad |= ig_json_set(o, "off", ig_json_u64(x->off));
+		bad |= ig_json_set(o, "ip", json_string(ip));
+	}
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* One stack of the top list, with its first o->frames frames (notes always). */
+static json_t *json_stack(struct stacks *st, const struct stacks_stat *s,
+			  const struct report_stacks_opts *o, struct stacks_frame *fr)
+{
+	json_t *j = json_object(), *frames = json_array();
+	int bad = !j, state, nf = stacks_frames(st, s->id, fr, MAX_FRAMES, &state);
+	int shown = 0, hidden = 0;
+	char id[24];
+	snprintf(id, sizeof(id), "0x%016" PRIx64, s->id);
+	bad |= ig_json_set(j, "id", json_string(id));
+	bad |= ig_json_set(j, "pid", ig_json_u64(s->pid));
+	bad |= ig_json_set(j, "calls", ig_json_u64(s->calls));
+	bad |= ig_json_set(j, "total_ns", ig_json_u64(s->total_ns));
+	bad |= ig_json_set(j, "max_ns", ig_json_u64(s->max_ns));
+	bad |= ig_json_set(j, "tail_calls", ig_json_u64(s->tail_calls));
+	bad |= ig_json_set(j, "tail_ns", ig_json_u64(s->tail_ns));
+	bad |= ig_json_set(j, "state", json_string(state_name(state)));
+	for (int k = 0; k < nf; k++) {
+		if (fr[k].kind != STACKS_NOTE && shown >= o->frames) {
+			hidden++;
+			continue;
+		}
+		shown += fr[k].kind != STACKS_NOTE;
+		bad |= ig_json_push(frames, json_frame(&fr[k]));
+	}
+	bad |= ig_json_set(j, "frames", frames);
+	bad |= ig_json_set(j, "more_frames", json_integer(hidden));
+	if (bad) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* One object per call, one line: the stacks section of a frame is bounded
+ * (ops x per_op x frames), so it is built whole and written at once. */
 int report_stacks_json(FILE *f, struct stacks *st, const struct report_stacks_opts *oo)
 {
 	struct report_stacks_opts o;
 	struct stacks_frame *fr = malloc(sizeof(*fr) * MAX_FRAMES);
 	struct stacks_stat top[64];
 	int ops[IG_OP_MAX];
+	json_t *j = json_object(), *list = json_array();
+	int bad = !fr || !j;
 
-	if (!fr)
-		return -EIO;
 	defaults(oo, &o);
-	int nops = ops_in_order(st, ops, o.max_ops);
-	fprintf(f, "{\"type\":\"stacks\",\"order\":\"%s\",\"ops\":[", order_name(o.order));
-	for (int k = 0; k < nops; k++) {
-		fprintf(f, "%s{\"op\":", k ? "," : "");
-		report_json_str(f, ig_op_name(ops[k]));
-		fprintf(f, ",\"stacks\":[");
+	bad |= ig_json_set(j, "type", json_string("stacks"));
+	bad |= ig_json_set(j, "order", json_string(order_name(o.order)));
+	int nops = fr ? ops_in_order(st, ops, o.max_ops) : 0;
+	for (int k = 0; k < nops && !bad; k++) {
+		json_t *op = json_object(), *stacks = json_array();
+		bad |= ig_json_set(op, "op", ig_json_str(ig_op_name(ops[k])));
 		int n = stacks_top(st, ops[k], o.order, top, o.per_op < 64 ? o.per_op : 64);
-		for (int i = 0; i < n; i++) {
-			const struct stacks_stat *s = &top[i];
-			int state, nf = stacks_frames(st, s->id, fr, MAX_FRAMES, &state);
-			fprintf(f,
-				"%s{\"id\":\"0x%016" PRIx64 "\",\"pid\":%u,\"calls\":%" PRIu64
-				",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-				",\"tail_calls\":%" PRIu64 ",\"tail_ns\":%" PRIu64
-				",\"state\":\"%s\",\"frames\":[",
-				i ? "," : "", s->id, s->pid, s->calls, s->total_ns, s->max_ns,
-				s->tail_calls, s->tail_ns, state_name(state));
-			int shown = 0, hidden = 0, first = 1;
-			for (int j = 0; j < nf; j++) {
-				const struct stacks_frame *x = &fr[j];
-				if (x->kind != STACKS_NOTE && shown >= o.frames) {
-					hidden++;
-					continue;
-				}
-				shown += x->kind != STACKS_NOTE;
-				fprintf(f, "%s{\"kind\":\"%s\"", first ? "" : ",",
-					x->kind == STACKS_PY	 ? "py"
-					: x->kind == STACKS_NOTE ? "note"
-								 : "native");
-				first = 0;
-				kv_str(f, "text", x->text, 1);
-				if (x->kind == STACKS_PY) {
-					kv_str(f, "file", x->file, 1);
-					kv_str(f, "func", x->sym, 1);
-					fprintf(f, ",\"line\":%d", x->line);
-				} else if (x->kind == STACKS_NATIVE) {
-					kv_str(f, "sym", x->sym, 1);
-					kv_str(f, "file", x->file, 1);
-					fprintf(f, ",\"off\":%" PRIu64 ",\"ip\":\"0x%" PRIx64 "\"",
-						x->off, x->ip);
-				}
-				fputc('}', f);
-			}
-			fprintf(f, "],\"more_frames\":%d}", hidden);
-		}
-		fprintf(f, "]}");
+		for (int i = 0; i < n; i++)
+			bad |= ig_json_push(stacks, json_stack(st, &top[i], &o, fr));
+		bad |= ig_json_set(op, "stacks", stacks);
+		bad |= ig_json_push(list, op);
 	}
-	fprintf(f, "]}\n");
+	bad |= ig_json_set(j, "ops", list);
+	int rc = bad ? -EIO : ig_json_write_line(f, j);
+	json_decref(j);
 	free(fr);
-	return ferror(f) ? -EIO : 0;
+	return rc;
 }

@@ -13,8 +13,8 @@
 #include "store/rec.h"
 #include "store/replay.h"
 #include "collect/hostinfo.h"
+#include "collect/sysinfo.h"
 #include "core/ops.h"
-#include "report/report.h"
 #include "stacks/stacks.h"
 
 #include <errno.h>
@@ -240,6 +240,12 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* A stack_traces row of the recording into the stacks module. */
+static int load_stack(void *ctx, uint64_t hash, const char *ips, const char *frames)
+{
+	return hash ? stacks_add_json(ctx, hash, ips, frames) : -EINVAL;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -259,8 +265,7 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 	}
 	s->replay = true;
 	if (!s->cli.no_stacks && (s->stacks = stacks_new(NULL)))
-		for (int i = 0; i < s->cli.nreplay; i++)
-			stacks_load_db(s->stacks, s->cli.replay[i]);
+		replay_stacks(s->src, load_stack, s->stacks);
 	s->speed = s->cli.batch ? 0 : s->cli.speed;
 	s->st.mode = IG_MODE_REPLAY;
 	s->st.replay_speed = s->speed;
@@ -278,33 +283,28 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Session facts for recordings and flight-recorder files. */
-static void describe_session(struct session *s, struct rec_session *rs, char *pids, size_t plen,
-			     char *kernel, size_t klen)
+/* Session facts for recordings and flight-recorder files: the host's
+ * (sysinfo, read into *facts, which rs points into) and this session's. */
+static void describe_session(struct session *s, struct rec_session *rs, struct sysinfo_facts *facts,
+			     char *pids, size_t plen)
 {
-	struct hostinfo_mem mem;
-
-	pids[0] = kernel[0] = 0;
+	pids[0] = 0;
 	for (int i = 0; i < s->cli.npids; i++) {
 		size_t l = strlen(pids);
 		snprintf(pids + l, plen - l, "%s%d", i ? "," : "", s->cli.pids[i]);
 	}
-	FILE *f = fopen("/proc/sys/kernel/osrelease", "re");
-	if (f) {
-		if (fgets(kernel, (int)klen, f))
-			kernel[strcspn(kernel, "\n")] = 0;
-		fclose(f);
-	}
-	hostinfo_mem_read(&mem);
+	sysinfo_read(facts);
 	*rs = (struct rec_session){
-		.started_at_ns = ig_unix_now_ns(),
-		.cpu_cores = (unsigned)sysconf(_SC_NPROCESSORS_ONLN),
-		.mem_total_mb = mem.total_mb,
-		.kernel = kernel,
-		.version = "ingero-top " IG_VERSION,
-		.pid_filter = pids,
-		.flags = s->cli.cmd ? s->cli.cmd[0] : "",
-		.node = s->st.host,
+	    .started_at_ns = ig_unix_now_ns(),
+	    .cpu_model = facts->cpu_model,
+	    .cpu_cores = facts->cpu_cores,
+	    .mem_total_mb = facts->mem_total_mb,
+	    .kernel = facts->kernel,
+	    .os_release = facts->os_release,
+	    .version = "ingero-top " IG_VERSION,
+	    .pid_filter = pids,
+	    .flags = s->cli.cmd ? s->cli.cmd[0] : "",
+	    .node = s->st.host,
 	};
 }
 
@@ -312,7 +312,8 @@ static int open_record(struct session *s, char *err, size_t errlen)
 {
 	struct rec_opts ro = { .max_db_bytes = s->cli.max_db, .node_name = s->st.host };
 	const char *why = NULL;
-	char pids[256], kernel[128];
+	char pids[256];
+	struct sysinfo_facts facts;
 	struct rec_session rs;
 
 	s->rec = rec_open(s->cli.record, &ro, &why);
@@ -321,10 +322,39 @@ static int open_record(struct session *s, char *err, size_t errlen)
 			 why ? why : "unknown error");
 		return -EINVAL;
 	}
-	describe_session(s, &rs, pids, sizeof(pids), kernel, sizeof(kernel));
+	describe_session(s, &rs, &facts, pids, sizeof(pids));
 	rec_session_info(s->rec, &rs);
 	snprintf(s->st.recording, sizeof(s->st.recording), "%s", s->cli.record);
 	return 0;
+}
+
+/* A detector chain as a causal_chains row, pointing into c and into the
+ * caller's recs[IG_CHAIN_MAX_RECS] and tl[IG_CHAIN_MAX_TIMELINE]. */
+static void chain_row(const struct ig_chain *c, struct rec_chain *row, const char **recs,
+		      struct rec_tl *tl)
+{
+	int nrecs = c->nrecs < IG_CHAIN_MAX_RECS ? c->nrecs : IG_CHAIN_MAX_RECS;
+	int ntl = c->ntimeline < IG_CHAIN_MAX_TIMELINE ? c->ntimeline : IG_CHAIN_MAX_TIMELINE;
+	for (int k = 0; k < nrecs; k++)
+		recs[k] = c->recs[k];
+	for (int k = 0; k < ntl; k++)
+		tl[k] = (struct rec_tl){.ts_ns = c->timeline[k].ts_ns, .text = c->timeline[k].text};
+	*row = (struct rec_chain){
+	    .id = c->id_str,
+	    .detected_at_ns = c->first_seen_ns,
+	    .severity = detect_sev_name(c->severity),
+	    .summary = c->summary,
+	    .root_cause = detect_class_name(c->cls),
+	    .explanation = c->explanation,
+	    .recs = recs,
+	    .nrecs = (size_t)(nrecs > 0 ? nrecs : 0),
+	    .cuda_op = c->op ? ig_op_name(c->op) : "",
+	    .p99_us = c->p99_ns / 1000,
+	    .p50_us = c->p50_ns / 1000,
+	    .tail_ratio = c->tail_ratio,
+	    .timeline = tl,
+	    .ntimeline = (size_t)(ntl > 0 ? ntl : 0),
+	};
 }
 
 /* Records the chains that changed since the last call. */
@@ -332,48 +362,15 @@ static void record_chains(struct session *s)
 {
 	const struct ig_detect *d = s->det;
 	uint64_t gen = detect_generation(d);
-	char recs[1024], tl[2048];
+	const char *recs[IG_CHAIN_MAX_RECS];
+	struct rec_tl tl[IG_CHAIN_MAX_TIMELINE];
 
 	if ((!s->rec && !s->flight) || gen == s->rec_chain_gen)
 		return;
 	s->rec_chain_gen = gen;
 	for (int i = 0; i < detect_count(d); i++) {
-		const struct ig_chain *c = detect_chain(d, i);
-		size_t l = 0;
-		l += (size_t)snprintf(recs, sizeof(recs), "[");
-		for (int k = 0; k < c->nrecs && l < sizeof(recs) - 4; k++) {
-			if (k)
-				recs[l++] = ',';
-			l += report_json_escape(recs + l, sizeof(recs) - l - 2, c->recs[k]);
-			if (l > sizeof(recs) - 4)
-				l = sizeof(recs) - 4;
-		}
-		snprintf(recs + l, sizeof(recs) - l, "]");
-		l = (size_t)snprintf(tl, sizeof(tl), "[");
-		for (int k = 0; k < c->ntimeline && l < sizeof(tl) - 200; k++) {
-			l += (size_t)snprintf(tl + l, sizeof(tl) - l, "%s{\"t\":%llu,\"text\":",
-					      k ? "," : "",
-					      (unsigned long long)c->timeline[k].ts_ns);
-			l += report_json_escape(tl + l, sizeof(tl) - l - 4, c->timeline[k].text);
-			if (l > sizeof(tl) - 4)
-				l = sizeof(tl) - 4;
-			tl[l++] = '}';
-		}
-		snprintf(tl + l, sizeof(tl) - l, "]");
-		struct rec_chain rc = {
-			.id = c->id_str,
-			.detected_at_ns = c->first_seen_ns,
-			.severity = detect_sev_name(c->severity),
-			.summary = c->summary,
-			.root_cause = detect_class_name(c->cls),
-			.explanation = c->explanation,
-			.recommendations = recs,
-			.cuda_op = c->op ? ig_op_name(c->op) : "",
-			.p99_us = c->p99_ns / 1000,
-			.p50_us = c->p50_ns / 1000,
-			.tail_ratio = c->tail_ratio,
-			.timeline = tl,
-		};
+		struct rec_chain rc;
+		chain_row(detect_chain(d, i), &rc, recs, tl);
 		if (s->rec)
 			rec_chain(s->rec, &rc);
 		if (s->flight)
@@ -440,10 +437,11 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 		if (cli->record && open_record(s, err, errlen))
 			goto fail;
 		if (cli->flight_s > 0) {
-			char pids[256], kernel[128];
+			char pids[256];
+			struct sysinfo_facts facts;
 			struct rec_session rs;
 			s->flight = flight_new(cli->flight_s, FLIGHT_DEFAULT_MAX_EVENTS);
-			describe_session(s, &rs, pids, sizeof(pids), kernel, sizeof(kernel));
+			describe_session(s, &rs, &facts, pids, sizeof(pids));
 			if (s->flight)
 				flight_set_session(s->flight, &rs);
 			if (s->flight && s->stacks)

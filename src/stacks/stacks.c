@@ -9,8 +9,8 @@
 #include "core/hist.h"
 #include "core/ops.h"
 #include "stacks/pyframes.h"
-#include "report/report.h"
 #include "stacks/symbolize.h"
+#include "store/recfmt.h"
 
 #include <linux/types.h>
 #include "ingero.h"
@@ -20,7 +20,6 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,16 +146,6 @@ static void __attribute__((format(printf, 3, 4))) tfmt(char *buf, size_t n, cons
 	va_start(ap, fmt);
 	vsnprintf(buf, n, fmt, ap);
 	va_end(ap);
-}
-
-/* Copies a string, truncating. */
-static void scopy(char *d, size_t n, const char *s)
-{
-	size_t l = strlen(s);
-	if (l >= n)
-		l = n - 1;
-	memcpy(d, s, l);
-	d[l] = 0;
 }
 
 static uint64_t mono_ns(void)
@@ -1116,357 +1105,120 @@ int stacks_flush(struct stacks *st, int timeout_ms)
 	return r;
 }
 
-/* ---- recordings: JSON in, JSON out ----------------------------------------------- */
+/* ---- recordings: the stack_traces format (store/recfmt.h) ----------------------- */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
+/* A frame as the recording format has it; strings point into s. */
+static struct rec_frame rec_frame_of(const struct stk *s, const struct iframe *f)
 {
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *x = realloc(b->s, cap);
-		if (!x) {
-			b->oom = true;
-			return;
-		}
-		b->s = x;
-		b->cap = cap;
+	const char *sym = s->blob + f->sym, *file = s->blob + f->file;
+	switch (f->kind) {
+	case STACKS_PY:
+		return (struct rec_frame){
+		    .kind = REC_FRAME_PY, .line = f->line, .sym = sym, .file = file, .note = ""};
+	case STACKS_NOTE:
+		return (struct rec_frame){
+		    .kind = REC_FRAME_NOTE, .sym = "", .file = "", .note = s->blob + f->text};
+	default:
+		return (struct rec_frame){.kind = REC_FRAME_NATIVE,
+					  .ip = f->ip,
+					  .off = f->off,
+					  .sym = sym,
+					  .file = base_name(file),
+					  .note = ""};
 	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = 0;
 }
 
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_str(struct sbuf *b, const char *key, const char *val)
-{
-	char small[512];
-	size_t need = report_json_escape(small, sizeof(small), val);
-	sb_puts(b, "\"");
-	sb_puts(b, key);
-	sb_puts(b, "\":\"");
-	if (need < sizeof(small)) {
-		sb_add(b, small, need);
-	} else {
-		char *big = malloc(need + 1);
-		if (big) {
-			report_json_escape(big, need + 1, val);
-			sb_add(b, big, need);
-			free(big);
-		}
-	}
-	sb_puts(b, "\"");
-}
-
+/* *ips ("" when none) and *frames ("" while not resolved) as JSON,
+ * malloc'd; NULL when out of memory. Called under st->mu. */
 static void json_of(const struct stk *s, char **ips, char **frames)
 {
-	struct sbuf bi = {0}, bf = {0};
-	char tmp[64];
-
-	sb_puts(&bi, "");
-	if (s->nips) {
-		sb_puts(&bi, "[");
-		for (int i = 0; i < s->nips; i++) {
-			snprintf(tmp, sizeof(tmp), "%s\"0x%" PRIx64 "\"", i ? "," : "", s->ips[i]);
-			sb_puts(&bi, tmp);
-		}
-		sb_puts(&bi, "]");
+	*ips = s->nips ? recfmt_ips_json(s->ips, (size_t)s->nips) : strdup("");
+	if (s->state != STACKS_RESOLVED) {
+		*frames = strdup("");
+		return;
 	}
-	sb_puts(&bf, "");
-	if (s->state == STACKS_RESOLVED) {
-		sb_puts(&bf, "[");
-		for (int i = 0; i < s->nfr; i++) {
-			const struct iframe *f = &s->fr[i];
-			const char *sym = s->blob + f->sym, *file = s->blob + f->file;
-			sb_puts(&bf, i ? ",{" : "{");
-			if (f->kind == STACKS_PY) {
-				sb_str(&bf, "pf", file);
-				sb_puts(&bf, ",");
-				sb_str(&bf, "pfn", sym);
-				snprintf(tmp, sizeof(tmp), ",\"pl\":%d", f->line);
-				sb_puts(&bf, tmp);
-			} else if (f->kind == STACKS_NOTE) {
-				sb_str(&bf, "n", s->blob + f->text);
-			} else {
-				bool comma = false;
-				if (*sym) {
-					char *sv = malloc(strlen(sym) + 32);
-					if (sv) {
-						sprintf(sv, "%s+0x%" PRIx64, sym, f->off);
-						sb_str(&bf, "s", sv);
-						free(sv);
-						comma = true;
-					}
-				} else if (f->ip) {
-					snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->ip);
-					sb_str(&bf, "i", tmp);
-					comma = true;
-					if (*file && f->off) { /* ours: offset in the file */
-						snprintf(tmp, sizeof(tmp), "0x%" PRIx64, f->off);
-						sb_puts(&bf, ",");
-						sb_str(&bf, "o", tmp);
-					}
-				}
-				if (*file) {
-					if (comma)
-						sb_puts(&bf, ",");
-					sb_str(&bf, "f", base_name(file));
-				}
-			}
-			sb_puts(&bf, "}");
-		}
-		sb_puts(&bf, "]");
-	}
-	*ips = bi.oom ? NULL : bi.s;
-	*frames = bf.oom ? NULL : bf.s;
-	if (bi.oom)
-		free(bi.s);
-	if (bf.oom)
-		free(bf.s);
+	struct rec_frame *fr = malloc(sizeof(*fr) * (size_t)(s->nfr ? s->nfr : 1));
+	*frames = NULL;
+	if (!fr)
+		return;
+	for (int i = 0; i < s->nfr; i++)
+		fr[i] = rec_frame_of(s, &s->fr[i]);
+	*frames = recfmt_frames_json(fr, (size_t)s->nfr);
+	free(fr);
 }
 
-/* A minimal reader for the stack_traces JSON: an array of flat objects with
- * string and integer values. */
-struct jp {
-	const char *p;
-};
-
-static void jws(struct jp *j)
+/* One frame of a recording into the builder, with its display line.
+ * Symbols are demangled (Ingero keeps them mangled). */
+static int add_rec_frame(void *ctx, const struct rec_frame *f)
 {
-	while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
-		j->p++;
-}
+	struct builder *b = ctx;
+	char text[320];
 
-static int jstr(struct jp *j, char *out, size_t cap)
-{
-	size_t o = 0;
-	jws(j);
-	if (*j->p != '"')
-		return -EINVAL;
-	j->p++;
-	while (*j->p && *j->p != '"') {
-		char c = *j->p++;
-		if (c == '\\') {
-			c = *j->p++;
-			switch (c) {
-			case 'n':
-				c = '\n';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case 'r':
-				c = '\r';
-				break;
-			case 'b':
-				c = '\b';
-				break;
-			case 'f':
-				c = '\f';
-				break;
-			case 'u': {
-				unsigned v = 0;
-				for (int k = 0; k < 4 && *j->p; k++, j->p++)
-					v = v * 16 + (unsigned)(*j->p <= '9'
-								    ? *j->p - '0'
-								    : (*j->p | 32) - 'a' + 10);
-				char u[4];
-				int n = 0;
-				if (v < 0x80) {
-					u[n++] = (char)v;
-				} else if (v < 0x800) {
-					u[n++] = (char)(0xc0 | v >> 6);
-					u[n++] = (char)(0x80 | (v & 63));
-				} else {
-					u[n++] = (char)(0xe0 | v >> 12);
-					u[n++] = (char)(0x80 | ((v >> 6) & 63));
-					u[n++] = (char)(0x80 | (v & 63));
-				}
-				for (int k = 0; k < n; k++)
-					if (o + 1 < cap)
-						out[o++] = u[k];
-				continue;
-			}
-			case 0:
-				return -EINVAL;
-			default:
-				break;
-			}
-		}
-		if (o + 1 < cap)
-			out[o++] = c;
+	switch (f->kind) {
+	case REC_FRAME_PY:
+		tfmt(text, sizeof(text), "[py] %s:%d in %s()", *f->file ? f->file : "?", f->line,
+		     *f->sym ? f->sym : "?");
+		badd(b, STACKS_PY, 0, 0, f->line, f->sym, f->file, text);
+		return 0;
+	case REC_FRAME_NOTE:
+		badd(b, STACKS_NOTE, 0, 0, 0, NULL, NULL, f->note);
+		return 0;
 	}
-	if (*j->p != '"')
-		return -EINVAL;
-	j->p++;
-	out[o] = 0;
+	if (*f->sym) {
+		char *dm = sym_demangle(f->sym);
+		const char *sym = dm ? dm : f->sym;
+		tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s", sym, f->off,
+		     *f->file ? " (" : "", f->file, *f->file ? ")" : "");
+		badd(b, STACKS_NATIVE, f->ip, f->off, f->line, sym, f->file, text);
+		free(dm);
+	} else if (f->off && *f->file) {
+		tfmt(text, sizeof(text), "0x%" PRIx64 " (%s+0x%" PRIx64 ")", f->ip, f->file,
+		     f->off);
+		badd(b, STACKS_NATIVE, f->ip, f->off, 0, NULL, f->file, text);
+	} else {
+		tfmt(text, sizeof(text), "0x%" PRIx64 " (%s)", f->ip, *f->file ? f->file : "?");
+		badd(b, STACKS_NATIVE, f->ip, f->off, 0, NULL, f->file, text);
+	}
 	return 0;
 }
 
-static int add_json_frames(struct builder *b, const char *json)
+/* Parses a recording's row into b and ips: the frames when they parse,
+ * else one unresolved frame per address. 0 or -EINVAL (neither parses). */
+static int parse_rec_stack(struct builder *b, const char *ips_json, const char *frames_json,
+			   uint64_t *ips, int *nips)
 {
-	struct jp j = {json};
-	char key[16], val[1024], text[320], sym[1024];
-
-	jws(&j);
-	if (*j.p != '[')
-		return -EINVAL;
-	j.p++;
-	for (;;) {
-		jws(&j);
-		if (*j.p == ']')
-			return 0;
-		if (*j.p == ',') {
-			j.p++;
-			continue;
-		}
-		if (*j.p != '{')
-			return -EINVAL;
-		j.p++;
-		char s[1024] = "", f[512] = "", i[64] = "", o[64] = "", pf[512] = "", pfn[256] = "",
-		     n[320] = "";
-		long pl = 0, l = 0;
-		for (;;) {
-			jws(&j);
-			if (*j.p == '}') {
-				j.p++;
-				break;
-			}
-			if (*j.p == ',') {
-				j.p++;
-				continue;
-			}
-			if (jstr(&j, key, sizeof(key)))
-				return -EINVAL;
-			jws(&j);
-			if (*j.p != ':')
-				return -EINVAL;
-			j.p++;
-			jws(&j);
-			long num = 0;
-			val[0] = 0;
-			if (*j.p == '"') {
-				if (jstr(&j, val, sizeof(val)))
-					return -EINVAL;
-			} else {
-				char *end;
-				num = strtol(j.p, &end, 10);
-				if (end == j.p) { /* true/false/null: skip */
-					while (*j.p && *j.p != ',' && *j.p != '}')
-						j.p++;
-				} else {
-					j.p = end;
-				}
-			}
-			if (!strcmp(key, "s"))
-				scopy(s, sizeof(s), val);
-			else if (!strcmp(key, "f"))
-				scopy(f, sizeof(f), val);
-			else if (!strcmp(key, "i"))
-				scopy(i, sizeof(i), val);
-			else if (!strcmp(key, "o"))
-				scopy(o, sizeof(o), val);
-			else if (!strcmp(key, "pf"))
-				scopy(pf, sizeof(pf), val);
-			else if (!strcmp(key, "pfn"))
-				scopy(pfn, sizeof(pfn), val);
-			else if (!strcmp(key, "pl"))
-				pl = num;
-			else if (!strcmp(key, "l"))
-				l = num;
-			else if (!strcmp(key, "n"))
-				scopy(n, sizeof(n), val);
-		}
-		if (pf[0] || pfn[0]) {
-			tfmt(text, sizeof(text), "[py] %s:%ld in %s()", pf[0] ? pf : "?", pl,
-			     pfn[0] ? pfn : "?");
-			badd(b, STACKS_PY, 0, 0, (int)pl, pfn, pf, text);
-		} else if (n[0]) {
-			badd(b, STACKS_NOTE, 0, 0, 0, NULL, NULL, n);
-		} else if (s[0]) {
-			/* "name+0x1a": Ingero keeps mangled names. */
-			uint64_t off = 0;
-			char *plus = strstr(s, "+0x");
-			for (char *q = plus; q; q = strstr(q + 1, "+0x"))
-				plus = q;
-			if (plus) {
-				off = strtoull(plus + 3, NULL, 16);
-				*plus = 0;
-			}
-			char *dm = sym_demangle(s);
-			scopy(sym, sizeof(sym), dm ? dm : s);
-			free(dm);
-			tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s", sym, off,
-			     f[0] ? " (" : "", f, f[0] ? ")" : "");
-			badd(b, STACKS_NATIVE, i[0] ? strtoull(i, NULL, 16) : 0, off, (int)l, sym,
-			     f, text);
-		} else if (i[0]) {
-			uint64_t off = o[0] ? strtoull(o, NULL, 16) : 0;
-			if (off && f[0])
-				tfmt(text, sizeof(text), "%s (%s+0x%" PRIx64 ")", i, f, off);
-			else
-				tfmt(text, sizeof(text), "%s (%s)", i, f[0] ? f : "?");
-			badd(b, STACKS_NATIVE, strtoull(i, NULL, 16), off, 0, NULL, f, text);
-		}
-	}
-}
-
-static int add_json_ips(struct builder *b, const char *json, uint64_t *ips, int *nips)
-{
-	struct jp j = {json};
-	char val[64], text[96];
+	uint64_t all[MAX_FRAMES];
+	size_t n = 0;
+	int r = -EINVAL;
 
 	*nips = 0;
-	jws(&j);
-	if (*j.p != '[')
-		return -EINVAL;
-	j.p++;
-	for (;;) {
-		jws(&j);
-		if (*j.p == ']')
-			return 0;
-		if (*j.p == ',') {
-			j.p++;
-			continue;
-		}
-		if (jstr(&j, val, sizeof(val)))
-			return -EINVAL;
-		uint64_t ip = strtoull(val, NULL, 16);
-		if (*nips < IGB_STACK_MAX)
-			ips[(*nips)++] = ip;
-		if (b) {
-			snprintf(text, sizeof(text), "0x%" PRIx64 " (?)", ip);
-			badd(b, STACKS_NATIVE, ip, 0, 0, NULL, NULL, text);
+	if (frames_json && *frames_json)
+		r = recfmt_frames_parse(frames_json, add_rec_frame, b);
+	if (!ips_json || !*ips_json || recfmt_ips_parse(ips_json, all, MAX_FRAMES, &n))
+		return r;
+	if (r) { /* no frames: the addresses alone */
+		b->n = 0;
+		for (size_t i = 0; i < n; i++) {
+			char text[96];
+			snprintf(text, sizeof(text), "0x%" PRIx64 " (?)", all[i]);
+			badd(b, STACKS_NATIVE, all[i], 0, 0, NULL, NULL, text);
 		}
 	}
+	*nips = n < IGB_STACK_MAX ? (int)n : IGB_STACK_MAX;
+	memcpy(ips, all, sizeof(*ips) * (size_t)*nips);
+	return 0;
 }
 
 int stacks_add_json(struct stacks *st, uint64_t id, const char *ips_json, const char *frames_json)
 {
 	struct builder *b = malloc(sizeof(*b));
 	uint64_t ips[IGB_STACK_MAX];
-	int nips = 0, r = -EINVAL;
+	int nips = 0, r;
 
 	if (!b)
 		return -ENOMEM;
 	binit(b);
-	if (frames_json && *frames_json)
-		r = add_json_frames(b, frames_json);
-	if (ips_json && *ips_json)
-		if (!add_json_ips(r ? b : NULL, ips_json, ips, &nips))
-			r = 0;
+	r = parse_rec_stack(b, ips_json, frames_json, ips, &nips);
 	if (r) {
 		free(b->blob);
 		free(b);
@@ -1495,38 +1247,6 @@ int stacks_add_json(struct stacks *st, uint64_t id, const char *ips_json, const 
 	free(b->blob);
 	free(b);
 	return r;
-}
-
-int stacks_load_db(struct stacks *st, const char *path)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *q = NULL;
-	char *uri = sqlite3_mprintf("file:%s?immutable=1", path);
-	int n = 0, rc;
-
-	if (!uri)
-		return -ENOMEM;
-	rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-	sqlite3_free(uri);
-	if (rc != SQLITE_OK) {
-		sqlite3_close(db);
-		return -EIO;
-	}
-	if (sqlite3_prepare_v2(db, "SELECT hash, ips, frames FROM stack_traces", -1, &q, NULL) !=
-	    SQLITE_OK) {
-		sqlite3_close(db);
-		return -ENOENT; /* no stack_traces table: no stacks */
-	}
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		uint64_t id = (uint64_t)sqlite3_column_int64(q, 0);
-		const char *ips = (const char *)sqlite3_column_text(q, 1);
-		const char *frames = (const char *)sqlite3_column_text(q, 2);
-		if (id && !stacks_add_json(st, id, ips, frames))
-			n++;
-	}
-	sqlite3_finalize(q);
-	sqlite3_close(db);
-	return rc == SQLITE_DONE ? n : -EIO;
 }
 
 /* ---- reading ---------------------------------------------------------------------- */

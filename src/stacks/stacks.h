@@ -58,16 +58,15 @@ void stacks_watch_pid(struct stacks *st, uint32_t pid);
 /* A raw stack, as the kernel stored it, produced by pid (tests and the
  * live path). 0, -EEXIST when id is known, -ENOMEM. */
 int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct igb_stack *raw);
-/* A resolved stack from a recording: frames_json in Ingero's stack_traces
- * format (an array of {"s": symbol+offset, "f": file, "i": address,
+/* A resolved stack from a recording (a stack_traces row, which the session
+ * reads with replay_stacks): frames_json in Ingero's stack_traces format
+ * (an array of {"s": symbol+offset, "f": file, "i": address,
  * "pf"/"pfn"/"pl": Python file, function, line}; ours: "n" a note, "o"
- * the offset in "f" of an unresolved address), or
- * only ips_json (an array of "0x..." strings). Mangled names are demangled.
+ * the offset in "f" of an unresolved address), or only ips_json (an array
+ * of "0x..." strings). store/recfmt.h encodes and decodes the format;
+ * mangled names are demangled here.
  * 0, -EEXIST, -EINVAL (neither parses), -ENOMEM. */
 int stacks_add_json(struct stacks *st, uint64_t id, const char *ips_json, const char *frames_json);
-/* Loads every stack_traces row of a recording (ingero-top's or Ingero's),
- * opened read-only. Returns the number of stacks added, or -errno. */
-int stacks_load_db(struct stacks *st, const char *path);
 
 /* Forgets the counts (the r key, a replay seek); stacks stay. */
 void stacks_reset(struct stacks *st);

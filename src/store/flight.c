@@ -1,6 +1,7 @@
 /* The flight recorder ring and its background saver (which uses rec). */
 #include "store/flight.h"
 #include "core/htab.h"
+#include "store/rec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,19 +15,6 @@
 #include <unistd.h>
 
 #define NAME_SLOTS 4096
-#define CHAIN_STRS 9
-#define SESSION_STRS 11
-
-struct chain_copy {
-	struct rec_chain c;
-	char *s[CHAIN_STRS];
-};
-
-struct session_copy {
-	struct rec_session s;
-	char *str[SESSION_STRS];
-	int set;
-};
 
 struct name {
 	uint32_t pid;
@@ -48,9 +36,9 @@ struct job {
 	size_t n;
 	struct name *names;
 	size_t nnames;
-	struct chain_copy *chains;
+	struct rec_chain *chains; /* copies */
 	size_t nchains;
-	struct session_copy ses;
+	struct rec_session ses; /* a copy; own NULL when none */
 	int err;
 	char msg[PATH_MAX + 200];
 };
@@ -63,9 +51,9 @@ struct flight {
 	uint64_t newest;
 	uint64_t capped;
 	struct name names[NAME_SLOTS];
-	struct chain_copy chains[FLIGHT_MAX_CHAINS];
+	struct rec_chain chains[FLIGHT_MAX_CHAINS]; /* copies */
 	size_t nchains, chain_next;
-	struct session_copy ses;
+	struct rec_session ses; /* a copy; own NULL when none */
 	/* saver */
 	pthread_t thr;
 	int running;
@@ -74,6 +62,8 @@ struct flight {
 	struct job *job;
 	flight_stack_fn stack_fn;
 	void *stack_ctx;
+	void (*save_hook)(void *ctx);
+	void *save_hook_ctx;
 };
 
 static uint64_t key(const struct ig_event *e)
@@ -94,68 +84,6 @@ struct flight *flight_new(double seconds, size_t max_events)
 	return f;
 }
 
-static void chain_clear(struct chain_copy *c)
-{
-	for (int i = 0; i < CHAIN_STRS; i++) {
-		free(c->s[i]);
-		c->s[i] = NULL;
-	}
-}
-
-static int chain_copy(struct chain_copy *d, const struct rec_chain *c)
-{
-	const char *src[CHAIN_STRS] = {c->id,	      c->severity,    c->summary,
-				       c->root_cause, c->explanation, c->recommendations,
-				       c->cuda_op,    c->timeline,    c->node};
-	memset(d, 0, sizeof(*d));
-	d->c = *c;
-	for (int i = 0; i < CHAIN_STRS; i++)
-		if (!(d->s[i] = strdup(src[i] ? src[i] : ""))) {
-			chain_clear(d);
-			return -ENOMEM;
-		}
-	d->c.id = d->s[0];
-	d->c.severity = d->s[1];
-	d->c.summary = d->s[2];
-	d->c.root_cause = d->s[3];
-	d->c.explanation = d->s[4];
-	d->c.recommendations = d->s[5];
-	d->c.cuda_op = d->s[6];
-	d->c.timeline = d->s[7];
-	d->c.node = d->s[8];
-	return 0;
-}
-
-static void session_clear(struct session_copy *s)
-{
-	for (int i = 0; i < SESSION_STRS; i++) {
-		free(s->str[i]);
-		s->str[i] = NULL;
-	}
-	s->set = 0;
-}
-
-static int session_copy(struct session_copy *d, const struct rec_session *s)
-{
-	memset(d, 0, sizeof(*d));
-	d->s = *s;
-	const char **fl[SESSION_STRS] = {&d->s.gpu_model,  &d->s.gpu_driver, &d->s.cpu_model,
-					 &d->s.kernel,	   &d->s.os_release, &d->s.cuda_ver,
-					 &d->s.python_ver, &d->s.version,    &d->s.pid_filter,
-					 &d->s.flags,	   &d->s.node};
-	for (int i = 0; i < SESSION_STRS; i++) {
-		if (!*fl[i])
-			continue;
-		if (!(d->str[i] = strdup(*fl[i]))) {
-			session_clear(d);
-			return -ENOMEM;
-		}
-		*fl[i] = d->str[i];
-	}
-	d->set = 1;
-	return 0;
-}
-
 static void job_free(struct job *j)
 {
 	if (!j)
@@ -168,9 +96,9 @@ static void job_free(struct job *j)
 	}
 	free(j->stacks);
 	for (size_t i = 0; i < j->nchains; i++)
-		chain_clear(&j->chains[i]);
+		rec_chain_clear(&j->chains[i]);
 	free(j->chains);
-	session_clear(&j->ses);
+	rec_session_clear(&j->ses);
 	free(j);
 }
 
@@ -189,8 +117,8 @@ void flight_free(struct flight *f)
 	join_saver(f);
 	job_free(f->job);
 	for (size_t i = 0; i < f->nchains; i++)
-		chain_clear(&f->chains[i]);
-	session_clear(&f->ses);
+		rec_chain_clear(&f->chains[i]);
+	rec_session_clear(&f->ses);
 	pthread_mutex_destroy(&f->mu);
 	free(f->ring);
 	free(f);
@@ -255,7 +183,7 @@ int flight_chain(struct flight *f, const struct rec_chain *c)
 {
 	size_t slot = f->nchains;
 	for (size_t i = 0; i < f->nchains; i++)
-		if (c->id && !strcmp(f->chains[i].c.id, c->id))
+		if (c->id && f->chains[i].id && !strcmp(f->chains[i].id, c->id))
 			slot = i;
 	if (slot == f->nchains) {
 		if (f->nchains < FLIGHT_MAX_CHAINS) {
@@ -265,9 +193,9 @@ int flight_chain(struct flight *f, const struct rec_chain *c)
 			f->chain_next = (f->chain_next + 1) % FLIGHT_MAX_CHAINS;
 		}
 	}
-	if (slot < f->nchains && f->chains[slot].c.id)
-		chain_clear(&f->chains[slot]);
-	int rc = chain_copy(&f->chains[slot], c);
+	if (slot < f->nchains)
+		rec_chain_clear(&f->chains[slot]);
+	int rc = rec_chain_copy(&f->chains[slot], c);
 	if (rc && slot == f->nchains - 1)
 		f->nchains--;
 	return rc;
@@ -275,8 +203,8 @@ int flight_chain(struct flight *f, const struct rec_chain *c)
 
 int flight_set_session(struct flight *f, const struct rec_session *s)
 {
-	session_clear(&f->ses);
-	return session_copy(&f->ses, s);
+	rec_session_clear(&f->ses);
+	return rec_session_copy(&f->ses, s);
 }
 
 size_t flight_count(const struct flight *f)
@@ -303,6 +231,8 @@ static void *saver_main(void *arg)
 	struct flight *f = arg;
 	struct job *j = f->job;
 	const char *err = NULL;
+	if (f->save_hook)
+		f->save_hook(f->save_hook_ctx);
 	struct rec_opts o = {.synchronous = 1, .exclusive = 1, .batch_events = 8192};
 	struct rec *r = rec_open(j->path, &o, &err);
 	int rc = 0;
@@ -312,8 +242,8 @@ static void *saver_main(void *arg)
 		unlink(j->path); /* the empty placeholder */
 		goto out;
 	}
-	if (j->ses.set)
-		rc = rec_session_info(r, &j->ses.s);
+	if (j->ses.own)
+		rc = rec_session_info(r, &j->ses);
 	uint64_t first = j->n ? key(&j->ev[0]) : 0;
 	for (size_t i = 0; !rc && i < j->nnames; i++) {
 		struct ig_event e = {0};
@@ -327,7 +257,7 @@ static void *saver_main(void *arg)
 	for (size_t i = 0; !rc && i < j->n; i++)
 		rc = rec_event(r, &j->ev[i]);
 	for (size_t i = 0; !rc && i < j->nchains; i++)
-		rc = rec_chain(r, &j->chains[i].c);
+		rc = rec_chain(r, &j->chains[i]);
 	for (size_t i = 0; !rc && i < j->nstacks; i++)
 		rc = rec_stack(r, j->stacks[i].id, j->stacks[i].ips, j->stacks[i].frames);
 	const char *why = rec_error(r);
@@ -385,6 +315,12 @@ static int reserve_path(const char *dir, char *out, size_t len)
 			return -errno;
 	}
 	return -EEXIST;
+}
+
+void flight_set_save_hook(struct flight *f, void (*fn)(void *ctx), void *ctx)
+{
+	f->save_hook = fn;
+	f->save_hook_ctx = ctx;
 }
 
 void flight_set_stacks(struct flight *f, flight_stack_fn fn, void *ctx)
@@ -468,10 +404,10 @@ int flight_save(struct flight *f, const char *dir, char *path_out, size_t len)
 		if (f->names[i].pid)
 			j->names[j->nnames++] = f->names[i];
 	for (size_t i = 0; i < f->nchains; i++)
-		if (chain_copy(&j->chains[j->nchains], &f->chains[i].c) == 0)
+		if (rec_chain_copy(&j->chains[j->nchains], &f->chains[i]) == 0)
 			j->nchains++;
-	if (f->ses.set)
-		session_copy(&j->ses, &f->ses.s);
+	if (f->ses.own)
+		rec_session_copy(&j->ses, &f->ses);
 	job_stacks(f, j); /* without them the file still has every event */
 	if (path_out && len)
 		snprintf(path_out, len, "%s", j->path);

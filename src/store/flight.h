@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "core/event.h"
-#include "store/rec.h"
+#include "store/recfmt.h"
 
 #define FLIGHT_DEFAULT_SECONDS 300	  /* --flight default: 5 minutes */
 #define FLIGHT_DEFAULT_MAX_EVENTS 1000000 /* hard cap: ~150 MB at most */
@@ -56,6 +56,11 @@ int flight_save(struct flight *f, const char *dir, char *path_out, size_t len);
 int flight_poll(struct flight *f, char *msg, size_t len);
 /* 1 while a save runs. */
 int flight_busy(struct flight *f);
+
+/* fn(ctx) runs on the saver thread when a save starts, before it opens the
+ * file: tests hold a save there to see that the caller of flight_save is
+ * not waiting for it. NULL = none. */
+void flight_set_save_hook(struct flight *f, void (*fn)(void *ctx), void *ctx);
 
 /* Events in the ring now; oldest and newest completion times (Unix ns). */
 size_t flight_count(const struct flight *f);

@@ -8,7 +8,9 @@
  * writer thread does the SQLite work, so rec_event() only copies the event
  * into a bounded queue. Transactions are committed every batch_events rows
  * and at least every commit_ms of wall time, so a kill -9 loses at most about
- * the last second. */
+ * the last second. The format itself (tables, rows, their JSON) is
+ * store/recfmt.h; rec.c is the public side and the queue, rec_write.c the
+ * writer thread, its transactions and --max-db pruning. */
 #ifndef IG_REC_H
 #define IG_REC_H
 
@@ -16,12 +18,7 @@
 #include <stdint.h>
 
 #include "core/event.h"
-
-/* Version of ingero-top's own additions to the format (schema_info key
- * ingero_top_schema). Readers refuse files with a higher number. */
-#define REC_SCHEMA 1
-/* Ingero format version the tables follow (schema_info key version). */
-#define REC_INGERO_VERSION "0.9"
+#include "store/recfmt.h"
 
 struct rec;
 
@@ -33,40 +30,6 @@ struct rec_opts {
 	int synchronous;       /* 1 = no writer thread: rec_event() writes inline */
 	int exclusive;	       /* 1 = fail if path exists and is not empty (flight files) */
 	const char *node_name; /* name stored for node index 0; NULL = "" */
-};
-
-/* One causal chain, as Ingero's causal_chains table holds it. Strings are
- * borrowed (rec_chain copies what it needs); NULL is stored as "". Times in
- * Unix ns, latencies in microseconds. Also the element type of
- * replay_chains(), where the strings are owned by the returned array. */
-struct rec_chain {
-	const char *id; /* stable id, e.g. "cpu-contention-cudaStreamSynchronize" */
-	uint64_t detected_at_ns;
-	const char *severity;	/* "HIGH", "MEDIUM", "LOW" */
-	const char *summary;	/* one line */
-	const char *root_cause; /* root-cause class or text */
-	const char *explanation;
-	const char *recommendations; /* JSON array of strings */
-	const char *cuda_op;	     /* affected op name */
-	uint64_t p99_us, p50_us;
-	double tail_ratio;    /* p99 / p50 */
-	const char *timeline; /* JSON array */
-	const char *node;     /* node name, "" for the local host */
-};
-
-/* Session facts (Ingero's sessions table, plus host). Strings borrowed; NULL
- * is stored as "". mem_total in MiB. Times Unix ns; stopped_at 0 = running
- * (rec_close fills it in). */
-struct rec_session {
-	uint64_t started_at_ns, stopped_at_ns;
-	const char *gpu_model, *gpu_driver, *cpu_model;
-	unsigned cpu_cores;
-	uint64_t mem_total_mb;
-	const char *kernel, *os_release, *cuda_ver, *python_ver;
-	const char *version;	/* writer version, stored in ingero_ver */
-	const char *pid_filter; /* e.g. "1234,5678" */
-	const char *flags;	/* command-line summary, e.g. "record,max-db=1g" */
-	const char *node;	/* host name */
 };
 
 struct rec_stats {
@@ -92,7 +55,8 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
  * error and the file keeps everything committed before it. */
 int rec_event(struct rec *r, const struct ig_event *e);
 
-/* Records (or replaces, by id) a causal chain. Same returns as rec_event. */
+/* Records (or replaces, by id) a causal chain (copied; its recommendations
+ * and timeline become JSON arrays). Same returns as rec_event, or -ENOMEM. */
 int rec_chain(struct rec *r, const struct rec_chain *c);
 
 /* Records the session facts; call once after rec_open (again to update). */
@@ -124,15 +88,5 @@ int rec_close(struct rec *r);
 /* Parses a size like "500M", "2g", "1048576", "10 GiB" into bytes (K/M/G/T
  * are powers of 1024). Returns 0 or -EINVAL. For --max-db. */
 int rec_parse_size(const char *s, uint64_t *bytes);
-
-/* Maps between ingero-top kinds/ops and Ingero's (source, op name), as used
- * in the files. Returns the Ingero source id (1 CUDA, 3 HOST, 4 DRIVER,
- * 5 IO) and sets *name, or 0 when the event is not stored in events
- * (snapshots, comm) or unknown. */
-int rec_ingero_op(int kind, int op, const char **name);
-/* The reverse: an Ingero (source id, op name) to an ingero-top kind and op
- * (enum ig_op for calls, enum ig_io_op for block I/O, 0 otherwise). Returns 0,
- * or -ENOENT for rows ingero-top has no kind for (sched_wakeup, tcp, net...). */
-int rec_ingero_kind(int source, const char *name, int *kind, int *op);
 
 #endif

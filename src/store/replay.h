@@ -28,15 +28,19 @@
  * duration and arg0 = bytes; process_fork's child pid moves from arg1 to arg0;
  * comm comes from events.comm (0.10) or process_names. Rows of kinds
  * ingero-top has no use for (sched_wakeup, tcp, net, pod_*) are skipped and
- * counted (replay_stats.skipped). */
+ * counted (replay_stats.skipped).
+ *
+ * Code: replay.c (this source: streams, k-way merge, seek, nodes),
+ * replay_file.c (opening and checking files, the tables read whole),
+ * replay_ingero.c (the Ingero adapter); rows are read with store/recfmt.h. */
 #ifndef IG_REPLAY_H
 #define IG_REPLAY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/rec.h"
 #include "core/source.h"
+#include "store/recfmt.h"
 
 struct replay_opts {
 	int no_aggregates; /* do not synthesise IG_EV_PAGE_ALLOC from event_aggregates */
@@ -75,8 +79,11 @@ const char *replay_node_name(struct ig_source *s, unsigned idx);
 int replay_node_count(struct ig_source *s);
 
 /* The causal chains recorded in the files, ordered by detected_at. *out is
- * an array of n chains whose strings are owned by it; free it with
- * replay_chains_free. chain.node is set (file node when the row has none). */
+ * an array of n owned chains (recfmt.h: rec_chain_copy); free it with
+ * replay_chains_free. chain.node is set (file node when the row has none).
+ * Recommendations and timeline are parsed from their JSON columns; older
+ * files whose columns are not valid JSON give one entry with the text.
+ * 0, -EINVAL or -ENOMEM. */
 int replay_chains(struct ig_source *s, struct rec_chain **out, size_t *n);
 void replay_chains_free(struct rec_chain *c, size_t n);
 
@@ -84,6 +91,14 @@ void replay_chains_free(struct rec_chain *c, size_t n);
  * strings owned by the array. */
 int replay_sessions(struct ig_source *s, struct rec_session **out, size_t *n);
 void replay_sessions_free(struct rec_session *v, size_t n);
+
+/* Calls fn for every stack_traces row of every file (ours and Ingero's):
+ * the hash (events.stack_hash) and the ips and frames JSON (recfmt.h;
+ * valid during the call, "" when empty). fn returns 0 when it took the row.
+ * Returns the number of rows taken, or -EIO when a file cannot be read
+ * (replay_error says why). Files without stack_traces give none. */
+typedef int (*replay_stack_fn)(void *ctx, uint64_t hash, const char *ips, const char *frames);
+int replay_stacks(struct ig_source *s, replay_stack_fn fn, void *ctx);
 
 /* Calls cb for every process_names row (all files): pid, name, when seen
  * (Unix ns), node index. Returns 0 or -errno. */

@@ -26,6 +26,11 @@ sqlite3 "$TMP/run.db" "PRAGMA integrity_check" | grep -qx ok && ok "recording pa
 rows=$(sqlite3 "$TMP/run.db" "SELECT COUNT(*) FROM events WHERE source IN (1, 4)")
 want=$(awk '{s += $2} END {print s}' "$TMP/want.counts")
 expect_eq "recorded CUDA/driver rows" "$rows" "$want"
+# Every chain the run recorded (how many depends on the machine) has its
+# recommendations and timeline as valid JSON arrays.
+chains=$(sqlite3 "$TMP/run.db" "SELECT COUNT(*) FROM causal_chains")
+valid=$(sqlite3 "$TMP/run.db" "SELECT COUNT(*) FROM causal_chains WHERE json_type(timeline) = 'array' AND json_type(recommendations) = 'array'")
+expect_eq "recorded chains ($chains) with JSON-array recommendations and timeline" "$valid" "$chains"
 chmod 644 "$TMP/run.db"
 replay() { setpriv --reuid=65534 --regid=65534 --clear-groups "$IG" --batch --summary --replay "$TMP/run.db" "$@"; }
 replay >"$TMP/rp.txt" 2>"$TMP/rp.err"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replay, recorder and flight-recorder tests rebuilt with ASan and UBSan:
+# Replay, recorder, flight-recorder and JSON tests rebuilt with ASan and UBSan:
 # the fixture checks, the mutation test on corrupted copies of the Ingero
 # fixtures, the round trip, disk-full and kill -9 tests. Then, if the
 # ingero-top binary can replay, the CLI on the fixtures and on broken files.
@@ -19,15 +19,16 @@ CF="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
     -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -std=gnu11
     -D_GNU_SOURCE -DIG_VERSION=\"asan\" -Isrc -Ibpf"
 objs=()
-for m in rec replay flight sysinfo ops hist; do
-	gcc $CF -c "src/$m.c" -o "$tmp/$m.o" || exit 1
-	objs+=("$tmp/$m.o")
+for c in src/store/*.c src/core/ops.c src/core/hist.c src/core/json.c src/collect/sysinfo.c; do
+	o=$tmp/$(echo "${c%.c}" | tr / _).o
+	gcc $CF -c "$c" -o "$o" || exit 1
+	objs+=("$o")
 done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 rc=0
-for t in test_replay test_rec test_flight test_sysinfo; do
-	gcc $CF -o "$tmp/$t" "tests/unit/$t.c" "${objs[@]}" -lsqlite3 -lm -lpthread || exit 1
+for t in test_replay test_rec test_flight test_sysinfo test_json; do
+	gcc $CF -o "$tmp/$t" "tests/unit/$t.c" "${objs[@]}" -lsqlite3 -ljansson -lm -lpthread || exit 1
 	echo "== $t (ASan/UBSan)"
 	arg=""
 	[ $t = test_replay ] && arg=400
@@ -43,8 +44,8 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/full" && mount -t tmpfs -o size=2m tmpfs
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "rec.h"
-#include "replay.h"
+#include "store/rec.h"
+#include "store/replay.h"
 static void nop(void *c, const struct ig_event *e) { (*(long *)c)++; }
 int main(int argc, char **argv)
 {
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 	return rc == -ENOSPC && n > 1000 ? 0 : 4;
 }
 C
-	gcc $CF -o "$tmp/fill" "$tmp/fill.c" "${objs[@]}" -lsqlite3 -lm -lpthread || { umount "$tmp/full"; exit 1; }
+	gcc $CF -o "$tmp/fill" "$tmp/fill.c" "${objs[@]}" -lsqlite3 -ljansson -lm -lpthread || { umount "$tmp/full"; exit 1; }
 	"$tmp/fill" "$tmp/full/rec.db"
 	st=$?
 	umount "$tmp/full"
@@ -79,7 +80,7 @@ C
 fi
 
 # The CLI, when it has --replay wired (src/main.c).
-traces=${IG_TRACES:-../shared/traces}
+traces=${IG_TRACES:-tests/fixtures/ingero}
 IG=${IG:-$BUILD/ingero-top}
 if [ -x "$IG" ] && [ -d "$traces" ] && "$IG" --help 2>&1 | grep -q -- --replay; then
 	for f in "$traces"/*.db; do

@@ -31,8 +31,8 @@ static const char *fixtures[] = {"pytorch-dataloader-starvation.db", "sample-clu
 static void find_traces(void)
 {
 	const char *env = getenv("IG_TRACES");
-	const char *cands[] = {env, "../shared/traces", "../../shared/traces",
-			       "/work/shared/traces"};
+	const char *cands[] = {env, "tests/fixtures/ingero", "../shared/traces",
+			       "../../shared/traces", "/work/shared/traces"};
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
 		if (!cands[i])
 			continue;
@@ -157,7 +157,7 @@ static void on_event(void *ctx, const struct ig_event *e)
 		c->all[c->nall++] = *e;
 	}
 	const char *name;
-	int src = rec_ingero_op(e->kind, e->op, &name);
+	int src = recfmt_ingero_op(e->kind, e->op, &name, NULL);
 	if (!src)
 		return;
 	struct opcount *o = opc(c, src, name);
@@ -199,6 +199,62 @@ static uint64_t exact_pct(uint64_t *v, size_t n, double q)
 	return v[rank - 1];
 }
 
+/* Nothing written next to the input, not one byte changed, same mtime;
+ * frees bytes0. */
+static void check_untouched(const char *path, const struct stat *before, unsigned char *bytes0,
+			    size_t len0)
+{
+	struct stat after;
+	size_t len1;
+	char side[4500];
+	const char *sfx[] = {"-wal", "-shm", "-journal"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
+		CHECKF(access(side, F_OK) != 0, "%s was created", side);
+	}
+	stat(path, &after);
+	unsigned char *bytes1 = slurp(path, &len1);
+	CHECK(len0 == len1 && !memcmp(bytes0, bytes1, len0));
+	CHECK(before->st_mtim.tv_sec == after.st_mtim.tv_sec &&
+	      before->st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+	free(bytes0);
+	free(bytes1);
+}
+
+/* p50 and p99 of the replayed op within 1 % of the exact percentiles of
+ * the file's durations. */
+static void check_percentiles(sqlite3 *db, int src, const char *op, uint64_t n, struct opcount *o,
+			      const char *name)
+{
+	sqlite3_stmt *d;
+	CHECK(sqlite3_prepare_v2(db,
+				 "SELECT duration FROM events e JOIN ops o ON o.source_id = "
+				 "e.source AND o.op_id = e.op WHERE e.source = ?1 AND o.name = "
+				 "?2 ORDER BY duration",
+				 -1, &d, NULL) == SQLITE_OK);
+	sqlite3_bind_int(d, 1, src);
+	sqlite3_bind_text(d, 2, op, -1, SQLITE_TRANSIENT);
+	uint64_t *v = malloc(n * sizeof(*v));
+	size_t k = 0;
+	while (sqlite3_step(d) == SQLITE_ROW && k < n) {
+		int64_t x = sqlite3_column_int64(d, 0);
+		v[k++] = x > 0 ? (uint64_t)x : 0;
+	}
+	sqlite3_finalize(d);
+	qsort(v, k, sizeof(*v), cmp_u64);
+	double qs[] = {0.5, 0.99};
+	for (int qi = 0; o && k && qi < 2; qi++) {
+		uint64_t want = exact_pct(v, k, qs[qi]);
+		uint64_t got = hist_percentile(&o->h, qs[qi]);
+		double rel = want ? ((double)got - (double)want) / (double)want : (double)got;
+		if (rel < 0)
+			rel = -rel;
+		CHECKF(rel <= 0.01, "%s: %s p%.0f: replay %" PRIu64 " exact %" PRIu64, name, op,
+		       qs[qi] * 100, got, want);
+	}
+	free(v);
+}
+
 static void test_fixture(const char *name)
 {
 	char path[4400];
@@ -207,9 +263,9 @@ static void test_fixture(const char *name)
 	snprintf(orig, sizeof(orig), "%s/%s", traces, name);
 	CHECK(copy_file(orig, path) == 0);
 	chmod(path, 0444);
-	struct stat before, after;
+	struct stat before;
 	stat(path, &before);
-	size_t len0, len1;
+	size_t len0;
 	unsigned char *bytes0 = slurp(path, &len0);
 
 	const char *err = NULL;
@@ -249,45 +305,16 @@ static void test_fixture(const char *name)
 		uint64_t n = (uint64_t)sqlite3_column_int64(st, 2);
 		total += n;
 		int kind, igop;
-		if (!op || rec_ingero_kind(src, op, &kind, &igop))
+		if (!op || recfmt_ingero_kind(src, op, &kind, &igop))
 			continue;
 		mapped += n;
 		groups++;
 		const char *canon;
-		int csrc = rec_ingero_op(kind, igop, &canon);
+		int csrc = recfmt_ingero_op(kind, igop, &canon, NULL);
 		struct opcount *o = opc(&c, csrc, canon);
 		CHECKF(o && o->n == n, "%s: %s: replayed %" PRIu64 ", SQL %" PRIu64, name, op,
 		       o ? o->n : 0, n);
-		/* exact percentiles of the durations */
-		sqlite3_stmt *d;
-		CHECK(sqlite3_prepare_v2(
-			  db,
-			  "SELECT duration FROM events e JOIN ops o ON o.source_id = "
-			  "e.source AND o.op_id = e.op WHERE e.source = ?1 AND o.name = "
-			  "?2 ORDER BY duration",
-			  -1, &d, NULL) == SQLITE_OK);
-		sqlite3_bind_int(d, 1, src);
-		sqlite3_bind_text(d, 2, op, -1, SQLITE_TRANSIENT);
-		uint64_t *v = malloc(n * sizeof(*v));
-		size_t k = 0;
-		while (sqlite3_step(d) == SQLITE_ROW && k < n) {
-			int64_t x = sqlite3_column_int64(d, 0);
-			v[k++] = x > 0 ? (uint64_t)x : 0;
-		}
-		sqlite3_finalize(d);
-		qsort(v, k, sizeof(*v), cmp_u64);
-		double qs[] = {0.5, 0.99};
-		for (int qi = 0; o && k && qi < 2; qi++) {
-			uint64_t want = exact_pct(v, k, qs[qi]);
-			uint64_t got = hist_percentile(&o->h, qs[qi]);
-			double rel =
-			    want ? ((double)got - (double)want) / (double)want : (double)got;
-			if (rel < 0)
-				rel = -rel;
-			CHECKF(rel <= 0.01, "%s: %s p%.0f: replay %" PRIu64 " exact %" PRIu64, name,
-			       op, qs[qi] * 100, got, want);
-		}
-		free(v);
+		check_percentiles(db, src, op, n, o, name);
 	}
 	sqlite3_finalize(st);
 	CHECKF(groups > 0, "%s: no op groups", name);
@@ -327,20 +354,7 @@ static void test_fixture(const char *name)
 		free(c.ops[i].durs);
 	s->ops->free(s);
 
-	/* nothing written next to the input, not one byte changed */
-	char side[4500];
-	const char *sfx[] = {"-wal", "-shm", "-journal"};
-	for (int i = 0; i < 3; i++) {
-		snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
-		CHECKF(access(side, F_OK) != 0, "%s was created", side);
-	}
-	stat(path, &after);
-	unsigned char *bytes1 = slurp(path, &len1);
-	CHECK(len0 == len1 && !memcmp(bytes0, bytes1, len0));
-	CHECK(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
-	      before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
-	free(bytes0);
-	free(bytes1);
+	check_untouched(path, &before, bytes0, len0);
 }
 
 /* The DataLoader file: the known figures from the README, page-alloc
@@ -407,7 +421,16 @@ static void test_dataloader(void)
 	CHECK(replay_chains(s, &ch, &nch) == 0);
 	CHECK(nch == 316);
 	CHECK(nch && !strcmp(ch[0].id, "chain-001") && !strcmp(ch[0].severity, "MEDIUM") &&
-	      ch[0].p99_us == 25799 && ch[0].tail_ratio > 352 && ch[0].recommendations[0] == '[');
+	      ch[0].p99_us == 25799 && ch[0].tail_ratio > 352);
+	/* the JSON columns, parsed: two recommendations; Ingero's timeline
+	 * entries as "LAYER op: detail" */
+	CHECK(nch && ch[0].nrecs == 2 &&
+	      !strcmp(ch[0].recs[0], "Pin training process to dedicated cores with taskset"));
+	CHECKF(nch && ch[0].ntimeline == 2 &&
+		   !strcmp(ch[0].timeline[0].text,
+			   "HOST sched_switch: 34 context switches (1ms off-CPU)") &&
+		   ch[0].timeline[0].ts_ns == 0,
+	       "%s", nch && ch[0].ntimeline ? ch[0].timeline[0].text : "");
 	for (size_t i = 1; i < nch; i++)
 		CHECK(ch[i - 1].detected_at_ns <= ch[i].detected_at_ns);
 	replay_chains_free(ch, nch);
@@ -760,6 +783,28 @@ static void test_mutations(int rounds)
 	CHECK(opened > 0 && refused > 0);
 }
 
+/* Recordings made before the JSON columns were valid JSON (the shipped
+ * scenario recordings): each column comes back as one entry holding its
+ * text. */
+static void test_old_chains(void)
+{
+	const char *p[] = {"tests/scenarios/cpu-contention.db"}, *err = NULL;
+	struct ig_source *s = replay_open(p, 1, &err);
+	CHECKF(s, "%s", err ? err : "?");
+	if (!s)
+		return;
+	struct rec_chain *ch = NULL;
+	size_t n = 0, ok = 0;
+	CHECK(replay_chains(s, &ch, &n) == 0 && n > 0);
+	for (size_t i = 0; i < n; i++)
+		ok += ch[i].nrecs == 1 && ch[i].recs[0][0] == '[' && ch[i].ntimeline == 1 &&
+		      !strncmp(ch[i].timeline[0].text, "[{\"t\":", 6) &&
+		      ch[i].timeline[0].ts_ns == 0;
+	CHECKF(ok == n, "%zu of %zu old chains read as one entry per column", ok, n);
+	replay_chains_free(ch, n);
+	s->ops->free(s);
+}
+
 int main(int argc, char **argv)
 {
 	find_traces();
@@ -774,6 +819,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NFIX; i++)
 		test_fixture(fixtures[i]);
 	test_dataloader();
+	test_old_chains();
 	test_merge();
 	for (int i = 0; i < NFIX; i++)
 		test_rerecord(fixtures[i]);

@@ -1,0 +1,90 @@
+/* Inside the recorder: the state shared by rec.c (public side, queue, open
+ * and close) and rec_write.c (the writer: rows, transactions, pruning).
+ * Not for other modules. */
+#ifndef IG_REC_INT_H
+#define IG_REC_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "store/rec.h"
+
+enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE };
+
+/* One queued item: an event by value, anything else as owned data in p
+ * (IT_CHAIN: struct rec_chain copy, IT_SESSION: struct rec_session copy,
+ * IT_STACK: struct rec_stack_cmd, IT_NODE: struct rec_node_cmd). */
+struct rec_item {
+	int type;
+	void *p;
+	struct ig_event e;
+};
+
+struct rec_stack_cmd {
+	uint64_t hash;
+	char *ips, *frames;
+};
+
+struct rec_node_cmd {
+	unsigned idx;
+	char *name;
+};
+
+#define REC_NAME_SLOTS 4096
+
+struct rec {
+	char *path;
+	sqlite3 *db;
+	struct rec_opts o;
+	/* statements */
+	sqlite3_stmt *st_event, *st_snap, *st_name, *st_chain, *st_stack, *st_node;
+	sqlite3_stmt *st_session, *st_begin, *st_commit, *st_rollback;
+	/* queue, guarded by mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work, cv_done;
+	struct rec_item *q;
+	size_t qcap, qhead, qlen;
+	uint64_t flush_req, flush_done;
+	int quit;
+	pthread_t thr;
+	int have_thr;
+	/* state shared with the writer; guarded by mu */
+	int err; /* -errno once stopped */
+	char errmsg[1024];
+	struct rec_stats st;
+	/* writer-only state */
+	int in_txn;
+	unsigned txn_rows;
+	uint64_t txn_start_ms;
+	int64_t session_id;
+	uint64_t rows_in_file; /* estimate for pruning */
+	uint64_t w_events;     /* rows written by this recorder */
+	uint64_t page_size;
+	char *node_names[256];
+	struct {
+		uint32_t pid;
+		char comm[IG_COMM_LEN];
+	} names[REC_NAME_SLOTS];
+	struct rec_item *batch; /* writer's private copy of queued items */
+};
+
+/* rec_write.c: the writer. */
+void *rec_writer_main(void *arg);
+/* Writes items inside the current transaction, committing by count; on an
+ * error the recorder is stopped. Returns 0 or the SQLite error. */
+int rec_write_batch(struct rec *r, struct rec_item *items, size_t n);
+/* Commits when the transaction is older than commit_ms. */
+int rec_commit_by_time(struct rec *r);
+/* Commits the open transaction (and prunes); a failure stops the recorder. */
+void rec_commit_now(struct rec *r);
+/* Frees an item's owned data. */
+void rec_item_free(struct rec_item *it);
+/* Names node idx in the file and in r. SQLite result code. */
+int rec_write_node(struct rec *r, unsigned idx, const char *name);
+/* Used size of the database in bytes (pages in use). */
+uint64_t rec_used_bytes(struct rec *r);
+/* Builds Ingero's query indexes unless too big; notes it in schema_info. */
+int rec_build_query_indexes(struct rec *r);
+uint64_t rec_wall_ns(void);
+
+#endif

@@ -1,0 +1,652 @@
+/* The recording format: the op table shared with Ingero's files, the
+ * schema, and the SQL that writes and reads each kind of row. See recfmt.h;
+ * the row types' copies and JSON are in recfmt_rows.c. */
+#include "store/recfmt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ops.h"
+#include "store/db.h"
+
+/* --- the op table shared with Ingero's files ------------------------------ */
+
+enum {
+	SRC_CUDA = 1,
+	SRC_NVIDIA = 2,
+	SRC_HOST = 3,
+	SRC_DRIVER = 4,
+	SRC_IO = 5,
+	SRC_TCP = 6,
+	SRC_NET = 7
+};
+
+static const struct {
+	int id;
+	const char *name, *desc;
+} sources[] = {
+    {SRC_CUDA, "CUDA", "CUDA Runtime API (libcudart.so) — uprobes"},
+    {SRC_NVIDIA, "NVIDIA", "NVIDIA kernel driver (nvidia.ko) — reserved, not currently traced"},
+    {SRC_HOST, "HOST", "Host kernel events — tracepoints (scheduler, memory, process lifecycle)"},
+    {SRC_DRIVER, "DRIVER", "CUDA Driver API (libcuda.so) — uprobes"},
+    {SRC_IO, "IO", "Block I/O events — tracepoints (block_rq_issue/block_rq_complete)"},
+    {SRC_TCP, "TCP", "TCP events — tracepoints (tcp_retransmit_skb)"},
+    {SRC_NET, "NET", "Network socket events — syscall tracepoints (sendto/recvfrom)"},
+};
+
+/* Ingero's op ids where Ingero has the op; new ids above Ingero's for ours.
+ * kind/op: what ingero-top makes of the row (kind 0: nothing). */
+static const struct op_row {
+	int src, id;
+	const char *name, *desc;
+	int kind, op;
+} op_rows[] = {
+    {1, 1, "cudaMalloc", "GPU memory allocation", IG_EV_CALL, IG_OP_CUDA_MALLOC},
+    {1, 2, "cudaFree", "GPU memory free", IG_EV_CALL, IG_OP_CUDA_FREE},
+    {1, 3, "cudaLaunchKernel", "Launch GPU kernel via runtime API", IG_EV_CALL,
+     IG_OP_CUDA_LAUNCH_KERNEL},
+    {1, 4, "cudaMemcpy", "Synchronous host<->device memory copy", IG_EV_CALL, IG_OP_CUDA_MEMCPY},
+    {1, 5, "cudaStreamSync", "Wait for all ops in a CUDA stream to complete", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_SYNC},
+    {1, 6, "cudaDeviceSync", "Wait for all GPU work on device to complete", IG_EV_CALL,
+     IG_OP_CUDA_DEVICE_SYNC},
+    {1, 7, "cudaMemcpyAsync", "Asynchronous host<->device memory copy", IG_EV_CALL,
+     IG_OP_CUDA_MEMCPY_ASYNC},
+    {1, 8, "cudaMallocManaged", "Unified Memory allocation via runtime API", IG_EV_CALL,
+     IG_OP_CUDA_MALLOC_MANAGED},
+    {1, 9, "cudaStreamBeginCapture", "Begin CUDA graph capture (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_BEGIN_CAPTURE},
+    {1, 10, "cudaStreamEndCapture", "End CUDA graph capture (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_END_CAPTURE},
+    {1, 11, "cudaGraphInstantiate", "Instantiate a CUDA graph (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_GRAPH_INSTANTIATE},
+    {1, 12, "cudaGraphLaunch", "Launch a CUDA graph (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_GRAPH_LAUNCH},
+    {3, 1, "sched_switch", "CPU context switch — thread was descheduled", IG_EV_OFFCPU, 0},
+    {3, 2, "sched_wakeup", "Thread woken up and enqueued to run queue", 0, 0},
+    {3, 3, "mm_page_alloc", "Kernel page allocation (arg0 = bytes)", IG_EV_PAGE_ALLOC, 0},
+    {3, 4, "oom_kill", "Out-of-memory killer invoked", 0, 0},
+    {3, 5, "process_exec", "New process executed (execve)", IG_EV_EXEC, 0},
+    {3, 6, "process_exit", "Process exited", IG_EV_EXIT, 0},
+    {3, 7, "process_fork", "Process forked (child auto-enrolled for tracing)", IG_EV_FORK, 0},
+    {3, 10, "pod_restart", "K8s pod container restart detected", 0, 0},
+    {3, 11, "pod_eviction", "K8s pod eviction detected", 0, 0},
+    {3, 12, "pod_oom_kill", "K8s pod OOM kill detected", 0, 0},
+    {4, 1, "cuLaunchKernel", "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
+     IG_OP_CU_LAUNCH_KERNEL},
+    {4, 2, "cuMemcpy", "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},
+    {4, 3, "cuMemcpyAsync", "Asynchronous memory copy via driver API", IG_EV_CALL,
+     IG_OP_CU_MEMCPY_ASYNC},
+    {4, 4, "cuCtxSynchronize", "Wait for all GPU work in context to complete", IG_EV_CALL,
+     IG_OP_CU_CTX_SYNC},
+    {4, 5, "cuMemAlloc", "GPU memory allocation via driver API", IG_EV_CALL, IG_OP_CU_MEM_ALLOC},
+    {4, 6, "cuMemAllocManaged", "Unified Memory allocation via driver API", IG_EV_CALL,
+     IG_OP_CU_MEM_ALLOC_MANAGED},
+    {4, 7, "cuMemcpyHtoD", "Synchronous host-to-device copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_HTOD},
+    {4, 8, "cuMemcpyDtoH", "Synchronous device-to-host copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_DTOH},
+    {4, 9, "cuMemFree", "GPU memory free via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_MEM_FREE},
+    {4, 10, "cuStreamSynchronize", "Wait for a stream via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_STREAM_SYNC},
+    {4, 11, "cuGraphLaunch", "Launch a CUDA graph via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_GRAPH_LAUNCH},
+    {5, 1, "block_read", "Block device read request", IG_EV_BLOCK_IO, IG_IO_READ},
+    {5, 2, "block_write", "Block device write request", IG_EV_BLOCK_IO, IG_IO_WRITE},
+    {5, 3, "block_discard", "Block device discard/trim request", IG_EV_BLOCK_IO, IG_IO_DISCARD},
+    {5, 4, "block_other", "Other block request: flush, ... (ingero-top)", IG_EV_BLOCK_IO,
+     IG_IO_OTHER},
+    {6, 1, "tcp_retransmit", "TCP segment retransmission", 0, 0},
+    {7, 1, "net_send", "Socket send/sendto syscall", 0, 0},
+    {7, 2, "net_recv", "Socket recv/recvfrom syscall", 0, 0},
+};
+
+#define N_OP_ROWS (sizeof(op_rows) / sizeof(op_rows[0]))
+
+static const struct op_row *op_row_for(int kind, int op)
+{
+	for (size_t i = 0; i < N_OP_ROWS; i++)
+		if (op_rows[i].kind == kind &&
+		    (kind == IG_EV_CALL || kind == IG_EV_BLOCK_IO ? op_rows[i].op == op : 1))
+			return &op_rows[i];
+	return NULL;
+}
+
+int recfmt_ingero_op(int kind, int op, const char **name, int *op_id)
+{
+	const struct op_row *r = op_row_for(kind, op);
+	if (!r)
+		return 0;
+	if (name)
+		*name = r->name;
+	if (op_id)
+		*op_id = r->id;
+	return r->src;
+}
+
+int recfmt_end_stamped(int kind)
+{
+	return kind == IG_EV_OFFCPU || kind == IG_EV_BLOCK_IO;
+}
+
+int recfmt_ingero_kind(int source, const char *name, int *kind, int *op)
+{
+	if (!name)
+		return -ENOENT;
+	if (source == SRC_CUDA || source == SRC_DRIVER) {
+		int o = ig_op_by_name(name);
+		if (o == IG_OP_NONE)
+			return -ENOENT;
+		*kind = IG_EV_CALL;
+		*op = o;
+		return 0;
+	}
+	for (size_t i = 0; i < N_OP_ROWS; i++)
+		if (op_rows[i].src == source && op_rows[i].kind && !strcmp(op_rows[i].name, name)) {
+			*kind = op_rows[i].kind;
+			*op = op_rows[i].op;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* --- schema ---------------------------------------------------------------- */
+
+/* Ingero's tables (0.9 columns) plus ingero-top's columns after theirs. */
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS events (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  timestamp INTEGER NOT NULL,\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  tid INTEGER NOT NULL,\n"
+    "  source INTEGER NOT NULL,\n"
+    "  op INTEGER NOT NULL,\n"
+    "  duration INTEGER NOT NULL,\n"
+    "  gpu_id INTEGER NOT NULL DEFAULT 0,\n"
+    "  arg0 INTEGER NOT NULL DEFAULT 0,\n"
+    "  arg1 INTEGER NOT NULL DEFAULT 0,\n"
+    "  ret_code INTEGER NOT NULL DEFAULT 0,\n"
+    "  stack_hash INTEGER NOT NULL DEFAULT 0,\n"
+    "  stack_ips TEXT NOT NULL DEFAULT '',\n"
+    "  cgroup_id INTEGER NOT NULL DEFAULT 0,\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  rank INTEGER,\n"
+    "  local_rank INTEGER,\n"
+    "  world_size INTEGER,\n"
+    "  comm TEXT NOT NULL DEFAULT '',\n"
+    "  kind INTEGER NOT NULL DEFAULT 0,\n"
+    "  start_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  end_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  cpu INTEGER NOT NULL DEFAULT 0,\n"
+    "  flags INTEGER NOT NULL DEFAULT 0,\n"
+    "  state INTEGER NOT NULL DEFAULT 0,\n"
+    "  stream INTEGER NOT NULL DEFAULT 0,\n"
+    "  preempt_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  blocked_ns INTEGER NOT NULL DEFAULT 0,\n"
+    "  switches INTEGER NOT NULL DEFAULT 0,\n"
+    "  other_pid INTEGER NOT NULL DEFAULT 0,\n"
+    "  other_comm TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_events_end ON events(end_ns);\n"
+    "CREATE TABLE IF NOT EXISTS stack_traces (\n"
+    "  hash INTEGER PRIMARY KEY,\n"
+    "  ips TEXT NOT NULL,\n"
+    "  frames TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS causal_chains (\n"
+    "  id TEXT PRIMARY KEY,\n"
+    "  detected_at INTEGER NOT NULL,\n"
+    "  severity TEXT NOT NULL,\n"
+    "  summary TEXT NOT NULL,\n"
+    "  root_cause TEXT NOT NULL,\n"
+    "  explanation TEXT NOT NULL,\n"
+    "  recommendations TEXT NOT NULL DEFAULT '',\n"
+    "  cuda_op TEXT NOT NULL DEFAULT '',\n"
+    "  cuda_p99_us INTEGER NOT NULL DEFAULT 0,\n"
+    "  cuda_p50_us INTEGER NOT NULL DEFAULT 0,\n"
+    "  tail_ratio REAL NOT NULL DEFAULT 0,\n"
+    "  timeline TEXT NOT NULL DEFAULT '',\n"
+    "  node TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_chains_detected_at ON causal_chains(detected_at);\n"
+    "CREATE TABLE IF NOT EXISTS sources (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL,\n"
+    "  description TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS ops (\n"
+    "  source_id INTEGER NOT NULL,\n"
+    "  op_id INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  description TEXT NOT NULL,\n"
+    "  PRIMARY KEY (source_id, op_id)\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS schema_info (\n"
+    "  key TEXT PRIMARY KEY,\n"
+    "  value TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS system_snapshots (\n"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+    "  timestamp INTEGER NOT NULL UNIQUE,\n"
+    "  cpu_pct REAL NOT NULL,\n"
+    "  mem_pct REAL NOT NULL,\n"
+    "  mem_avail INTEGER NOT NULL,\n"
+    "  swap_mb INTEGER NOT NULL,\n"
+    "  load_avg REAL NOT NULL,\n"
+    "  node TEXT NOT NULL DEFAULT ''\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS sessions (\n"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+    "  started_at INTEGER NOT NULL,\n"
+    "  stopped_at INTEGER NOT NULL DEFAULT 0,\n"
+    "  gpu_model TEXT NOT NULL DEFAULT '',\n"
+    "  gpu_driver TEXT NOT NULL DEFAULT '',\n"
+    "  cpu_model TEXT NOT NULL DEFAULT '',\n"
+    "  cpu_cores INTEGER NOT NULL DEFAULT 0,\n"
+    "  mem_total INTEGER NOT NULL DEFAULT 0,\n"
+    "  kernel TEXT NOT NULL DEFAULT '',\n"
+    "  os_release TEXT NOT NULL DEFAULT '',\n"
+    "  cuda_ver TEXT NOT NULL DEFAULT '',\n"
+    "  python_ver TEXT NOT NULL DEFAULT '',\n"
+    "  ingero_ver TEXT NOT NULL DEFAULT '',\n"
+    "  pid_filter TEXT NOT NULL DEFAULT '',\n"
+    "  flags TEXT NOT NULL DEFAULT '',\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  rank INTEGER,\n"
+    "  local_rank INTEGER,\n"
+    "  world_size INTEGER\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS process_names (\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL,\n"
+    "  seen_at INTEGER NOT NULL DEFAULT 0,\n"
+    "  tid INTEGER NOT NULL DEFAULT 0,\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  is_event INTEGER NOT NULL DEFAULT 0,\n"
+    "  ppid INTEGER NOT NULL DEFAULT 0\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_process_names_pid ON process_names(pid);\n"
+    "CREATE TABLE IF NOT EXISTS event_aggregates (\n"
+    "  bucket INTEGER NOT NULL,\n"
+    "  source INTEGER NOT NULL,\n"
+    "  op INTEGER NOT NULL,\n"
+    "  pid INTEGER NOT NULL DEFAULT 0,\n"
+    "  count INTEGER NOT NULL DEFAULT 0,\n"
+    "  stored INTEGER NOT NULL DEFAULT 0,\n"
+    "  sum_dur INTEGER NOT NULL DEFAULT 0,\n"
+    "  min_dur INTEGER NOT NULL DEFAULT 0,\n"
+    "  max_dur INTEGER NOT NULL DEFAULT 0,\n"
+    "  sum_arg0 INTEGER NOT NULL DEFAULT 0,\n"
+    "  PRIMARY KEY (bucket, source, op, pid)\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS ingero_top_nodes (\n"
+    "  idx INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS ingero_top_pruned (\n"
+    "  pruned_at INTEGER NOT NULL,\n"
+    "  before_ns INTEGER NOT NULL,\n"
+    "  events INTEGER NOT NULL,\n"
+    "  db_bytes INTEGER NOT NULL\n"
+    ");\n";
+
+/* Ingero's query indexes; built at rec_close so that inserts stay cheap. */
+const char recfmt_query_index_sql[] =
+    "CREATE INDEX IF NOT EXISTS idx_events_timestamp ON events(timestamp);\n"
+    "CREATE INDEX IF NOT EXISTS idx_events_pid ON events(pid);\n"
+    "CREATE INDEX IF NOT EXISTS idx_events_source_op_stack ON events(source, op, stack_hash);\n";
+
+static const char *const schema_notes[][2] = {
+    {"timestamp_unit", "nanoseconds (Unix epoch)"},
+    {"duration_unit", "nanoseconds"},
+    {"arg0_note", "Operation-specific: byte size for alloc/memcpy, kernel function pointer for "
+		  "launch; ingero-top: bytes for block I/O, child pid for process_fork"},
+    {"arg1_note", "Operation-specific: memcpy direction for cudaMemcpy/cudaMemcpyAsync, unused "
+		  "for most ops"},
+    {"ret_code_note", "CUDA return code (0 = cudaSuccess). Host events always 0."},
+    {"example_query",
+     "SELECT e.id, s.name AS source, o.name AS op, e.duration/1000 AS dur_us, e.pid FROM events "
+     "e JOIN sources s ON e.source = s.id JOIN ops o ON e.source = o.source_id AND e.op = "
+     "o.op_id ORDER BY e.timestamp DESC LIMIT 20"},
+    {"system_snapshots_note", "System metrics sampled every 1s during recording."},
+    {"process_names_note", "PID-to-name mapping; ingero-top adds a row per name change "
+			   "(seen_at = when the name was seen; ppid = parent pid, 0 = unknown)."},
+    {"ingero_top_columns_note",
+     "events.start_ns/end_ns: interval in Unix ns (call entry/exit, switch-out/back on CPU, "
+     "I/O issue/completion); timestamp follows Ingero (entry for calls, end for sched_switch "
+     "and block I/O). kind: ingero-top event kind. cpu, flags (1 in call, 2 no split), state "
+     "(0 unknown, 1 preempted, 2 blocked), stream, preempt_ns/blocked_ns/switches (off-CPU "
+     "during a call), other_pid/other_comm (preemptor or waker). See docs/recording.md."},
+};
+
+/* INSERT OR <verb> INTO table VALUES (...) with %Q-quoted texts. */
+static int insert_row(sqlite3 *db, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *q = sqlite3_vmprintf(fmt, ap);
+	va_end(ap);
+	if (!q)
+		return SQLITE_NOMEM;
+	int rc = db_exec(db, q);
+	sqlite3_free(q);
+	return rc;
+}
+
+int recfmt_create(sqlite3 *db, const char *writer_version)
+{
+	int rc = db_exec(db, schema_sql);
+	/* A file written before process_names had ppid (appending to it). */
+	if (rc == SQLITE_OK && !db_has_column(db, "process_names", "ppid"))
+		rc = db_exec(db, "ALTER TABLE process_names ADD COLUMN ppid INTEGER NOT NULL "
+				 "DEFAULT 0");
+	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(sources) / sizeof(sources[0]); i++)
+		rc = insert_row(db, "INSERT OR IGNORE INTO sources VALUES (%d, %Q, %Q)",
+				sources[i].id, sources[i].name, sources[i].desc);
+	for (size_t i = 0; rc == SQLITE_OK && i < N_OP_ROWS; i++)
+		rc = insert_row(db, "INSERT OR IGNORE INTO ops VALUES (%d, %d, %Q, %Q)",
+				op_rows[i].src, op_rows[i].id, op_rows[i].name, op_rows[i].desc);
+	const char *const keys[][2] = {{"version", REC_INGERO_VERSION},
+				       {"writer", "ingero-top"},
+				       {"ingero_top_version", writer_version}};
+	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(keys) / sizeof(keys[0]); i++)
+		rc = insert_row(db, "INSERT OR REPLACE INTO schema_info VALUES (%Q, %Q)",
+				keys[i][0], keys[i][1]);
+	if (rc == SQLITE_OK)
+		rc = insert_row(db,
+				"INSERT OR REPLACE INTO schema_info VALUES "
+				"('ingero_top_schema', '%d')",
+				REC_SCHEMA);
+	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(schema_notes) / sizeof(schema_notes[0]);
+	     i++)
+		rc = insert_row(db, "INSERT OR REPLACE INTO schema_info VALUES (%Q, %Q)",
+				schema_notes[i][0], schema_notes[i][1]);
+	return rc;
+}
+
+/* --- rows in SQL ---------------------------------------------------------------- */
+
+static void bind_str(sqlite3_stmt *st, int i, const char *s)
+{
+	sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_STATIC);
+}
+
+static void bind_comm(sqlite3_stmt *st, int i, const char *c)
+{
+	sqlite3_bind_text(st, i, c, (int)strnlen(c, IG_COMM_LEN), SQLITE_STATIC);
+}
+
+const char recfmt_event_insert_sql[] =
+    "INSERT INTO events (timestamp, pid, tid, source, op, duration, arg0, arg1, ret_code, "
+    "stack_hash, cgroup_id, node, comm, kind, start_ns, end_ns, cpu, flags, state, stream, "
+    "preempt_ns, blocked_ns, switches, other_pid, other_comm) VALUES (?1,?2,?3,?4,?5,?6,?7,"
+    "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25)";
+
+void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, int op_id,
+		       const char *node)
+{
+	uint64_t end = e->ts_ns + e->dur_ns;
+	sqlite3_bind_int64(st, 1, (int64_t)(recfmt_end_stamped(e->kind) ? end : e->ts_ns));
+	sqlite3_bind_int64(st, 2, e->pid);
+	sqlite3_bind_int64(st, 3, e->tid);
+	sqlite3_bind_int(st, 4, source);
+	sqlite3_bind_int(st, 5, op_id);
+	sqlite3_bind_int64(st, 6, (int64_t)e->dur_ns);
+	sqlite3_bind_int64(st, 7, (int64_t)e->arg0);
+	sqlite3_bind_int64(st, 8, (int64_t)e->arg1);
+	sqlite3_bind_int64(st, 9, e->ret);
+	sqlite3_bind_int64(st, 10, (int64_t)e->stack_id);
+	sqlite3_bind_int64(st, 11, (int64_t)e->cgroup_id);
+	bind_str(st, 12, node);
+	bind_comm(st, 13, e->comm);
+	sqlite3_bind_int(st, 14, e->kind);
+	sqlite3_bind_int64(st, 15, (int64_t)e->ts_ns);
+	sqlite3_bind_int64(st, 16, (int64_t)end);
+	sqlite3_bind_int64(st, 17, e->cpu);
+	sqlite3_bind_int64(st, 18, e->flags);
+	sqlite3_bind_int(st, 19, e->state);
+	sqlite3_bind_int64(st, 20, (int64_t)e->stream);
+	sqlite3_bind_int64(st, 21, (int64_t)e->preempt_ns);
+	sqlite3_bind_int64(st, 22, (int64_t)e->blocked_ns);
+	sqlite3_bind_int64(st, 23, e->switches);
+	sqlite3_bind_int64(st, 24, e->other_pid);
+	bind_comm(st, 25, e->other_comm);
+}
+
+const char recfmt_event_select_sql[] =
+    "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, node, comm, "
+    "kind, start_ns, cpu, flags, state, stream, preempt_ns, blocked_ns, switches, other_pid, "
+    "other_comm, source, op FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id";
+
+void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	int n = sqlite3_column_bytes(st, col);
+	memset(dst, 0, IG_COMM_LEN);
+	if (t && n > 0)
+		memcpy(dst, t, (size_t)n < IG_COMM_LEN ? (size_t)n : IG_COMM_LEN);
+}
+
+void recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
+		       const char **node)
+{
+	memset(e, 0, sizeof(*e));
+	e->pid = (uint32_t)sqlite3_column_int64(st, 1);
+	e->tid = (uint32_t)sqlite3_column_int64(st, 2);
+	e->dur_ns = (uint64_t)sqlite3_column_int64(st, 3);
+	e->arg0 = (uint64_t)sqlite3_column_int64(st, 4);
+	e->arg1 = (uint64_t)sqlite3_column_int64(st, 5);
+	e->ret = (int32_t)sqlite3_column_int64(st, 6);
+	e->stack_id = (uint64_t)sqlite3_column_int64(st, 7);
+	e->cgroup_id = (uint64_t)sqlite3_column_int64(st, 8);
+	*node = (const char *)sqlite3_column_text(st, 9);
+	recfmt_column_comm(e->comm, st, 10);
+	e->kind = (uint16_t)sqlite3_column_int(st, 11);
+	e->ts_ns = (uint64_t)sqlite3_column_int64(st, 12);
+	e->cpu = (uint32_t)sqlite3_column_int64(st, 13);
+	e->flags = (uint32_t)sqlite3_column_int64(st, 14);
+	e->state = (uint8_t)sqlite3_column_int(st, 15);
+	e->stream = (uint64_t)sqlite3_column_int64(st, 16);
+	e->preempt_ns = (uint64_t)sqlite3_column_int64(st, 17);
+	e->blocked_ns = (uint64_t)sqlite3_column_int64(st, 18);
+	e->switches = (uint32_t)sqlite3_column_int64(st, 19);
+	e->other_pid = (uint32_t)sqlite3_column_int64(st, 20);
+	recfmt_column_comm(e->other_comm, st, 21);
+	*source = sqlite3_column_int64(st, 22);
+	*op_id = sqlite3_column_int64(st, 23);
+}
+
+const char recfmt_snapshot_insert_sql[] =
+    "INSERT OR IGNORE INTO system_snapshots (timestamp, cpu_pct, mem_pct, mem_avail, swap_mb, "
+    "load_avg, node) VALUES (?1,?2,?3,?4,?5,?6,?7)";
+
+void recfmt_snapshot_bind(sqlite3_stmt *st, const struct ig_event *e, const char *node)
+{
+	sqlite3_bind_int64(st, 1, (int64_t)e->ts_ns);
+	sqlite3_bind_double(st, 2, (double)e->arg0 / 10.0);
+	sqlite3_bind_double(st, 3, (double)e->arg1 / 10.0);
+	sqlite3_bind_int64(st, 4, (int64_t)e->stream);
+	sqlite3_bind_int64(st, 5, (int64_t)e->preempt_ns);
+	sqlite3_bind_double(st, 6, (double)e->blocked_ns / 100.0);
+	bind_str(st, 7, node);
+}
+
+const char recfmt_name_insert_sql[] =
+    "INSERT INTO process_names (pid, name, seen_at, tid, node, is_event, ppid) VALUES "
+    "(?1,?2,?3,?4,?5,?6,?7)";
+
+void recfmt_name_bind(sqlite3_stmt *st, const struct ig_event *e, const char *node, int is_event)
+{
+	sqlite3_bind_int64(st, 1, e->pid);
+	bind_comm(st, 2, e->comm);
+	sqlite3_bind_int64(st, 3, (int64_t)e->ts_ns);
+	sqlite3_bind_int64(st, 4, e->tid);
+	bind_str(st, 5, node);
+	sqlite3_bind_int(st, 6, is_event);
+	sqlite3_bind_int64(st, 7, is_event ? (int64_t)e->arg0 : 0); /* name events: the ppid */
+}
+
+const char recfmt_stack_insert_sql[] = "INSERT OR REPLACE INTO stack_traces VALUES (?1,?2,?3)";
+
+void recfmt_stack_bind(sqlite3_stmt *st, uint64_t hash, const char *ips, const char *frames)
+{
+	sqlite3_bind_int64(st, 1, (int64_t)hash);
+	bind_str(st, 2, ips);
+	bind_str(st, 3, frames);
+}
+
+const char recfmt_stack_select_sql[] = "SELECT hash, ips, frames FROM stack_traces";
+
+const char recfmt_node_insert_sql[] = "INSERT OR REPLACE INTO ingero_top_nodes VALUES (?1,?2)";
+
+void recfmt_node_bind(sqlite3_stmt *st, unsigned idx, const char *name)
+{
+	sqlite3_bind_int(st, 1, (int)idx);
+	bind_str(st, 2, name);
+}
+
+const char recfmt_chain_insert_sql[] =
+    "INSERT OR REPLACE INTO causal_chains (id, detected_at, severity, summary, root_cause, "
+    "explanation, recommendations, cuda_op, cuda_p99_us, cuda_p50_us, tail_ratio, timeline, "
+    "node) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)";
+
+int recfmt_chain_bind(sqlite3_stmt *st, const struct rec_chain *c)
+{
+	char *recs = recfmt_recs_json(c->recs, c->nrecs);
+	char *tl = recfmt_timeline_json(c->timeline, c->ntimeline);
+	if (!recs || !tl) {
+		free(recs);
+		free(tl);
+		return -ENOMEM;
+	}
+	bind_str(st, 1, c->id);
+	sqlite3_bind_int64(st, 2, (int64_t)c->detected_at_ns);
+	bind_str(st, 3, c->severity);
+	bind_str(st, 4, c->summary);
+	bind_str(st, 5, c->root_cause);
+	bind_str(st, 6, c->explanation);
+	sqlite3_bind_text(st, 7, recs, -1, free);
+	bind_str(st, 8, c->cuda_op);
+	sqlite3_bind_int64(st, 9, (int64_t)c->p99_us);
+	sqlite3_bind_int64(st, 10, (int64_t)c->p50_us);
+	sqlite3_bind_double(st, 11, c->tail_ratio);
+	sqlite3_bind_text(st, 12, tl, -1, free);
+	bind_str(st, 13, c->node);
+	return 0;
+}
+
+const char recfmt_session_update_sql[] =
+    "UPDATE sessions SET started_at=?1, gpu_model=?2, gpu_driver=?3, cpu_model=?4, "
+    "cpu_cores=?5, mem_total=?6, kernel=?7, os_release=?8, cuda_ver=?9, python_ver=?10, "
+    "ingero_ver=?11, pid_filter=?12, flags=?13, node=?14, stopped_at=?15 WHERE id=?16";
+
+void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t id,
+			 const char *default_version, uint64_t now_ns)
+{
+	sqlite3_bind_int64(st, 1, (int64_t)(s->started_at_ns ? s->started_at_ns : now_ns));
+	bind_str(st, 2, s->gpu_model);
+	bind_str(st, 3, s->gpu_driver);
+	bind_str(st, 4, s->cpu_model);
+	sqlite3_bind_int64(st, 5, s->cpu_cores);
+	sqlite3_bind_int64(st, 6, (int64_t)s->mem_total_mb);
+	bind_str(st, 7, s->kernel);
+	bind_str(st, 8, s->os_release);
+	bind_str(st, 9, s->cuda_ver);
+	bind_str(st, 10, s->python_ver);
+	bind_str(st, 11, s->version ? s->version : default_version);
+	bind_str(st, 12, s->pid_filter);
+	bind_str(st, 13, s->flags);
+	bind_str(st, 14, s->node);
+	sqlite3_bind_int64(st, 15, (int64_t)s->stopped_at_ns);
+	sqlite3_bind_int64(st, 16, id);
+}
+
+const char *recfmt_session_select_sql(int has_node)
+{
+	return has_node ? "SELECT started_at, stopped_at, gpu_model, gpu_driver, cpu_model, "
+			  "cpu_cores, mem_total, kernel, os_release, cuda_ver, python_ver, "
+			  "ingero_ver, pid_filter, flags, node FROM sessions ORDER BY id"
+			: "SELECT started_at, stopped_at, gpu_model, gpu_driver, cpu_model, "
+			  "cpu_cores, mem_total, kernel, os_release, cuda_ver, python_ver, "
+			  "ingero_ver, pid_filter, flags FROM sessions ORDER BY id";
+}
+
+static const char *col_text(sqlite3_stmt *st, int c)
+{
+	const char *t = (const char *)sqlite3_column_text(st, c);
+	return t ? t : "";
+}
+
+int recfmt_session_read(sqlite3_stmt *st, int has_node, const char *default_node,
+			struct rec_session *out)
+{
+	const char *nd = has_node ? col_text(st, 14) : "";
+	struct rec_session s = {
+	    .started_at_ns = (uint64_t)sqlite3_column_int64(st, 0),
+	    .stopped_at_ns = (uint64_t)sqlite3_column_int64(st, 1),
+	    .gpu_model = col_text(st, 2),
+	    .gpu_driver = col_text(st, 3),
+	    .cpu_model = col_text(st, 4),
+	    .cpu_cores = (unsigned)sqlite3_column_int(st, 5),
+	    .mem_total_mb = (uint64_t)sqlite3_column_int64(st, 6),
+	    .kernel = col_text(st, 7),
+	    .os_release = col_text(st, 8),
+	    .cuda_ver = col_text(st, 9),
+	    .python_ver = col_text(st, 10),
+	    .version = col_text(st, 11),
+	    .pid_filter = col_text(st, 12),
+	    .flags = col_text(st, 13),
+	    .node = *nd ? nd : default_node,
+	};
+	return rec_session_copy(out, &s);
+}
+
+const char *recfmt_chain_select_sql(int has_node)
+{
+	return has_node ? "SELECT id, detected_at, severity, summary, root_cause, explanation, "
+			  "recommendations, cuda_op, cuda_p99_us, cuda_p50_us, tail_ratio, "
+			  "timeline, node FROM causal_chains"
+			: "SELECT id, detected_at, severity, summary, root_cause, explanation, "
+			  "recommendations, cuda_op, cuda_p99_us, cuda_p50_us, tail_ratio, "
+			  "timeline FROM causal_chains";
+}
+
+const char *recfmt_snapshot_select_sql(int has_node)
+{
+	return has_node ? "SELECT timestamp, cpu_pct, mem_pct, mem_avail, swap_mb, load_avg, node "
+			  "FROM system_snapshots WHERE timestamp >= ?1 ORDER BY timestamp, rowid"
+			: "SELECT timestamp, cpu_pct, mem_pct, mem_avail, swap_mb, load_avg "
+			  "FROM system_snapshots WHERE timestamp >= ?1 ORDER BY timestamp, rowid";
+}
+
+void recfmt_snapshot_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
+{
+	ig_snapshot_fill(e, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+			 sqlite3_column_double(st, 2), (uint64_t)sqlite3_column_int64(st, 3),
+			 (uint64_t)sqlite3_column_int64(st, 4), sqlite3_column_double(st, 5));
+	*node = sqlite3_column_count(st) > 6 ? (const char *)sqlite3_column_text(st, 6) : NULL;
+}
+
+const char *recfmt_name_select_sql(int has_ppid)
+{
+	return has_ppid ? "SELECT pid, name, seen_at, tid, node, ppid FROM process_names WHERE "
+			  "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid"
+			: "SELECT pid, name, seen_at, tid, node, 0 FROM process_names WHERE "
+			  "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
+}
+
+void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
+{
+	memset(e, 0, sizeof(*e));
+	e->kind = IG_EV_COMM;
+	e->pid = (uint32_t)sqlite3_column_int64(st, 0);
+	recfmt_column_comm(e->comm, st, 1);
+	e->ts_ns = (uint64_t)sqlite3_column_int64(st, 2);
+	e->tid = (uint32_t)sqlite3_column_int64(st, 3);
+	*node = (const char *)sqlite3_column_text(st, 4);
+	e->arg0 = (uint64_t)sqlite3_column_int64(st, 5); /* the ppid */
+}

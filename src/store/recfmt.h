@@ -1,0 +1,213 @@
+/* The recording format, in one place: the tables and columns (Ingero's trace
+ * database plus ingero-top's columns with defaults), schema_info and its
+ * versions, how ingero-top events map to Ingero's (source, op) rows, the row
+ * types of chains, sessions and stacks, their JSON columns, and the SQL that
+ * writes and reads each row. The recorder (rec*.c), the replay reader
+ * (replay*.c), the flight recorder and, through the replay reader, the
+ * stacks module all use it. docs/recording.md describes the format.
+ *
+ * Strings in the row types are borrowed unless the row is a copy made here
+ * (rec_chain_copy, rec_session_copy, recfmt_chain_read...): then `own`
+ * holds their storage and rec_chain_clear / rec_session_clear free it. */
+#ifndef IG_RECFMT_H
+#define IG_RECFMT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/event.h"
+
+/* Version of ingero-top's own additions to the format (schema_info key
+ * ingero_top_schema). Readers refuse files with a higher number. */
+#define REC_SCHEMA 1
+/* Ingero format version the tables follow (schema_info key version). */
+#define REC_INGERO_VERSION "0.9"
+/* Ingero versions the replay reader accepts: 0.MIN .. 0.MAX. */
+#define REC_INGERO_MINOR_MIN 8
+#define REC_INGERO_MINOR_MAX 10
+
+/* --- rows ---------------------------------------------------------------------- */
+
+/* One entry of a chain's timeline: when (Unix ns; 0 = not known, as in
+ * Ingero's timelines) and what happened. */
+struct rec_tl {
+	uint64_t ts_ns;
+	const char *text;
+};
+
+/* One causal chain, as the causal_chains table holds it. NULL strings are
+ * stored as "". Times in Unix ns, latencies in microseconds. The
+ * recommendations and the timeline are stored as JSON arrays (["...", ...]
+ * and [{"ts_ns":..,"text":".."}, ...]); texts that are not valid UTF-8 are
+ * stored with U+FFFD in place of the invalid bytes. */
+struct rec_chain {
+	const char *id; /* stable id, e.g. "chain-0001" */
+	uint64_t detected_at_ns;
+	const char *severity;	/* "HIGH", "MEDIUM", "LOW", "INFO" */
+	const char *summary;	/* one line */
+	const char *root_cause; /* root-cause class or text */
+	const char *explanation;
+	const char *const *recs; /* recommendations: nrecs strings */
+	size_t nrecs;
+	const char *cuda_op; /* affected op name */
+	uint64_t p99_us, p50_us;
+	double tail_ratio; /* p99 / p50 */
+	const struct rec_tl *timeline;
+	size_t ntimeline;
+	const char *node; /* node name, "" for the local host */
+	void *own;	  /* storage of a copy; NULL for a borrowed row */
+};
+
+/* Session facts (Ingero's sessions table, plus the host in node). NULL
+ * strings are stored as "" (version: "ingero-top <version>"). mem_total in
+ * MiB. Times Unix ns; stopped_at 0 = running. */
+struct rec_session {
+	uint64_t started_at_ns, stopped_at_ns;
+	const char *gpu_model, *gpu_driver, *cpu_model;
+	unsigned cpu_cores;
+	uint64_t mem_total_mb;
+	const char *kernel, *os_release, *cuda_ver, *python_ver;
+	const char *version;	/* writer version, stored in ingero_ver */
+	const char *pid_filter; /* e.g. "1234,5678" */
+	const char *flags;	/* command-line summary, e.g. "record,max-db=1g" */
+	const char *node;	/* host name */
+	void *own;		/* storage of a copy; NULL for a borrowed row */
+};
+
+/* Deep copies in one allocation each: dst gets its own strings and arrays
+ * (NULL strings stay NULL). 0 or -ENOMEM (dst is then empty). */
+int rec_chain_copy(struct rec_chain *dst, const struct rec_chain *src);
+int rec_session_copy(struct rec_session *dst, const struct rec_session *src);
+/* Frees a copy's storage and zeroes the row; a no-op on a borrowed row. */
+void rec_chain_clear(struct rec_chain *c);
+void rec_session_clear(struct rec_session *s);
+
+/* One frame of a stack_traces.frames array (Ingero's format, documented in
+ * stacks/stacks.h): native {"s": "sym+0x1a", "f": file} or, unresolved,
+ * {"i": "0x7f..", "f": file, "o": "0x.." (offset in the file, ours)};
+ * Python {"pf": file, "pfn": function, "pl": line}; a note {"n": text}. */
+enum rec_frame_kind { REC_FRAME_NATIVE = 1, REC_FRAME_PY = 2, REC_FRAME_NOTE = 3 };
+
+struct rec_frame {
+	int kind;	  /* enum rec_frame_kind */
+	uint64_t ip;	  /* native: the address, 0 = none */
+	uint64_t off;	  /* native: offset in sym, or in file when sym is "" */
+	int line;	  /* Python: line; native: Ingero's "l", 0 = none */
+	const char *sym;  /* native: symbol as stored (Ingero keeps it mangled);
+			   * Python: function; "" = unresolved */
+	const char *file; /* native: mapped file (base name); Python: file */
+	const char *note; /* note text */
+};
+
+/* The frames as Ingero's stack_traces.frames JSON. A native frame with a
+ * symbol is written by name ("s", with off), one without by address ("i",
+ * with "o" when it has a file and an offset). malloc'd; NULL when out of
+ * memory. */
+char *recfmt_frames_json(const struct rec_frame *fr, size_t n);
+/* Calls fn for every frame of a frames JSON array, in order; the frame's
+ * strings are valid during the call. Elements that are not objects or name
+ * no frame are skipped. Returns 0, -EINVAL when json is not a JSON array,
+ * -ENOMEM, or the first non-zero return of fn. */
+typedef int (*recfmt_frame_fn)(void *ctx, const struct rec_frame *f);
+int recfmt_frames_parse(const char *json, recfmt_frame_fn fn, void *ctx);
+/* Return addresses as stack_traces.ips JSON (["0x7f..", ...]), malloc'd. */
+char *recfmt_ips_json(const uint64_t *ips, size_t n);
+/* Parses an ips array into ips[max] (more are counted in *n up to max).
+ * 0 or -EINVAL (not an array of hex strings). */
+int recfmt_ips_parse(const char *json, uint64_t *ips, size_t max, size_t *n);
+
+/* The JSON columns of a chain, malloc'd: ["rec", ...] and
+ * [{"ts_ns":..,"text":".."}, ...]. NULL when out of memory. */
+char *recfmt_recs_json(const char *const *recs, size_t n);
+char *recfmt_timeline_json(const struct rec_tl *tl, size_t n);
+
+/* --- the op table ------------------------------------------------------------------ */
+
+/* Maps between ingero-top kinds/ops and Ingero's (source, op name), as used
+ * in the files. Returns the Ingero source id (1 CUDA, 3 HOST, 4 DRIVER,
+ * 5 IO) and sets *name (and *op_id, may be NULL), or 0 when the event is
+ * not stored in events (snapshots, comm) or unknown. */
+int recfmt_ingero_op(int kind, int op, const char **name, int *op_id);
+/* The reverse: an Ingero (source id, op name) to an ingero-top kind and op
+ * (enum ig_op for calls, enum ig_io_op for block I/O, 0 otherwise). Returns 0,
+ * or -ENOENT for rows ingero-top has no kind for (sched_wakeup, tcp, net...). */
+int recfmt_ingero_kind(int source, const char *name, int *kind, int *op);
+/* Ingero stamps sched_switch and block I/O rows when they end, calls and
+ * process events when they start. */
+int recfmt_end_stamped(int kind);
+
+/* --- schema --------------------------------------------------------------------- */
+
+/* Creates what is missing in db: every table, idx_events_end, the columns
+ * older ingero-top files lack (process_names.ppid), the sources and ops
+ * rows, and schema_info (version, writer, ingero_top_schema,
+ * ingero_top_version, unit notes). Run it inside the caller's transaction.
+ * Returns an SQLite result code. */
+int recfmt_create(sqlite3 *db, const char *writer_version);
+/* Ingero's query indexes, built when a recording is closed (they make
+ * inserts ~6x slower). */
+extern const char recfmt_query_index_sql[];
+
+/* --- rows in SQL ---------------------------------------------------------------- */
+
+/* Every insert statement and its bind. The strings of the rows are bound
+ * SQLITE_STATIC: they must stay valid until the statement is stepped. */
+extern const char recfmt_event_insert_sql[];
+/* e: an event of a stored kind; source/op_id from recfmt_ingero_op. */
+void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, int op_id,
+		       const char *node);
+extern const char recfmt_snapshot_insert_sql[];
+void recfmt_snapshot_bind(sqlite3_stmt *st, const struct ig_event *e, const char *node);
+extern const char recfmt_name_insert_sql[];
+/* is_event: 1 = a recorded IG_EV_COMM (replayed as such, ppid in arg0),
+ * 0 = a name seen on another event. */
+void recfmt_name_bind(sqlite3_stmt *st, const struct ig_event *e, const char *node, int is_event);
+extern const char recfmt_stack_insert_sql[];
+void recfmt_stack_bind(sqlite3_stmt *st, uint64_t hash, const char *ips, const char *frames);
+extern const char recfmt_node_insert_sql[];
+void recfmt_node_bind(sqlite3_stmt *st, unsigned idx, const char *name);
+extern const char recfmt_chain_insert_sql[];
+/* Encodes the JSON columns (bound with free() as their destructor).
+ * 0 or -ENOMEM. */
+int recfmt_chain_bind(sqlite3_stmt *st, const struct rec_chain *c);
+/* Updates session row id; a NULL version stores "ingero-top <ver>". */
+extern const char recfmt_session_update_sql[];
+void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t id,
+			 const char *default_version, uint64_t now_ns);
+
+/* Reading ingero-top's events: the SELECT (rows completing at or after ?1,
+ * by completion time) and the row. Fills e but for op and node: *source,
+ * *op_id and *node (text owned by st, may be NULL) are for the caller. */
+extern const char recfmt_event_select_sql[];
+void recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
+		       const char **node);
+
+/* Reading chains and sessions of any file, ours or Ingero's (has_node: the
+ * table has the node column). The SELECTs are static strings. A row is read
+ * into an owned copy (rec_chain_clear / rec_session_clear); default_node is
+ * used when the row names none. The JSON columns are parsed: Ingero's
+ * timeline entries ({"layer","op","detail"}) become "LAYER op: detail" at
+ * time 0; a column that is not valid JSON (what ingero-top wrote before it
+ * used jansson) comes back as one entry holding the column's text. 0 or
+ * -ENOMEM. */
+const char *recfmt_chain_select_sql(int has_node);
+int recfmt_chain_read(sqlite3_stmt *st, int has_node, const char *default_node,
+		      struct rec_chain *out);
+const char *recfmt_session_select_sql(int has_node);
+int recfmt_session_read(sqlite3_stmt *st, int has_node, const char *default_node,
+			struct rec_session *out);
+extern const char recfmt_stack_select_sql[];
+
+/* The host snapshots of any file and the name events of ingero-top's files
+ * (process_names rows with is_event = 1; has_ppid: the column exists),
+ * both from time ?1 on, in time order. A row is read into e; *node gets the
+ * row's node text (owned by st; NULL when the table has no node column). */
+const char *recfmt_snapshot_select_sql(int has_node);
+void recfmt_snapshot_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
+const char *recfmt_name_select_sql(int has_ppid);
+void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
+/* Copies a name column into a comm field (cut at IG_COMM_LEN, zero-padded). */
+void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col);
+
+#endif

@@ -1,0 +1,673 @@
+/* Replay files: checking and opening a recording read-only (a private
+ * recovered copy when it has a hot WAL or journal), what kind of file it
+ * is, its ops and nodes, and the tables read whole (chains, sessions,
+ * process names, stacks). The rows themselves are recfmt's. */
+#include "store/replay_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/db.h"
+#include "store/recfmt.h"
+
+static __thread char errbuf[768];
+
+/* Errors are printed as one line: SQLite's multi-line reports are folded. */
+void rp_one_line(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = p[1] ? ' ' : 0;
+}
+
+const char *rp_err(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	rp_one_line(errbuf);
+	return errbuf;
+}
+
+/* --- opening a file ----------------------------------------------------------- */
+
+/* --- opening a file ----------------------------------------------------------- */
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int sidecar_size(const char *path, const char *suffix, off_t *size)
+{
+	char p[PATH_MAX + 16];
+	struct stat sb;
+	snprintf(p, sizeof(p), "%s%s", path, suffix);
+	if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	*size = sb.st_size;
+	return sb.st_size > 0;
+}
+
+/* Checks the file before SQLite sees it: exists, regular, not empty, SQLite
+ * magic, not truncated according to its header. */
+static const char *precheck(const char *path)
+{
+	off_t wal = 0;
+	int hot_wal = sidecar_size(path, "-wal", &wal);
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return rp_err("cannot replay %s: %s", path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return rp_err("cannot replay %s: not a regular file", path);
+	if (sb.st_size == 0)
+		return rp_err("cannot replay %s: empty file", path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return rp_err("cannot replay %s: %s", path, strerror(errno));
+	unsigned char h[100];
+	ssize_t n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n < 16 || memcmp(h, "SQLite format 3", 16))
+		return rp_err("cannot replay %s: not an SQLite database", path);
+	if (n < 100)
+		return rp_err("cannot replay %s: truncated (%zd bytes, shorter than the SQLite "
+			      "header)",
+			      path, n);
+	uint32_t page = (uint32_t)h[16] << 8 | h[17];
+	if (page == 1)
+		page = 65536;
+	if (page < 512 || (page & (page - 1)))
+		return rp_err("cannot replay %s: corrupt SQLite header (page size %u)", path, page);
+	uint32_t pages = be32(h + 28);
+	/* with a WAL beside it the newest pages live there, not in the file */
+	if (pages && !hot_wal && be32(h + 92) == be32(h + 24) &&
+	    (uint64_t)pages * page > (uint64_t)sb.st_size)
+		return rp_err("cannot replay %s: truncated (%lld of %llu bytes)", path,
+			      (long long)sb.st_size, (unsigned long long)pages * page);
+	return NULL;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out >= 0) {
+		char buf[1 << 16];
+		ssize_t n;
+		rc = 0;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n) {
+				rc = -1;
+				break;
+			}
+		if (n < 0)
+			rc = -1;
+		if (close(out))
+			rc = -1;
+	}
+	close(in);
+	return rc;
+}
+
+static void rm_tmpdir(char *dir)
+{
+	if (!dir)
+		return;
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char p[PATH_MAX + 300];
+			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* URI-escapes path for "file:" URIs. */
+static char *uri_for(const char *path, const char *params)
+{
+	size_t n = strlen(path);
+	char *u = malloc(n * 3 + strlen(params) + 16);
+	if (!u)
+		return NULL;
+	char *p = u + sprintf(u, "file:");
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
+			p += sprintf(p, "%%%02X", *c);
+		else
+			*p++ = (char)*c;
+	}
+	sprintf(p, "?%s", params);
+	return u;
+}
+
+/* Opens the database: immutable and read-only; or, with a hot WAL/journal, a
+ * private recovered copy. */
+static const char *open_db(struct rfile *f)
+{
+	off_t wal = 0, jnl = 0;
+	int hot = sidecar_size(f->path, "-wal", &wal) | sidecar_size(f->path, "-journal", &jnl);
+	const char *dbpath = f->path;
+	char copy[PATH_MAX + 64];
+	if (hot) {
+		const char *tmp = getenv("TMPDIR");
+		char tmpl[PATH_MAX];
+		snprintf(tmpl, sizeof(tmpl), "%s/ingero-top-replay.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(tmpl))
+			return rp_err("cannot replay %s: it has an unfinished WAL/journal and no "
+				      "temporary directory to recover it in: %s",
+				      f->path, strerror(errno));
+		f->tmpdir = strdup(tmpl);
+		snprintf(copy, sizeof(copy), "%s/db", tmpl);
+		char from[PATH_MAX + 16], to[PATH_MAX + 80];
+		int bad = copy_file(f->path, copy);
+		if (!bad && wal) {
+			snprintf(from, sizeof(from), "%s-wal", f->path);
+			snprintf(to, sizeof(to), "%s-wal", copy);
+			bad = copy_file(from, to);
+		}
+		if (!bad && jnl) {
+			snprintf(from, sizeof(from), "%s-journal", f->path);
+			snprintf(to, sizeof(to), "%s-journal", copy);
+			bad = copy_file(from, to);
+		}
+		if (bad)
+			return rp_err("cannot replay %s: cannot copy it to %s to recover its "
+				      "WAL/journal: %s",
+				      f->path, tmpl, strerror(errno));
+		dbpath = copy;
+	}
+	char *uri = uri_for(dbpath, hot ? "mode=rw" : "mode=ro&immutable=1");
+	if (!uri)
+		return rp_err("cannot replay %s: out of memory", f->path);
+	int flags = (hot ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI |
+		    SQLITE_OPEN_NOMUTEX;
+	int rc = sqlite3_open_v2(uri, &f->db, flags, NULL);
+	free(uri);
+	if (rc != SQLITE_OK)
+		return rp_err("cannot replay %s: %s", f->path,
+			      f->db ? sqlite3_errmsg(f->db) : "out of memory");
+	if (hot) {
+		/* recover into the copy now, then read it like any other file */
+		sqlite3_exec(f->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	}
+	return NULL;
+}
+
+static const char *read_schema_info(struct rfile *f)
+{
+	if (!db_has_table(f->db, "schema_info") || !db_has_table(f->db, "events"))
+		return rp_err("cannot replay %s: not an Ingero or ingero-top trace database (no "
+			      "%s table)",
+			      f->path, db_has_table(f->db, "events") ? "schema_info" : "events");
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(f->db, "SELECT key, value FROM schema_info", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
+	int rc, own = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+		if (!k || !v)
+			continue;
+		if (!strcmp(k, "version"))
+			snprintf(f->version, sizeof(f->version), "%s", v);
+		else if (!strcmp(k, "writer"))
+			own = !strcmp(v, "ingero-top") ? 1 : -1;
+		else if (!strcmp(k, "ingero_top_schema"))
+			f->top_schema = atoi(v);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return rp_err("cannot replay %s: corrupt database: %s", f->path,
+			      sqlite3_errmsg(f->db));
+	if (own < 0)
+		return rp_err("cannot replay %s: written by an unknown program (schema_info "
+			      "writer is not ingero-top)",
+			      f->path);
+	if (own) {
+		f->writer = W_OWN;
+		if (f->top_schema > REC_SCHEMA)
+			return rp_err("cannot replay %s: written by a newer ingero-top (schema "
+				      "%d; this one reads up to %d)",
+				      f->path, f->top_schema, REC_SCHEMA);
+		if (f->top_schema < 1)
+			return rp_err("cannot replay %s: unknown ingero-top schema", f->path);
+		return NULL;
+	}
+	f->writer = W_INGERO;
+	int maj = 0, min = 0;
+	if (!f->version[0] || sscanf(f->version, "%d.%d", &maj, &min) != 2)
+		return rp_err("cannot replay %s: unknown schema version '%s'", f->path, f->version);
+	if (maj > 0 || min > REC_INGERO_MINOR_MAX)
+		return rp_err("cannot replay %s: Ingero schema %s is newer than this ingero-top "
+			      "reads (0.8 to 0.10)",
+			      f->path, f->version);
+	if (min < REC_INGERO_MINOR_MIN)
+		return rp_err("cannot replay %s: Ingero schema %s is older than this ingero-top "
+			      "reads (0.8 to 0.10)",
+			      f->path, f->version);
+	return NULL;
+}
+
+static const char *check_columns(struct rfile *f)
+{
+	static const char *const need[] = {"timestamp", "pid",	"tid",	"source",   "op",
+					   "duration",	"arg0", "arg1", "ret_code", NULL};
+	static const char *const own[] = {"kind",     "start_ns",   "cpu",	  "flags",
+					  "state",    "stream",	    "preempt_ns", "blocked_ns",
+					  "switches", "other_pid",  "other_comm", "comm",
+					  "node",     "stack_hash", "cgroup_id",  NULL};
+	for (const char *const *c = need; *c; c++)
+		if (!db_has_column(f->db, "events", *c))
+			return rp_err("cannot replay %s: events table has no %s column", f->path,
+				      *c);
+	for (const char *const *c = own; f->writer == W_OWN && *c; c++)
+		if (!db_has_column(f->db, "events", *c))
+			return rp_err("cannot replay %s: ingero-top events table has no %s column",
+				      f->path, *c);
+	if (!db_has_table(f->db, "ops"))
+		return rp_err("cannot replay %s: no ops table", f->path);
+	f->has_node = db_has_column(f->db, "events", "node");
+	f->has_comm = db_has_column(f->db, "events", "comm");
+	f->has_names_ext = db_has_table(f->db, "process_names") &&
+			   db_has_column(f->db, "process_names", "is_event");
+	f->has_names_ppid = f->has_names_ext && db_has_column(f->db, "process_names", "ppid");
+	f->has_snap_node = db_has_column(f->db, "system_snapshots", "node");
+	f->has_chain_node = db_has_column(f->db, "causal_chains", "node");
+	return NULL;
+}
+
+static const char *read_ops(struct rfile *f)
+{
+	memset(f->map, 0xff, sizeof(f->map));
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(f->db, "SELECT source_id, op_id, name FROM ops", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return rp_err("cannot replay %s: cannot read ops: %s", f->path,
+			      sqlite3_errmsg(f->db));
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int kind, op;
+		if (recfmt_ingero_kind(sqlite3_column_int(st, 0),
+				       (const char *)sqlite3_column_text(st, 2), &kind, &op))
+			continue;
+		if (rp_grow((void **)&f->ops, f->nops, &cap, sizeof(*f->ops))) {
+			sqlite3_finalize(st);
+			return rp_err("cannot replay %s: out of memory", f->path);
+		}
+		struct opmap *m = &f->ops[f->nops];
+		m->src = sqlite3_column_int(st, 0);
+		m->id = sqlite3_column_int64(st, 1);
+		m->kind = kind;
+		m->op = op;
+		if (m->src >= 0 && m->src < 8 && m->id >= 0 && m->id < 64)
+			f->map[m->src][m->id] = (int)f->nops;
+		f->nops++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return rp_err("cannot replay %s: corrupt ops table: %s", f->path,
+			      sqlite3_errmsg(f->db));
+	return NULL;
+}
+
+/* Default node (rows without a node name): ingero-top's name for node 0,
+ * else the session's node/host, else the file name. A real name is the key,
+ * so rows naming the same node share its index; a file name is not (two
+ * files may share a base name). */
+static void default_node(struct replay *r, struct rfile *f)
+{
+	sqlite3_stmt *st;
+	int own_nodes = f->writer == W_OWN && db_has_table(f->db, "ingero_top_nodes");
+	f->default_node[0] = 0;
+	if (own_nodes &&
+	    sqlite3_prepare_v2(f->db, "SELECT name FROM ingero_top_nodes WHERE idx = 0", -1, &st,
+			       NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(f->default_node, sizeof(f->default_node), "%s",
+				 (const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	if (!f->default_node[0] && db_has_column(f->db, "sessions", "node") &&
+	    sqlite3_prepare_v2(f->db, "SELECT DISTINCT node FROM sessions WHERE node != ''", -1,
+			       &st, NULL) == SQLITE_OK) {
+		int n = 0;
+		while (sqlite3_step(st) == SQLITE_ROW && n < 2) {
+			if (!n)
+				snprintf(f->default_node, sizeof(f->default_node), "%s",
+					 (const char *)sqlite3_column_text(st, 0));
+			n++;
+		}
+		if (n != 1)
+			f->default_node[0] = 0;
+		sqlite3_finalize(st);
+	}
+	char key[32];
+	const char *k = f->default_node;
+	if (!f->default_node[0]) {
+		const char *b = strrchr(f->path, '/');
+		b = b ? b + 1 : f->path;
+		snprintf(f->default_node, sizeof(f->default_node), "%s", b);
+		size_t l = strlen(f->default_node);
+		if (l > 3 && !strcmp(f->default_node + l - 3, ".db"))
+			f->default_node[l - 3] = 0;
+		snprintf(key, sizeof(key), "\1%d", f->idx);
+		k = key;
+	}
+	f->default_node_idx =
+	    (unsigned)rp_node_register(r, k, f->default_node, f->writer == W_OWN ? 0 : -1);
+	/* nodes named by the sessions are known from the start (Ingero 0.9 has
+	 * one session per node); others appear as their rows are read */
+	if (db_has_column(f->db, "sessions", "node") &&
+	    sqlite3_prepare_v2(f->db, "SELECT node FROM sessions WHERE node != '' ORDER BY id", -1,
+			       &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *nm = (const char *)sqlite3_column_text(st, 0);
+			if (nm && *nm && (!own_nodes))
+				rp_node_register(r, nm, nm, -1);
+		}
+		sqlite3_finalize(st);
+	}
+	/* ingero-top files: the recorder's node table, at the recorded indexes */
+	if (own_nodes && sqlite3_prepare_v2(f->db,
+					    "SELECT idx, name FROM ingero_top_nodes "
+					    "WHERE idx > 0 ORDER BY idx",
+					    -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *nm = (const char *)sqlite3_column_text(st, 1);
+			if (nm && *nm)
+				rp_node_register(r, nm, nm, sqlite3_column_int(st, 0));
+		}
+		sqlite3_finalize(st);
+	}
+}
+
+const struct opmap *rp_op_lookup(const struct rfile *f, int64_t src, int64_t id)
+{
+	if (src >= 0 && src < 8 && id >= 0 && id < 64) {
+		int i = f->map[src][id];
+		return i >= 0 ? &f->ops[i] : NULL;
+	}
+	for (size_t i = 0; i < f->nops; i++)
+		if (f->ops[i].src == src && f->ops[i].id == id)
+			return &f->ops[i];
+	return NULL;
+}
+
+static const char *own_span(struct rfile *f)
+{
+	int ok = 1;
+	int64_t v;
+	const char *q[] = {
+	    "SELECT MIN(end_ns) FROM events",
+	    "SELECT MAX(end_ns) FROM events",
+	    "SELECT MIN(timestamp) FROM system_snapshots",
+	    "SELECT MAX(timestamp) FROM system_snapshots",
+	    f->has_names_ext ? "SELECT MIN(seen_at) FROM process_names WHERE is_event=1" : NULL,
+	    f->has_names_ext ? "SELECT MAX(seen_at) FROM process_names WHERE is_event=1" : NULL};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		if (!q[i])
+			continue;
+		v = db_query_int(f->db, q[i], INT64_MIN, &ok);
+		if (v != INT64_MIN)
+			rp_span_add(f, (uint64_t)v);
+	}
+	if (!ok)
+		return rp_err("cannot replay %s: corrupt database: %s", f->path,
+			      sqlite3_errmsg(f->db));
+	return NULL;
+}
+
+const char *rp_open_file(struct replay *r, struct rfile *f)
+{
+	const char *e = precheck(f->path);
+	if (!e)
+		e = open_db(f);
+	if (e)
+		return e;
+	sqlite3_busy_timeout(f->db, 1000);
+	/* quick structural check, bounded so that big files still open fast */
+	struct stat sb;
+	if (stat(f->path, &sb) == 0 && sb.st_size < (256 << 20)) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(f->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+			return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
+		int rc = sqlite3_step(st);
+		const char *res =
+		    rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+		if (!res || strcmp(res, "ok")) {
+			const char *e2 = rp_err("cannot replay %s: corrupt database: %s", f->path,
+						res ? res : sqlite3_errmsg(f->db));
+			sqlite3_finalize(st);
+			return e2;
+		}
+		sqlite3_finalize(st);
+	}
+	if ((e = read_schema_info(f)) || (e = check_columns(f)) || (e = read_ops(f)))
+		return e;
+	default_node(r, f);
+	if (f->writer == W_INGERO)
+		return rp_ingero_prepare(r, f);
+	return own_span(f);
+}
+
+void rp_file_free(struct rfile *f)
+{
+	for (int t = 0; t < S_NTYPES; t++) {
+		sqlite3_finalize(f->s[t].st);
+		free(f->s[t].heap);
+		free(f->s[t].arr);
+	}
+	if (f->db)
+		sqlite3_close_v2(f->db);
+	rm_tmpdir(f->tmpdir);
+	free(f->tmpdir);
+	free(f->path);
+	free(f->ops);
+	free(f->names);
+}
+
+/* --- tables read whole ------------------------------------------------------------ */
+
+void replay_chains_free(struct rec_chain *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++)
+		rec_chain_clear(&c[i]);
+	free(c);
+}
+
+static int cmp_chain(const void *a, const void *b)
+{
+	const struct rec_chain *x = a, *y = b;
+	if (x->detected_at_ns != y->detected_at_ns)
+		return x->detected_at_ns < y->detected_at_ns ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* Room for one more element of size in *v (n used, *cap allocated). */
+int rp_grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *nv = realloc(*v, ncap * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* A table read whole into owned rows: chains or sessions. */
+struct row_table {
+	const char *name;
+	size_t size;
+	const char *(*sql)(int has_node);
+	int (*read)(sqlite3_stmt *st, int has_node, const char *default_node, void *out);
+};
+
+static int read_chain(sqlite3_stmt *st, int has_node, const char *dflt, void *out)
+{
+	return recfmt_chain_read(st, has_node, dflt, out);
+}
+
+static int read_session(sqlite3_stmt *st, int has_node, const char *dflt, void *out)
+{
+	return recfmt_session_read(st, has_node, dflt, out);
+}
+
+static const struct row_table chains_table = {"causal_chains", sizeof(struct rec_chain),
+					      recfmt_chain_select_sql, read_chain};
+static const struct row_table sessions_table = {"sessions", sizeof(struct rec_session),
+						recfmt_session_select_sql, read_session};
+
+/* Every row of t in every file, in file order, into *out (n rows). */
+static int read_rows(struct replay *r, const struct row_table *t, void **out, size_t *n)
+{
+	size_t cap = 0;
+	int rc = 0;
+	*out = NULL;
+	*n = 0;
+	for (int i = 0; !rc && i < r->nfiles; i++) {
+		struct rfile *f = &r->files[i];
+		sqlite3_stmt *st;
+		if (!db_has_table(f->db, t->name))
+			continue;
+		int hn = db_has_column(f->db, t->name, "node");
+		if (sqlite3_prepare_v2(f->db, t->sql(hn), -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+			rc = rp_grow(out, *n, &cap, t->size);
+			if (!rc)
+				rc = t->read(st, hn, f->default_node, (char *)*out + *n * t->size);
+			if (!rc)
+				(*n)++;
+		}
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
+int replay_chains(struct ig_source *src, struct rec_chain **out, size_t *n)
+{
+	struct replay *r = rp_of(src);
+	if (!r || !out || !n)
+		return -EINVAL;
+	int rc = read_rows(r, &chains_table, (void **)out, n);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cmp_chain);
+	return rc;
+}
+
+void replay_sessions_free(struct rec_session *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		rec_session_clear(&v[i]);
+	free(v);
+}
+
+int replay_sessions(struct ig_source *src, struct rec_session **out, size_t *n)
+{
+	struct replay *r = rp_of(src);
+	if (!r || !out || !n)
+		return -EINVAL;
+	return read_rows(r, &sessions_table, (void **)out, n);
+}
+
+int replay_process_names(struct ig_source *src, replay_name_fn cb, void *ctx)
+{
+	struct replay *r = rp_of(src);
+	if (!r || !cb)
+		return -EINVAL;
+	for (int i = 0; i < r->nfiles; i++) {
+		struct rfile *f = &r->files[i];
+		if (!db_has_table(f->db, "process_names"))
+			continue;
+		int hn = db_has_column(f->db, "process_names", "node");
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(f->db,
+				       hn ? "SELECT pid, name, seen_at, node FROM process_names "
+					    "ORDER BY seen_at, rowid"
+					  : "SELECT pid, name, seen_at FROM process_names ORDER BY "
+					    "seen_at, rowid",
+				       -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *nm = (const char *)sqlite3_column_text(st, 1);
+			unsigned node =
+			    rp_node_for(r, f, hn ? (const char *)sqlite3_column_text(st, 3) : NULL);
+			cb(ctx, (uint32_t)sqlite3_column_int64(st, 0), nm ? nm : "",
+			   (uint64_t)sqlite3_column_int64(st, 2), node);
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+int replay_stacks(struct ig_source *src, replay_stack_fn fn, void *ctx)
+{
+	struct replay *r = rp_of(src);
+	if (!r || !fn)
+		return -EINVAL;
+	int taken = 0;
+	for (int i = 0; i < r->nfiles; i++) {
+		struct rfile *f = &r->files[i];
+		sqlite3_stmt *st;
+		if (!db_has_table(f->db, "stack_traces") ||
+		    sqlite3_prepare_v2(f->db, recfmt_stack_select_sql, -1, &st, NULL) != SQLITE_OK)
+			continue; /* no stacks in this file */
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *ips = (const char *)sqlite3_column_text(st, 1);
+			const char *frames = (const char *)sqlite3_column_text(st, 2);
+			if (!fn(ctx, (uint64_t)sqlite3_column_int64(st, 0), ips ? ips : "",
+				frames ? frames : ""))
+				taken++;
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return rp_fail_read(r, f, "reading stack_traces");
+	}
+	return taken;
+}
+
+int replay_file_count(struct ig_source *src)
+{
+	struct replay *r = rp_of(src);
+	return r ? r->nfiles : 0;
+}
+
+int replay_file_info(struct ig_source *src, int i, struct replay_file_info *fi)
+{
+	struct replay *r = rp_of(src);
+	if (!r || i < 0 || i >= r->nfiles || !fi)
+		return -EINVAL;
+	struct rfile *f = &r->files[i];
+	fi->path = f->path;
+	fi->writer = f->writer == W_OWN ? "ingero-top" : "ingero";
+	fi->version = f->version;
+	fi->ingero_top_schema = f->writer == W_OWN ? f->top_schema : 0;
+	fi->recovered = f->tmpdir != NULL;
+	return 0;
+}
