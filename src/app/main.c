@@ -43,8 +43,19 @@ static uint64_t mono_ms(void)
 
 static void print_event(void *ctx, const struct ig_event *e)
 {
-	char line[512];
+	char line[1024];
 	fprintf(stdout, "%s\n", evfmt_line(line, sizeof(line), e));
+}
+
+static void print_event_json(void *ctx, const struct ig_event *e)
+{
+	evfmt_json(stdout, e);
+}
+
+/* --events: one line of text per event, or one JSON object with --json. */
+static void print_events(struct session *s, const struct cli *cli)
+{
+	session_set_event_hook(s, cli->json ? print_event_json : print_event, NULL);
 }
 
 static int print_frame(struct session *s, const struct cli *cli, bool summary)
@@ -77,7 +88,7 @@ static int run_batch_replay(struct session *s, const struct cli *cli)
 	int frames = 0, more = 1;
 
 	if (cli->events)
-		session_set_event_hook(s, print_event, NULL);
+		print_events(s, cli);
 	if (!cli->json && !cli->events) {
 		session_describe(s, stdout);
 		fputc('\n', stdout);
@@ -115,7 +126,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 	char said[sizeof(session_status(s)->message)] = "";
 
 	if (cli->events)
-		session_set_event_hook(s, print_event, NULL);
+		print_events(s, cli);
 	if (!cli->json && !cli->events) {
 		session_describe(s, stdout);
 		fputc('\n', stdout);

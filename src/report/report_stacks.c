@@ -1,6 +1,7 @@
 /* Top stacks per op as text or JSON for batch mode. See report_stacks.h. */
 #include "report/report_stacks.h"
 
+#include "core/escape.h"
 #include "core/ops.h"
 #include "report/report.h"
 #include "stacks/stacks.h"
@@ -106,7 +107,9 @@ int report_stacks_text(FILE *f, struct stacks *st, const struct report_stacks_op
 					hidden++;
 					continue;
 				}
-				fprintf(f, "    %s\n", fr[j].text);
+				fputs("    ", f); /* symbols and paths: untrusted */
+				esc_fputs(f, fr[j].text, 0);
+				fputc('\n', f);
 				shown += fr[j].kind != STACKS_NOTE;
 			}
 			if (hidden)
