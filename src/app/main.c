@@ -3,6 +3,7 @@
 #include "collect/check.h"
 #include "session/cli.h"
 #include "report/evfmt.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "model/model.h"
 #include "report/report.h"
@@ -56,6 +57,14 @@ static void print_event_json(void *ctx, const struct ig_event *e)
 static void print_events(struct session *s, const struct cli *cli)
 {
 	session_set_event_hook(s, cli->json ? print_event_json : print_event, NULL);
+}
+
+/* A notice of the session on stderr: it may quote a command or file name. */
+static void print_notice(const char *msg)
+{
+	fputs("ingero-top: ", stderr);
+	esc_fputs(stderr, msg, 0);
+	fputc('\n', stderr);
 }
 
 static int print_frame(struct session *s, const struct cli *cli, bool summary)
@@ -151,7 +160,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 		/* Notices (flight recorder saved, recording stopped) go to stderr. */
 		const char *msg = session_status(s)->message;
 		if (msg[0] && strcmp(msg, said)) {
-			fprintf(stderr, "ingero-top: %s\n", msg);
+			print_notice(msg);
 			snprintf(said, sizeof(said), "%s", msg);
 		}
 		if (!cli->summary && !cli->events && mono_ms() >= next) {

@@ -3,7 +3,10 @@
 # Exit codes of the tests: 0 pass, 77 skip (with a reason), anything else fail.
 
 IG=${IG:-$PWD/${BUILD:-build}/ingero-top}
-FIXTURE=${FIXTURE:-/work/shared/traces/pytorch-dataloader-starvation.db}
+# The shipped Ingero recording (tests/fixtures/ingero; IG_TRACES names
+# another directory, FIXTURE another file).
+TUI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FIXTURE=${FIXTURE:-${IG_TRACES:-$TUI_ROOT/tests/fixtures/ingero}/pytorch-dataloader-starvation.db}
 SOCK=ingero-tui-$$
 T=tui
 TMUX_CMD=(tmux -L "$SOCK" -f /dev/null)
@@ -21,7 +24,8 @@ ok() { echo "ok: $*"; }
 need_basics() {
 	command -v tmux >/dev/null || skip "tmux is not installed"
 	[ -x "$IG" ] || skip "$IG not built"
-	[ -r "$FIXTURE" ] || skip "fixture $FIXTURE missing"
+	# shipped in the repository: missing means a broken checkout, not a skip
+	[ -r "$FIXTURE" ] || { echo "FAIL: fixture $FIXTURE missing"; exit 1; }
 }
 
 cleanup() {
