@@ -315,9 +315,12 @@ static int open_record(struct session *s, char *err, size_t errlen)
 	struct rec_session rs;
 
 	s->rec = rec_open(s->cli.record, &ro, &why);
-	if (!s->rec) {
-		snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
-			 why ? why : "unknown error");
+	if (!s->rec) { /* rec_open's messages name the file already */
+		if (why && !strncmp(why, "cannot record to ", 17))
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
+				 why ? why : "unknown error");
 		return -EINVAL;
 	}
 	describe_session(s, &rs, pids, sizeof(pids), kernel, sizeof(kernel));
