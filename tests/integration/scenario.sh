@@ -7,7 +7,9 @@
 
 scenario_needs() {
 	need_root
-	[ "$(nproc)" -ge 2 ] || { echo "skip: the scenarios pin their programs to 2 CPUs"; exit 77; }
+	# ingero-top on the first allowed CPU, the scenario's programs on the
+	# last (and the first, for data-loader workers): src/session/demo.c
+	pick_cpus 2
 	command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
 }
 
@@ -19,8 +21,10 @@ scenario() {
 	local rep=$TMP/$name.replay.json rerr=$TMP/$name.replay.err
 	local t0=$SECONDS scratch
 	scratch=$(ls -d /var/tmp/ingero-demo.* 2>/dev/null | wc -l)
-	# ingero-top on CPU 0; the scenario pins its own programs (mostly to CPU 1)
-	timeout -k 10 150 taskset -c 0 "$IG" --demo "$name" --batch --summary --json -v \
+	# ingero-top on the first allowed CPU; the scenario pins its programs
+	# to the last one (@CPU) and the first (@CPU2)
+	INGERO_DEMO_CPUS="${CPUS[${#CPUS[@]} - 1]},${CPUS[0]}" timeout -k 10 150 \
+		taskset -c "${CPUS[0]}" "$IG" --demo "$name" --batch --summary --json -v \
 		--record "$db" >"$live" 2>"$err"
 	rc=$?
 	echo "live run: ${name}, exit $rc, $((SECONDS - t0)) s"
@@ -30,7 +34,7 @@ scenario() {
 	# its programs forked included (same process groups), and removed its
 	# scratch directory
 	local left pid i
-	for i in 1 2 3 4 5; do # killed orphans are reaped by init: give it a moment
+	for i in $(seq 50); do # killed orphans are reaped by init: poll (10 s)
 		left=""
 		for pid in $(sed -n "s/.*demo $name: [^ ]*\[\([0-9]*\)\].*/\1/p" "$err"); do
 			left="$left$(pgrep -g "$pid" | tr '\n' ' ')"
