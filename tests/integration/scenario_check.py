@@ -76,6 +76,16 @@ def demo_pids(path):
     return pids
 
 
+def foreign(c, pids):
+    """Says when a chain's culprit is no process of the scenario: load from
+    elsewhere on the machine (another test run, a build) that the tool saw
+    rightly. The check still fails: rerun on a quiet machine."""
+    cp = c.get("culprit_pid", 0)
+    if cp and cp not in pids:
+        print(f"     note: culprit {c.get('culprit_comm')}[{cp}] is no process the demo "
+              f"started: other load on its CPU? rerun when the machine is quiet")
+
+
 def chain_key(c):
     return (c["id"], c["class"], c["severity"], c["max_severity"], c["op"], c["pid"],
             c["culprit_pid"], c["summary"])
@@ -187,8 +197,10 @@ def main():
     # --- no chain of a wrong class above LOW, at any time --------------------------
     for c in chains:
         if c["class"] != a.cls:
-            check(SEV[c["max_severity"]] <= SEV["LOW"],
-                  f"live: {c['id']} {c['class']} stayed at or below LOW (max {c['max_severity']})")
+            if not check(SEV[c["max_severity"]] <= SEV["LOW"],
+                         f"live: {c['id']} {c['class']} stayed at or below LOW "
+                         f"(max {c['max_severity']})"):
+                foreign(c, pids)
         if c["class"] in a.forbid:
             bad(f"live: {c['id']} is a forbidden {c['class']} chain")
     try:
