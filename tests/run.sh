@@ -29,9 +29,17 @@ run() { # name, command...
 	fi
 }
 
+units=0
 for t in "$BUILD"/tests/unit/test_*; do
-	[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+	[ -x "$t" ] || continue
+	units=$((units + 1))
+	run "unit/$(basename "$t")" "$t"
 done
+# nothing built is a failure, not an empty pass
+if [ $units = 0 ] && [ -z "$filter" ]; then
+	fail=$((fail + 1)); failed+=("unit tests not built (make test-build)")
+	echo "FAIL no unit test in $BUILD/tests/unit: run make test-build"
+fi
 for t in tests/integration/test_*.sh tests/tui/test_*.sh; do
 	[ -f "$t" ] || continue
 	if [ "$(id -u)" != 0 ] && grep -q '^# needs: root' "$t"; then

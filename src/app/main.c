@@ -3,6 +3,7 @@
 #include "collect/check.h"
 #include "session/cli.h"
 #include "report/evfmt.h"
+#include "core/escape.h"
 #include "core/log.h"
 #include "model/model.h"
 #include "report/report.h"
@@ -43,8 +44,27 @@ static uint64_t mono_ms(void)
 
 static void print_event(void *ctx, const struct ig_event *e)
 {
-	char line[512];
+	char line[1024];
 	fprintf(stdout, "%s\n", evfmt_line(line, sizeof(line), e));
+}
+
+static void print_event_json(void *ctx, const struct ig_event *e)
+{
+	evfmt_json(stdout, e);
+}
+
+/* --events: one line of text per event, or one JSON object with --json. */
+static void print_events(struct session *s, const struct cli *cli)
+{
+	session_set_event_hook(s, cli->json ? print_event_json : print_event, NULL);
+}
+
+/* A notice of the session on stderr: it may quote a command or file name. */
+static void print_notice(const char *msg)
+{
+	fputs("ingero-top: ", stderr);
+	esc_fputs(stderr, msg, 0);
+	fputc('\n', stderr);
 }
 
 static int print_frame(struct session *s, const struct cli *cli, bool summary)
@@ -78,7 +98,7 @@ static int run_batch_replay(struct session *s, const struct cli *cli)
 	int frames = 0, more = 1;
 
 	if (cli->events)
-		session_set_event_hook(s, print_event, NULL);
+		print_events(s, cli);
 	if (!cli->json && !cli->events) {
 		session_describe(s, stdout);
 		fputc('\n', stdout);
@@ -116,7 +136,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 	char said[sizeof(session_status(s)->message)] = "";
 
 	if (cli->events)
-		session_set_event_hook(s, print_event, NULL);
+		print_events(s, cli);
 	if (!cli->json && !cli->events) {
 		session_describe(s, stdout);
 		fputc('\n', stdout);
@@ -141,7 +161,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 		/* Notices (flight recorder saved, recording stopped) go to stderr. */
 		const char *msg = session_status(s)->message;
 		if (msg[0] && strcmp(msg, said)) {
-			fprintf(stderr, "ingero-top: %s\n", msg);
+			print_notice(msg);
 			snprintf(said, sizeof(said), "%s", msg);
 		}
 		if (!cli->summary && !cli->events && mono_ms() >= next) {

@@ -4,6 +4,7 @@
 
 #include "collect/collector.h"
 #include "collect/discover.h"
+#include "core/escape.h"
 #include "core/log.h"
 
 #include <bpf/libbpf.h>
@@ -141,13 +142,14 @@ int check_run(FILE *f)
 	struct libs_seen ls = { .f = f };
 	discover_system_libs(print_lib, &ls);
 	int pids[256];
+	char esc[1024]; /* paths and names of other processes: untrusted */
 	int np = discover_cuda_pids(pids, 256);
 	for (int i = 0; i < np; i++)
 		discover_pid_libs(pids[i], print_lib, &ls);
 	fprintf(f, "%s %-14s %d found%s\n", ls.n ? "PASS" : "INFO", "CUDA libraries", ls.n,
 		ls.n ? ":" : " (processes that load one later are found while running)");
 	for (int i = 0; i < ls.n; i++)
-		fprintf(f, "     %-14s %s\n", "", ls.paths[i]);
+		fprintf(f, "     %-14s %s\n", "", esc_str(esc, sizeof(esc), ls.paths[i], 0));
 	fprintf(f, "INFO %-14s %d process%s using CUDA%s\n", "processes", np, np == 1 ? "" : "es",
 		np ? ":" : "");
 	for (int i = 0; i < np; i++) {
@@ -159,7 +161,7 @@ int check_run(FILE *f)
 				comm[strcspn(comm, "\n")] = 0;
 			fclose(cf);
 		}
-		fprintf(f, "     %-14s %d %s\n", "", pids[i], comm);
+		fprintf(f, "     %-14s %d %s\n", "", pids[i], esc_str(esc, sizeof(esc), comm, 0));
 	}
 #undef LINE
 	return fail ? 1 : 0;

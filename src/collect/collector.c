@@ -5,6 +5,7 @@
 #include "collect/discover.h"
 #include "collect/ksyms.h"
 #include "collect/elfsym.h"
+#include "core/escape.h"
 #include "core/event.h"
 #include <linux/types.h>
 #include "ingero.h"
@@ -749,9 +750,10 @@ void collector_summary(struct collector *c, FILE *f)
 		c->raw_tp ? "raw_tp" : "tp_btf", c->tracepoints_failed);
 	for (int i = 0; i < c->nlibs; i++) {
 		const struct lib *l = &c->libs[i];
-		fprintf(f, "attach: %s: %d runtime + %d driver ops, %d probes%s%s\n", l->path,
-			l->runtime_ops, l->driver_ops, l->probes, l->missing[0] ? "; missing: " : "",
-			l->missing);
+		fputs("attach: ", f); /* a path inside a target's mount namespace: untrusted */
+		esc_fputs(f, l->path, 0);
+		fprintf(f, ": %d runtime + %d driver ops, %d probes%s%s\n", l->runtime_ops,
+			l->driver_ops, l->probes, l->missing[0] ? "; missing: " : "", l->missing);
 	}
 	if (!c->nlibs)
 		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",

@@ -2,6 +2,8 @@
  * loop logs (the flight-recorder thread reports through its own poll). */
 #include "core/log.h"
 
+#include "core/escape.h"
+
 #include <bpf/libbpf.h>
 #include <stdarg.h>
 #include <string.h>
@@ -22,8 +24,11 @@ static void vlog(int level, const char *fmt, va_list ap)
 	head = (head + 1) % LOG_LINES;
 	if (count < LOG_LINES)
 		count++;
-	if (echo_f && level >= echo_min)
-		fprintf(echo_f, "ingero-top: %s\n", l);
+	if (echo_f && level >= echo_min) { /* messages may quote names and paths */
+		fputs("ingero-top: ", echo_f);
+		esc_fputs(echo_f, l, 0);
+		fputc('\n', echo_f);
+	}
 }
 
 void log_msg(int level, const char *fmt, ...)

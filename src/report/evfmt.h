@@ -1,8 +1,11 @@
-/* One event as one line of text (--events): key=value fields, greppable. */
+/* One event as one line of text (--events): key=value fields, greppable;
+ * or as one JSON object (--json --events). Names are escaped
+ * (core/escape.h): a line never holds a control byte or a second event. */
 #ifndef IG_EVFMT_H
 #define IG_EVFMT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/event.h"
 
@@ -14,5 +17,9 @@ const char *evfmt_kind(int kind);
  *   other=PID:COMM cpu=C flags=F comm=COMM
  * (fields that do not apply to the kind are left out). */
 char *evfmt_line(char *buf, size_t len, const struct ig_event *e);
+/* Writes e to f as one JSON object and a newline (--json --events), with the
+ * same fields as evfmt_line as JSON members (docs/json.md). Names are strings
+ * of valid UTF-8. Returns 0, -ENOMEM or -EIO. */
+int evfmt_json(FILE *f, const struct ig_event *e);
 
 #endif

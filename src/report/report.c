@@ -15,8 +15,11 @@
 #include "model/model.h"
 #include "core/fmt.h"
 #include "core/json.h"
+#include "core/escape.h"
 #include "core/ops.h"
 #include "core/status.h"
+#include "detect/detect.h"
+#include "model/model.h"
 
 #define MAX_ROWS 256
 
@@ -171,18 +174,14 @@ static double pctof(uint64_t a, uint64_t b)
 	return v > 100 ? 100 : v;
 }
 
-/* comm for a whitespace-separated text column */
+/* A name as one whitespace-separated text column, escaped (core/escape.h);
+ * b holds COL_LEN bytes. */
+#define COL_LEN (IG_COMM_LEN * 4 + 1)
 static const char *col(char *b, const char *comm)
 {
-	size_t i = 0;
-	for (; comm && comm[i] && i < IG_COMM_LEN - 1; i++)
-		b[i] = comm[i] == ' ' || comm[i] == '\t' ? '_' : comm[i];
-	b[i] = 0;
-	if (!i) {
-		b[0] = '?';
-		b[1] = 0;
-	}
-	return b;
+	if (!comm || !comm[0])
+		return "?";
+	return esc_str(b, COL_LEN, comm, ESC_FIELD);
 }
 
 static const char *mode_name(const struct ig_status *st)
@@ -225,14 +224,64 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		fprintf(f, "replay %s .. %s speed %g%s\n", a, b, st->replay_speed,
 			st->paused ? " paused" : "");
 	}
-	if (st && st->recording[0])
-		fprintf(f, "recording %s%s%s\n", st->recording,
-			st->record_error[0] ? " error: " : "", st->record_error);
-	if (st && st->message[0])
-		fprintf(f, "message %s\n", st->message);
+	if (st && st->recording[0]) {
+		fputs("recording ", f);
+		esc_fputs(f, st->recording, 0);
+		if (st->record_error[0]) {
+			fputs(" error: ", f);
+			esc_fputs(f, st->record_error, 0);
+		}
+		fputc('\n', f);
+	}
+	if (st && st->message[0]) {
+		fputs("message ", f);
+		esc_fputs(f, st->message, 0);
+		fputc('\n', f);
+	}
 	if (t.no_split_seen)
 		fprintf(f,
 			"note: some calls have no preempted/blocked split (imported recording)\n");
+}
+
+/* One chain: its line, and with details the lines under it. Every string
+ * of a chain may hold names of traced processes (or come from a recording):
+ * all go through the escaper. */
+static void text_chain(FILE *f, const struct ig_chain *ch, int details)
+{
+	fprintf(f, "[%s] ", detect_sev_name(ch->severity));
+	esc_fputs(f, ch->id_str, ESC_FIELD);
+	fprintf(f, " %s%s ", detect_class_name(ch->cls), ch->active ? "" : " resolved");
+	esc_fputs(f, ch->summary, 0);
+	fputc('\n', f);
+	if (!details)
+		return;
+	fputs("    why: ", f);
+	esc_fputs(f, ch->explanation, 0);
+	fputs("\n    evidence:", f);
+	for (int k = 0; k < ch->nevidence; k++) {
+		fputc(' ', f);
+		esc_fputs(f, ch->ev[k].key, ESC_FIELD);
+		fprintf(f, "=%g", ch->ev[k].value);
+		esc_fputs(f, ch->ev[k].unit, ESC_FIELD);
+	}
+	fputc('\n', f);
+	if (ch->lacking[0]) {
+		fputs("    missing: ", f);
+		esc_fputs(f, ch->lacking, 0);
+		fputc('\n', f);
+	}
+	for (int k = 0; k < ch->nrecs; k++) {
+		fputs("    do: ", f);
+		esc_fputs(f, ch->recs[k], 0);
+		fputc('\n', f);
+	}
+	for (int k = 0; k < ch->ntimeline; k++) {
+		char tm[40];
+		fmt_time_ms(tm, sizeof(tm), ch->timeline[k].ts_ns);
+		fprintf(f, "    at %s ", tm);
+		esc_fputs(f, ch->timeline[k].text, 0);
+		fputc('\n', f);
+	}
 }
 
 int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
@@ -254,7 +303,7 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		cloc_leave(&loc);
 		return -ENOMEM;
 	}
-	char a[24], b[24], c[24], d[24], cm[IG_COMM_LEN], w[64];
+	char a[24], b[24], c[24], d[24], cm[COL_LEN], w[COL_LEN + 16];
 
 	fprintf(f, "\n%-24s %9s %10s  %-12s %-12s %-12s %s\n", "OP", "CALLS", "RATE", "P50", "P95",
 		"P99", "MAX");
@@ -315,24 +364,7 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		if (o->max_chains && listed >= o->max_chains)
 			break;
 		listed++;
-		fprintf(f, "[%s] %s %s%s %s\n", detect_sev_name(ch->severity), ch->id_str,
-			detect_class_name(ch->cls), ch->active ? "" : " resolved", ch->summary);
-		if (!o->details)
-			continue;
-		fprintf(f, "    why: %s\n", ch->explanation);
-		fprintf(f, "    evidence:");
-		for (int k = 0; k < ch->nevidence; k++)
-			fprintf(f, " %s=%g%s", ch->ev[k].key, ch->ev[k].value, ch->ev[k].unit);
-		fputc('\n', f);
-		if (ch->lacking[0])
-			fprintf(f, "    missing: %s\n", ch->lacking);
-		for (int k = 0; k < ch->nrecs; k++)
-			fprintf(f, "    do: %s\n", ch->recs[k]);
-		for (int k = 0; k < ch->ntimeline; k++) {
-			char tm[40];
-			fmt_time_ms(tm, sizeof(tm), ch->timeline[k].ts_ns);
-			fprintf(f, "    at %s %s\n", tm, ch->timeline[k].text);
-		}
+		text_chain(f, ch, o->details);
 	}
 	free(rows);
 	free(procs);

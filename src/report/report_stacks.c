@@ -2,6 +2,7 @@
 #include "report/report_stacks.h"
 
 #include "core/json.h"
+#include "core/escape.h"
 #include "core/ops.h"
 #include "report/report.h"
 #include "stacks/stacks.h"
@@ -107,7 +108,9 @@ int report_stacks_text(FILE *f, struct stacks *st, const struct report_stacks_op
 					hidden++;
 					continue;
 				}
-				fprintf(f, "    %s\n", fr[j].text);
+				fputs("    ", f); /* symbols and paths: untrusted */
+				esc_fputs(f, fr[j].text, 0);
+				fputc('\n', f);
 				shown += fr[j].kind != STACKS_NOTE;
 			}
 			if (hidden)

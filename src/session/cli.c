@@ -3,59 +3,64 @@
 
 #include "store/rec.h"
 
+#include "core/escape.h"
+
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-	"usage: ingero-top [OPTIONS] [--pid PID[,PID...]] [-- CMD [ARGS...]]\n"
-	"       ingero-top --replay FILE.db [FILE2.db ...] [OPTIONS]\n"
-	"       ingero-top check\n"
-	"\n"
-	"Live top for GPU workloads: CUDA runtime/driver calls (eBPF uprobes) joined\n"
-	"with scheduler, memory and block-I/O events, per op and per thread.\n"
-	"\n"
-	"targets (live, needs root or CAP_BPF+CAP_PERFMON):\n"
-	"  (default)            every process that maps a CUDA library\n"
-	"  -p, --pid PID,...    these processes, their threads and future children\n"
-	"  -- CMD ARGS          start CMD and trace it; batch mode exits when it exits\n"
-	"  --lib PATH           also attach this library or executable (repeatable)\n"
-	"  --no-system-libs     do not attach ldconfig and /usr/local/cuda libraries\n"
-	"\n"
-	"output:\n"
-	"  -b, --batch          print text frames like top -b instead of the screen\n"
-	"  -n, --frames N       stop after N frames\n"
-	"  -d, --delay SECS     refresh interval (default 1)\n"
-	"      --summary        print one final frame over the whole run\n"
-	"      --json           one JSON object per frame, one per line\n"
-	"      --events         print every event, one line each (debugging, scripts)\n"
-	"      --stacks         also print the top call stacks per op\n"
-	"  -w, --window SECS    rolling window of the statistics (default 10)\n"
-	"\n"
-	"recording:\n"
-	"      --record FILE    record the session to a SQLite file\n"
-	"      --max-db SIZE    bound the recording (e.g. 500M, 2G): oldest seconds pruned\n"
-	"      --flight SECS    keep the last SECS of events in memory (default 300)\n"
-	"      --flight-dir DIR where the flight recorder saves (default: .)\n"
-	"      --replay FILE... replay recordings (ingero-top or Ingero databases)\n"
-	"      --speed X        replay speed (0.25..1000, 0 = as fast as possible)\n"
-	"\n"
-	"screen:\n"
-	"      --theme NAME     theme name or file (themes/*.theme)\n"
-	"      --no-color       monochrome (also NO_COLOR=1)\n"
-	"      --ascii          ASCII box and bar characters\n"
-	"\n"
-	"demo:\n"
-	"      --demo [NAME]    run a scenario with a known root cause and trace it\n"
-	"                       (default cpu-contention; see docs/scenarios.md)\n"
-	"\n"
-	"other:\n"
-	"      --raw-tp         use raw tracepoints even where tp_btf works\n"
-	"      --no-stacks      do not capture user stacks (on by default)\n"
-	"  -v, --verbose        more messages (libbpf debug output with -vv)\n"
-	"  -h, --help           this help;  -V, --version  the version\n";
+    "usage: ingero-top [OPTIONS] [--pid PID[,PID...]] [-- CMD [ARGS...]]\n"
+    "       ingero-top --replay FILE.db [FILE2.db ...] [OPTIONS]\n"
+    "       ingero-top check\n"
+    "\n"
+    "Live top for GPU workloads: CUDA runtime/driver calls (eBPF uprobes) joined\n"
+    "with scheduler, memory and block-I/O events, per op and per thread.\n"
+    "\n"
+    "targets (live, needs root or CAP_BPF+CAP_PERFMON):\n"
+    "  (default)            every process that maps a CUDA library\n"
+    "  -p, --pid PID,...    these processes, their threads and future children\n"
+    "  -- CMD ARGS          start CMD and trace it; batch mode exits when it exits\n"
+    "  --lib PATH           also attach this library or executable (repeatable)\n"
+    "  --no-system-libs     do not attach ldconfig and /usr/local/cuda libraries\n"
+    "\n"
+    "output:\n"
+    "  -b, --batch          print text frames like top -b instead of the screen\n"
+    "  -n, --frames N       stop after N frames\n"
+    "  -d, --delay SECS     refresh interval (default 1)\n"
+    "      --summary        print one final frame over the whole run\n"
+    "      --json           one JSON object per frame, one per line\n"
+    "      --events         print every event, one line each (with --json: one\n"
+    "                       JSON object each; docs/batch.md, docs/json.md)\n"
+    "      --stacks         also print the top call stacks per op\n"
+    "  -w, --window SECS    rolling window of the statistics (default 10)\n"
+    "\n"
+    "recording:\n"
+    "      --record FILE    record the session to a SQLite file\n"
+    "      --max-db SIZE    bound the recording (e.g. 500M, 2G; at least 1M):\n"
+    "                       oldest seconds pruned\n"
+    "      --flight SECS    keep the last SECS of events in memory (default 300)\n"
+    "      --flight-dir DIR where the flight recorder saves (default: .)\n"
+    "      --replay FILE... replay recordings (ingero-top or Ingero databases)\n"
+    "      --speed X        replay speed (0.25..1000, 0 = as fast as possible)\n"
+    "\n"
+    "screen:\n"
+    "      --theme NAME     theme name or file (themes/*.theme)\n"
+    "      --no-color       monochrome (also NO_COLOR=1)\n"
+    "      --ascii          ASCII box and bar characters\n"
+    "\n"
+    "demo:\n"
+    "      --demo [NAME]    run a scenario with a known root cause and trace it\n"
+    "                       (default cpu-contention; see docs/scenarios.md)\n"
+    "\n"
+    "other:\n"
+    "      --raw-tp         use raw tracepoints even where tp_btf works\n"
+    "      --no-stacks      do not capture user stacks (on by default)\n"
+    "  -v, --verbose        more messages (libbpf debug output with -vv)\n"
+    "  -h, --help           this help;  -V, --version  the version\n";
 
 enum {
 	OPT_SUMMARY = 256,
@@ -108,37 +113,259 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* One-line errors: the argument is escaped (it may hold any byte). */
 static int bad(const char *opt, const char *arg, const char *why)
 {
-	fprintf(stderr, "ingero-top: invalid %s '%s': %s (see ingero-top --help)\n", opt, arg, why);
+	char a[256];
+	fprintf(stderr, "ingero-top: invalid %s '%s': %s (see ingero-top --help)\n", opt,
+		esc_str(a, sizeof(a), arg, 0), why);
 	return -1;
 }
 
+static int missing(const char *opt)
+{
+	char a[128];
+	fprintf(stderr, "ingero-top: missing value for %s (see ingero-top --help)\n",
+		esc_str(a, sizeof(a), opt, 0));
+	return -1;
+}
+
+/* A finite number in [lo, hi]: "nan", "inf", an empty string, trailing text
+ * and out-of-range values are refused, so no cast of it is undefined. */
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || v < lo || v > hi)
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
 		return -1;
 	*out = v;
 	return 0;
 }
 
+/* A whole number of decimal digits only, in [lo, hi]. */
+static int parse_uint(const char *s, long lo, long hi, long *out)
+{
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 18)
+		return -1;
+	long v = strtol(s, NULL, 10);
+	if (v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* PID[,PID...]: no empty item, digits only. */
 static int parse_pids(struct cli *c, const char *arg)
 {
-	char buf[1024], *save = NULL;
-	snprintf(buf, sizeof(buf), "%s", arg);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(t, &end, 10);
-		if (*end || v <= 0 || v > 4194304)
-			return bad("pid", t, "not a process id");
+	if (!*arg)
+		return bad("--pid", arg, "expected PID[,PID...]");
+	for (const char *p = arg;;) {
+		size_t n = strcspn(p, ",");
+		char item[32];
+		long v;
+		snprintf(item, sizeof(item), "%.*s", (int)(n < 31 ? n : 31), p);
+		if (!n)
+			return bad("--pid", arg, "empty item in the list");
+		if (n > 31 || parse_uint(item, 1, 4194304, &v))
+			return bad("--pid", arg, "not a list of process ids");
 		if (c->npids == CLI_MAX_PIDS)
-			return bad("pid", t, "too many pids (64 at most)");
+			return bad("--pid", arg, "too many pids (64 at most)");
 		c->pids[c->npids++] = (int)v;
+		if (!p[n])
+			return 0;
+		p += n + 1;
 	}
+}
+
+int cli_pid_warning(int pid, char *buf, size_t len)
+{
+	char path[64], st[512];
+	buf[0] = 0;
+	if (pid == 1) {
+		snprintf(buf, len,
+			 "--pid 1 is init: it makes no CUDA calls, and every process it starts "
+			 "from now on is traced as its child");
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	st[n] = 0;
+	/* pid (comm) state ppid pgrp session tty tpgid flags: comm may hold ')' */
+	char *open = strchr(st, '('), *close = strrchr(st, ')');
+	unsigned long flags = 0;
+	if (!open || !close || close < open ||
+	    sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return 0;
+	if (!(flags & 0x00200000)) /* PF_KTHREAD */
+		return 0;
+	char comm[64], e[64 * 4 + 1];
+	snprintf(comm, sizeof(comm), "%.*s", (int)(close - open - 1), open + 1);
+	snprintf(buf, len, "--pid %d is a kernel thread (%s): it makes no CUDA calls", pid,
+		 esc_str(e, sizeof(e), comm, 0));
+	return 1;
+}
+
+/* After the loop: the combinations and the lone "--". */
+static int check_combinations(struct cli *c, int argc, char **argv, bool replay)
+{
+	if (replay && !c->nreplay) {
+		fprintf(stderr, "ingero-top: --replay needs at least one FILE.db\n");
+		return -1;
+	}
+	if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
+		if (optind == argc) {
+			fprintf(stderr, "ingero-top: -- must be followed by a command to trace\n");
+			return -1;
+		}
+		c->cmd = &argv[optind];
+		c->ncmd = argc - optind;
+	} else if (optind < argc) {
+		char a[256];
+		fprintf(stderr, "ingero-top: unexpected argument '%s' (a command goes after --)\n",
+			esc_str(a, sizeof(a), argv[optind], 0));
+		return -1;
+	}
+	if (replay && (c->npids || c->cmd || c->record)) {
+		fprintf(stderr, "ingero-top: --replay cannot be combined with --pid, --record or a "
+				"command\n");
+		return -1;
+	}
+	if (c->npids && c->cmd) {
+		fprintf(stderr, "ingero-top: give either --pid or a command, not both\n");
+		return -1;
+	}
+	if (c->max_db && !c->record) {
+		fprintf(stderr,
+			"ingero-top: --max-db bounds a recording: it needs --record FILE\n");
+		return -1;
+	}
+	char w[256];
+	for (int i = 0; i < c->npids; i++)
+		if (cli_pid_warning(c->pids[i], w, sizeof(w)))
+			fprintf(stderr, "ingero-top: warning: %s\n", w);
 	return 0;
+}
+
+/* An option getopt did not take: unknown, or given a value it does not take. */
+static int unknown(char **argv)
+{
+	const char *a = argv[optind - 1], *eq = strchr(a, '=');
+	char e[256], o[8];
+	if (optopt && strncmp(a, "--", 2)) {
+		snprintf(o, sizeof(o), "-%c", optopt);
+		a = o;
+	} else if (eq && !strncmp(a, "--", 2)) {
+		for (const struct option *lo = longopts; lo->name; lo++)
+			if (strlen(lo->name) == (size_t)(eq - a - 2) &&
+			    !strncmp(lo->name, a + 2, (size_t)(eq - a - 2))) {
+				fprintf(stderr,
+					"ingero-top: option --%s takes no value (see --help)\n",
+					lo->name);
+				return -1;
+			}
+	}
+	fprintf(stderr, "ingero-top: unknown or ambiguous option '%s' (see --help)\n",
+		esc_str(e, sizeof(e), a, 0));
+	return -1;
+}
+
+/* The options that take a number: 0, or -1 after the error line. */
+static int parse_number(struct cli *c, int opt, const char *arg)
+{
+	long v;
+	switch (opt) {
+	case 'n':
+		if (parse_uint(arg, 1, 1000000000, &v))
+			return bad("-n", arg, "expected a whole number of frames, 1 to 1e9");
+		c->frames = (int)v;
+		return 0;
+	case 'd':
+		if (parse_double(arg, 0.05, 3600, &c->interval_s))
+			return bad("-d", arg, "expected seconds between 0.05 and 3600");
+		return 0;
+	case 'w':
+		if (parse_double(arg, 1, 300, &c->window_s))
+			return bad("--window", arg, "expected seconds between 1 and 300");
+		return 0;
+	case OPT_FLIGHT:
+		if (parse_double(arg, 0, 86400, &c->flight_s))
+			return bad("--flight", arg, "expected seconds between 0 and 86400");
+		return 0;
+	case OPT_SPEED:
+		if (!strcmp(arg, "max"))
+			c->speed = 0;
+		else if (parse_double(arg, 0, 1000, &c->speed) || (c->speed > 0 && c->speed < 0.25))
+			return bad("--speed", arg, "expected 0.25 to 1000, or 0/max");
+		return 0;
+	case OPT_MAX_DB: {
+		uint64_t b = 0;
+		char *end;
+		double num = strtod(arg, &end); /* rec_parse_size reads the unit */
+		if (end == arg || !isfinite(num) || rec_parse_size(arg, &b))
+			return bad("--max-db", arg, "expected a size like 500M or 2G");
+		if (b < CLI_MIN_MAX_DB)
+			return bad("--max-db", arg,
+				   "the smallest bound is 1M (the schema and one second of events "
+				   "must fit)");
+		c->max_db = b;
+		return 0;
+	}
+	}
+	return -1;
+}
+
+/* The options without a value, and those that take a word as it is. */
+static void set_flag(struct cli *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'b':
+		c->batch = true;
+		break;
+	case OPT_SUMMARY:
+		c->summary = c->batch = true;
+		break;
+	case OPT_JSON:
+		c->json = c->batch = true;
+		break;
+	case OPT_EVENTS:
+		c->events = c->batch = true;
+		break;
+	case OPT_RECORD:
+		c->record = arg;
+		break;
+	case OPT_FLIGHT_DIR:
+		c->flight_dir = arg;
+		break;
+	case OPT_THEME:
+		c->theme = arg;
+		break;
+	case OPT_NO_COLOR:
+		c->no_color = true;
+		break;
+	case OPT_ASCII:
+		c->ascii = true;
+		break;
+	case OPT_RAW_TP:
+		c->raw_tp = true;
+		break;
+	case OPT_NO_SYSTEM_LIBS:
+		c->no_system_libs = true;
+		break;
+	case OPT_NO_STACKS:
+		c->no_stacks = true;
+		break;
+	case OPT_STACKS:
+		c->stacks = true;
+		break;
+	case 'v':
+		c->verbose++;
+		break;
+	}
 }
 
 int cli_parse(struct cli *c, int argc, char **argv)
@@ -157,64 +384,31 @@ int cli_parse(struct cli *c, int argc, char **argv)
 		return 0;
 	}
 	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+p:bn:d:w:vhV", longopts, NULL)) != -1) {
+	optind = 0; /* 0, not 1: glibc then also forgets a half-read "-bd" */
+	while ((opt = getopt_long(argc, argv, "+:p:bn:d:w:vhV", longopts, NULL)) != -1) {
+		/* "--record --batch": the next option is not a value (a value
+		 * attached with '=' is taken as given) */
+		if (optarg && optarg == argv[optind - 1] && !strncmp(optarg, "--", 2) &&
+		    optind >= 2)
+			return missing(argv[optind - 2]);
 		switch (opt) {
 		case 'p':
 			if (parse_pids(c, optarg))
 				return -1;
 			break;
-		case 'b':
-			c->batch = true;
-			break;
-		case 'n': {
-			double v;
-			if (parse_double(optarg, 1, 1e9, &v))
-				return bad("-n", optarg, "expected a number of frames >= 1");
-			c->frames = (int)v;
-			break;
-		}
+		case 'n':
 		case 'd':
-			if (parse_double(optarg, 0.05, 3600, &c->interval_s))
-				return bad("-d", optarg, "expected seconds between 0.05 and 3600");
-			break;
 		case 'w':
-			if (parse_double(optarg, 1, 300, &c->window_s))
-				return bad("--window", optarg, "expected seconds between 1 and 300");
-			break;
-		case OPT_SUMMARY:
-			c->summary = true;
-			c->batch = true;
-			break;
-		case OPT_JSON:
-			c->json = true;
-			c->batch = true;
-			break;
-		case OPT_EVENTS:
-			c->events = true;
-			c->batch = true;
+		case OPT_FLIGHT:
+		case OPT_SPEED:
+		case OPT_MAX_DB:
+			if (parse_number(c, opt, optarg))
+				return -1;
 			break;
 		case OPT_LIB:
 			if (c->nlibs == CLI_MAX_LIBS)
 				return bad("--lib", optarg, "too many libraries (16 at most)");
 			c->libs[c->nlibs++] = optarg;
-			break;
-		case OPT_RECORD:
-			c->record = optarg;
-			break;
-		case OPT_MAX_DB: {
-			uint64_t v = 0;
-			if (rec_parse_size(optarg, &v) || v < 65536)
-				return bad("--max-db", optarg, "expected a size like 500M or 2G");
-			c->max_db = v;
-			break;
-		}
-		case OPT_FLIGHT:
-			if (parse_double(optarg, 0, 86400, &c->flight_s))
-				return bad("--flight", optarg, "expected seconds between 0 and 86400");
-			break;
-		case OPT_FLIGHT_DIR:
-			c->flight_dir = optarg;
 			break;
 		case OPT_REPLAY:
 			/* Every following word that is not an option is a file. */
@@ -225,42 +419,11 @@ int cli_parse(struct cli *c, int argc, char **argv)
 				c->replay[c->nreplay++] = argv[optind++];
 			}
 			break;
-		case OPT_SPEED:
-			if (!strcmp(optarg, "max"))
-				c->speed = 0;
-			else if (parse_double(optarg, 0, 1000, &c->speed) ||
-				 (c->speed > 0 && c->speed < 0.25))
-				return bad("--speed", optarg, "expected 0.25 to 1000, or 0/max");
-			break;
-		case OPT_THEME:
-			c->theme = optarg;
-			break;
-		case OPT_NO_COLOR:
-			c->no_color = true;
-			break;
-		case OPT_ASCII:
-			c->ascii = true;
-			break;
-		case OPT_RAW_TP:
-			c->raw_tp = true;
-			break;
-		case OPT_NO_SYSTEM_LIBS:
-			c->no_system_libs = true;
-			break;
-		case OPT_NO_STACKS:
-			c->no_stacks = true;
-			break;
-		case OPT_STACKS:
-			c->stacks = true;
-			break;
 		case OPT_DEMO:
 			/* An optional scenario name follows as a separate word. */
 			c->demo = "cpu-contention";
 			if (optind < argc && argv[optind][0] != '-')
 				c->demo = argv[optind++];
-			break;
-		case 'v':
-			c->verbose++;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -268,38 +431,15 @@ int cli_parse(struct cli *c, int argc, char **argv)
 		case 'V':
 			printf("ingero-top %s\n", IG_VERSION);
 			return 1;
-		case ':':
-			fprintf(stderr, "ingero-top: option %s needs a value (see --help)\n",
-				argv[optind - 1]);
-			return -1;
+		case ':': {
+			char o[4] = {'-', (char)optopt, 0};
+			return missing(!strncmp(argv[optind - 1], "--", 2) ? argv[optind - 1] : o);
+		}
+		case '?':
+			return unknown(argv);
 		default:
-			fprintf(stderr, "ingero-top: unknown option '%s' (see --help)\n",
-				argv[optind - 1]);
-			return -1;
+			set_flag(c, opt, optarg);
 		}
 	}
-	if (replay) {
-		if (!c->nreplay) {
-			fprintf(stderr, "ingero-top: --replay needs at least one FILE.db\n");
-			return -1;
-		}
-	}
-	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
-		c->cmd = &argv[optind];
-		c->ncmd = argc - optind;
-	} else if (optind < argc) {
-		fprintf(stderr, "ingero-top: unexpected argument '%s' (a command goes after --)\n",
-			argv[optind]);
-		return -1;
-	}
-	if (replay && (c->npids || c->cmd || c->record)) {
-		fprintf(stderr, "ingero-top: --replay cannot be combined with --pid, --record or a "
-				"command\n");
-		return -1;
-	}
-	if (c->npids && c->cmd) {
-		fprintf(stderr, "ingero-top: give either --pid or a command, not both\n");
-		return -1;
-	}
-	return 0;
+	return check_combinations(c, argc, argv, replay);
 }

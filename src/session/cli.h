@@ -3,11 +3,15 @@
 #define IG_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CLI_MAX_PIDS 64
 #define CLI_MAX_LIBS 16
 #define CLI_MAX_REPLAY 16
+/* The smallest --max-db: below it the empty schema (~100 KiB) and the
+ * pruning granularity (whole seconds) cannot keep a recording in bounds. */
+#define CLI_MIN_MAX_DB (1ull << 20)
 
 struct cli {
 	bool check;          /* "ingero-top check" */
@@ -43,7 +47,15 @@ struct cli {
 };
 
 /* Parses argv. Returns 0 to go on, 1 when it printed help or the version
- * (exit 0), -1 after printing a one-line error (exit 2). */
+ * (exit 0), -1 after printing a one-line error on stderr (exit 2). Numbers
+ * must be finite and in range ("nan", "inf", negatives refused), --pid lists
+ * have no empty item, "--" needs a command, --max-db needs --record and at
+ * least CLI_MIN_MAX_DB. Warnings (cli_pid_warning) go to stderr and still
+ * return 0. argv must outlive c (c->replay, c->cmd... point into it). */
 int cli_parse(struct cli *c, int argc, char **argv);
+
+/* A warning for tracing pid: pid 1 (init) or a kernel thread. Writes it
+ * into buf (without "warning: ") and returns 1, or returns 0 with buf "". */
+int cli_pid_warning(int pid, char *buf, size_t len);
 
 #endif

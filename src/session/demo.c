@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +51,9 @@ struct demo_scn {
  * The scenarios. Each lasts about 10 s on a 2-core VM with the probes
  * attached (bounded by --iters or --seconds, never by the tracer), and its
  * processes are pinned so that the root cause does not depend on where the
- * scheduler happens to put them: @CPU is CPU 1 (0 on a single-core host),
- * @CPU2 the other one. Why each is built this way, and what ingero-top must
+ * scheduler happens to put them: @CPU is the highest CPU ingero-top may use
+ * (CPU 1 on a 2-core host), @CPU2 the lowest (demo_pick_cpus). Why each is
+ * built this way, and what ingero-top must
  * say about it: docs/scenarios.md.
  */
 /* clang-format off */
@@ -152,7 +154,7 @@ struct demo_run {
 	int nproc;
 	struct demo_proc proc[DEMO_MAX_PROCS];
 	char dir[PATH_MAX]; /* scratch directory, "" when none */
-	char cpu[8], cpu2[8];
+	char cpu[12], cpu2[12];
 	int released;
 };
 
@@ -204,6 +206,39 @@ static void demo_free_argv(struct demo_proc *p)
 	for (int i = 0; p->argv[i]; i++)
 		free(p->argv[i]);
 	memset(p->argv, 0, sizeof(p->argv));
+}
+
+/* The CPUs of @CPU and @CPU2, from the set this process may use (a container
+ * or a taskset may exclude CPU 0 or 1): @CPU the highest allowed CPU, @CPU2
+ * the lowest (the same on one CPU). INGERO_DEMO_CPUS="A,B" sets them, for a
+ * caller that pins ingero-top itself away from them (the tests). */
+static void demo_pick_cpus(int *cpu, int *cpu2)
+{
+	const char *env = getenv("INGERO_DEMO_CPUS");
+	cpu_set_t set;
+	int a, b;
+	char tail;
+
+	if (env && sscanf(env, "%d,%d%c", &a, &b, &tail) == 2 && a >= 0 && b >= 0 &&
+	    a < CPU_SETSIZE && b < CPU_SETSIZE) {
+		*cpu = a;
+		*cpu2 = b;
+		return;
+	}
+	*cpu = *cpu2 = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	int lo = -1, hi = -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &set)) {
+			if (lo < 0)
+				lo = i;
+			hi = i;
+		}
+	if (lo >= 0) {
+		*cpu = hi;
+		*cpu2 = lo;
+	}
 }
 
 /* INGERO_DEMO_SCALE (0.05..1, default 1) shortens every scenario: the
@@ -404,9 +439,10 @@ struct demo_run *demo_start(const char *name, char *err, size_t errlen)
 		return NULL;
 	}
 	d->scn = s;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	snprintf(d->cpu, sizeof(d->cpu), "%d", ncpu > 1 ? 1 : 0);
-	snprintf(d->cpu2, sizeof(d->cpu2), "%d", 0);
+	int cpu, cpu2;
+	demo_pick_cpus(&cpu, &cpu2);
+	snprintf(d->cpu, sizeof(d->cpu), "%d", cpu);
+	snprintf(d->cpu2, sizeof(d->cpu2), "%d", cpu2);
 	if (s->need_dir) {
 		/* /var/tmp, not /tmp: /tmp is often a tmpfs, and the I/O must reach a
 		 * disk. TMPDIR wins when set. */

@@ -5,6 +5,7 @@
 #include "collect/check.h"
 #include "collect/collector.h"
 #include "session/demo.h"
+#include "core/escape.h"
 #include "core/event.h"
 #include "core/log.h"
 #include "detect/detect.h"
@@ -317,9 +318,12 @@ static int open_record(struct session *s, char *err, size_t errlen)
 	struct rec_session rs;
 
 	s->rec = rec_open(s->cli.record, &ro, &why);
-	if (!s->rec) {
-		snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
-			 why ? why : "unknown error");
+	if (!s->rec) { /* rec_open's messages name the file already */
+		if (why && !strncmp(why, "cannot record to ", 17))
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
+				 why ? why : "unknown error");
 		return -EINVAL;
 	}
 	describe_session(s, &rs, &facts, pids, sizeof(pids));
@@ -833,11 +837,21 @@ void session_describe(struct session *s, FILE *f)
 		collector_summary(s->coll, f);
 	for (int i = 0; s->replay && i < replay_file_count(s->src); i++) {
 		struct replay_file_info fi;
-		if (!replay_file_info(s->src, i, &fi))
-			fprintf(f, "replay: %s (%s, schema %s)\n", fi.path, fi.writer, fi.version);
+		if (replay_file_info(s->src, i, &fi))
+			continue;
+		fputs("replay: ", f); /* the writer and version come from the file */
+		esc_fputs(f, fi.path, 0);
+		fputs(" (", f);
+		esc_fputs(f, fi.writer, 0);
+		fputs(", schema ", f);
+		esc_fputs(f, fi.version, 0);
+		fputs(")\n", f);
 	}
-	if (s->rec)
-		fprintf(f, "record: %s\n", rec_path(s->rec));
+	if (s->rec) {
+		fputs("record: ", f);
+		esc_fputs(f, rec_path(s->rec), 0);
+		fputc('\n', f);
+	}
 }
 
 int session_replay_to(struct session *s, uint64_t until)

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
 IG=${IG:-$PWD/$B/ingero-top}
 WL=${WL:-$PWD/$B/workload}
-FIXTURE=${FIXTURE:-/work/shared/traces/pytorch-dataloader-starvation.db}
+FIXTURE=${FIXTURE:-${IG_TRACES:-$PWD/tests/fixtures/ingero}/pytorch-dataloader-starvation.db}
 SECS=${SECS:-20}
 SOCK=ingero-bench-$$
 TM=(tmux -L "$SOCK" -f /dev/null)

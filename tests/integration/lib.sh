@@ -40,12 +40,51 @@ expect_counts() { awk '$1 != "pid" && $2 > 0' "$1" | sort; }
 # Value of field NAME= on a line.
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
+# --- waiting for conditions (never for a fixed time) ----------------------------
+# wait_until SECS COMMAND...: runs COMMAND every 0.1 s until it succeeds (0)
+# or SECS pass (1). Deadlines are generous: a loaded machine is slow.
+wait_until() {
+	local secs=$1 i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+# lines_at_least FILE PATTERN N: FILE has >= N lines matching (grep -E).
+lines_at_least() { [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
+# counts_reached EVENTS EXPECT: the calls of the expect file's pids in an
+# --events file equal (or exceed) its per-op counts.
+counts_reached() {
+	event_counts_of "$1" "$2" >"$1.now"
+	expect_counts "$2" | awk 'NR == FNR { got[$1] = $2; next } (got[$1] + 0) < $2 { short = 1 }
+		END { exit short }' "$1.now" -
+}
+# calls_reached EVENTS OP N: at least N "call" lines of OP.
+calls_reached() { [ "$(awk '$2 == "call"' "$1" | grep -c " op=$2 ")" -ge "$3" ]; }
+
+# --- CPUs: from the set this shell may use, never a CPU by number ----------------
+# allowed_cpus: the CPUs of `taskset -p $$`, one per line, ascending.
+allowed_cpus() {
+	taskset -pc $$ | sed 's/.*: *//' | tr ',' '\n' |
+		awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) print i; next } NF == 1 { print $1 }' | sort -n
+}
+# pick_cpus N: CPUS=(the first N allowed CPUs), or exit 77 saying why.
+pick_cpus() {
+	mapfile -t CPUS < <(allowed_cpus)
+	if [ "${#CPUS[@]}" -lt "$1" ]; then
+		echo "skip: needs $1 CPUs, this shell may use only: $(taskset -pc $$ | sed 's/.*: *//')"
+		exit 77
+	fi
+}
+
 # ingero-top BPF programs and links that no live process holds: what would
 # be "left attached" after an exit. Other ingero-top instances running on the
 # machine hold theirs through file descriptors and are not counted.
-orphan_bpf() { # an exiting instance frees its programs a moment later: retry
+orphan_bpf() { # an exiting instance frees its programs a moment later: poll (20 s)
 	local n i
-	for i in 1 2 3 4 5; do
+	for i in $(seq 50); do
 		n=$(orphan_bpf_once)
 		[ "$n" = 0 ] && break
 		sleep 0.4

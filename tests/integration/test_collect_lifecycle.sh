@@ -9,23 +9,23 @@ need_root
 # Another ingero-top may be running on a developer's machine: what must be
 # zero is what no process holds any more (orphan_bpf in lib.sh).
 expect_eq "before: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
-wait_attached() { for _ in $(seq 100); do grep -q "attached" "$1" && return; sleep 0.1; done; }
+# Both shim libraries attached (logged once each probe set is live).
+wait_attached() { wait_until 30 lines_at_least "$1" "attached [0-9]+ ops" 2 || bad "not attached: $(cat "$1")"; }
 
 # --pid on a process that waits for SIGUSR1 before its first call.
 "$WL" --wait-signal --iters 30 --kernels 2 --kernel-us 100 --expect "$TMP/p.expect" >"$TMP/p.ready" 2>/dev/null &
 wl=$!
-for _ in $(seq 50); do grep -q ready "$TMP/p.ready" && break; sleep 0.1; done
+wait_until 30 grep -q ready "$TMP/p.ready" || bad "the workload never said ready"
 "$IG" -v --events --pid "$wl" >"$TMP/p.ev" 2>"$TMP/p.err" &
 ig=$!
 wait_attached "$TMP/p.err"
-sleep 0.3
 kill -USR1 $wl; wait $wl
-sleep 0.5
+# every call read from the ring buffer before the signal
+wait_until 30 counts_reached "$TMP/p.ev" "$TMP/p.expect"
 kill -INT $ig; wait $ig; rc=$?
 expect_eq "--pid: exit status after SIGINT" "$rc" 0
 event_counts "$TMP/p.ev" >"$TMP/p.got"; expect_counts "$TMP/p.expect" >"$TMP/p.want"
 diff -q "$TMP/p.want" "$TMP/p.got" >/dev/null && ok "--pid: exact counts" || { bad "--pid counts"; diff "$TMP/p.want" "$TMP/p.got"; }
-sleep 0.3
 expect_eq "after SIGINT: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
 # Default mode (all CUDA processes): a workload started afterwards is traced.
@@ -33,15 +33,13 @@ expect_eq "after SIGINT: orphaned ingero-top programs and links" "$(orphan_bpf)"
 	>"$TMP/a.ev" 2>"$TMP/a.err" &
 ig=$!
 wait_attached "$TMP/a.err"
-sleep 0.3
 "$WL" --iters 10 --kernels 1 --kernel-us 50 --expect "$TMP/a.expect" 2>/dev/null
-sleep 0.5
+wait_until 30 counts_reached "$TMP/a.ev" "$TMP/a.expect"
 kill -TERM $ig; wait $ig; rc=$?
 expect_eq "default mode: exit status after SIGTERM" "$rc" 0
 event_counts_of "$TMP/a.ev" "$TMP/a.expect" >"$TMP/a.got"; expect_counts "$TMP/a.expect" >"$TMP/a.want"
 diff -q "$TMP/a.want" "$TMP/a.got" >/dev/null && ok "default mode: a process started later is traced exactly" \
 	|| { bad "default mode counts"; diff "$TMP/a.want" "$TMP/a.got"; }
-sleep 0.3
 expect_eq "after SIGTERM: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
 # Errors: one line, non-zero exit.

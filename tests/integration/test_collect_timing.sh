@@ -6,12 +6,16 @@
 # CPU hog shares the CPU.
 . "$(dirname "$0")/lib.sh"
 need_root
+# Two CPUs of the allowed set: ingero-top on the first, the workload (and
+# the hog) on the second.
+pick_cpus 2
+IGCPU=${CPUS[0]} WLCPU=${CPUS[1]}
 
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 
 # 1. a 4 ms kernel then a sync: the sync lasts the kernel's remaining time.
 "$IG" --events --no-system-libs -- "$WL" --iters 30 --kernels 1 --kernel-us 4000 --sync-every 1 \
-	--cpu 1 >"$TMP/t1.ev" 2>"$TMP/t1.err"
+	--cpu "$WLCPU" >"$TMP/t1.ev" 2>"$TMP/t1.err"
 sync_med=$(grep " op=cudaStreamSynchronize " "$TMP/t1.ev" | field dur_ns | median)
 within "median cudaStreamSynchronize after a 4 ms kernel (ns)" "$sync_med" 4000000 10
 cu_med=$(grep " op=cuStreamSynchronize " "$TMP/t1.ev" | field dur_ns | median)
@@ -19,7 +23,7 @@ within "median nested cuStreamSynchronize (ns)" "$cu_med" 4000000 10
 
 # 2. a synchronous 8 MiB H2D copy at the shim's 10 GB/s: 839 us + 10 us.
 "$IG" --events --no-system-libs -- "$WL" --iters 20 --kernels 0 --h2d 8388608 --sync-every 0 \
-	--cpu 1 >"$TMP/t2.ev" 2>"$TMP/t2.err"
+	--cpu "$WLCPU" >"$TMP/t2.ev" 2>"$TMP/t2.err"
 cp_med=$(grep " op=cudaMemcpy " "$TMP/t2.ev" | field dur_ns | median)
 within "median cudaMemcpy of 8 MiB (ns)" "$cp_med" 848861 10
 
@@ -33,12 +37,13 @@ hogs=$(grep " op=cudaStreamSynchronize " "$TMP/t1.ev" | grep -c "other=[0-9]*:ig
 expect_eq "quiet run: syncs naming ig-hog as preemptor" "$hogs" 0
 
 # 4. a CPU hog pinned on the same CPU: syncs are preempted by the hog.
-"$HOG" --cpu 1 --seconds 60 & hog=$!
+"$HOG" --cpu "$WLCPU" --seconds 60 & hog=$!
 cleanup_hooks+=("kill $hog 2>/dev/null")
-sleep 0.3
-# ingero-top itself stays off CPU 1, so the hog is the only competitor there.
-taskset -c 0 "$IG" --events --no-system-libs -- "$WL" --iters 30 --kernels 1 --kernel-us 4000 --sync-every 1 \
-	--cpu 1 >"$TMP/t4.ev" 2>"$TMP/t4.err"
+hog_running() { [ "$(cat /proc/$hog/comm 2>/dev/null)" = ig-hog ]; }
+wait_until 30 hog_running || bad "the hog did not start"
+# ingero-top itself stays off the workload's CPU: the hog is the only competitor there.
+taskset -c "$IGCPU" "$IG" --events --no-system-libs -- "$WL" --iters 30 --kernels 1 --kernel-us 4000 \
+	--sync-every 1 --cpu "$WLCPU" >"$TMP/t4.ev" 2>"$TMP/t4.err"
 kill $hog; wait $hog 2>/dev/null
 pre=$(grep " op=cudaStreamSynchronize " "$TMP/t4.ev" | field preempt_ns | awk '{s += $1} END {print s + 0}')
 n=$(grep -c " op=cudaStreamSynchronize " "$TMP/t4.ev")

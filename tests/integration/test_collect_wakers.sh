@@ -10,9 +10,13 @@ grep -q ' __irqentry_text_start$' /proc/kallsyms && ! grep -q '^0000000000000000
 
 # 1. 30 steps that each sleep 3 ms, with a CPU hog on the same CPU: the
 # timer interrupt that ends each sleep runs on top of the hog.
-"$HOG" --cpu 1 --seconds 60 & hog=$!
+pick_cpus 1
+CPU=${CPUS[${#CPUS[@]} - 1]} # the last allowed CPU
+"$HOG" --cpu "$CPU" --seconds 60 & hog=$!
 cleanup_hooks+=("kill $hog 2>/dev/null")
-"$IG" --events --no-system-libs -- "$WL" --cpu 1 --iters 30 --kernels 1 --kernel-us 10 \
+hog_running() { [ "$(cat /proc/$hog/comm 2>/dev/null)" = ig-hog ]; }
+wait_until 30 hog_running || bad "the hog did not start"
+"$IG" --events --no-system-libs -- "$WL" --cpu "$CPU" --iters 30 --kernels 1 --kernel-us 10 \
 	--sleep-us 3000 >"$TMP/s.ev" 2>"$TMP/s.err"
 kill $hog; wait $hog 2>/dev/null
 # The sleeps: blocked between calls for at least 2.5 ms.

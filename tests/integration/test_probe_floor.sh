@@ -13,12 +13,16 @@ DR=$(readlink -f "$B/shim/libcuda.so.1")
 calls=$(awk '$1 != "pid" {s += $2} END {print s}' "$TMP/expect")
 expect_eq "workload: calls per run" "$calls" 1804
 
+# The links a process holds, by id (other tracers may run meanwhile).
+links_of() { cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "link_id:" {print $2}' | sort -u; }
+held=""
 for mode in count clock floor; do
 	"$PF" "$mode" "$RT" "$DR" >"$TMP/$mode.out" 2>"$TMP/$mode.err" &
 	pf=$!
-	for _ in $(seq 100); do grep -q attached "$TMP/$mode.out" && break; sleep 0.1; done
+	wait_until 30 grep -q attached "$TMP/$mode.out" || bad "$mode: never attached: $(cat "$TMP/$mode.err")"
+	held="$held $(links_of $pf | tr '\n' ' ')"
+	# the probes fire in the calls: the counts are complete when it exits
 	"$WL" --iters 100 --kernels 8 --sync-every 1 >/dev/null 2>&1
-	sleep 0.3
 	kill -INT $pf; wait $pf; rc=$?
 	expect_eq "$mode: exit status" "$rc" 0
 	last=$(tail -n 1 "$TMP/$mode.out")
@@ -34,6 +38,14 @@ expect_eq "unknown mode: exit status" "$rc" 1
 "$PF" count /etc/passwd >/dev/null 2>"$TMP/bad2.err"; rc=$?
 expect_eq "no CUDA functions: exit status" "$rc" 1
 expect_eq "no CUDA functions: one line" "$(wc -l <"$TMP/bad2.err")" 1
-sleep 0.3
-expect_eq "nothing left attached" "$(bpftool link show 2>/dev/null | grep -c 'uprobe_multi')" 0
+alive_links() { # ids still loaded, of those given
+	bpftool link show -j 2>/dev/null | python3 -c '
+import json, sys
+want = set(sys.argv[1:])
+print(" ".join(str(l["id"]) for l in json.load(sys.stdin) if str(l["id"]) in want))' "$@"
+}
+[ -n "${held// /}" ] && ok "the runs held links$held" || bad "no links seen while attached"
+none_alive() { [ -z "$(alive_links $held)" ]; }
+wait_until 20 none_alive
+expect_eq "links of the runs left attached" "$(alive_links $held)" ""
 finish

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Replay, recorder, flight-recorder and JSON tests rebuilt with ASan and UBSan:
 # the fixture checks, the mutation test on corrupted copies of the Ingero
-# fixtures, the round trip, disk-full and kill -9 tests. Then, if the
-# ingero-top binary can replay, the CLI on the fixtures and on broken files.
+# fixtures (tests/fixtures/ingero, or IG_TRACES), the round trip, disk-full
+# and kill -9 tests. Then the CLI on the fixtures and on broken files.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -19,11 +19,12 @@ CF="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
     -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -std=gnu11
     -D_GNU_SOURCE -DIG_VERSION=\"asan\" -Isrc -Ibpf"
 objs=()
-for c in src/store/*.c src/core/ops.c src/core/hist.c src/core/json.c src/collect/sysinfo.c; do
+for c in src/store/*.c src/core/ops.c src/core/hist.c src/core/json.c src/core/escape.c src/collect/sysinfo.c; do
 	o=$tmp/$(echo "${c%.c}" | tr / _).o
 	gcc $CF -c "$c" -o "$o" || exit 1
 	objs+=("$o")
 done
+export IG_TRACES=${IG_TRACES:-$PWD/tests/fixtures/ingero}
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 rc=0
@@ -37,9 +38,13 @@ done
 [ $rc = 0 ] || exit 1
 
 # A real full disk (root: a 2 MiB tmpfs): recording stops with ENOSPC, the
-# caller goes on, and the file replays.
-if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/full" && mount -t tmpfs -o size=2m tmpfs "$tmp/full" 2>/dev/null; then
-	cat >"$tmp/fill.c" <<'C'
+# caller goes on, and the file replays. Without root this part says so.
+if [ "$(id -u)" != 0 ]; then
+	echo "part skipped: the full-disk case needs root (a tmpfs mount)"
+else
+	mkdir -p "$tmp/full"
+	mount -t tmpfs -o size=2m tmpfs "$tmp/full" || { echo "FAIL: cannot mount a tmpfs"; exit 1; }
+cat >"$tmp/fill.c" <<'C'
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,35 +84,31 @@ C
 	echo "full disk: recording stopped with ENOSPC, the file replays"
 fi
 
-# The CLI, when it has --replay wired (src/main.c).
-traces=${IG_TRACES:-tests/fixtures/ingero}
+# The CLI on every fixture, a multi-file replay, and broken files.
+traces=$IG_TRACES
 IG=${IG:-$BUILD/ingero-top}
-if [ -x "$IG" ] && [ -d "$traces" ] && "$IG" --help 2>&1 | grep -q -- --replay; then
-	for f in "$traces"/*.db; do
-		if ! out=$("$IG" --batch --summary --replay "$f" 2>&1 </dev/null); then
-			if echo "$out" | grep -qi "not available"; then
-				echo "CLI replay not wired yet: skipping the CLI part"
-				exit 0
-			fi
-			echo "FAIL: $IG --replay $f: $out"; exit 1
-		fi
-	done
-	n1=$traces/sample-gpu-node-01.db n2=$traces/sample-gpu-node-02.db n3=$traces/sample-gpu-node-03.db
-	if [ -f "$n1" ]; then
-		out=$("$IG" --batch --summary --replay "$n1" "$n2" "$n3" 2>&1 </dev/null) ||
-			{ echo "FAIL: multi-file replay: $out"; exit 1; }
+[ -x "$IG" ] || { echo "FAIL: $IG not built"; exit 1; }
+n=0
+for f in "$traces"/*.db; do
+	[ -f "$f" ] || continue
+	out=$("$IG" --batch --summary --replay "$f" 2>&1 </dev/null) ||
+		{ echo "FAIL: $IG --replay $f: $out"; exit 1; }
+	n=$((n + 1))
+done
+[ $n -ge 5 ] || { echo "FAIL: $n fixtures in $traces, want the 5 shipped ones"; exit 1; }
+n1=$traces/sample-gpu-node-01.db n2=$traces/sample-gpu-node-02.db n3=$traces/sample-gpu-node-03.db
+out=$("$IG" --batch --summary --replay "$n1" "$n2" "$n3" 2>&1 </dev/null) ||
+	{ echo "FAIL: multi-file replay: $out"; exit 1; }
+printf 'not a database\n' >"$tmp/text.db"
+: >"$tmp/empty.db"
+for f in "$tmp/text.db" "$tmp/empty.db" /nonexistent.db; do
+	out=$("$IG" --batch --summary --replay "$f" 2>&1 </dev/null)
+	st=$?
+	lines=$(printf '%s\n' "$out" | grep -c .)
+	if [ $st = 0 ] || [ "$lines" != 1 ]; then
+		echo "FAIL: --replay $f: exit $st, want non-zero and one line, got: $out"
+		exit 1
 	fi
-	printf 'not a database\n' >"$tmp/text.db"
-	: >"$tmp/empty.db"
-	for f in "$tmp/text.db" "$tmp/empty.db" /nonexistent.db; do
-		out=$("$IG" --batch --summary --replay "$f" 2>&1 </dev/null)
-		st=$?
-		lines=$(printf '%s\n' "$out" | grep -c .)
-		if [ $st = 0 ] || [ "$lines" != 1 ]; then
-			echo "FAIL: --replay $f: exit $st, want non-zero and one line, got: $out"
-			exit 1
-		fi
-	done
-	echo "CLI: fixtures replay, broken files give one line and a non-zero exit"
-fi
+done
+echo "CLI: $n fixtures replay, broken files give one line and a non-zero exit"
 echo "replay/record tests pass under ASan and UBSan"

@@ -13,6 +13,14 @@ if [ "$(id -u)" != 0 ]; then
 	echo "scenarios: recording needs root (live eBPF); run 'sudo make scenarios'" >&2
 	exit 1
 fi
+# ingero-top on the first CPU this shell may use, the scenarios' programs on
+# the last (src/session/demo.c, INGERO_DEMO_CPUS)
+mapfile -t cpus < <(taskset -pc $$ | sed 's/.*: *//' | tr ',' '\n' |
+	awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) print i; next } { print $1 }' | sort -n)
+if [ "${#cpus[@]}" -lt 2 ]; then
+	echo "scenarios: need 2 CPUs, this shell may use only: ${cpus[*]}" >&2
+	exit 1
+fi
 want=" ${*:-} "
 log=$(mktemp /tmp/ingero-scenarios.XXXXXX)
 trap 'rm -f "$log"' EXIT
@@ -25,7 +33,8 @@ while read -r name scale class; do
 	new=$out.new
 	rm -f "$new" "$new-wal" "$new-shm"
 	t0=$SECONDS
-	INGERO_DEMO_SCALE=$scale taskset -c 0 "$IG" --demo "$name" --batch --summary -v \
+	INGERO_DEMO_SCALE=$scale INGERO_DEMO_CPUS="${cpus[${#cpus[@]} - 1]},${cpus[0]}" \
+		taskset -c "${cpus[0]}" "$IG" --demo "$name" --batch --summary -v \
 		--record "$new" >/dev/null 2>"$log"
 	rc=$?
 	size=$(stat -c %s "$new" 2>/dev/null || echo 0)

@@ -3,7 +3,10 @@
 # Exit codes of the tests: 0 pass, 77 skip (with a reason), anything else fail.
 
 IG=${IG:-$PWD/${BUILD:-build}/ingero-top}
-FIXTURE=${FIXTURE:-/work/shared/traces/pytorch-dataloader-starvation.db}
+# The shipped Ingero recording (tests/fixtures/ingero; IG_TRACES names
+# another directory, FIXTURE another file).
+TUI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FIXTURE=${FIXTURE:-${IG_TRACES:-$TUI_ROOT/tests/fixtures/ingero}/pytorch-dataloader-starvation.db}
 SOCK=ingero-tui-$$
 T=tui
 TMUX_CMD=(tmux -L "$SOCK" -f /dev/null)
@@ -21,7 +24,8 @@ ok() { echo "ok: $*"; }
 need_basics() {
 	command -v tmux >/dev/null || skip "tmux is not installed"
 	[ -x "$IG" ] || skip "$IG not built"
-	[ -r "$FIXTURE" ] || skip "fixture $FIXTURE missing"
+	# shipped in the repository: missing means a broken checkout, not a skip
+	[ -r "$FIXTURE" ] || { echo "FAIL: fixture $FIXTURE missing"; exit 1; }
 }
 
 cleanup() {
@@ -64,19 +68,33 @@ screen() { "${TMUX_CMD[@]}" capture-pane -p -t $T; }
 screen_e() { "${TMUX_CMD[@]}" capture-pane -p -e -t $T; }
 resize() { "${TMUX_CMD[@]}" resize-window -t $T -x "$1" -y "$2"; sleep 0.5; }
 
+# Deadlines are generous (a loaded machine is slow): at least TUI_WAIT
+# seconds whatever a caller asks; they cost time only when a test fails.
+TUI_WAIT=${TUI_WAIT:-30}
 # wait_for REGEX [SECONDS]: until the screen matches (grep -E).
 wait_for() {
-	local re=$1 secs=${2:-10} i
+	local re=$1 secs=${2:-$TUI_WAIT} i
+	[ "$secs" -lt "$TUI_WAIT" ] && secs=$TUI_WAIT
 	for ((i = 0; i < secs * 10; i++)); do
 		screen | grep -qE -- "$re" && return 0
 		sleep 0.1
 	done
 	fail "timed out waiting for /$re/"
 }
-# expect REGEX WHAT: the screen matches now (after a short settle).
+# wait_gone REGEX [SECONDS]: until the screen no longer matches.
+wait_gone() {
+	local re=$1 secs=${2:-$TUI_WAIT} i
+	[ "$secs" -lt "$TUI_WAIT" ] && secs=$TUI_WAIT
+	for ((i = 0; i < secs * 10; i++)); do
+		screen | grep -qE -- "$re" || return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for /$re/ to go"
+}
+# expect REGEX WHAT: the screen matches (polled up to TUI_WAIT seconds).
 expect() {
 	local re=$1 what=${2:-$1} i
-	for ((i = 0; i < 20; i++)); do
+	for ((i = 0; i < TUI_WAIT * 10; i++)); do
 		screen | grep -qE -- "$re" && { ok "$what"; return 0; }
 		sleep 0.1
 	done
@@ -90,8 +108,9 @@ expect_not() {
 line() { screen | sed -n "${1}p"; }
 # exited: the command ended (its status in $TMPD/status)
 wait_exit() {
-	local i
-	for ((i = 0; i < ${1:-5} * 10; i++)); do
+	local i secs=${1:-$TUI_WAIT}
+	[ "$secs" -lt "$TUI_WAIT" ] && secs=$TUI_WAIT
+	for ((i = 0; i < secs * 10; i++)); do
 		[ -s "$TMPD/status" ] && return 0
 		sleep 0.1
 	done

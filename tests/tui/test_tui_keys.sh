@@ -88,7 +88,7 @@ expect 'jumped to the previous alert|no previous alert' "N jumps to the previous
 keys p
 "${TMUX_CMD[@]}" send-keys -t $T -l -- '+'
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "${TMUX_CMD[@]}" send-keys -t $T -l -- ']'; done
-sleep 1
+# keys are read in order: the checks below poll the screen
 wait_for 'cuCtxSync' 10
 
 # moving in the GPU API pane, checked by what Enter opens

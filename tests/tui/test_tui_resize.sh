@@ -27,7 +27,8 @@ body() { screen | sed -n '4,38p'; }
 start 120 40 "$IG" --speed 0 --replay "$FIXTURE"
 wait_for 'cuCtxSync' 10
 keys p
-sleep 3.5 # let the "paused" notice expire
+wait_for 'paused: replay stopped'
+wait_gone 'paused: replay stopped' # the notice expires: the frozen view alone
 before=$(body)
 
 resize 60 20

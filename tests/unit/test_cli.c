@@ -1,47 +1,238 @@
-/* Option parsing: files after --replay, commands after --, bad values. */
+/* Option parsing, table-driven: each row is an argv, the return wanted
+ * (0 go on, 1 help/version, -1 error: exit 2) and a piece of what stderr
+ * must say (NULL: stderr stays empty). Errors are one line. Then the values
+ * parsed from good rows, and the warnings for pid 1 and kernel threads. */
 #include "check.h"
 #include "session/cli.h"
 
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static int parse(struct cli *c, const char *line)
+#define A(...)                                                                                     \
+	{                                                                                          \
+		"ingero-top", __VA_ARGS__, NULL                                                    \
+	}
+
+static const struct row {
+	const char *argv[12];
+	int ret;
+	const char *err; /* substring of stderr; NULL = no output on stderr */
+} rows[] = {
+    /* good */
+    {A("--replay", "a.db", "b.db", "--speed", "20", "--batch"), 0, NULL},
+    {A("-b", "-n", "3", "-d", "0.5", "--pid", "4000012,4000034"), 0, NULL},
+    {A("--summary", "--", "./train", "--lr", "3"), 0, NULL},
+    {A("--max-db", "500M", "--record", "r.db"), 0, NULL},
+    {A("--max-db", "1M", "--record", "r.db"), 0, NULL},
+    {A("--demo"), 0, NULL},
+    {A("--demo", "io-stall", "--batch"), 0, NULL},
+    {A("check"), 0, NULL},
+    {A("--speed", "max", "--replay", "x.db"), 0, NULL},
+    {A("--speed", "0", "--replay", "x.db"), 0, NULL},
+    {A("--flight", "0"), 0, NULL},
+    {A("--record=--odd-name.db"), 0, NULL},
+    {A("--json", "--events", "--replay", "x.db"), 0, NULL},
+    {A("-h"), 1, NULL},
+    {A("--version"), 1, NULL},
+    /* numbers: nan, inf, negative, absurd, trailing text, empty */
+    {A("-d", "nan"), -1, "invalid -d 'nan': expected seconds between 0.05 and 3600"},
+    {A("-d", "inf"), -1, "invalid -d 'inf'"},
+    {A("-d", "-1"), -1, "invalid -d '-1'"},
+    {A("-d", "1e308"), -1, "invalid -d '1e308'"},
+    {A("-d", "0"), -1, "invalid -d '0'"},
+    {A("-d", "1s"), -1, "invalid -d '1s'"},
+    {A("-d", ""), -1, "invalid -d ''"},
+    {A("-w", "nan"), -1, "invalid --window 'nan': expected seconds between 1 and 300"},
+    {A("-w", "-inf"), -1, "invalid --window '-inf'"},
+    {A("--window", "301"), -1, "invalid --window '301'"},
+    {A("--flight", "nan"), -1, "invalid --flight 'nan': expected seconds between 0 and 86400"},
+    {A("--flight", "-1"), -1, "invalid --flight '-1'"},
+    {A("--flight", "1e30"), -1, "invalid --flight '1e30'"},
+    {A("--speed", "nan", "--replay", "x.db"), -1, "invalid --speed 'nan'"},
+    {A("--speed", "inf", "--replay", "x.db"), -1, "invalid --speed 'inf'"},
+    {A("--speed", "-2", "--replay", "x.db"), -1, "invalid --speed '-2'"},
+    {A("--speed", "0.1", "--replay", "x.db"), -1, "expected 0.25 to 1000, or 0/max"},
+    {A("--speed", "1e9", "--replay", "x.db"), -1, "invalid --speed '1e9'"},
+    {A("-n", "nan"), -1, "invalid -n 'nan': expected a whole number of frames"},
+    {A("-n", "1.5"), -1, "invalid -n '1.5'"},
+    {A("-n", "0"), -1, "invalid -n '0'"},
+    {A("-n", "-3"), -1, "invalid -n '-3'"},
+    {A("-n", "99999999999999999999"), -1, "invalid -n"},
+    /* --max-db */
+    {A("--max-db", "nan", "--record", "r.db"), -1, "invalid --max-db 'nan': expected a size"},
+    {A("--max-db", "infM", "--record", "r.db"), -1, "invalid --max-db 'infM'"},
+    {A("--max-db", "-1M", "--record", "r.db"), -1, "invalid --max-db '-1M'"},
+    {A("--max-db", "lots", "--record", "r.db"), -1, "expected a size like 500M or 2G"},
+    {A("--max-db", "1e30T", "--record", "r.db"), -1, "invalid --max-db '1e30T'"},
+    {A("--max-db", "64K", "--record", "r.db"), -1, "'64K': the smallest bound is 1M"},
+    {A("--max-db", "1023K", "--record", "r.db"), -1, "the smallest bound is 1M"},
+    {A("--max-db", "2G"), -1, "--max-db bounds a recording: it needs --record FILE"},
+    /* --pid lists */
+    {A("--pid", ""), -1, "invalid --pid '': expected PID[,PID...]"},
+    {A("--pid", "1,,2"), -1, "invalid --pid '1,,2': empty item in the list"},
+    {A("--pid", ",1"), -1, "empty item in the list"},
+    {A("--pid", "12,"), -1, "empty item in the list"},
+    {A("--pid", "abc"), -1, "invalid --pid 'abc': not a list of process ids"},
+    {A("--pid", "+12"), -1, "not a list of process ids"},
+    {A("--pid", "0"), -1, "not a list of process ids"},
+    {A("--pid", "4194305"), -1, "not a list of process ids"},
+    {A("--pid", "1 2"), -1, "not a list of process ids"},
+    {A("--pid", "12", "--", "./x"), -1, "give either --pid or a command, not both"},
+    /* "--" and stray words */
+    {A("--"), -1, "-- must be followed by a command to trace"},
+    {A("-b", "--"), -1, "-- must be followed by a command to trace"},
+    {A("stray"), -1, "unexpected argument 'stray' (a command goes after --)"},
+    /* missing values, unknown options */
+    {A("--record"), -1, "missing value for --record"},
+    {A("-d"), -1, "missing value for -d"},
+    {A("-bd"), -1, "missing value for -d"},
+    {A("--pid"), -1, "missing value for --pid"},
+    {A("--max-db"), -1, "missing value for --max-db"},
+    {A("--record", "--batch"), -1, "missing value for --record"},
+    {A("--theme", "--ascii"), -1, "missing value for --theme"},
+    {A("--json=yes"), -1, "option --json takes no value"},
+    {A("-x"), -1, "unknown or ambiguous option '-x'"},
+    {A("--frobnicate"), -1, "unknown or ambiguous option '--frobnicate'"},
+    {A("--s"), -1, "unknown or ambiguous option '--s'"},
+    /* combinations */
+    {A("--replay"), -1, "--replay needs at least one FILE.db"},
+    {A("--replay", "x.db", "--record", "y.db"), -1, "--replay cannot be combined"},
+    /* hostile bytes in an argument stay on one line, escaped */
+    {A("--pid", "1\n2\x1b[2J"), -1, "invalid --pid '1\\n2\\x1b[2J'"},
+    {A("--window", "\x1b]0;x\x07"), -1, "invalid --window '\\x1b]0;x\\x07'"},
+};
+
+/* Runs cli_parse on argv with stderr captured into err (NUL-terminated). */
+static int parse(struct cli *c, const char *const *argv, char *err, size_t n)
 {
-	static char buf[512];
-	char *argv[32];
-	int argc = 0;
-	snprintf(buf, sizeof(buf), "%s", line);
-	for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " "))
-		argv[argc++] = t;
-	argv[argc] = NULL;
-	FILE *saved = stderr;
-	stderr = fopen("/dev/null", "w");
-	int r = cli_parse(c, argc, argv);
+	static char store[16][256];
+	char *av[16];
+	int ac = 0;
+	for (; argv[ac] && ac < 15; ac++) {
+		snprintf(store[ac], sizeof(store[ac]), "%s", argv[ac]);
+		av[ac] = store[ac];
+	}
+	av[ac] = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *saved = stderr, *out = stdout;
+	stderr = open_memstream(&buf, &len);
+	stdout = fopen("/dev/null", "w");
+	int r = cli_parse(c, ac, av);
 	fclose(stderr);
+	fclose(stdout);
 	stderr = saved;
+	stdout = out;
+	snprintf(err, n, "%s", buf ? buf : "");
+	free(buf);
 	return r;
+}
+
+static void test_rows(void)
+{
+	struct cli c;
+	char err[1024];
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *w = &rows[i];
+		int r = parse(&c, w->argv, err, sizeof(err));
+		char *nl = strchr(err, '\n');
+		CHECKF(r == w->ret, "row %zu (%s %s): returned %d, want %d; stderr: %s", i,
+		       w->argv[1], w->argv[2] ? w->argv[2] : "", r, w->ret, err);
+		if (!w->err) {
+			CHECKF(!err[0], "row %zu (%s): unexpected stderr: %s", i, w->argv[1], err);
+			continue;
+		}
+		CHECKF(strstr(err, w->err), "row %zu (%s): stderr '%s' lacks '%s'", i, w->argv[1],
+		       err, w->err);
+		CHECKF(!strncmp(err, "ingero-top: ", 12) && nl && !nl[1],
+		       "row %zu: not one line starting with 'ingero-top: ': %s", i, err);
+	}
+}
+
+/* The values the good rows set. */
+static void test_values(void)
+{
+	struct cli c;
+	char err[512];
+	CHECK(!parse(&c,
+		     (const char *const[])A("--replay", "a.db", "b.db", "--speed", "20", "--batch"),
+		     err, sizeof(err)));
+	CHECK(c.nreplay == 2 && !strcmp(c.replay[1], "b.db") && c.speed == 20 && c.batch);
+	CHECK(!parse(
+	    &c, (const char *const[])A("-b", "-n", "3", "-d", "0.5", "--pid", "4000012,4000034"),
+	    err, sizeof(err)));
+	CHECK(c.frames == 3 && c.interval_s == 0.5 && c.npids == 2 && c.pids[1] == 4000034);
+	CHECK(!parse(&c, (const char *const[])A("--summary", "--", "./train", "--lr", "3"), err,
+		     sizeof(err)));
+	CHECK(c.summary && c.batch && c.ncmd == 3 && !strcmp(c.cmd[2], "3"));
+	CHECK(!parse(&c, (const char *const[])A("--max-db", "500M", "--record", "r.db"), err,
+		     sizeof(err)));
+	CHECK(c.max_db == 500ULL << 20 && !strcmp(c.record, "r.db"));
+	CHECK(!parse(&c, (const char *const[])A("--max-db", "1M", "--record", "r.db"), err,
+		     sizeof(err)));
+	CHECK(c.max_db == CLI_MIN_MAX_DB && c.max_db == 1048576);
+	CHECK(!parse(&c, (const char *const[])A("--demo"), err, sizeof(err)));
+	CHECK(!strcmp(c.demo, "cpu-contention"));
+	CHECK(
+	    !parse(&c, (const char *const[])A("--demo", "io-stall", "--batch"), err, sizeof(err)));
+	CHECK(!strcmp(c.demo, "io-stall") && c.batch);
+	CHECK(!parse(&c, (const char *const[])A("check"), err, sizeof(err)) && c.check);
+	CHECK(!parse(&c, (const char *const[])A("--speed", "max", "--replay", "x.db"), err,
+		     sizeof(err)));
+	CHECK(c.speed == 0);
+	CHECK(!parse(&c, (const char *const[])A("--record=--odd-name.db"), err, sizeof(err)));
+	CHECK(!strcmp(c.record, "--odd-name.db"));
+	CHECK(!parse(&c, (const char *const[])A("--json", "--events", "--replay", "x.db"), err,
+		     sizeof(err)));
+	CHECK(c.json && c.events && c.batch);
+	/* defaults */
+	CHECK(!parse(&c, (const char *const[])A("-b"), err, sizeof(err)));
+	CHECK(c.interval_s == 1.0 && c.window_s == 10.0 && c.speed == 1.0 && c.flight_s == 300 &&
+	      !c.max_db && !c.npids && !c.cmd);
+}
+
+/* pid 1 and kernel threads warn (on stderr, parsing goes on); a user
+ * process does not. */
+static void test_pid_warnings(void)
+{
+	char w[256], err[512];
+	struct cli c;
+	CHECK(cli_pid_warning(1, w, sizeof(w)) == 1 && strstr(w, "--pid 1 is init"));
+	CHECK(cli_pid_warning(getpid(), w, sizeof(w)) == 0 && !w[0]);
+	CHECK(cli_pid_warning(4194304, w, sizeof(w)) == 0); /* no such process */
+	/* kthreadd is pid 2 on Linux, unless pid namespaces hide it */
+	FILE *f = fopen("/proc/2/comm", "re");
+	char comm[32] = "";
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+	}
+	if (!strcmp(comm, "kthreadd\n")) {
+		CHECK(cli_pid_warning(2, w, sizeof(w)) == 1 &&
+		      !strcmp(w, "--pid 2 is a kernel thread (kthreadd): it makes no CUDA calls"));
+		CHECK(parse(&c, (const char *const[])A("--pid", "2", "-b"), err, sizeof(err)) == 0);
+		CHECKF(!strcmp(err,
+			       "ingero-top: warning: --pid 2 is a kernel thread (kthreadd): it "
+			       "makes no CUDA calls\n"),
+		       "%s", err);
+	} else {
+		printf("test_cli: pid 2 is not kthreadd here (a pid namespace): kernel-thread "
+		       "warning checked through pid 1 only\n");
+	}
+	CHECK(parse(&c, (const char *const[])A("--pid", "1", "-b"), err, sizeof(err)) == 0);
+	CHECK(!strncmp(err, "ingero-top: warning: --pid 1 is init", 36));
+	char own[32];
+	snprintf(own, sizeof(own), "%d", (int)getpid());
+	CHECK(parse(&c, (const char *const[])A("--pid", own, "-b"), err, sizeof(err)) == 0 &&
+	      !err[0]);
 }
 
 int main(void)
 {
-	struct cli c;
-
-	CHECK(parse(&c, "ingero-top --replay a.db b.db --speed 20 --batch") == 0);
-	CHECK(c.nreplay == 2 && !strcmp(c.replay[1], "b.db") && c.speed == 20 && c.batch);
-	CHECK(parse(&c, "ingero-top --replay") != 0);
-	CHECK(parse(&c, "ingero-top -b -n 3 -d 0.5 --pid 12,34") == 0);
-	CHECK(c.frames == 3 && c.interval_s == 0.5 && c.npids == 2 && c.pids[1] == 34);
-	CHECK(parse(&c, "ingero-top --summary -- ./train --lr 3") == 0);
-	CHECK(c.summary && c.batch && c.ncmd == 3 && !strcmp(c.cmd[2], "3"));
-	CHECK(parse(&c, "ingero-top --pid 1 -- ./x") != 0);
-	CHECK(parse(&c, "ingero-top --pid abc") != 0);
-	CHECK(parse(&c, "ingero-top -d -1") != 0);
-	CHECK(parse(&c, "ingero-top --speed 0.1 --replay x.db") != 0);
-	CHECK(parse(&c, "ingero-top --max-db 500M --record r.db") == 0 && c.max_db == 500ULL << 20);
-	CHECK(parse(&c, "ingero-top --max-db lots") != 0);
-	CHECK(parse(&c, "ingero-top --demo") == 0 && !strcmp(c.demo, "cpu-contention"));
-	CHECK(parse(&c, "ingero-top --demo io-stall --batch") == 0 && !strcmp(c.demo, "io-stall"));
-	CHECK(parse(&c, "ingero-top stray") != 0);
-	CHECK(parse(&c, "ingero-top check") == 0 && c.check);
+	test_rows();
+	test_values();
+	test_pid_warnings();
 	return check_done("test_cli");
 }

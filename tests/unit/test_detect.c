@@ -487,21 +487,25 @@ static void test_recs_specific(void)
 
 /* A real recording by Ingero (no preempted/blocked split, off-CPU state
  * unknown): the PyTorch DataLoader case, where the main thread is busy on the
- * CPU between sparse CUDA calls and the GPU waits. */
+ * CPU and the GPU waits. The repository ships it (tests/fixtures/ingero;
+ * IG_TRACES names another directory): a missing file fails. */
 static void test_ingero_recording(void)
 {
-	static const char *const cands[] = {"tests/fixtures/ingero", "../tests/fixtures/ingero",
-					    "../../tests/fixtures/ingero", "/work/shared/traces"};
+	const char *const cands[] = {getenv("IG_TRACES"), "tests/fixtures/ingero",
+				     "../tests/fixtures/ingero", "../../tests/fixtures/ingero",
+				     "../../../tests/fixtures/ingero"};
 	char path[512];
 	FILE *f = NULL;
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]) && !f; i++) {
+		if (!cands[i])
+			continue;
 		snprintf(path, sizeof(path), "%s/pytorch-dataloader-starvation.db", cands[i]);
 		f = fopen(path, "rb");
 	}
-	if (!f) {
-		printf("test_detect: Ingero fixture not found, recording check skipped\n");
+	CHECKF(f != NULL, "tests/fixtures/ingero/pytorch-dataloader-starvation.db not found "
+			  "(run from the checkout or set IG_TRACES)");
+	if (!f)
 		return;
-	}
 	fclose(f);
 	const char *p = path, *err = NULL;
 	struct ig_source *src = replay_open(&p, 1, &err);

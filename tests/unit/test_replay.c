@@ -1,4 +1,4 @@
-/* Replay of the Ingero fixtures in ../shared/traces: per-op counts equal
+/* Replay of the Ingero fixtures in tests/fixtures/ingero: per-op counts equal
  * SQL counts on the files, p50/p99 through the histograms are within 1 % of
  * exact percentiles, the stream is ordered, nodes are named, files are never
  * touched; and a mutation test: corrupted copies give a clear error or a
@@ -31,8 +31,9 @@ static const char *fixtures[] = {"pytorch-dataloader-starvation.db", "sample-clu
 static void find_traces(void)
 {
 	const char *env = getenv("IG_TRACES");
-	const char *cands[] = {env, "tests/fixtures/ingero", "../shared/traces",
-			       "../../shared/traces", "/work/shared/traces"};
+	/* the repository's copies, from the checkout root or a build directory */
+	const char *cands[] = {env, "tests/fixtures/ingero", "../tests/fixtures/ingero",
+			       "../../tests/fixtures/ingero", "../../../tests/fixtures/ingero"};
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
 		if (!cands[i])
 			continue;
@@ -809,8 +810,11 @@ int main(int argc, char **argv)
 {
 	find_traces();
 	if (!traces[0]) {
-		printf("test_replay: fixtures not found (set IG_TRACES)\n");
-		return 77;
+		char cwd[1024];
+		printf("test_replay: tests/fixtures/ingero not found from %s (run from the "
+		       "checkout or set IG_TRACES)\n",
+		       getcwd(cwd, sizeof(cwd)) ? cwd : "?");
+		return 1;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ig-test-replay.XXXXXX");
 	if (!mkdtemp(tmpdir))
