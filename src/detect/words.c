@@ -268,9 +268,10 @@ static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
 		    "its wall time (decoding, augmentation, Python, logging); the GPU has nothing "
 		    "queued while it does.",
 		    pct);
-		if (x->feeder && x->feeder->sync_calls_win && x->parts->ns[IG_PART_GPU_WAIT]) {
-			double rate = (double)x->feeder->sync_calls_win * 1e9 /
-				      (double)(x->parts->wall_ns ? x->parts->wall_ns : 1);
+		double rate = x->feeder ? (double)x->feeder->sync_calls_win * 1e9 /
+					      (double)(x->parts->wall_ns ? x->parts->wall_ns : 1)
+					: 0;
+		if (rate >= 5 && x->parts->ns[IG_PART_GPU_WAIT]) {
 			put(f->c.explanation + strlen(f->c.explanation),
 			    sizeof(f->c.explanation) - strlen(f->c.explanation),
 			    " It synchronises %.0f times a second, so this work cannot overlap "

@@ -423,7 +423,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	/* two passes: feeding threads (calls in the window), else all active */
 	uint64_t pre_all = 0;
 	int feeding = 0;
-	uint64_t feeder_calls = 0, feeder_cuda = 0;
+	uint64_t feeder_calls = 0, feeder_cuda = 0, feeder_life = 0;
 	for (unsigned k = 0; k < m->th.n; k++) {
 		const struct thread *t = &m->threads[k];
 		if (t->pid != p->pid)
@@ -478,6 +478,10 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		life_parts(t, &tp);
 		parts_add(&o->life_parts, &tp);
 		o->life_wall_ns += tp.wall_ns;
+		if (!feeder_calls && t->calls_life > feeder_life) { /* none in the window */
+			feeder_life = t->calls_life;
+			o->feeder_tid = t->tid;
+		}
 	}
 	o->io_dev = p->io_dev;
 	uint64_t off = o->off_preempt_ns + o->off_blocked_ns + o->off_unknown_ns;

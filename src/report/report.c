@@ -243,14 +243,71 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 			"note: some calls have no preempted/blocked split (imported recording)\n");
 }
 
+char *report_fmt_evidence(char *b, size_t n, const struct ig_evidence *e)
+{
+	const char *u = e->unit;
+	double v = e->value;
+	if (!strcmp(u, "ns"))
+		return fmt_ns(b, n, v > 0 ? (uint64_t)(v + 0.5) : 0);
+	if (!strcmp(u, "B"))
+		return fmt_bytes(b, n, v > 0 ? (uint64_t)(v + 0.5) : 0);
+	if (!strcmp(u, "B/s")) {
+		char t[24];
+		snprintf(b, n, "%s/s", fmt_bytes(t, sizeof(t), v > 0 ? (uint64_t)(v + 0.5) : 0));
+	} else if (!strcmp(u, "%")) {
+		fmt_pct(b, n, v / 100);
+	} else if (!strcmp(u, "x")) {
+		fmt_ratio(b, n, v);
+	} else if (!strcmp(u, "/s")) {
+		snprintf(b, n, "%s/s", fmt_rate((char[24]){0}, 24, v));
+	} else if (v == (double)(int64_t)v && fabs(v) < 1e15) {
+		snprintf(b, n, "%lld%s", (long long)v, u);
+	} else {
+		snprintf(b, n, "%.3g%s", v, u);
+	}
+	return b;
+}
+
+/* Where the feeding threads' time went, one line per CUDA process shown:
+ * every part as a share of their wall time (window, or since the start). */
+static void text_time(FILE *f, unsigned window_s, const struct ig_proc_stats *procs, int np,
+		      const struct report_opts *o)
+{
+	char cm[COL_LEN], w[24], s[16];
+	int shown = 0;
+	for (int i = 0; i < np; i++) {
+		const struct ig_proc_stats *p = &procs[i];
+		const struct ig_time_parts *t = o->summary ? &p->life_parts : &p->parts;
+		if (!p->cuda || !t->wall_ns || !proc_shown(p, o->summary))
+			continue;
+		if (o->max_procs && shown >= o->max_procs)
+			break;
+		if (!shown++) {
+			if (o->summary)
+				fprintf(f, "\nTIME share of the feeding threads' wall time since they "
+					   "began calling CUDA\n");
+			else
+				fprintf(f, "\nTIME share of the feeding threads' wall time in the last "
+					   "%us\n", window_s);
+		}
+		fprintf(f, "pid %-6u %-16s tid %-7u wall %-7s", p->pid, col(cm, p->comm),
+			p->feeder_tid, fmt_ns(w, sizeof(w), t->wall_ns));
+		for (int k = 0; k < IG_PART_MAX; k++)
+			fprintf(f, " %s %s", ig_part_name(k), fmt_pct(s, sizeof(s), ig_part_share(t, k)));
+		fputs(t->split_unknown ? " (split unknown)\n" : "\n", f);
+	}
+}
+
 /* One chain: its line, and with details the lines under it. Every string
  * of a chain may hold names of traced processes (or come from a recording):
  * all go through the escaper. */
 static void text_chain(FILE *f, const struct ig_chain *ch, int details)
 {
+	char imp[16];
 	fprintf(f, "[%s] ", detect_sev_name(ch->severity));
 	esc_fputs(f, ch->id_str, ESC_FIELD);
-	fprintf(f, " %s%s ", detect_class_name(ch->cls), ch->active ? "" : " resolved");
+	fprintf(f, " %s%s impact %s ", detect_class_name(ch->cls), ch->active ? "" : " resolved",
+		fmt_pct(imp, sizeof(imp), ch->impact));
 	esc_fputs(f, ch->summary, 0);
 	fputc('\n', f);
 	if (!details)
@@ -259,10 +316,11 @@ static void text_chain(FILE *f, const struct ig_chain *ch, int details)
 	esc_fputs(f, ch->explanation, 0);
 	fputs("\n    evidence:", f);
 	for (int k = 0; k < ch->nevidence; k++) {
+		char v[40];
 		fputc(' ', f);
 		esc_fputs(f, ch->ev[k].key, ESC_FIELD);
-		fprintf(f, "=%g", ch->ev[k].value);
-		esc_fputs(f, ch->ev[k].unit, ESC_FIELD);
+		fputc('=', f);
+		esc_fputs(f, report_fmt_evidence(v, sizeof(v), &ch->ev[k]), ESC_FIELD);
 	}
 	fputc('\n', f);
 	if (ch->lacking[0]) {
@@ -351,6 +409,8 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 			fprintf(f, "-\n");
 		}
 	}
+
+	text_time(f, model_cfg(m)->window_s, procs, np, o);
 
 	int nc = detect_count(det), listed = 0;
 	int active = 0;
@@ -444,6 +504,7 @@ static json_t *json_chain(const struct ig_chain *c)
 	bad |= JS(o, "severity", detect_sev_name(c->severity));
 	bad |= JS(o, "max_severity", detect_sev_name(c->max_severity));
 	bad |= JS(o, "class", detect_class_name(c->cls));
+	bad |= JD(o, "impact", c->impact);
 	bad |= JS(o, "op", c->op ? ig_op_name(c->op) : "");
 	bad |= JU(o, "pid", c->pid);
 	bad |= JU(o, "tid", c->tid);
@@ -555,6 +616,21 @@ static json_t *json_peers(const struct ig_culprit *v, int n)
 	return built(a, bad);
 }
 
+/* Where the feeding threads' time went: {wall_ns, tid, split_unknown,
+ * parts: {gpu_wait: ns, ...}}; the parts add up to wall_ns. */
+static json_t *json_time(const struct ig_proc_stats *p, const struct ig_time_parts *t)
+{
+	json_t *o = json_object(), *parts = json_object();
+	int bad = !o || !parts;
+	bad |= JU(o, "wall_ns", t->wall_ns);
+	bad |= JU(o, "tid", p->feeder_tid);
+	bad |= ig_json_set(o, "split_unknown", json_boolean(t->split_unknown));
+	for (int k = 0; k < IG_PART_MAX; k++)
+		bad |= JU(parts, ig_part_name(k), t->ns[k]);
+	bad |= ig_json_set(o, "parts", parts);
+	return built(o, bad);
+}
+
 static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary)
 {
 	struct offv v;
@@ -590,6 +666,7 @@ static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p
 	bad |= JU(o, "io_ops_win", p->io_ops_win);
 	bad |= JU(o, "io_bytes_win", p->io_bytes_win);
 	bad |= JU(o, "io_max_ns_win", p->io_max_ns_win);
+	bad |= ig_json_set(o, "time", json_time(p, summary ? &p->life_parts : &p->parts));
 	bad |= ig_json_set(o, "preemptors", json_peers(p->preemptors, p->npreemptors));
 	bad |= ig_json_set(o, "wakers", json_peers(p->wakers, p->nwakers));
 	return built(o, bad);

@@ -58,6 +58,11 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *d,
 int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *d,
 		const struct ig_status *st, const struct report_opts *o);
 
+/* The value of a chain's evidence spelt by its unit ("4.49ms", "12.0MiB",
+ * "42%", "8.9x", "650/s", a plain number). Returns buf. */
+struct ig_evidence;
+char *report_fmt_evidence(char *buf, size_t n, const struct ig_evidence *e);
+
 /* Formats a duration: "850ns", "12.3us", "4.56ms", "1.23s", "2m03s". Returns buf. */
 char *report_fmt_ns(char *buf, size_t n, uint64_t ns);
 /* Formats a byte count: "512B", "1.5KiB", "12.0MiB", "3.2GiB". Returns buf. */

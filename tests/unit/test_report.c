@@ -161,15 +161,23 @@ static void test_text(void)
 		   NULL, 0));
 	/* chains */
 	CHECK(grep(t, "^CHAINS 2$", NULL, 0));
-	CHECK(grep(t, "^\\[HIGH\\] chain-000[12] cpu_contention cudaStreamSynchronize p99 ", NULL,
-		   0));
+	CHECK(grep(t,
+		   "^\\[HIGH\\] chain-000[0-9] cpu_contention impact [0-9]+% CPU contention by "
+		   "stress-ng\\[2231\\]: python3\\[4821\\] runnable but not running [0-9]+% of its time",
+		   NULL, 0));
+	/* where the time goes: every part, as a share of the feeders' wall time */
+	CHECK(grep(t,
+		   "^pid 4821 +python3 +tid 4821 +wall [0-9.]+m?s +gpu_wait [0-9.]+% api [<0-9.]+% "
+		   "call_preempted [0-9.]+% host_cpu [<0-9.]+% preempted [0-9.]+% io_wait 0% "
+		   "task_wait 0% sleep 0% fault 0% unknown 0%$",
+		   NULL, 0));
 	CHECK(!strstr(t, "    why:"));
 	free(t);
 
 	struct report_opts o = {.details = 1, .max_ops = 1, .max_chains = 1};
 	t = render(m, &st, &o, 0);
 	CHECK(grep(t, "^    why: ", NULL, 0) && grep(t, "^    do: ", NULL, 0));
-	CHECK(grep(t, "^    evidence: .*tail_preempt_pct=", NULL, 0));
+	CHECK(grep(t, "^    evidence: .*impact_pct=[0-9]+% .*feeder_wall_ns=[0-9.]+s$", NULL, 0));
 	CHECK(grep(t, "^    at 2026-01-01T00:00:[0-9]{2}\\.[0-9]{3}Z ", NULL, 0));
 	CHECK(!grep(t, "^cudaMemcpyAsync ", NULL, 0)); /* max_ops */
 	int nchains = 0;
@@ -233,9 +241,10 @@ static void test_json(void)
 	struct ig_model *m = model_of(SYNTH_NO_SPLIT, 12);
 	char *j = render(m, NULL, NULL, 1);
 	CHECK(json_ok(j));
-	CHECK(strstr(j, "\"class\":\"cpu_contention\"") != NULL);
+	CHECK(strstr(j, "\"class\":\"offcpu_wait\"") != NULL);
 	CHECK(strstr(j, "\"tail_preempt_share\":null") != NULL);
-	CHECK(strstr(j, "\"lacking\":\"preempted/blocked split") != NULL);
+	CHECK(strstr(j, "\"lacking\":\"off-CPU states") != NULL);
+	CHECK(strstr(j, "\"split_unknown\":true") != NULL);
 	CHECK(strstr(j, "\"no_split\":1") != NULL);
 	free(j);
 	an_model_free(m);
@@ -287,11 +296,70 @@ static void test_locale(void)
 	}
 }
 
+/* The JSON of every synthetic stream, window and summary: the parts of
+ * each process's time add up to its wall time; chains carry an impact in
+ * [0, 1] and come in order: active first, INFO after the others, then by
+ * impact. */
+static void test_json_time(void)
+{
+	for (int sc = 0; sc < SYNTH_BENCH; sc++)
+		for (int summary = 0; summary < 2; summary++) {
+			struct ig_model *m = model_of(sc, 12);
+			struct report_opts o = {.summary = summary, .resolved = 1};
+			char *j = render(m, NULL, &o, 1);
+			json_t *v = json_loads(j, 0, NULL);
+			CHECKF(v != NULL, "%s: JSON", synth_name(sc));
+			size_t i;
+			json_t *p, *c;
+			int nt = 0;
+			json_array_foreach(json_object_get(v, "procs"), i, p)
+			{
+				json_t *t = json_object_get(p, "time"), *x;
+				const char *k;
+				uint64_t sum = 0;
+				json_object_foreach(json_object_get(t, "parts"), k, x) sum +=
+				    (uint64_t)json_integer_value(x);
+				if (json_integer_value(json_object_get(t, "wall_ns")))
+					nt++;
+				CHECKF(sum == (uint64_t)json_integer_value(json_object_get(t, "wall_ns")),
+				       "%s: parts add up to the wall time", synth_name(sc));
+			}
+			CHECKF(nt >= 1, "%s: a process with a wall time", synth_name(sc));
+			int prev_active = 1, prev_info = 0;
+			double prev_impact = 2;
+			json_array_foreach(json_object_get(v, "chains"), i, c)
+			{
+				double imp = json_real_value(json_object_get(c, "impact")) +
+					     (double)json_integer_value(json_object_get(c, "impact"));
+				int active = json_is_true(json_object_get(c, "active")) ||
+					     json_integer_value(json_object_get(c, "active"));
+				int info = !strcmp(json_string_value(json_object_get(c, "severity")),
+						   "INFO");
+				CHECKF(imp >= 0 && imp <= 1, "%s: impact %f", synth_name(sc), imp);
+				if (active != prev_active || info != prev_info) {
+					CHECKF(active <= prev_active &&
+						   (active != prev_active || info >= prev_info),
+					       "%s: chain order", synth_name(sc));
+				} else {
+					CHECKF(imp <= prev_impact + 1e-9, "%s: chains by impact",
+					       synth_name(sc));
+				}
+				prev_active = active;
+				prev_info = info;
+				prev_impact = imp;
+			}
+			json_decref(v);
+			free(j);
+			an_model_free(m);
+		}
+}
+
 int main(void)
 {
 	test_fmt();
 	test_text();
 	test_json();
+	test_json_time();
 	test_locale();
 	return check_done("test_report");
 }
