@@ -33,5 +33,6 @@ python3 "$SW/sweep.py" --quick --retries 1 --keep "$TMP/traced" --out "$TMP/resu
 rc=$?
 sed 's/^/     | /' "$TMP/traced.log"
 expect_eq "sweep --quick exit status" "$rc" 0
-[ -s "$TMP/results.md" ] && sed -n '/^## Confusion/,/^## Cases/p' "$TMP/results.md" | sed 's/^/     /'
+[ -s "$TMP/results.md" ] &&
+	sed -n '/^## Confusion/,/^## Cases/p' "$TMP/results.md" | sed 's/^/     /'
 finish
