@@ -112,8 +112,8 @@ class Sweep:
             for f in (db, db + "-wal", db + "-shm"):
                 if os.path.exists(f):
                     os.unlink(f)
-            cmd = ["taskset", "-c", str(self.helper), self.ig, "--json", "--summary", "-v", "--no-system-libs",
-                   "--record", db, "--"] + self.cg_cmd(c, truth)
+            cmd = ["taskset", "-c", str(self.helper), self.ig, "--json", "--summary", "-v",
+                   "--no-system-libs", "--record", db, "--"] + self.cg_cmd(c, truth)
             live, rep = base + ".live.json", base + ".replay.json"
             rc, _ = run(cmd, live, base + ".live.err", secs + 60)
             if rc != 0:
