@@ -236,6 +236,22 @@ def error_summary(results):
     return out
 
 
+KINDS = [("contract", r"^contract:"), ("ground truth", r"^truth:"), ("top chain", r"^top chain|^no chains"),
+         ("culprit", r"culprit|names the device"), ("impact ±7", r"^impact of"),
+         ("quiet cause ≤ INFO", r" raises "), ("healthy ≤ LOW", r"^healthy loop"),
+         ("parts", r"^part"), ("live = replay", r"^replay"), ("other chains", r"not the workload"),
+         ("run", r"")]
+
+
+def kind_table(results):
+    out = ["| check | cases failing it | failures |", "|---|---|---|"]
+    for kind, rx in KINDS:
+        hits = [sum(1 for f in r.failed if re.search(rx, f) and
+                    next(k for k, x in KINDS if re.search(x, f)) == kind) for r in results]
+        out.append(f"| {kind} | {sum(1 for h in hits if h)} | {sum(hits)} |")
+    return out
+
+
 def md_escape(s):
     return s.replace("|", "\\|").replace("\n", " ")
 
@@ -259,6 +275,7 @@ def write_md(path, results, sw, cases_by_name):
               "Reported impact minus the workload's share, in points, for the intended "
               "causes, the largest cause and every class with a chain.", ""]
         L += error_summary(results)
+        L += ["", "## Failed checks by kind", ""] + kind_table(results)
     L += ["", "## Cases", "",
           "| case | design | measured (≥ 3 %) | true top | reported top | errors | status | "
           "first failure |", "|---|---|---|---|---|---|---|---|"]
@@ -275,6 +292,30 @@ def write_md(path, results, sw, cases_by_name):
     os.replace(path + ".tmp", path)
 
 
+def rejudge(a, sw, todo):
+    """Judges the last attempt of each case kept in a --keep directory."""
+    results = []
+    for c in todo:
+        n = 0
+        while os.path.exists(os.path.join(a.rejudge, f"{c['name']}.{n + 1}.truth.json")):
+            n += 1
+        base = os.path.join(a.rejudge, f"{c['name']}.{n}")
+        try:
+            t = json.load(open(base + ".truth.json"))
+        except (OSError, ValueError) as e:
+            log(f"sweep: {c['name']}: no ground truth in {a.rejudge} ({e})")
+            continue
+        r = sw.judge(c, t, base + ".live.json", base + ".replay.json")
+        r.seconds, r.attempts = 0.0, n + 1
+        results.append(r)
+        log(f"{r.status.upper():8} {c['name']:28} largest {r.true_top}, top chain "
+            f"{r.reported_top}")
+    if a.out and results:
+        write_md(a.out, results, sw, {c["name"]: c for c in case_list.CASES})
+        log(f"sweep: results in {a.out}")
+    return 0 if results and all(r.status == "pass" for r in results) else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the quick subset only")
@@ -287,6 +328,8 @@ def main():
     ap.add_argument("--io-dir", default=os.environ.get("SWEEP_IO_DIR", "/var/tmp"))
     ap.add_argument("--seconds", type=float, help="run every case this long instead")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    ap.add_argument("--rejudge", metavar="DIR",
+                    help="judge the outputs a run kept in DIR (--keep) again, running nothing")
     ap.add_argument("-v", "--verbose", action="store_true", help="every check of every case")
     a = ap.parse_args()
     todo = [c for c in case_list.CASES if (not a.quick or c["quick"]) and
@@ -301,7 +344,11 @@ def main():
     if not todo:
         log("sweep: no case matches")
         return 2
+    if a.rejudge:
+        a.keep = a.rejudge
     sw = Sweep(a)
+    if a.rejudge:
+        return rejudge(a, sw, todo)
     for f in [sw.cg] + ([] if a.bare else [sw.ig]):
         if not os.access(f, os.X_OK):
             log(f"skip: {f} is not built (make test-build)")
