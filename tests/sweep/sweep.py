@@ -236,8 +236,9 @@ def error_summary(results):
     return out
 
 
-KINDS = [("contract", r"^contract:"), ("ground truth", r"^truth:"), ("top chain", r"^top chain|^no chains"),
-         ("culprit", r"culprit|names the device"), ("impact ±7", r"^impact of"),
+KINDS = [("contract", r"^contract:"), ("ground truth", r"^truth:"),
+         ("top chain", r"^top chain|^no chains"), ("culprit", r"culprit|names the device"),
+         ("impact ±7", r"^impact of"),
          ("quiet cause ≤ INFO", r" raises "), ("healthy ≤ LOW", r"^healthy loop"),
          ("parts", r"^part"), ("live = replay", r"^replay"), ("other chains", r"not the workload"),
          ("run", r"")]
@@ -261,6 +262,8 @@ def write_md(path, results, sw, cases_by_name):
                           capture_output=True, text=True).stdout.strip() or "?"
     n = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "contract")}
     mode = "causegen alone (--bare)" if sw.a.bare else "traced live, recorded, replayed"
+    if sw.a.rejudge:
+        mode += f" (judged again from {sw.a.rejudge})"
     L = ["# Sweep results", "",
          f"`tests/sweep/sweep.py`, {time.strftime('%Y-%m-%d %H:%M')}, commit {head}, "
          f"kernel {os.uname().release}, {os.cpu_count()} CPUs (each run: the workload on the "
