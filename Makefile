@@ -5,6 +5,7 @@
 #   make scenarios re-record the demo scenarios' shipped recordings (root)
 #   make test     deps + build + every test (root tests need root)
 #   make bench    the benchmarks under tests/bench
+#   make sweep    the diagnosis sweep (root, ~10 min): tests/sweep/results.md
 #   make check-layers  the layer rule of src/ and tui/ (docs/architecture.md)
 
 BUILD   ?= build
@@ -176,6 +177,14 @@ scenarios:
 bench:
 	@$(MAKE) --no-print-directory test-build
 	@tests/bench/run.sh
+
+# Every generated case traced, recorded, replayed and judged against the
+# workload's own ground truth (tests/sweep/README.md; root); writes the
+# confusion matrix and impact errors. SWEEP_ARGS="--cases REGEX" for some.
+.PHONY: sweep
+sweep:
+	@$(MAKE) --no-print-directory test-build
+	@tests/sweep/sweep.py --out tests/sweep/results.md $(SWEEP_ARGS)
 
 install: all
 	install -D -m 0755 $(BUILD)/ingero-top $(DESTDIR)/usr/local/bin/ingero-top

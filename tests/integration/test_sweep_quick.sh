@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# needs: root
+# The quick subset of the diagnosis sweep (tests/sweep/README.md): the
+# checker's own unit test, the generator alone (its ground truth adds up and
+# shows each case's cause), then nine cases traced live by ingero-top,
+# recorded, replayed, and judged against causegen's own measure.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v python3 >/dev/null || { echo "skip: needs python3"; exit 77; }
+CG=$B/tests/progs/causegen
+[ -x "$CG" ] && [ -x "$IG" ] || { echo "skip: build first (make test-build)"; exit 77; }
+SW=$ROOT/tests/sweep
+
+if python3 "$SW/test_check.py" >"$TMP/unit.log" 2>&1; then
+	ok "checker unit test ($(grep -o 'Ran [0-9]* tests' "$TMP/unit.log"))"
+else
+	bad "checker unit test"
+	sed 's/^/     | /' "$TMP/unit.log" | tail -30
+fi
+
+# the generator alone, 2 s a case
+if python3 "$SW/sweep.py" --bare --quick --seconds 2 --retries 1 --keep "$TMP/bare" \
+	>"$TMP/bare.log" 2>&1; then
+	ok "causegen alone: $(tail -n 1 "$TMP/bare.log")"
+else
+	bad "causegen alone: $(tail -n 1 "$TMP/bare.log")"
+	sed 's/^/     | /' "$TMP/bare.log" | tail -40
+fi
+
+# traced, recorded, replayed (one retry of a case that outside load disturbed)
+python3 "$SW/sweep.py" --quick --retries 1 --keep "$TMP/traced" --out "$TMP/results.md" \
+	>"$TMP/traced.log" 2>&1
+rc=$?
+sed 's/^/     | /' "$TMP/traced.log"
+expect_eq "sweep --quick exit status" "$rc" 0
+[ -s "$TMP/results.md" ] &&
+	sed -n '/^## Confusion/,/^## Cases/p' "$TMP/results.md" | sed 's/^/     /'
+finish

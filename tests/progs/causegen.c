@@ -1,0 +1,900 @@
+/* causegen: a training-like loop whose causes of slowness are parameters, and
+ * which measures its own ground truth (tests/sweep/README.md). One feeding
+ * thread (the main thread) runs steps through the shim CUDA stack; each cause
+ * has an intensity: host prep on the CPU, data-loader worker processes behind
+ * a pipe, write + fdatasync to a file, CPU hogs on the feeder's CPU, sleeps,
+ * allocations, copies, syncs per step. Every phase of a step is timed by the
+ * thread's own clocks: wall (CLOCK_MONOTONIC), on-CPU (CLOCK_THREAD_CPUTIME_ID)
+ * and run-queue wait (field 2 of /proc/thread-self/schedstat), so preempted
+ * time is told apart from the phase it fell in. At the end one JSON object
+ * says where the feeding thread's wall time went. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define CG_MAX_HELPERS 16
+#define CG_MAX_SYNCS 1000
+
+typedef unsigned long long u64;
+
+static struct {
+	double seconds;
+	long steps;
+	const char *truth;
+	long kernels, syncs;
+	double kernel_us;
+	const char *sync_mode;
+	size_t h2d;
+	double host_us;
+	int loaders, prefetch;
+	double loader_ms, loader_busy;
+	long io_writes, io_every;
+	size_t io_bytes;
+	const char *dir;
+	int hogs;
+	int hog_nice;
+	double sleep_us;
+	long allocs, alloc_every;
+	double alloc_us;
+	size_t alloc_bytes;
+	int cpu, helper_cpu;
+} opt;
+
+/* ---- clocks -------------------------------------------------------------- */
+static int schedstat_fd = -1;
+
+static u64 clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
+}
+
+/* Run-queue wait of this thread so far (ns). Exact when read by the thread
+ * itself: a wait is added when the thread gets the CPU back. */
+static u64 runq_ns(void)
+{
+	char buf[128];
+	unsigned long long run, wait;
+	ssize_t n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return 0;
+	return wait;
+}
+
+struct mark {
+	u64 wall, cpu, rq;
+};
+
+/* A preemption can fall between two of the three reads (a syscall's return
+ * is where a pending reschedule happens, and reading the thread's CPU clock
+ * updates its runtime, which is what finds an expired slice). The run-queue
+ * wait is read first and last: equal, no wait ended in between, so the three
+ * samples are one instant as far as preemption is concerned; a wait after
+ * the last read falls wholly in the next interval. */
+static void mark_now(struct mark *m)
+{
+	u64 rq;
+
+	do {
+		rq = runq_ns();
+		m->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		m->wall = clock_ns(CLOCK_MONOTONIC);
+		m->rq = runq_ns();
+	} while (m->rq != rq);
+}
+
+/* Time of the feeding thread in one phase, summed over the run: wall =
+ * on-CPU + preempted (runnable, waiting for a CPU) + off (blocked/sleeping). */
+struct acct {
+	u64 wall, cpu, preempted, n;
+};
+
+static u64 sub0(u64 a, u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void acct_add(struct acct *a, const struct mark *b, const struct mark *e)
+{
+	a->wall += e->wall - b->wall;
+	a->cpu += e->cpu - b->cpu;
+	a->preempted += e->rq - b->rq;
+	a->n++;
+}
+
+static u64 acct_off(const struct acct *a)
+{
+	return sub0(a->wall, a->cpu + a->preempted);
+}
+
+/* The phases of a step, in the order a step runs them. */
+enum phase { PH_LOADER, PH_HOST, PH_IO, PH_SLEEP, PH_ALLOC, PH_COPY, PH_LAUNCH, PH_SYNC, PH_N };
+static const char *const phase_names[PH_N] = {"loader", "host", "io",	  "sleep",
+					      "alloc",	"copy", "launch", "sync"};
+static struct acct ph[PH_N], residue;
+static struct mark last; /* end of the last phase: what follows is residue */
+
+/* Every interval has cpu + preempted <= wall, so that off = the rest and the
+ * parts add up to the wall time exactly. The two clocks are read a few ns
+ * apart: a cpu delta may exceed the wall delta by that much. */
+static void acct_clip(struct acct *a)
+{
+	if (a->preempted > a->wall)
+		a->preempted = a->wall;
+	if (a->cpu > a->wall - a->preempted)
+		a->cpu = a->wall - a->preempted;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "causegen: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void check(cudaError_t e, const char *what)
+{
+	if (e != cudaSuccess) {
+		fprintf(stderr, "causegen: %s failed: %s\n", what, cudaGetErrorString(e));
+		exit(1);
+	}
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "causegen: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
+		exit(2);
+	}
+}
+
+static void spin_until(u64 deadline, clockid_t id)
+{
+	while (clock_ns(id) < deadline)
+		for (volatile int i = 0; i < 200; i++)
+			;
+}
+
+static void sleep_until(u64 deadline)
+{
+	struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static int io_full(int fd, void *buf, size_t n, int wr)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = wr ? write(fd, (const char *)buf + done, n - done)
+			       : read(fd, (char *)buf + done, n - done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* ---- helpers: loaders and hogs ------------------------------------------- */
+
+struct helper {
+	pid_t pid;
+	char comm[16];
+	const char *role;
+	int cpu;
+};
+static struct helper helpers[2 * CG_MAX_HELPERS];
+static int nhelpers;
+
+/* A data-loader worker: for each credit, produce one batch in --loader-ms
+ * (--loader-busy % of it busy on the CPU, the rest asleep), then send it. */
+static void loader_main(int idx, int out_fd, int credit_fd)
+{
+	long seq = idx; /* a batch is its sequence number */
+	u64 period = (u64)(opt.loader_ms * 1e6);
+	char c;
+
+	for (;; seq += opt.loaders) {
+		if (io_full(credit_fd, &c, 1, 0)) /* the feeder is done */
+			_exit(0);
+		u64 t0 = clock_ns(CLOCK_MONOTONIC);
+		spin_until(t0 + (u64)((double)period * opt.loader_busy / 100), CLOCK_MONOTONIC);
+		sleep_until(t0 + period);
+		if (io_full(out_fd, &seq, sizeof(seq), 1))
+			_exit(0);
+	}
+}
+
+/* A CPU hog on the feeder's CPU, always busy. Its nice level sets how much
+ * of the CPU it takes from a feeder that is runnable: w / (w + 1024), with
+ * w = 1024 / 1.25^nice (the scheduler's weights). */
+static void hog_main(void)
+{
+	errno = 0;
+	if (opt.hog_nice && nice(opt.hog_nice) == -1 && errno)
+		die("nice");
+	for (;;)
+		spin_until(~0ull, CLOCK_MONOTONIC);
+}
+
+static pid_t spawn(const char *role, int idx, int cpu)
+{
+	struct helper *h = &helpers[nhelpers++];
+	pid_t pid;
+
+	snprintf(h->comm, sizeof(h->comm), "cg-%s-%d", role, idx);
+	h->role = role;
+	h->cpu = cpu;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		prctl(PR_SET_NAME, h->comm, 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(0);
+		pin(cpu);
+	}
+	h->pid = pid;
+	return pid;
+}
+
+static int loader_data[CG_MAX_HELPERS], loader_credit[CG_MAX_HELPERS];
+
+static void close_loader_fds(int n)
+{
+	for (int k = 0; k < n; k++) {
+		close(loader_data[k]);
+		close(loader_credit[k]);
+	}
+}
+
+static void start_loaders(void)
+{
+	for (int i = 0; i < opt.loaders; i++) {
+		int d[2], c[2];
+
+		if (pipe2(d, O_CLOEXEC) || pipe2(c, O_CLOEXEC))
+			die("pipe");
+		if (spawn("loader", i, opt.helper_cpu) == 0) {
+			close_loader_fds(i);
+			close(d[0]);
+			close(c[1]);
+			loader_main(i, d[1], c[0]);
+		}
+		close(d[1]);
+		close(c[0]);
+		loader_data[i] = d[0];
+		loader_credit[i] = c[1];
+		for (int k = 0; k < opt.prefetch; k++)
+			if (io_full(loader_credit[i], "c", 1, 1))
+				die("write credit");
+	}
+}
+
+static void start_hogs(void)
+{
+	for (int i = 0; i < opt.hogs; i++)
+		if (spawn("hog", i, opt.cpu) == 0) {
+			close_loader_fds(opt.loaders);
+			hog_main();
+		}
+}
+
+static void stop_helpers(void)
+{
+	close_loader_fds(opt.loaders);
+	for (int i = 0; i < nhelpers; i++)
+		kill(helpers[i].pid, SIGKILL);
+	for (int i = 0; i < nhelpers; i++)
+		waitpid(helpers[i].pid, NULL, 0);
+}
+
+/* The device and file system under --dir: what a block-I/O chain must name. */
+static struct {
+	char dev[32], disk[64], fs[64], mount[512], source[512];
+} iodev;
+
+static void find_device(const char *dir)
+{
+	char real[PATH_MAX], line[4096], path[128], link[PATH_MAX];
+	struct stat st;
+	size_t best = 0;
+	FILE *f;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || !realpath(dir, real)) {
+		fprintf(stderr, "causegen: --dir %s is not a directory\n", dir);
+		exit(2);
+	}
+	snprintf(iodev.dev, sizeof(iodev.dev), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	f = fopen("/proc/self/mountinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char mm[32], mnt[512], *sep = strstr(line, " - ");
+		char fs[64], src[512];
+		size_t n;
+
+		/* id parent MAJ:MIN root mountpoint opts ... - fstype source superopts */
+		if (!sep || sscanf(line, "%*s %*s %31s %*s %511s", mm, mnt) != 2 ||
+		    strcmp(mm, iodev.dev) || sscanf(sep + 3, "%63s %511s", fs, src) != 2)
+			continue;
+		n = strlen(mnt);
+		if (strncmp(real, mnt, n) || (real[n] && real[n] != '/' && n > 1) || n < best)
+			continue;
+		best = n;
+		snprintf(iodev.mount, sizeof(iodev.mount), "%s", mnt);
+		snprintf(iodev.fs, sizeof(iodev.fs), "%s", fs);
+		snprintf(iodev.source, sizeof(iodev.source), "%s", src);
+	}
+	if (f)
+		fclose(f);
+	/* /sys/dev/block/M:m -> .../block/vda or .../block/vda/vda1 (a partition) */
+	snprintf(path, sizeof(path), "/sys/dev/block/%s", iodev.dev);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n > 0) {
+		char *base, part[160];
+
+		link[n] = 0;
+		snprintf(part, sizeof(part), "%s/partition", path);
+		base = strrchr(link, '/');
+		if (base && access(part, F_OK) == 0) {
+			*base = 0;
+			base = strrchr(link, '/');
+		}
+		if (base)
+			snprintf(iodev.disk, sizeof(iodev.disk), "%s", base + 1);
+	}
+}
+
+/* ---- one step ------------------------------------------------------------- */
+
+static struct {
+	cudaStream_t stream;
+	void *dbuf, *dcopy;
+	char *hcopy, *iobuf;
+	int io_fd;
+	char io_path[PATH_MAX];
+	u64 kernel_ns, gpu_work_ns, io_bytes, copy_bytes;
+	long step, kernels, syncs, allocs, io_writes, copies, batches;
+} run;
+
+static void do_loader(void)
+{
+	int w = (int)(run.step % opt.loaders);
+	long seq;
+
+	if (io_full(loader_data[w], &seq, sizeof(seq), 0) || seq != run.step) {
+		fprintf(stderr, "causegen: loader %d died or sent a batch out of order\n", w);
+		exit(1);
+	}
+	if (io_full(loader_credit[w], "c", 1, 1))
+		die("write credit");
+	run.batches++;
+}
+
+static void do_io(void)
+{
+	for (long i = 0; i < opt.io_writes; i++) {
+		run.iobuf[0] = (char)(run.step + i); /* never the same bytes twice in a row */
+		if (pwrite(run.io_fd, run.iobuf, opt.io_bytes, 0) != (ssize_t)opt.io_bytes)
+			die("pwrite");
+		if (fdatasync(run.io_fd))
+			die("fdatasync");
+		run.io_bytes += opt.io_bytes;
+		run.io_writes++;
+	}
+}
+
+static void do_alloc(void)
+{
+	for (long i = 0; i < opt.allocs; i++) {
+		void *p;
+
+		check(cudaMalloc(&p, opt.alloc_bytes), "cudaMalloc");
+		check(cudaFree(p), "cudaFree");
+		run.allocs++;
+	}
+}
+
+/* Launches and syncs: the kernels of a step split over --syncs segments, each
+ * ending in cudaStreamSynchronize. Only the edges of this block are full
+ * marks (reading schedstat costs ~1 us, too much between calls of a sync
+ * storm); inside it the wall clock alone splits launch from sync time. */
+static void do_cuda(const struct mark *b, struct mark *e)
+{
+	dim3 grid = {64, 1, 1}, block = {256, 1, 1};
+	void *args[1] = {&run.dbuf};
+	u64 launch = 0, t = b->wall;
+
+	for (long s = 0; s < opt.syncs; s++) {
+		long k = opt.kernels / opt.syncs + (s < opt.kernels % opt.syncs);
+
+		for (long i = 0; i < k; i++) /* any host function stands for the kernel */
+			check(cudaLaunchKernel((const void *)(uintptr_t)do_loader, grid, block,
+					       args, 0, run.stream),
+			      "cudaLaunchKernel");
+		u64 t1 = clock_ns(CLOCK_MONOTONIC);
+		check(cudaStreamSynchronize(run.stream), "cudaStreamSynchronize");
+		u64 t2 = clock_ns(CLOCK_MONOTONIC);
+		launch += t1 - t;
+		t = t2;
+		run.kernels += k;
+		run.gpu_work_ns += (u64)k * run.kernel_ns;
+	}
+	run.syncs += opt.syncs;
+	mark_now(e);
+	/* Launches are busy spins, on the CPU unless preempted; run-queue waits
+	 * come after a sync's sleep: the block's are charged to the syncs, and a
+	 * launch is taken as preempted only when the syncs cannot hold them. */
+	u64 wall = e->wall - b->wall, pre = e->rq - b->rq, cpu = e->cpu - b->cpu;
+	u64 api = launch < sub0(wall, pre) ? launch : sub0(wall, pre);
+	struct acct *L = &ph[PH_LAUNCH], *S = &ph[PH_SYNC];
+	u64 sync_pre = pre - (launch - api), sync_cpu = sub0(cpu, api);
+
+	L->wall += launch;
+	L->cpu += api;
+	L->preempted += launch - api;
+	L->n += (u64)opt.kernels;
+	S->wall += wall - launch;
+	S->preempted += sync_pre;
+	S->cpu += sync_cpu < wall - launch - sync_pre ? sync_cpu : wall - launch - sync_pre;
+	S->n += (u64)opt.syncs;
+}
+
+static void do_host(void)
+{
+	spin_until(clock_ns(CLOCK_THREAD_CPUTIME_ID) + (u64)(opt.host_us * 1e3),
+		   CLOCK_THREAD_CPUTIME_ID);
+}
+
+static void do_sleep(void)
+{
+	sleep_until(clock_ns(CLOCK_MONOTONIC) + (u64)(opt.sleep_us * 1e3));
+}
+
+static void do_copy(void)
+{
+	check(cudaMemcpy(run.dcopy, run.hcopy, opt.h2d, cudaMemcpyHostToDevice), "cudaMemcpy");
+	run.copies++;
+	run.copy_bytes += opt.h2d;
+}
+
+static int due(long every)
+{
+	return every > 0 && (run.step + 1) % every == 0;
+}
+
+static void phase(enum phase id, int cond, void (*fn)(void))
+{
+	struct mark b, e;
+
+	if (!cond)
+		return;
+	mark_now(&b);
+	acct_add(&residue, &last, &b);
+	fn();
+	mark_now(&e);
+	acct_add(&ph[id], &b, &e);
+	last = e;
+}
+
+/* One step: what the GPU does not overlap (batch, host prep, checkpoint
+ * write, sleep, allocations, the H2D copy), then the launches and syncs. */
+static void step(void)
+{
+	struct mark b, e;
+
+	phase(PH_LOADER, opt.loaders > 0, do_loader);
+	phase(PH_HOST, opt.host_us > 0, do_host);
+	phase(PH_IO, opt.io_writes > 0 && due(opt.io_every), do_io);
+	phase(PH_SLEEP, opt.sleep_us > 0, do_sleep);
+	phase(PH_ALLOC, opt.allocs > 0 && due(opt.alloc_every), do_alloc);
+	phase(PH_COPY, opt.h2d > 0, do_copy);
+	mark_now(&b);
+	acct_add(&residue, &last, &b);
+	do_cuda(&b, &e);
+	last = e;
+	run.step++;
+}
+
+/* ---- the ground truth ----------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_acct(FILE *f, const char *name, const struct acct *a, int final)
+{
+	fprintf(f,
+		"    \"%s\": {\"wall_ns\": %llu, \"cpu_ns\": %llu, \"preempted_ns\": %llu, "
+		"\"off_ns\": %llu, \"count\": %llu}%s\n",
+		name, a->wall, a->cpu, a->preempted, acct_off(a), a->n, final ? "" : ",");
+}
+
+/* The contract's parts (tests/sweep/README.md), from the phases. Inside
+ * calls: syncs and copies wait for the GPU, launches and allocations are API
+ * work. Between calls: the on-CPU time of every other phase and of the
+ * residue is host work; their off-CPU time is I/O, a task (the loader pipe),
+ * a timer, or (busy loop, residue) unknown. They add up to the wall time. */
+static void json_parts(FILE *f, const struct acct *res)
+{
+	const struct acct *L = &ph[PH_LOADER], *H = &ph[PH_HOST], *I = &ph[PH_IO];
+	const struct acct *S = &ph[PH_SLEEP], *Y = &ph[PH_SYNC], *C = &ph[PH_COPY];
+	const struct acct *K = &ph[PH_LAUNCH], *A = &ph[PH_ALLOC];
+
+	fprintf(f,
+		"  \"parts\": {\"gpu_wait\": %llu, \"api\": %llu, \"call_preempted\": %llu, "
+		"\"host_cpu\": %llu, \"preempted\": %llu, \"io_wait\": %llu, \"task_wait\": %llu, "
+		"\"sleep\": %llu, \"fault\": 0, \"unknown\": %llu},\n",
+		sub0(Y->wall, Y->preempted) + sub0(C->wall, C->preempted),
+		sub0(K->wall, K->preempted) + sub0(A->wall, A->preempted),
+		Y->preempted + C->preempted + K->preempted + A->preempted,
+		H->cpu + L->cpu + I->cpu + S->cpu + res->cpu,
+		H->preempted + L->preempted + I->preempted + S->preempted + res->preempted,
+		acct_off(I), acct_off(L), acct_off(S), acct_off(H) + acct_off(res));
+}
+
+static void json_helpers(FILE *f)
+{
+	fprintf(f, "  \"helpers\": [");
+	for (int i = 0; i < nhelpers; i++) {
+		fprintf(f, "%s{\"pid\": %d, \"comm\": ", i ? ", " : "", (int)helpers[i].pid);
+		json_str(f, helpers[i].comm);
+		fprintf(f, ", \"role\": \"%s\", \"cpu\": %d}", helpers[i].role, helpers[i].cpu);
+	}
+	fprintf(f, "]\n");
+}
+
+static void json_causes(FILE *f, u64 wall)
+{
+	fprintf(f,
+		"  \"gpu\": {\"work_ns\": %llu, \"kernels\": %ld, \"kernel_ns\": %llu, "
+		"\"syncs\": %ld, \"syncs_per_s\": %.3f, \"busy_share\": %.6f, \"idle_ns\": %llu, "
+		"\"copies\": %ld, \"copy_bytes\": %llu},\n",
+		run.gpu_work_ns, run.kernels, run.kernel_ns, run.syncs,
+		wall ? (double)run.syncs * 1e9 / (double)wall : 0.0,
+		wall ? (double)run.gpu_work_ns / (double)wall : 0.0, sub0(wall, run.gpu_work_ns),
+		run.copies, run.copy_bytes);
+	fprintf(f,
+		"  \"loader\": {\"workers\": %d, \"period_ms\": %g, \"busy_pct\": %g, "
+		"\"prefetch\": %d, \"batches\": %ld},\n",
+		opt.loaders, opt.loader_ms, opt.loader_busy, opt.prefetch, run.batches);
+	const char *io[][2] = {{"file", run.io_path},  {"dev", iodev.dev},
+			       {"disk", iodev.disk},   {"fs", iodev.fs},
+			       {"mount", iodev.mount}, {"source", iodev.source}};
+	fprintf(f, "  \"io\": {\"writes\": %ld, \"bytes\": %llu", run.io_writes, run.io_bytes);
+	for (int i = 0; i < 6; i++) {
+		fprintf(f, ", \"%s\": ", io[i][0]);
+		json_str(f, io[i][1]);
+	}
+	fprintf(f, "},\n");
+	fprintf(f,
+		"  \"hogs\": {\"count\": %d, \"nice\": %d, \"cpu\": %d},\n"
+		"  \"alloc\": {\"count\": %ld, \"us\": %g, \"every\": %ld, \"bytes\": %zu},\n"
+		"  \"host_us\": %g, \"sleep_us\": %g,\n",
+		opt.hogs, opt.hog_nice, opt.cpu, run.allocs, opt.alloc_us, opt.alloc_every,
+		opt.alloc_bytes, opt.host_us, opt.sleep_us);
+}
+
+static void write_truth(const struct mark *b, const struct mark *e, u64 setup_ns, int argc,
+			char **argv)
+{
+	char tmp[PATH_MAX];
+	struct acct res = residue;
+	u64 wall = e->wall - b->wall;
+	FILE *f = stdout;
+
+	acct_clip(&res);
+	for (int i = 0; i < PH_N; i++)
+		acct_clip(&ph[i]);
+	if (opt.truth) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", opt.truth);
+		f = fopen(tmp, "w");
+		if (!f)
+			die(tmp);
+	}
+	fprintf(f, "{\n  \"generator\": \"causegen\", \"format\": 1,\n  \"argv\": [");
+	for (int i = 0; i < argc; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, argv[i]);
+	}
+	fprintf(f, "],\n");
+	fprintf(f,
+		"  \"pid\": %d, \"tid\": %d, \"comm\": \"causegen\", \"cpu\": %d, "
+		"\"helper_cpu\": %d,\n"
+		"  \"steps\": %ld, \"wall_ns\": %llu, \"start_ns\": %llu, \"end_ns\": %llu, "
+		"\"setup_ns\": %llu,\n",
+		(int)getpid(), (int)syscall(SYS_gettid), opt.cpu, opt.helper_cpu, run.step, wall,
+		b->wall, e->wall, setup_ns);
+	fprintf(f, "  \"phases\": {\n");
+	for (int i = 0; i < PH_N; i++)
+		json_acct(f, phase_names[i], &ph[i], i == PH_N - 1);
+	fprintf(f, "  },\n");
+	fprintf(f,
+		"  \"residue\": {\"wall_ns\": %llu, \"cpu_ns\": %llu, \"preempted_ns\": %llu, "
+		"\"off_ns\": %llu, \"share\": %.6f},\n",
+		res.wall, res.cpu, res.preempted, acct_off(&res),
+		wall ? (double)res.wall / (double)wall : 0.0);
+	fprintf(f, "  \"total\": {\"cpu_ns\": %llu, \"preempted_ns\": %llu, \"off_ns\": %llu},\n",
+		e->cpu - b->cpu, e->rq - b->rq, sub0(wall, e->cpu - b->cpu + e->rq - b->rq));
+	json_parts(f, &res);
+	json_causes(f, wall);
+	json_helpers(f);
+	fprintf(f, "}\n");
+	if (opt.truth) {
+		if (fclose(f) || rename(tmp, opt.truth))
+			die(opt.truth);
+	} else {
+		fflush(f);
+	}
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+enum { T_DBL, T_LONG, T_INT, T_SIZE, T_STR };
+static const struct optdef {
+	const char *name;
+	int type;
+	void *ptr;
+	double min, max, def; /* def: the default (below min: unset) */
+} defs[] = {
+    {"seconds", T_DBL, &opt.seconds, 0, 86400, 5},
+    {"steps", T_LONG, &opt.steps, 0, 1e9, 0},
+    {"truth", T_STR, &opt.truth, 0, 0, 0},
+    {"kernels", T_LONG, &opt.kernels, 0, 1e6, 1},
+    {"kernel-us", T_DBL, &opt.kernel_us, 0, 1e7, 1000},
+    {"syncs", T_LONG, &opt.syncs, 1, CG_MAX_SYNCS, 1},
+    {"sync-mode", T_STR, &opt.sync_mode, 0, 0, 0},
+    {"h2d", T_SIZE, &opt.h2d, 0, 1 << 30, 0},
+    {"host-us", T_DBL, &opt.host_us, 0, 1e7, 0},
+    {"loaders", T_INT, &opt.loaders, 0, CG_MAX_HELPERS, 0},
+    {"loader-ms", T_DBL, &opt.loader_ms, 0.01, 1e5, 10},
+    {"loader-busy", T_DBL, &opt.loader_busy, 0, 100, 0},
+    {"prefetch", T_INT, &opt.prefetch, 1, 64, 2},
+    {"io-writes", T_LONG, &opt.io_writes, 0, 1e5, 0},
+    {"io-bytes", T_SIZE, &opt.io_bytes, 1, 1 << 28, 4096},
+    {"io-every", T_LONG, &opt.io_every, 1, 1e9, 1},
+    {"dir", T_STR, &opt.dir, 0, 0, 0},
+    {"hogs", T_INT, &opt.hogs, 0, CG_MAX_HELPERS, 0},
+    {"hog-nice", T_INT, &opt.hog_nice, -20, 19, 0},
+    {"sleep-us", T_DBL, &opt.sleep_us, 0, 1e7, 0},
+    {"allocs", T_LONG, &opt.allocs, 0, 1e5, 0},
+    {"alloc-us", T_DBL, &opt.alloc_us, 0, 1e7, 20},
+    {"alloc-every", T_LONG, &opt.alloc_every, 1, 1e9, 1},
+    {"alloc-bytes", T_SIZE, &opt.alloc_bytes, 1, 1 << 30, 1 << 20},
+    {"cpu", T_INT, &opt.cpu, 0, CPU_SETSIZE - 1, -1},
+    {"helper-cpu", T_INT, &opt.helper_cpu, 0, CPU_SETSIZE - 1, -1},
+};
+#define NDEFS (int)(sizeof(defs) / sizeof(defs[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: causegen [--seconds S | --steps N] [--truth FILE]\n"
+	       "  GPU:     [--kernels K] [--kernel-us U] [--syncs S]\n"
+	       "           [--sync-mode auto|block|spin|yield] [--h2d BYTES]\n"
+	       "  host:    [--host-us U]  loader: [--loaders N --loader-ms MS [--loader-busy PCT]\n"
+	       "           [--prefetch N]]  disk: [--io-writes N --io-bytes B [--io-every M] --dir "
+	       "DIR]\n"
+	       "  hogs:    [--hogs N [--hog-nice N]]\n"
+	       "  sleep:   [--sleep-us U]\n"
+	       "  alloc:   [--allocs N [--alloc-us U] [--alloc-every M] [--alloc-bytes B]]\n"
+	       "  CPUs:    [--cpu N] [--helper-cpu N]   (tests/sweep/README.md)\n");
+}
+
+static void set_num(const struct optdef *d, double v)
+{
+	if (d->type == T_DBL)
+		*(double *)d->ptr = v;
+	else if (d->type == T_LONG)
+		*(long *)d->ptr = (long)v;
+	else if (d->type == T_INT)
+		*(int *)d->ptr = (int)v;
+	else if (d->type == T_SIZE)
+		*(size_t *)d->ptr = (size_t)v;
+}
+
+static int set_opt(const struct optdef *d, const char *arg)
+{
+	char *end;
+	double v;
+
+	if (d->type == T_STR) {
+		*(const char **)d->ptr = arg;
+		return 0;
+	}
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || v < d->min || v > d->max ||
+	    (d->type != T_DBL && v != (double)(long long)v)) {
+		fprintf(stderr, "causegen: bad --%s %s (want %g..%g)\n", d->name, arg, d->min,
+			d->max);
+		return -1;
+	}
+	set_num(d, v);
+	return 0;
+}
+
+static int parse(int argc, char **argv)
+{
+	struct option lo[NDEFS + 2];
+	int c;
+
+	for (int i = 0; i < NDEFS; i++) {
+		set_num(&defs[i], defs[i].def);
+		lo[i] = (struct option){defs[i].name, required_argument, NULL, 256 + i};
+	}
+	lo[NDEFS] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[NDEFS + 1] = (struct option){NULL, 0, NULL, 0};
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c < 256 || set_opt(&defs[c - 256], optarg)) {
+			if (c < 256)
+				usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "causegen: unexpected argument %s\n", argv[optind]);
+		return -1;
+	}
+	if (opt.steps <= 0 && opt.seconds <= 0) {
+		fprintf(stderr, "causegen: --seconds or --steps must be > 0\n");
+		return -1;
+	}
+	if (opt.io_writes > 0 && !opt.dir) {
+		fprintf(stderr, "causegen: --io-writes needs --dir\n");
+		return -1;
+	}
+	if (opt.sync_mode && strcmp(opt.sync_mode, "auto") && strcmp(opt.sync_mode, "block") &&
+	    strcmp(opt.sync_mode, "spin") && strcmp(opt.sync_mode, "yield")) {
+		fprintf(stderr, "causegen: bad --sync-mode %s\n", opt.sync_mode);
+		return -1;
+	}
+	return 0;
+}
+
+/* The feeder's CPU: --cpu, else the highest allowed one; helpers (loaders)
+ * on --helper-cpu, else the lowest allowed one that is not the feeder's.
+ * CPUs given explicitly are only checked by pinning to them (a runner that
+ * pins itself elsewhere passes them). */
+static void choose_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		die("sched_getaffinity");
+	for (int i = CPU_SETSIZE - 1; i >= 0 && opt.cpu < 0; i--)
+		if (CPU_ISSET(i, &set))
+			opt.cpu = i;
+	for (int i = 0; i < CPU_SETSIZE && opt.helper_cpu < 0; i++)
+		if (CPU_ISSET(i, &set) && i != opt.cpu)
+			opt.helper_cpu = i;
+	if (opt.helper_cpu < 0)
+		opt.helper_cpu = opt.cpu;
+}
+
+static void setup_io(void)
+{
+	snprintf(run.io_path, sizeof(run.io_path), "%s/causegen-%d.bin", opt.dir, (int)getpid());
+	run.io_fd = open(run.io_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (run.io_fd < 0)
+		die(run.io_path);
+	run.iobuf = malloc(opt.io_bytes);
+	if (!run.iobuf)
+		die("malloc");
+	memset(run.iobuf, 0x5a, opt.io_bytes);
+	/* allocate the blocks now: the steps then overwrite, without metadata */
+	if (pwrite(run.io_fd, run.iobuf, opt.io_bytes, 0) != (ssize_t)opt.io_bytes ||
+	    fsync(run.io_fd))
+		die(run.io_path);
+}
+
+static void setup_cuda(void)
+{
+	check(cudaStreamCreate(&run.stream), "cudaStreamCreate");
+	check(cudaMalloc(&run.dbuf, 4096), "cudaMalloc");
+	if (opt.h2d) {
+		run.hcopy = calloc(1, opt.h2d);
+		if (!run.hcopy)
+			die("calloc");
+		check(cudaMalloc(&run.dcopy, opt.h2d), "cudaMalloc");
+	}
+	run.kernel_ns = (u64)(opt.kernel_us * 1e3);
+	shimSetKernelTime(run.kernel_ns);
+	shimSetThreadMallocTime((u64)(opt.alloc_us * 1e3));
+}
+
+int main(int argc, char **argv)
+{
+	u64 t0 = clock_ns(CLOCK_MONOTONIC), end;
+	struct mark b, e;
+
+	if (parse(argc, argv))
+		return 2;
+	choose_cpus();
+	if (opt.sync_mode) /* read by the shim at the first CUDA call */
+		setenv("SHIM_SYNC", opt.sync_mode, 1);
+	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (schedstat_fd < 0)
+		die("/proc/thread-self/schedstat");
+	if (opt.dir) {
+		find_device(opt.dir);
+		if (opt.io_writes > 0)
+			setup_io();
+	}
+	signal(SIGPIPE, SIG_IGN);
+	start_loaders();
+	start_hogs();
+	pin(opt.cpu);
+	setup_cuda();
+
+	mark_now(&b);
+	last = b;
+	end = b.wall + (u64)(opt.seconds * 1e9);
+	while (opt.steps > 0 ? run.step < opt.steps : clock_ns(CLOCK_MONOTONIC) < end)
+		step();
+	mark_now(&e);
+	acct_add(&residue, &last, &e);
+
+	stop_helpers();
+	if (opt.h2d)
+		check(cudaFree(run.dcopy), "cudaFree");
+	check(cudaFree(run.dbuf), "cudaFree");
+	check(cudaStreamDestroy(run.stream), "cudaStreamDestroy");
+	if (opt.io_writes > 0) {
+		close(run.io_fd);
+		unlink(run.io_path);
+	}
+	write_truth(&b, &e, b.wall - t0, argc, argv);
+	fprintf(stderr, "causegen: pid=%d steps=%ld wall_s=%.3f step_ms=%.3f\n", (int)getpid(),
+		run.step, (double)(e.wall - b.wall) / 1e9,
+		run.step ? (double)(e.wall - b.wall) / 1e6 / (double)run.step : 0.0);
+	free(run.hcopy);
+	free(run.iobuf);
+	return 0;
+}

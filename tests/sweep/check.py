@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Judges one sweep case: causegen's own ground truth against the diagnosis
+of `ingero-top --json --summary` (live, and the replay of its recording).
+
+Used by sweep.py; also a command line tool:
+
+  check.py --truth T.json --live L.json [--replay R.json] [--case NAME]
+           [--intended CLASS ...] [--healthy]
+
+prints one "ok"/"FAIL"/"note" line per check and exits 1 when one failed
+(contract fields missing included). tests/sweep/README.md has the rules.
+"""
+import argparse
+import json
+import re
+import sys
+
+CLASSES = ["cpu_contention", "loader_wait", "block_io", "host_work", "timer_sleep", "gpu_bound",
+           "sync_storm", "copy_dominated", "alloc_spikes", "memory_pressure", "cold_start"]
+SEV = {"INFO": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
+PARTS = ["gpu_wait", "api", "call_preempted", "host_cpu", "preempted", "io_wait", "task_wait",
+         "sleep", "fault", "unknown"]
+CHAIN_FIELDS = ["class", "severity", "impact", "culprit_pid", "culprit_comm", "pid", "tid",
+                "active"]
+IMPACT_TOL = 0.07  # impact of a cause within 7 points of the workload's measure
+TIE = 0.05  # two causes closer than this: either may be the top chain
+QUIET = 0.03  # a cause under 3 % of wall time raises nothing above INFO
+REPLAY_TOL = 0.01  # live and replay impacts within 1 point
+PARTS_SUM_TOL = 0.01  # the parts add up to wall_ns within 1 %
+RESIDUE_MAX = 0.03  # the generator's unaccounted time, share of wall
+DISTURBED = 0.08  # preempted share above which a case without hogs was disturbed
+SELF_CULPRIT = {"host_work", "timer_sleep", "gpu_bound", "sync_storm", "copy_dominated",
+                "alloc_spikes", "memory_pressure", "cold_start"}
+
+
+def pct(x):
+    return f"{100 * x:.1f} %"
+
+
+# --- the ground truth -------------------------------------------------------------
+
+def truth_causes(t):
+    """Share of the feeding thread's wall time that each cause explains, by the
+    workload's own clocks. The causes partition the wall time (up to the
+    off-CPU time of busy loops and the residue, ~0):
+      cpu_contention  all run-queue wait (schedstat), in every phase
+      loader_wait     blocked reading the loader pipe
+      block_io        blocked in write + fdatasync (their CPU time is host work)
+      host_work       on-CPU between CUDA calls: host prep, the CPU part of the
+                      loader/io/sleep phases, the generator's own residue
+      timer_sleep     asleep in nanosleep
+      gpu_bound       the GPU work the host waited for in launches and syncs
+      sync_storm      launch + sync time not covered by GPU work: the GPU idle
+                      because of the round trips themselves
+      copy_dominated  in cudaMemcpy, not preempted
+      alloc_spikes    in cudaMalloc/cudaFree, not preempted
+      memory_pressure 0: the generator causes none"""
+    W = t["wall_ns"]
+    ph = t["phases"]
+
+    def nopre(p):
+        return ph[p]["wall_ns"] - ph[p]["preempted_ns"]
+
+    cuda = nopre("launch") + nopre("sync")
+    gpu = min(t["gpu"]["work_ns"], cuda)
+    return {
+        "cpu_contention": t["total"]["preempted_ns"] / W,
+        "loader_wait": ph["loader"]["off_ns"] / W,
+        "block_io": ph["io"]["off_ns"] / W,
+        "host_work": t["parts"]["host_cpu"] / W,
+        "timer_sleep": ph["sleep"]["off_ns"] / W,
+        "gpu_bound": gpu / W,
+        "sync_storm": (cuda - gpu) / W,
+        "copy_dominated": nopre("copy") / W,
+        "alloc_spikes": nopre("alloc") / W,
+        "memory_pressure": 0.0,
+    }
+
+
+def truth_problems(t):
+    """Self-consistency of the generator's measure: [] when it holds."""
+    bad = []
+    W = t["wall_ns"]
+    phases = sum(p["wall_ns"] for p in t["phases"].values())
+    if phases + t["residue"]["wall_ns"] != W:
+        bad.append(f"phases {phases} + residue {t['residue']['wall_ns']} != wall {W}")
+    if t["residue"]["wall_ns"] > RESIDUE_MAX * W:
+        bad.append(f"residue {pct(t['residue']['wall_ns'] / W)} > {pct(RESIDUE_MAX)}")
+    if sum(t["parts"].values()) != W:
+        bad.append(f"parts add up to {sum(t['parts'].values())}, wall {W}")
+    for name, p in t["phases"].items():
+        if p["cpu_ns"] + p["preempted_ns"] > p["wall_ns"] * 1.02 + 50000:
+            bad.append(f"phase {name}: cpu + preempted > wall")
+    if t["steps"] < 3:
+        bad.append(f"only {t['steps']} steps")
+    return bad
+
+
+def helpers_of(t, role):
+    return {h["pid"]: h["comm"] for h in t["helpers"] if h["role"] == role}
+
+
+# --- the diagnosis -----------------------------------------------------------------
+
+def summary_of(path):
+    """The last {"type": "summary"} object of an ingero-top --json output (one
+    object a line), or a file holding one object; (None, reason) if none."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError as e:
+        return None, f"cannot read {path}: {e}"
+    try:
+        d = json.loads(text)
+        if isinstance(d, dict) and d.get("type") == "summary":
+            return d, ""
+    except ValueError:
+        pass
+    for line in reversed([x for x in text.splitlines() if x.startswith("{")]):
+        try:
+            d = json.loads(line)
+        except ValueError as e:
+            return None, f"{path}: a line is not JSON: {e}"
+        if isinstance(d, dict) and d.get("type") == "summary":
+            return d, ""
+    return None, f"{path}: no summary line"
+
+
+def contract_problems(s, pid):
+    """What the summary lacks of the contract (README.md), as short strings."""
+    bad = []
+    chains = s.get("chains")
+    if not isinstance(chains, list):
+        return ["no chains[]"]
+    for i, c in enumerate(chains):
+        miss = [f for f in CHAIN_FIELDS if f not in c]
+        if miss:
+            bad.append(f"chains[{i}] ({c.get('class', '?')}) lacks {', '.join(miss)}")
+        if c.get("class") not in CLASSES:
+            bad.append(f"chains[{i}] class {c.get('class')!r} is not a contract class")
+        if c.get("severity") not in SEV:
+            bad.append(f"chains[{i}] severity {c.get('severity')!r}")
+        imp = c.get("impact")
+        if imp is not None and not (isinstance(imp, (int, float)) and 0 <= imp <= 1):
+            bad.append(f"chains[{i}] impact {imp!r} is not a fraction 0..1")
+    impacts = [c["impact"] for c in chains if isinstance(c.get("impact"), (int, float))]
+    if impacts != sorted(impacts, reverse=True):
+        bad.append("chains[] are not ordered by impact")
+    proc = next((p for p in s.get("procs", []) if p.get("pid") == pid), None)
+    if proc is None:
+        bad.append(f"procs[] has no pid {pid}")
+    elif not isinstance(proc.get("time"), dict):
+        bad.append(f"procs[pid {pid}] has no time{{}}")
+    else:
+        tm = proc["time"]
+        miss = [f for f in ("wall_ns", "tid", "parts") if f not in tm]
+        miss += [f"parts.{p}" for p in PARTS if p not in tm.get("parts", {})]
+        if miss:
+            bad.append(f"procs[pid {pid}].time lacks {', '.join(miss)}")
+    return bad
+
+
+class Result:
+    def __init__(self, name):
+        self.name = name
+        self.lines = []  # (kind, text): kind ok | FAIL | note
+        self.contract = []
+        self.true_top = None
+        self.reported_top = None
+        self.errors = {}  # class -> reported impact - true share (live)
+        self.truth = {}
+
+    def add(self, ok, text):
+        self.lines.append(("ok" if ok else "FAIL", text))
+        return ok
+
+    def note(self, text):
+        self.lines.append(("note", text))
+
+    @property
+    def failed(self):
+        return [t for k, t in self.lines if k == "FAIL"]
+
+    @property
+    def status(self):
+        if self.contract:
+            return "contract"
+        return "fail" if self.failed else "pass"
+
+    def report(self):
+        return "\n".join(f"{k:4} {t}" for k, t in self.lines)
+
+
+def chain_text(c):
+    return json.dumps(c, sort_keys=True)
+
+
+def impact_of(chains, cls):
+    """Summed impact of the chains of one class (None: a chain lacks it)."""
+    mine = [c for c in chains if c.get("class") == cls]
+    if any(not isinstance(c.get("impact"), (int, float)) for c in mine):
+        return None
+    return min(1.0, sum(c["impact"] for c in mine))
+
+
+def check_culprit(r, c, t, disturbed):
+    cls, cp, cc = c.get("class"), c.get("culprit_pid"), c.get("culprit_comm")
+    pid = t["pid"]
+    if cls == "cpu_contention":
+        hogs = helpers_of(t, "hog")
+        if not hogs:
+            return r.add(cp not in (None, pid) and disturbed,
+                         f"culprit {cc}[{cp}]: preempted by outside load (no hogs in this case)")
+        return r.add(hogs.get(cp) == cc, f"culprit {cc}[{cp}] is a hog {sorted(hogs.items())}")
+    if cls == "loader_wait":
+        loaders = helpers_of(t, "loader")
+        return r.add(loaders.get(cp) == cc,
+                     f"culprit {cc}[{cp}] is a loader {sorted(loaders.items())}")
+    if cls == "block_io":
+        io = t["io"]
+        names = [x for x in (io["disk"], io["dev"], io["fs"], io["source"]) if x]
+        if io.get("mount") not in ("", "/"):
+            names.append(io["mount"])
+        text = chain_text(c)
+        named = [n for n in names if re.search(r"(?<![\w/:])" + re.escape(n) + r"(?![\w:])",
+                                               text)]
+        ok = r.add(cp == pid, f"culprit {cc}[{cp}] is the process itself [{pid}]")
+        return r.add(bool(named), f"the chain names the device or file system "
+                                  f"(one of {names}; found {named})") and ok
+    if cls in SELF_CULPRIT:
+        return r.add(cp in (0, pid), f"culprit {cc}[{cp}] is none or the process itself")
+    return r.add(False, f"class {cls} has no culprit rule")
+
+
+def check_parts(r, s, t, W):
+    proc = next((p for p in s.get("procs", []) if p.get("pid") == t["pid"]), None)
+    tm = proc.get("time") if proc else None
+    if not isinstance(tm, dict) or not isinstance(tm.get("parts"), dict):
+        return
+    parts, wall = tm["parts"], tm.get("wall_ns") or 0
+    r.add(tm.get("tid") == t["tid"], f"parts: feeding thread tid {tm.get('tid')} "
+                                     f"(want {t['tid']})")
+    if not wall or any(not isinstance(parts.get(p), (int, float)) for p in PARTS):
+        r.add(False, "parts: wall_ns or a part is not a number")
+        return
+    total = sum(parts[p] for p in PARTS)
+    r.add(abs(total - wall) <= PARTS_SUM_TOL * wall,
+          f"parts add up to {total} of wall_ns {wall}")
+    r.add(0.8 * W <= wall <= W + 3e9, f"parts: wall_ns {wall / 1e9:.2f} s "
+                                      f"(workload {W / 1e9:.2f} s)")
+    for p in PARTS:
+        got, want = parts[p] / wall, t["parts"][p] / W
+        r.add(abs(got - want) <= IMPACT_TOL, f"part {p} {pct(got)} (workload {pct(want)})")
+
+
+def check_replay(r, live, replay):
+    def key(c):
+        return (c.get("class"), c.get("culprit_pid"), c.get("pid"))
+
+    lc = {key(c): c for c in live.get("chains", [])}
+    rc = {key(c): c for c in replay.get("chains", [])}
+    r.add(sorted(lc, key=str) == sorted(rc, key=str),
+          f"replay: the same chains as live ({len(rc)} vs {len(lc)})")
+    for k in sorted(set(lc) & set(rc), key=str):
+        a, b = lc[k], rc[k]
+        same = a.get("severity") == b.get("severity")
+        ia, ib = a.get("impact"), b.get("impact")
+        if isinstance(ia, (int, float)) and isinstance(ib, (int, float)):
+            same = same and abs(ia - ib) <= REPLAY_TOL
+        elif ia is not None or ib is not None:
+            same = False
+        r.add(same, f"replay: {k[0]} culprit [{k[1]}]: {b.get('severity')} {ib} "
+                    f"(live {a.get('severity')} {ia})")
+
+
+def check_case(name, truth, live, replay=None, intended=(), healthy=False):
+    """All assertions for one case; returns a Result. live/replay: summaries."""
+    r = Result(name)
+    t = truth
+    W = t["wall_ns"]
+    causes = truth_causes(t)
+    r.truth = causes
+    for p in truth_problems(t):
+        r.add(False, f"truth: {p}")
+    hogs = helpers_of(t, "hog")
+    disturbed = not hogs and causes["cpu_contention"] > DISTURBED
+    if disturbed:
+        r.note(f"disturbed: {pct(causes['cpu_contention'])} preempted by outside load "
+               f"(no hogs in this case); judged against the measure")
+    ranked = sorted(causes.items(), key=lambda kv: -kv[1])
+    r.true_top = ranked[0][0]
+    r.note("truth: " + ", ".join(f"{c} {pct(v)}" for c, v in ranked if v >= 0.005))
+
+    r.contract = contract_problems(live, t["pid"])
+    for p in r.contract:
+        r.add(False, f"contract: {p}")
+    chains = live.get("chains") or []
+    for c in chains:
+        r.note(f"live {c.get('severity', '?'):6} {c.get('class')} impact {c.get('impact')} "
+               f"{c.get('comm', '')}[{c.get('pid')}] culprit "
+               f"{c.get('culprit_comm')}[{c.get('culprit_pid')}]")
+    for c in chains:
+        if c.get("pid") != t["pid"]:
+            r.add(False, f"a {c.get('class')} chain for pid {c.get('pid')}, not the workload's "
+                         f"{t['pid']}")
+
+    # the top chain is the largest cause, with the right culprit
+    top = chains[0] if chains else None
+    r.reported_top = top.get("class") if top else "none"
+    if top is None:
+        r.add(r.true_top == "gpu_bound", f"no chains; the largest cause is {r.true_top} "
+                                         f"{pct(ranked[0][1])}")
+    else:
+        tc = top.get("class")
+        got = causes.get(tc)
+        ok = tc == r.true_top or (got is not None and got >= ranked[0][1] - TIE)
+        r.add(ok, f"top chain {tc} ({pct(got) if got is not None else 'not measured'}); "
+                  f"the largest cause is {r.true_top} {pct(ranked[0][1])}"
+                  + (" (tie)" if ok and tc != r.true_top else ""))
+        if top.get("pid") == t["pid"]:
+            r.add(top.get("tid") == t["tid"], f"top chain tid {top.get('tid')} "
+                                              f"(feeding thread {t['tid']})")
+        if tc in CLASSES:
+            check_culprit(r, top, t, disturbed)
+
+    # impacts: the intended causes, the largest one, every class with a chain
+    judged = set(intended) | {r.true_top} | {c.get("class") for c in chains}
+    for cls in sorted(judged & set(causes)):
+        imp = impact_of(chains, cls)
+        if imp is None:
+            r.add(False, f"impact of {cls}: a chain has no impact (workload {pct(causes[cls])})")
+            continue
+        r.errors[cls] = imp - causes[cls]
+        r.add(abs(imp - causes[cls]) <= IMPACT_TOL,
+              f"impact of {cls} {pct(imp)} (workload {pct(causes[cls])}, ± {pct(IMPACT_TOL)})")
+
+    # quiet causes stay INFO; healthy loops stay at or below LOW
+    for c in chains:
+        cls, sev = c.get("class"), c.get("severity")
+        share = causes.get(cls, 0.0)
+        if cls in causes and share < QUIET:
+            r.add(SEV.get(sev, 9) <= SEV["INFO"],
+                  f"{cls} at {pct(share)} of wall time raises {sev} (at most INFO)")
+        if cls == "cold_start":
+            r.add(sev == "INFO", f"cold_start is {sev} (always INFO)")
+    if healthy:
+        sick = {c: v for c, v in causes.items() if c != "gpu_bound" and v >= 0.10}
+        if sick:
+            r.note(f"healthy by design, but the measure says {sick}: healthy rule not applied")
+        else:
+            for c in chains:
+                r.add(SEV.get(c.get("severity"), 9) <= SEV["LOW"],
+                      f"healthy loop: {c.get('class')} is {c.get('severity')} (at most LOW)")
+
+    check_parts(r, live, t, W)
+    if replay is not None:
+        check_replay(r, live, replay)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--truth", required=True)
+    ap.add_argument("--live", required=True)
+    ap.add_argument("--replay")
+    ap.add_argument("--case", default="case")
+    ap.add_argument("--intended", action="append", default=[])
+    ap.add_argument("--healthy", action="store_true")
+    a = ap.parse_args()
+    try:
+        truth = json.load(open(a.truth))
+    except (OSError, ValueError) as e:
+        print(f"FAIL truth: cannot read {a.truth}: {e}")
+        return 1
+    live, why = summary_of(a.live)
+    if live is None:
+        print(f"FAIL live: {why}")
+        return 1
+    replay = None
+    if a.replay:
+        replay, why = summary_of(a.replay)
+        if replay is None:
+            print(f"FAIL replay: {why}")
+            return 1
+    r = check_case(a.case, truth, live, replay, a.intended, a.healthy)
+    print(r.report())
+    print(f"{a.case}: {r.status}")
+    return 0 if r.status == "pass" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
