@@ -105,8 +105,10 @@ struct ig_detect_cfg {
 	uint64_t min_wall_ns;	     /* feeder wall time in the window to judge it (500 ms) */
 	unsigned quiet_s;	     /* a feeder silent this long is not judged (2) */
 	double storm_rate;	     /* outer syncs per second for a sync storm (100) */
-	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the work
-				      * between syncs (0.5) */
+	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the host's
+				      * time per sync (2) */
+	uint64_t storm_gpu_max_ns;   /* and below this much GPU wait per sync (500 us):
+				      * one sync per step of real GPU work is no storm */
 	double launch_api;	     /* API share beyond GPU wait for launch-bound (0.30) */
 	double copy_share;	     /* copy share of CUDA time (0.50) */
 	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */

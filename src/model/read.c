@@ -387,6 +387,18 @@ static uint64_t thread_wall(const struct ig_model *m, uint64_t end, const struct
 	return span_since(m, wall_end(m, t, end), t->first_call_ns ? t->first_call_ns : t->first_ns);
 }
 
+/* The part of a thread's wall time that the parts judge: without the time
+ * since its last event, which ends in a call, off CPU or in its own work,
+ * and only a later event will say which (a 300 ms call in progress at the
+ * window's end is not host work). */
+static uint64_t judged_wall(const struct ig_model *m, uint64_t end, const struct thread *t,
+			    uint64_t wall)
+{
+	uint64_t e = wall_end(m, t, end);
+	uint64_t pending = e > t->last_ns ? e - t->last_ns : 0;
+	return wall > pending ? wall - pending : 0;
+}
+
 static double pct(uint64_t a, uint64_t b)
 {
 	double v = b ? 100.0 * (double)a / (double)b : 0;
@@ -457,7 +469,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		o->between_on_cpu_ns += span > used ? span - used : 0;
 		o->switches += s.sw;
 		struct ig_time_parts tp;
-		parts_of(&s.raw, span, &tp);
+		parts_of(&s.raw, judged_wall(m, end, t, span), &tp);
 		parts_add(&o->parts, &tp);
 		if (s.calls > feeder_calls || (s.calls == feeder_calls && s.cuda_ns > feeder_cuda)) {
 			feeder_calls = s.calls;
@@ -563,7 +575,7 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	o->sync_ns_win = s.sync_ns;
 	o->sync_nested_win = s.sync_nested;
 	o->sync_nested_ns_win = s.sync_nested_ns;
-	parts_of(&s.raw, o->wall_ns, &o->parts);
+	parts_of(&s.raw, judged_wall(m, end, t, o->wall_ns), &o->parts);
 	life_parts(t, &o->life_parts);
 	o->last_preemptor_pid = t->pre_pid;
 	copy_comm(o->last_preemptor_comm, t->pre_comm);
