@@ -74,7 +74,7 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->gpu_info = 0.25;
 	c->min_calls = 10;
 	c->tail_ratio = 3.0;
-	c->min_wall_ns = NS / 2;
+	c->min_wall_ns = 2 * NS;
 	c->quiet_s = 2;
 	c->storm_rate = 100;
 	c->storm_gpu_ratio = 2.0;

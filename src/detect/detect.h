@@ -102,7 +102,7 @@ struct ig_detect_cfg {
 	double gpu_info;	     /* GPU wait share reported as GPU-bound, INFO (0.25) */
 	unsigned min_calls;	     /* calls in the window for a tail (10) */
 	double tail_ratio;	     /* p99/p50 that makes a tail (3) */
-	uint64_t min_wall_ns;	     /* feeder wall time in the window to judge it (500 ms) */
+	uint64_t min_wall_ns;	     /* feeder wall time in the window to judge it (2 s) */
 	unsigned quiet_s;	     /* a feeder silent this long is not judged (2) */
 	double storm_rate;	     /* outer syncs per second for a sync storm (100) */
 	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the host's

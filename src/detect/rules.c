@@ -224,8 +224,8 @@ static void api_causes(struct ctx *x)
 		if (nested(s) || s->cold_end_ns < x->ws)
 			continue;
 		if (s->calls_win < s->cold_n + cfg->min_calls)
-			return; /* too few calls yet to tell warm-up from overhead */
-		if (s->cold_mean_ns > s->win.p50)
+			cold += s->time_win_ns; /* still warming up: none of it is overhead */
+		else if (s->cold_mean_ns > s->win.p50)
 			cold += s->cold_n * (s->cold_mean_ns - s->win.p50);
 	}
 	/* copies that do not wait for the GPU are API time too: theirs is the

@@ -552,8 +552,12 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 		t->pre_pid = e->other_pid;
 		copy_comm(t->pre_comm, e->other_comm);
 	}
-	/* the wait in the run queue after a wake-up: preempted, by arg0 */
-	uint64_t pre = st == ST_BLK ? (e->preempt_ns < e->dur_ns ? e->preempt_ns : e->dur_ns) : 0;
+	/* the wait in the run queue after a wake-up, while the task arg0 held
+	 * the CPU: preempted. With nobody on the CPU (idle: the wake-up latency
+	 * of a sleeping CPU) or an unknown holder, the wait belongs to the sleep. */
+	uint64_t pre = st == ST_BLK && e->arg0
+			   ? (e->preempt_ns < e->dur_ns ? e->preempt_ns : e->dur_ns)
+			   : 0;
 	uint64_t main = e->dur_ns - pre;
 	t->tl_pre[(t->tl_i - 1 + IG_TL_MAX) % IG_TL_MAX] = pre;
 	offcpu_sums(t, inwin ? tslot(m, t, sec) : NULL, in, st, bw, main, pre, 1);
