@@ -407,10 +407,11 @@ static void rule_memory(struct ctx *x)
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_host *h = &x->w->host;
 	double fault = ig_part_share(x->parts, IG_PART_FAULT);
-	int pages = x->p->page_bytes_win > cfg->page_bytes;
 	int swap = h->valid && h->swap_max_win > 0;
 	int full = h->valid && h->mem_max_win > cfg->mem_pct;
-	if (fault < cfg->sev_low && !pages && !swap && !full)
+	/* page allocations alone (a checkpoint filling the page cache) are not
+	 * pressure: without stalls, only a host short of memory is worth saying */
+	if (fault < cfg->sev_low && !swap && !full)
 		return;
 	struct cause c;
 	memset(&c, 0, sizeof(c));
@@ -446,9 +447,6 @@ static void rule_cold(struct ctx *x)
 			continue;
 		uint64_t settled = s->life.p50;
 		if (!settled || (double)s->cold_max_ns < cfg->cold_x * (double)settled)
-			continue;
-		/* settled: the window tail is not still there after the first calls */
-		if (has_tail(x, s) && !cold_explains(x, s))
 			continue;
 		double r = (double)s->cold_max_ns / (double)settled;
 		if (r > best_x) {

@@ -89,8 +89,8 @@ static const struct demo_scn demo_scns[] = {
 	{
 		.name = "hidden-sync",
 		.prog = {
-			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "4500",
-				"--kernels", "1", "--kernel-us", "2000", "--d2h", "4",
+			{ DR_MAIN, "workload", { "--wait-signal", "--cpu", "@CPU", "--iters", "250000",
+				"--kernels", "1", "--kernel-us", "5", "--d2h", "4",
 				"--sync-every", "1", NULL } },
 		},
 	},
@@ -117,8 +117,8 @@ static const struct demo_scn demo_scns[] = {
 		.prog = {
 			{ DR_MAIN, "tests/progs/trainer", { "--wait-signal", "--cpu", "@CPU",
 				"--seconds", "10", "--kernels", "2", "--kernel-us", "8000",
-				"--h2d", "1048576", "--ckpt-every", "50", "--ckpt-bytes",
-				"50331648", "--ckpt-shards", "32", "--dir", "@DIR", NULL } },
+				"--h2d", "1048576", "--ckpt-every", "2", "--ckpt-bytes",
+				"16777216", "--ckpt-shards", "4", "--dir", "@DIR", NULL } },
 		},
 	},
 	{

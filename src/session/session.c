@@ -396,7 +396,10 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	model_cfg_default(&cfg);
 	cfg.window_s = (unsigned)(cli->window_s + 0.5);
 	s->model = model_new(&cfg);
-	s->det = detect_new(NULL);
+	struct ig_detect_cfg dcfg;
+	detect_cfg_default(&dcfg);
+	dcfg.self_pid = (uint32_t)getpid(); /* named as itself when it is a culprit */
+	s->det = detect_new(&dcfg);
 	if (!s->model || !s->det) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

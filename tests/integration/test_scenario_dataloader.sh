@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # needs: root
-# Scenario dataloader (docs/scenarios.md): the main process takes batches from
-# three forked workers that share one core and does CUDA steps on another. The
-# top chain must be HIGH host starvation of dataloader, naming a worker it waits
-# on as culprit; the workers preempt each other; nothing else above LOW.
+# Scenario dataloader (docs/scenarios.md): a training loop fed by three
+# data-loader worker processes that cannot keep up. The top chain is a HIGH
+# data-loader wait naming a worker (a child of the process) as the waker,
+# with at least half of the feeder's time waiting for it; the workers
+# preempt each other on their core.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scenario.sh"
 scenario_needs
-scenario dataloader --class host_starvation --op cudaStreamSynchronize --comm dataloader \
-	--severity HIGH --culprit 'child:dl-worker-[0-9]+' --evidence 'off_between_pct>=50' \
-	--summary 'waiting on dl-worker-[0-9]+' \
+scenario dataloader --class loader_wait --op '*' --comm dataloader \
+	--severity HIGH --culprit 'child:dl-worker-[0-9]+' --evidence 'task_wait_pct>=50' \
+	--summary '^data-loader wait on dl-worker-[0-9]+' \
 	--children-preempt-each-other 'dl-worker-[0-9]+'
 finish

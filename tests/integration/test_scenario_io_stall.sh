@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # needs: root
-# Scenario io-stall (docs/scenarios.md): the training thread checkpoints every
-# 50 steps: a D2H copy of the weights, then 32 files written and fsync'ed to a
-# disk. The top chain must be block I/O (MEDIUM or HIGH) by trainer itself
-# during the cudaMemcpy tail; nothing else above LOW.
+# Scenario io-stall (docs/scenarios.md): a training loop that writes a
+# 16 MiB checkpoint in 4 shards, each fsync'd, every second step. The top
+# chain is a block I/O wait in the process, MEDIUM or HIGH, naming the disk,
+# with at least 10 % of the feeder's time asleep in D state.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/scenario.sh"
 scenario_needs
-scenario io-stall --class block_io --op cudaMemcpy --comm trainer --severity MEDIUM \
-	--culprit self --evidence 'io_ops>=200' --summary 'block I/O requests by trainer'
+scenario io-stall --class block_io --op '*' --comm trainer --severity MEDIUM \
+	--culprit self --evidence 'io_wait_pct>=10' --summary '^block I/O wait in trainer.*device'
 finish
