@@ -23,6 +23,9 @@ struct collector_opts {
 	bool force_raw_tp;       /* use raw_tp even where tp_btf works */
 	bool no_system_libs;     /* do not attach ldconfig / /usr/local/cuda libraries */
 	bool no_multi;           /* one perf-event uprobe per probe, not uprobe_multi links */
+	bool no_hold;		 /* never stop a target at an exec or a library load
+				  * (calls made before the attach are then missed and
+				  * reported as attached late) */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
 	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
 };

@@ -366,6 +366,10 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		fprintf(f, "replay %s .. %s speed %g%s\n", a, b, st->replay_speed,
 			st->paused ? " paused" : "");
 	}
+	if (st && st->mode == IG_MODE_LIVE) /* calls the collector missed, or may have */
+		fprintf(f, "collection late %d (PID %d) partial %lu too-deep %lu holds %lu\n",
+			st->late_pids, st->late_pid, (unsigned long)st->calls_partial,
+			(unsigned long)st->calls_too_deep, (unsigned long)st->holds);
 	if (st && st->recording[0])
 		fprintf(f, "recording %s%s%s\n", st->recording,
 			st->record_error[0] ? " error: " : "", st->record_error);
@@ -618,6 +622,13 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_status *st,
 		JI("libs", st ? st->libs : 0);
 		JI("targets", st ? st->targets : 0);
 		JI("paused", st ? st->paused : 0);
+		if (st && st->mode == IG_MODE_LIVE) {
+			JI("late_pids", st->late_pids);
+			JI("late_pid", st->late_pid);
+			JU("calls_partial", st->calls_partial);
+			JU("calls_too_deep", st->calls_too_deep);
+			JU("holds", st->holds);
+		}
 		if (st && st->mode == IG_MODE_REPLAY) {
 			JD("replay_speed", st->replay_speed);
 			JU("replay_pos_ns", st->replay_pos_ns);
