@@ -327,13 +327,16 @@ struct {
 
 /* Processes stopped by a hold and not yet continued: tgid -> ts_ns of the
  * hold. User space (and its guardian process, should ingero-top die)
- * continues every process listed here. */
+ * continues every process listed here. Another ingero-top running at the
+ * same time holds the same processes at the same moments: each continues a
+ * process only once no other instance's map lists it (src/collect/hold.c),
+ * hence the distinct name. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, __u64);
-} held SEC(".maps");
+} ig_held SEC(".maps");
 
 static __always_inline void file_key(struct file *f, struct igb_file *k)
 {
@@ -405,7 +408,7 @@ static __always_inline void hold(struct task_struct *t, __u32 tgid, __u32 tid,
 	} else {
 		flags |= IGB_HOLD_F_STOPPED;
 		count(IGB_CNT_HOLDS, 1);
-		bpf_map_update_elem(&held, &tgid, &now, BPF_ANY);
+		bpf_map_update_elem(&ig_held, &tgid, &now, BPF_ANY);
 	}
 	e->kind = IGB_HOLD;
 	e->ts_ns = now;
@@ -1260,7 +1263,7 @@ static __always_inline void on_exit(struct task_struct *p)
 		return;
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&py_procs, &tgid);
-	bpf_map_delete_elem(&held, &tgid);
+	bpf_map_delete_elem(&ig_held, &tgid);
 	struct igb_event *e = reserve();
 	if (!e)
 		return;

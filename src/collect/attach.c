@@ -316,9 +316,7 @@ int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
 	return elfsym_offsets(path, sym, 1, off) == 1 ? 0 : -ENOSYS;
 }
 
-/* The distance from _dl_debug_state to _r_debug in a loader (the cookie of
- * dl_change: it finds r_debug from the probed address), 0 when unknown. */
-static int64_t rdebug_delta(const char *loader)
+int64_t collector_rdebug_delta(const char *loader)
 {
 	static const char *const sym[] = {"_dl_debug_state", "_r_debug"};
 	uint64_t v[2];
@@ -353,8 +351,12 @@ void coll_watch_loader(struct collector *c, int pid)
 			interp);
 		return;
 	}
-	uint64_t cookie = (uint64_t)rdebug_delta(path);
-	const char *how = cookie ? "held until attached" : "found by a rescan (no _r_debug)";
+	uint64_t cookie = (uint64_t)collector_rdebug_delta(path);
+	const char *how = "held until attached";
+	if (!cookie)
+		how = "found by a rescan: no _r_debug";
+	else if (!c->hold_on)
+		how = "attached when seen: holds off";
 	struct bpf_program *prog = c->skel->progs.dl_change;
 	if (c->multi) {
 		int fd = collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, &cookie, 1,

@@ -296,6 +296,21 @@ static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, vo
 	}
 }
 
+/* Looks at a target's mappings (and executable unless maps_only) outside
+ * a hold. A library attached here for the first time was already loaded,
+ * and maybe called, without its probes: the process is attached late. */
+static void scan_pid(struct collector *c, int pid, bool maps_only)
+{
+	int before = c->nlibs;
+
+	if (maps_only)
+		discover_pid_maps(pid, coll_attach_found, c);
+	else
+		discover_pid_libs(pid, coll_attach_found, c);
+	if (c->nlibs > before)
+		coll_late(c, pid, "its library was found after it was loaded");
+}
+
 static void rescan_targets(struct collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.targets);
@@ -309,7 +324,7 @@ static void rescan_targets(struct collector *c)
 			prev = NULL; /* restart: the iteration order changed */
 			continue;
 		}
-		discover_pid_libs((int)key, coll_attach_found, c);
+		scan_pid(c, (int)key, false);
 	}
 }
 
@@ -341,12 +356,9 @@ void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void 
 		int pid = c->pending[i].pid;
 		bool maps_only = c->pending[i].maps_only;
 		c->pending[i] = c->pending[--c->npending];
-		if (maps_only) {
-			discover_pid_maps(pid, coll_attach_found, c);
-			continue;
-		}
-		coll_watch_loader(c, pid); /* after an exec: maybe another loader */
-		discover_pid_libs(pid, coll_attach_found, c);
+		if (!maps_only)
+			coll_watch_loader(c, pid); /* after an exec: maybe another loader */
+		scan_pid(c, pid, maps_only);
 	}
 	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
 		poll_pages(c, now_ns, emit, ctx);
@@ -424,6 +436,23 @@ void collector_summary(struct collector *c, FILE *f)
 	if (!c->nlibs)
 		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",
 			(unsigned long long)(RESCAN_TARGETS_NS / 1000000000ULL));
+	if (!c->hold_on)
+		fprintf(f, "attach: holds off (INGERO_TOP_NO_HOLD): calls made before a library is "
+			   "attached are missed, and the process is reported as attached late\n");
+	else
+		fprintf(f,
+			"attach: holds on: a target is stopped at an exec or a CUDA library load "
+			"until its probes are live%s\n",
+			c->loader_walk ? "" : " (no dynamic loader watched yet)");
+	if (c->nlate) {
+		int shown = c->nlate < 8 ? c->nlate : 8;
+		fprintf(f, "attach: attached late to %d process%s (PID", c->nlate,
+			c->nlate == 1 ? "" : "es");
+		for (int i = 0; i < shown; i++)
+			fprintf(f, " %d", c->late[i]);
+		fprintf(f, "%s): a CUDA library was mapped before; earlier calls are not known\n",
+			c->nlate > shown ? " ..." : "");
+	}
 	if (c->stacks)
 		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
 			IGB_STACK_MAX);
@@ -656,10 +685,10 @@ static int attach_initial(struct collector *c, const struct collector_opts *o, c
 			return -1;
 		}
 	}
-	if (o->target == COLL_COMMAND && o->exe) {
+	/* Not marked resolved: its exec is held, which also watches its own
+	 * dynamic loader. */
+	if (o->target == COLL_COMMAND && o->exe)
 		discover_exe_libs(o->exe, coll_attach_found, c);
-		coll_resolve_path(c, o->exe); /* looked at: no hold at its exec */
-	}
 	if (o->target != COLL_PIDS && !o->no_system_libs)
 		discover_system_libs(coll_attach_found, c);
 	for (int i = 0; i < o->npids; i++) {

@@ -80,6 +80,11 @@ void collector_irq_text_ranges(uint64_t r[4]);
  * -ENOSYS (the loader has no such symbol, e.g. musl). */
 int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off);
 
+/* The distance from _dl_debug_state to _r_debug in a loader file (how the
+ * kernel side finds the loader's list of objects from the probed address:
+ * the uprobe's cookie), 0 when the loader lacks either symbol. */
+int64_t collector_rdebug_delta(const char *loader);
+
 /* Unix ns now, on the same clock as the events. */
 uint64_t collector_now_ns(struct collector *c);
 

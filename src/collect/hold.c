@@ -71,18 +71,50 @@ static void wait_stopped(int pid, int tid)
 	}
 }
 
+/* Whether another ingero-top (its own `ig_held` map) holds pid too. */
+static bool held_elsewhere(struct collector *c, int pid)
+{
+	struct bpf_map_info own = {0}, info;
+	uint32_t id = 0, len = sizeof(own), key = (uint32_t)pid;
+	uint64_t v;
+	bool found = false;
+
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(c->skel->maps.ig_held), &own, &len))
+		return false;
+	while (!found && !bpf_map_get_next_id(id, &id)) {
+		if (id == own.id)
+			continue;
+		int fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "ig_held") &&
+		    info.key_size == 4 && info.value_size == 8)
+			found = !bpf_map_lookup_elem(fd, &key, &v);
+		close(fd);
+	}
+	return found;
+}
+
 /* Continues pid and forgets the hold, unless a newer hold (another ts)
- * stopped it again meanwhile: that one has its own record coming. SIGCONT
- * first: should ingero-top die in between, the guardian still finds it. */
+ * stopped it again meanwhile: that one has its own record coming. When no
+ * other ingero-top holds it: SIGCONT first, so that should ingero-top die
+ * in between, the guardian still finds it. Otherwise forget it first and
+ * look again: of two instances that finish together, one continues it. */
 static void release(struct collector *c, int pid, uint64_t ts)
 {
-	int fd = bpf_map__fd(c->skel->maps.held);
+	int fd = bpf_map__fd(c->skel->maps.ig_held);
 	uint32_t key = (uint32_t)pid;
 	uint64_t v;
+	bool shared = held_elsewhere(c, pid);
 
-	kill(pid, SIGCONT);
+	if (!shared)
+		kill(pid, SIGCONT);
 	if (!bpf_map_lookup_elem(fd, &key, &v) && v == ts)
 		bpf_map_delete_elem(fd, &key);
+	if (shared && !held_elsewhere(c, pid))
+		kill(pid, SIGCONT);
 }
 
 static const char *not_held_why(uint8_t flags)
@@ -119,9 +151,13 @@ void coll_hold(struct collector *c, const struct igb_event *b)
 		wait_stopped(pid, (int)b->tid);
 	if (b->state == IGB_HOLD_EXEC || (b->flags & IGB_HOLD_F_NEW))
 		coll_watch_loader(c, pid); /* a new program: maybe another loader */
-	/* The maps (the library just mapped) and the executable (the CUDA
-	 * runtime may be linked into it). */
-	int n = discover_pid_libs(pid, coll_attach_found, c);
+	/* The maps (the libraries just loaded) and, when not examined yet, the
+	 * executable (the CUDA runtime may be linked into it). */
+	struct igb_file exe = {.dev = b->stream, .ino = b->dur_ns};
+	uint8_t v;
+	bool exe_known = !bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.resolved), &exe, &v);
+	int n = exe_known ? discover_pid_maps(pid, coll_attach_found, c)
+			  : discover_pid_libs(pid, coll_attach_found, c);
 	coll_resolve_key(c, b->arg0, b->arg1);
 	coll_resolve_key(c, b->stream, b->dur_ns);
 	if (stopped) {
@@ -155,7 +191,7 @@ static void continue_all(int map_fd)
 
 int coll_guardian_start(struct collector *c)
 {
-	int p[2], map_fd = bpf_map__fd(c->skel->maps.held);
+	int p[2], map_fd = bpf_map__fd(c->skel->maps.ig_held);
 
 	c->guardian_fd = -1;
 	if (pipe2(p, O_CLOEXEC))
@@ -193,7 +229,7 @@ int coll_guardian_start(struct collector *c)
 void coll_release_all(struct collector *c)
 {
 	if (c->skel)
-		continue_all(bpf_map__fd(c->skel->maps.held));
+		continue_all(bpf_map__fd(c->skel->maps.ig_held));
 }
 
 void coll_guardian_stop(struct collector *c)

@@ -76,7 +76,9 @@ for item in privileges kernel BTF "ring buffer" tp_btf uprobes; do
 done
 grep -q "^INFO wakers  *a wake-up from an interrupt is named \[irq\]" "$TMP/check.out" \
 	&& ok "check: interrupt wakers named" || bad "check: no wakers line"
-grep -q "^INFO dlopen  *libraries loaded at run time are seen at once (_dl_debug_state in /" "$TMP/check.out" \
+grep -q "^INFO dlopen  *libraries loaded at run time are attached before their code runs (_dl_debug_state, _r_debug in /" "$TMP/check.out" \
 	&& ok "check: the dynamic loader's hook" || bad "check: no dlopen line"
+grep -q "^INFO holds  *a target that loads a CUDA library .* is stopped (SIGSTOP)" "$TMP/check.out" \
+	&& ok "check: holds explained" || bad "check: no holds line"
 
 finish
