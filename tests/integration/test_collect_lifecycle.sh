@@ -44,6 +44,33 @@ diff -q "$TMP/a.want" "$TMP/a.got" >/dev/null && ok "default mode: a process sta
 sleep 0.3
 expect_eq "after SIGTERM: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
+# kill -9 while a process is held: the guardian (ingero-top-hold)
+# continues it. ingero-top is stopped first so that the hold lasts.
+thread_state() { awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null; }
+rm -f "$TMP/go"
+sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL --iters 10 --kernels 1 --expect $TMP/h.expect" \
+	2>/dev/null &
+launcher=$!
+"$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/h.err" &
+ig=$!
+wait_attached "$TMP/h.err"
+for _ in $(seq 100); do grep -q watching "$TMP/h.err" && break; sleep 0.1; done
+kill -STOP $ig
+touch "$TMP/go"
+held=
+for _ in $(seq 100); do [ "$(thread_state $launcher)" = T ] && { held=1; break; }; sleep 0.05; done
+[ -n "$held" ] && ok "kill -9: the process is held while ingero-top cannot look" || bad "kill -9: not held"
+kill -KILL $ig; wait $ig 2>/dev/null
+for _ in $(seq 200); do [ "$(thread_state $launcher)" = T ] || break; sleep 0.05; done
+if [ "$(thread_state $launcher)" = T ]; then
+	bad "kill -9: the process was left stopped"
+	kill -CONT $launcher
+fi
+wait $launcher; rc=$?
+expect_eq "kill -9 during a hold: the held process was continued and finished" "$rc" 0
+[ -s "$TMP/h.expect" ] && ok "kill -9: the workload ran to its end" || bad "kill -9: no expect file"
+expect_eq "after kill -9: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
+
 # Errors: one line, non-zero exit.
 one_line_error() { # what, expected text, command...
 	local what=$1 want=$2; shift 2
