@@ -306,11 +306,11 @@ int BPF_KPROBE(call_enter)
  *
  * A uprobe fires only once it is attached, and user space attaches a CUDA
  * library only once it knows the file. A target that execs a program, or
- * maps a CUDA library, that user space has not examined yet is stopped
- * (SIGSTOP) right there, before it runs one more instruction, and user
- * space is told (IGB_HOLD, bpf/ingero.h); it attaches what it finds, marks
- * the files in `resolved` and sends SIGCONT. Each file costs one hold, the
- * first time any target uses it. */
+ * whose dynamic loader has loaded a CUDA library, that user space has not
+ * examined yet is stopped (SIGSTOP) right there, before it runs one more
+ * instruction, and user space is told (IGB_HOLD, bpf/ingero.h); it
+ * attaches what it finds, marks the files in `resolved` and sends SIGCONT.
+ * Each file costs one hold, the first time any target uses it. */
 
 const volatile bool hold_on = false; /* stop targets at unexamined files */
 const volatile __u32 self_tgid = 0;  /* ingero-top itself: never a target */
@@ -613,6 +613,19 @@ static __always_inline void dl_hint(__u32 tgid, __u32 tid)
 	e->pid = tgid;
 	e->tid = tid;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Kernels without bpf_loop and bpf_find_vma (before 5.17) load this one
+ * instead of dl_change: a hint only, no hold. */
+SEC("uprobe")
+int BPF_KPROBE(dl_change_hint)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if ((exec_all || is_target(tgid)) && tgid != self_tgid)
+		dl_hint(tgid, (__u32)id);
+	return 0;
 }
 
 /* The cookie: the address of _r_debug minus that of _dl_debug_state (both

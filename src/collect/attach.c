@@ -351,13 +351,16 @@ void coll_watch_loader(struct collector *c, int pid)
 			interp);
 		return;
 	}
-	uint64_t cookie = (uint64_t)collector_rdebug_delta(path);
+	uint64_t cookie = c->walk ? (uint64_t)collector_rdebug_delta(path) : 0;
+	struct bpf_program *prog =
+	    c->walk ? c->skel->progs.dl_change : c->skel->progs.dl_change_hint;
 	const char *how = "held until attached";
-	if (!cookie)
-		how = "found by a rescan: no _r_debug";
+	if (!c->walk)
+		how = "attached when seen: the kernel cannot read the loader's objects";
+	else if (!cookie)
+		how = "attached when seen: no _r_debug";
 	else if (!c->hold_on)
 		how = "attached when seen: holds off";
-	struct bpf_program *prog = c->skel->progs.dl_change;
 	if (c->multi) {
 		int fd = collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, &cookie, 1,
 						     false);

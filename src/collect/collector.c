@@ -439,6 +439,11 @@ void collector_summary(struct collector *c, FILE *f)
 	if (!c->hold_on)
 		fprintf(f, "attach: holds off (INGERO_TOP_NO_HOLD): calls made before a library is "
 			   "attached are missed, and the process is reported as attached late\n");
+	else if (!c->walk)
+		fprintf(f,
+			"attach: holds at exec only: this kernel cannot read the loader's objects "
+			"(bpf_loop, bpf_find_vma: Linux 5.17); a library loaded at run time is "
+			"attached a few ms late, uncounted if the process ends first\n");
 	else
 		fprintf(f,
 			"attach: holds on: a target is stopped at an exec or a CUDA library load "
@@ -500,10 +505,12 @@ void collector_stack_stats(struct collector *c, struct collector_stack_stats *st
 
 /* ---- life cycle -------------------------------------------------------------- */
 
-static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
+static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks, bool walk)
 {
 	bpf_program__set_autoload(skel->progs.call_exit, !stacks);
 	bpf_program__set_autoload(skel->progs.call_exit_stk, stacks);
+	bpf_program__set_autoload(skel->progs.dl_change, walk);
+	bpf_program__set_autoload(skel->progs.dl_change_hint, !walk);
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, skel->obj)
 	{
@@ -556,9 +563,12 @@ void collector_irq_text_ranges(uint64_t r[4])
 	memcpy(r, known, sizeof(known));
 }
 
-static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, bool stacks,
-					bool multi, int *err)
+/* Opens and loads the programs the way c says (raw_tp, stacks, multi,
+ * walk). */
+static struct ingero_bpf *open_and_load(const struct collector_opts *o, const struct collector *c,
+					int *err)
 {
+	bool raw = c->raw_tp, stacks = c->stacks, multi = c->multi;
 	struct ingero_bpf *skel = ingero_bpf__open();
 	if (!skel) {
 		*err = -errno;
@@ -581,7 +591,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 		bpf_map__set_max_entries(skel->maps.py_threads, 1);
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	}
-	select_programs(skel, raw, stacks);
+	select_programs(skel, raw, stacks, c->walk);
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.call_enter,
 						      IG_BPF_TRACE_UPROBE_MULTI);
@@ -590,6 +600,8 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 		bpf_program__set_expected_attach_type(skel->progs.call_exit_stk,
 						      IG_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.dl_change,
+						      IG_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.dl_change_hint,
 						      IG_BPF_TRACE_UPROBE_MULTI);
 	}
 	*err = ingero_bpf__load(skel);
@@ -608,28 +620,38 @@ static int load_programs(struct collector *c, const struct collector_opts *o)
 	int r = 0;
 
 	c->raw_tp = o->force_raw_tp;
+	c->walk = true;
 	/* uprobe_multi links (Linux 6.6) first: they detach in one go. */
 	c->multi = !o->no_multi;
-	c->skel = c->multi ? open_and_load(o, c->raw_tp, c->stacks, true, &r) : NULL;
+	c->skel = c->multi ? open_and_load(o, c, &r) : NULL;
 	if (!c->skel) {
 		if (c->multi)
 			log_msg(LOG_INFO, "uprobe_multi not available (%s), one perf event per probe",
 				strerror(-r));
 		c->multi = false;
-		c->skel = open_and_load(o, c->raw_tp, c->stacks, false, &r);
+		c->skel = open_and_load(o, c, &r);
 	}
 	if (!c->skel && c->stacks) {
 		/* Stack capture needs bpf_loop() (Linux 5.17): go on without. */
 		log_msg(LOG_WARN, "user stack capture did not load (%s), stacks off", strerror(-r));
 		snprintf(c->stacks_off_why, sizeof(c->stacks_off_why), "%s", strerror(-r));
 		c->stacks = false;
-		c->skel = open_and_load(o, c->raw_tp, false, false, &r);
+		c->skel = open_and_load(o, c, &r);
+	}
+	if (!c->skel) {
+		/* So does the walk of the loader's objects (and bpf_find_vma). */
+		log_msg(LOG_WARN,
+			"the loader's objects cannot be read (%s): libraries loaded at run time "
+			"are attached a little late",
+			strerror(-r));
+		c->walk = false;
+		c->skel = open_and_load(o, c, &r);
 	}
 	if (!c->skel && !c->raw_tp) {
 		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
 			strerror(-r));
 		c->raw_tp = true;
-		c->skel = open_and_load(o, true, c->stacks, false, &r);
+		c->skel = open_and_load(o, c, &r);
 	}
 	return c->skel ? 0 : r;
 }

@@ -85,6 +85,8 @@ struct collector {
 	struct ig_source src;
 	/* holds (hold.c) */
 	bool hold_on;	    /* targets are stopped at files not examined yet */
+	bool walk;	    /* dl_change reads the loader's objects (Linux 5.17), else
+			     * dl_change_hint is loaded: a hint to rescan, no hold */
 	int loader_walk;    /* loaders watched whose list of objects dl_change reads */
 	pid_t guardian;	    /* continues held processes should ingero-top die; 0: none */
 	int guardian_fd;    /* write end of its pipe, -1 when none */

@@ -161,8 +161,14 @@ void coll_hold(struct collector *c, const struct igb_event *b)
 	coll_resolve_key(c, b->arg0, b->arg1);
 	coll_resolve_key(c, b->stream, b->dur_ns);
 	if (stopped) {
+		char comm[IGB_COMM_LEN];
 		release(c, pid, b->ts_ns);
-		log_msg(LOG_INFO, "held %s[%d] for %.1f ms (%s)", b->comm, pid,
+		/* The name is the traced program's: printable bytes only. */
+		for (size_t i = 0; i < sizeof(comm); i++)
+			comm[i] =
+			    b->comm[i] && (b->comm[i] < ' ' || b->comm[i] > '~') ? '?' : b->comm[i];
+		comm[sizeof(comm) - 1] = 0;
+		log_msg(LOG_INFO, "held %s[%d] for %.1f ms (%s)", comm, pid,
 			(double)(mono_ns() - b->ts_ns) / 1e6,
 			b->state == IGB_HOLD_EXEC ? "a new program" : "libraries loaded");
 		return;
