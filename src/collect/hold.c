@@ -13,10 +13,12 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,38 +197,77 @@ static void continue_all(int map_fd)
 	}
 }
 
+/* The guardian's life after ingero-top died: the dying process closes its
+ * descriptors one by one (a perf-event uprobe can take a grace period to
+ * close), and until the last link is gone its programs can still hold a
+ * process, for instance one the guardian has just continued and that
+ * execs. So wait until it has exited (its pidfd becomes readable after
+ * its files are closed), continue everything, and once more after the
+ * programs still running on other CPUs are done. */
+static void guardian_after_death(int map_fd, int pidfd)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+	continue_all(map_fd);
+	while (pidfd >= 0) {
+		int r = poll(&p, 1, 100);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		continue_all(map_fd); /* meanwhile, keep nothing stopped */
+	}
+	if (pidfd < 0)
+		usleep(500000);
+	continue_all(map_fd);
+	usleep(50000);
+	continue_all(map_fd);
+}
+
 int coll_guardian_start(struct collector *c)
 {
 	int p[2], map_fd = bpf_map__fd(c->skel->maps.ig_held);
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0); /* Linux 5.3 */
 
 	c->guardian_fd = -1;
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
+	if (pipe2(p, O_CLOEXEC)) {
+		int e = errno;
+		if (pidfd >= 0)
+			close(pidfd);
+		return -e;
+	}
 	pid_t g = fork();
 	if (g < 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
+		if (pidfd >= 0)
+			close(pidfd);
 		return -e;
 	}
 	if (g == 0) {
-		/* Keep the pipe's read end (fd 0) and the held map (fd 1), close
-		 * everything else (the BPF links must die with ingero-top). */
+		/* Keep the pipe's read end (fd 0), the held map (fd 1) and
+		 * ingero-top's pidfd (fd 2); close everything else (the BPF
+		 * links must die with ingero-top). */
 		static const int ignore[] = {SIGINT,  SIGTERM, SIGHUP,	SIGQUIT, SIGTSTP,
 					     SIGTTIN, SIGTTOU, SIGUSR1, SIGPIPE};
-		char ch;
+		char ch = 0;
+		ssize_t n;
 		for (size_t i = 0; i < sizeof(ignore) / sizeof(ignore[0]); i++)
 			signal(ignore[i], SIG_IGN);
 		prctl(PR_SET_NAME, "ingero-top-hold");
-		if (dup2(p[0], 0) < 0 || dup2(map_fd, 1) < 0)
+		if (dup2(p[0], 0) < 0 || dup2(map_fd, 1) < 0 || (pidfd >= 0 && dup2(pidfd, 2) < 0))
 			_exit(1);
-		close_range(2, ~0U, 0);
-		while (read(0, &ch, 1) < 0 && errno == EINTR)
+		close_range(3, ~0U, 0);
+		while ((n = read(0, &ch, 1)) < 0 && errno == EINTR)
 			;
-		continue_all(1); /* ingero-top is gone (or done) */
+		if (n == 1 && ch == 'q') /* ingero-top is done and has let go */
+			continue_all(1);
+		else
+			guardian_after_death(1, pidfd >= 0 ? 2 : -1);
 		_exit(0);
 	}
 	close(p[0]);
+	if (pidfd >= 0)
+		close(pidfd);
 	c->guardian = g;
 	c->guardian_fd = p[1];
 	return 0;
@@ -240,8 +281,11 @@ void coll_release_all(struct collector *c)
 
 void coll_guardian_stop(struct collector *c)
 {
-	if (c->guardian_fd >= 0)
+	if (c->guardian_fd >= 0) {
+		if (write(c->guardian_fd, "q", 1) != 1)
+			log_msg(LOG_WARN, "cannot stop the guardian: %s", strerror(errno));
 		close(c->guardian_fd);
+	}
 	c->guardian_fd = -1;
 	if (c->guardian > 0)
 		waitpid(c->guardian, NULL, 0);

@@ -99,7 +99,9 @@ expect_eq "status: partial calls" "$(status "$TMP/s.json" calls_partial)" 0
 INGERO_TOP_NO_HOLD=1 "$IG" --batch --json --summary --no-system-libs -- env A=1 "$WL" "${WLA[@]}" \
 	>"$TMP/n.json" 2>"$TMP/n.err"
 expect_eq "no holds: processes attached late (status)" "$(status "$TMP/n.json" late_pids)" 1
-grep -q "^ingero-top: attached to PID [0-9]* late (not stopped: holds are off)" "$TMP/n.err" \
+# (Which look finds the library first, the loader's notice or a rescan,
+# depends on timing: either says so.)
+grep -q "^ingero-top: attached to PID [0-9]* late (" "$TMP/n.err" \
 	&& ok "no holds: said on stderr" || bad "no holds: not said: $(cat "$TMP/n.err")"
 
 # --pid of a process that already maps CUDA: its earlier calls are unknown.

@@ -45,16 +45,21 @@ sleep 0.3
 expect_eq "after SIGTERM: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
 # kill -9 while a process is held: the guardian (ingero-top-hold)
-# continues it. ingero-top is stopped first so that the hold lasts.
+# continues it. ingero-top is stopped first so that the hold lasts. With
+# one perf-event uprobe per probe the dying process takes a while to close
+# its links, which could still hold the process again when it execs the
+# workload: the guardian waits for the end.
 thread_state() { awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null; }
 rm -f "$TMP/go"
 sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL --iters 10 --kernels 1 --expect $TMP/h.expect" \
 	2>/dev/null &
 launcher=$!
-"$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/h.err" &
+INGERO_TOP_NO_UPROBE_MULTI=1 "$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/h.err" &
 ig=$!
 wait_attached "$TMP/h.err"
 for _ in $(seq 100); do grep -q watching "$TMP/h.err" && break; sleep 0.1; done
+guardian=$(pgrep -P $ig -x ingero-top-hold)
+[ -n "$guardian" ] && ok "kill -9: the guardian runs (PID $guardian)" || bad "kill -9: no guardian"
 kill -STOP $ig
 touch "$TMP/go"
 held=
@@ -69,6 +74,8 @@ fi
 wait $launcher; rc=$?
 expect_eq "kill -9 during a hold: the held process was continued and finished" "$rc" 0
 [ -s "$TMP/h.expect" ] && ok "kill -9: the workload ran to its end" || bad "kill -9: no expect file"
+for _ in $(seq 200); do kill -0 "$guardian" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$guardian" 2>/dev/null && bad "kill -9: the guardian is still there" || ok "kill -9: the guardian is gone"
 expect_eq "after kill -9: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
 # Errors: one line, non-zero exit.
