@@ -16,6 +16,34 @@ enum igb_kind {
 	IGB_BLOCK_IO = 7,
 	IGB_COMM = 9, /* a target thread renamed itself (prctl, setproctitle): comm */
 	IGB_DL_CHANGE = 32, /* a process loaded or unloaded a library: a hint, not an event */
+	IGB_HOLD = 33,	    /* a target must not run before user space looks (struct below) */
+};
+
+/* IGB_HOLD: a target process execs a file, or its dynamic loader has
+ * loaded a CUDA library, that user space has not examined yet (not in the
+ * `resolved` map). Unless told
+ * otherwise by flags, the kernel has stopped it (SIGSTOP) before it runs
+ * one more instruction; user space attaches what it finds, marks the files
+ * resolved and sends SIGCONT. Fields of struct igb_event used:
+ *   state         enum igb_hold_reason
+ *   flags         enum igb_hold_flags
+ *   arg0, arg1    the first library file not examined (dev, ino), or 0
+ *   stream, dur_ns the executable (dev, ino)
+ *   ts_ns         when (also the value in the `held` map)
+ * dev is the kernel's encoding: major << 20 | minor. */
+enum igb_hold_reason { IGB_HOLD_EXEC = 1, IGB_HOLD_LOAD = 2 };
+enum igb_hold_flags {
+	IGB_HOLD_F_STOPPED = 0x1, /* SIGSTOP sent: user space must send SIGCONT */
+	IGB_HOLD_F_SKIPPED = 0x2, /* not stopped: a job of an interactive shell */
+	IGB_HOLD_F_FAILED = 0x4,  /* not stopped: the signal could not be sent */
+	IGB_HOLD_F_NEW = 0x8,	  /* default mode: the process became a target here */
+	IGB_HOLD_F_OFF = 0x10,	  /* not stopped: holds are off (hold_on false) */
+};
+
+/* Key of the `resolved` map: a file the collector has examined. */
+struct igb_file {
+	__u64 dev; /* kernel encoding, as above */
+	__u64 ino;
 };
 
 enum igb_state { IGB_PREEMPTED = 1, IGB_BLOCKED = 2 };
@@ -67,19 +95,22 @@ struct igb_event {
 
 /* Per-CPU counters, index by enum igb_counter. */
 enum igb_counter {
-	IGB_CNT_RB_DROPS = 0,     /* ring-buffer reservation failures */
-	IGB_CNT_SWITCHES,         /* all context switches seen */
-	IGB_CNT_TARGET_SWITCHES,  /* switches of target threads */
-	IGB_CNT_DEPTH_OVERFLOW,   /* nesting deeper than IGB_MAX_DEPTH */
-	IGB_CNT_UNMATCHED_RET,    /* return without a matching entry */
-	IGB_CNT_IO_OTHER,         /* block requests of non-target processes */
-	IGB_CNT_IO_OTHER_NS,      /* their total latency */
-	IGB_CNT_STACKS,           /* calls with a stack captured */
-	IGB_CNT_STACK_NEW,        /* distinct stacks stored in the stacks map */
-	IGB_CNT_STACK_ERR,        /* user stack could not be read */
-	IGB_CNT_STACK_MAPFAIL,    /* stack not stored (map update failed) */
-	IGB_CNT_PY_NOTHREAD,      /* Python process, calling thread has no thread state */
-	IGB_CNT_PY_READFAIL,      /* interpreter memory could not be read */
+	IGB_CNT_RB_DROPS = 0,	 /* ring-buffer reservation failures */
+	IGB_CNT_SWITCHES,	 /* all context switches seen */
+	IGB_CNT_TARGET_SWITCHES, /* switches of target threads */
+	IGB_CNT_DEPTH_OVERFLOW,	 /* nesting deeper than IGB_MAX_DEPTH */
+	IGB_CNT_UNMATCHED_RET,	 /* return without a matching entry */
+	IGB_CNT_IO_OTHER,	 /* block requests of non-target processes */
+	IGB_CNT_IO_OTHER_NS,	 /* their total latency */
+	IGB_CNT_STACKS,		 /* calls with a stack captured */
+	IGB_CNT_STACK_NEW,	 /* distinct stacks stored in the stacks map */
+	IGB_CNT_STACK_ERR,	 /* user stack could not be read */
+	IGB_CNT_STACK_MAPFAIL,	 /* stack not stored (map update failed) */
+	IGB_CNT_PY_NOTHREAD,	 /* Python process, calling thread has no thread state */
+	IGB_CNT_PY_READFAIL,	 /* interpreter memory could not be read */
+	IGB_CNT_HOLDS,		 /* processes stopped until their libraries were attached */
+	IGB_CNT_HOLD_SKIPPED,	 /* ... not stopped: jobs of an interactive shell */
+	IGB_CNT_HOLD_FAILED,	 /* ... not stopped: the signal or the record failed */
 	IGB_CNT_MAX,
 };
 

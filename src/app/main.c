@@ -133,6 +133,8 @@ static int run_batch(struct session *s, const struct cli *cli)
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
 	uint64_t next = mono_ms() + interval_ms;
 	int frames = 0;
+	bool framing = !cli->summary && !cli->events, frames_full = false;
+	uint64_t framed = 0; /* events_total when the last frame was printed */
 	char said[sizeof(session_status(s)->message)] = "";
 
 	if (cli->events)
@@ -164,17 +166,25 @@ static int run_batch(struct session *s, const struct cli *cli)
 			print_notice(msg);
 			snprintf(said, sizeof(said), "%s", msg);
 		}
-		if (!cli->summary && !cli->events && mono_ms() >= next) {
+		if (framing && mono_ms() >= next) {
 			if (print_frame(s, cli, false))
 				return 1;
+			framed = session_status(s)->events_total;
 			next += interval_ms;
-			if (cli->frames && ++frames >= cli->frames)
+			if (cli->frames && ++frames >= cli->frames) {
+				frames_full = true;
 				break;
+			}
 		}
 		if (session_done(s))
 			break;
 	}
 	session_finish(s);
+	/* The command ended between two frames: the last, partial interval
+	 * gets its frame too, so that the frames account for every call. */
+	if (framing && !frames_full && session_done(s) &&
+	    (!frames || session_status(s)->events_total != framed) && print_frame(s, cli, false))
+		return 1;
 	if (cli->summary)
 		print_frame(s, cli, true);
 	return 0;
@@ -221,8 +231,17 @@ int main(int argc, char **argv)
 	}
 	r = batch ? run_batch(s, &cli) : tui_run(s, &cli);
 	int cmd_status = session_cmd_status(s);
+	char rec_err[1100] = "";
+	if (session_stop(s, rec_err, sizeof(rec_err))) {
+		/* After the viewer is gone, whole, on one line. */
+		fprintf(stderr, "ingero-top: %s\n", rec_err);
+		r = 1;
+	}
 	session_free(s);
-	if (stop_flag && batch)
+	/* Exit status (README, --help): 1 when ingero-top failed (the recording
+	 * included); with -- CMD, the command's status when it ended first
+	 * (128 + N when killed by signal N, as shells report it); else 0. */
+	if (r)
 		return r;
-	return r ? r : (cmd_status > 0 && cli.cmd ? 0 : 0);
+	return cli.cmd && cmd_status >= 0 ? cmd_status : 0;
 }

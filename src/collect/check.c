@@ -133,11 +133,24 @@ int check_run(FILE *f)
 		fprintf(f, "INFO %-14s %s\n", "dlopen",
 			"no _dl_debug_state in the dynamic loader: libraries loaded at run time "
 			"are found by the 2 s rescan");
-	else
+	else if (!collector_rdebug_delta(ld))
 		fprintf(f,
-			"INFO %-14s libraries loaded at run time are seen at once "
-			"(_dl_debug_state in %s)\n",
+			"INFO %-14s libraries loaded at run time are seen at once, a few calls may "
+			"be missed (_dl_debug_state but no _r_debug in %s)\n",
 			"dlopen", ld);
+	else
+		fprintf(
+		    f,
+		    "INFO %-14s libraries loaded at run time are attached before their code runs "
+		    "(_dl_debug_state, _r_debug in %s)\n",
+		    "dlopen", ld);
+	fprintf(f, "INFO %-14s %s\n", "holds",
+		getenv("INGERO_TOP_NO_HOLD")
+		    ? "off (INGERO_TOP_NO_HOLD): calls made before an attach are missed, and "
+		      "counted as attached late"
+		    : "a target that loads a CUDA library or starts a program not yet examined "
+		      "is stopped (SIGSTOP) until its probes are live, about a millisecond; "
+		      "jobs of interactive shells are not");
 
 	struct libs_seen ls = { .f = f };
 	discover_system_libs(print_lib, &ls);

@@ -1,6 +1,6 @@
 /* Live collection: BPF skeleton life cycle (open, configure, load, attach),
  * library discovery and uprobe attachment, ring-buffer decoding. */
-#include "collect/collector.h"
+#include "collect/collector_priv.h"
 
 #include "collect/discover.h"
 #include "collect/ksyms.h"
@@ -33,74 +33,6 @@ _Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV
 _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
 		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT,
 	       "argument modes of bpf/ingero.h and src/ops.h differ");
-
-#define MAX_LIBS 64
-#define DETACH_THREADS 32
-#define MAX_PAGES_PIDS 1024
-#define MAX_PENDING 64
-#define RESCAN_TARGETS_NS 2000000000ULL
-#define EXEC_RESCAN_NS 200000000ULL /* after an exec */
-#define MAX_LOADERS 16
-#define RESCAN_ALL_NS 5000000000ULL
-
-struct lib {
-	dev_t dev;
-	ino_t ino;
-	char path[PATH_MAX];
-	int runtime_ops;  /* ops attached, by API */
-	int driver_ops;
-	int probes;
-	char missing[512]; /* expected ops with no symbol */
-};
-
-struct pages_last {
-	uint32_t pid;
-	uint64_t bytes;
-};
-
-struct collector {
-	struct ingero_bpf *skel;
-	struct ring_buffer *rb;
-	struct bpf_link **links;
-	int nlinks, caplinks;
-	bool multi;          /* programs loaded for uprobe_multi links */
-	int mfds[2 * MAX_LIBS]; /* uprobe_multi link fds */
-	int nmfds;
-	int nprobes;         /* uprobes attached (entry and return each count) */
-	struct lib libs[MAX_LIBS];
-	int nlibs;
-	int probes_failed, probes_missing;
-	int tracepoints_ok, tracepoints_failed;
-	bool raw_tp;
-	bool stacks;
-	char stacks_off_why[64]; /* why stacks were asked for but are off */
-	int target;
-	struct pages_last pages[MAX_PAGES_PIDS];
-	int npages;
-	struct {
-		int pid;
-		uint64_t due_ns;
-		bool maps_only; /* a library was loaded: the executable is the same */
-	} pending[MAX_PENDING];
-	/* dynamic loaders watched for libraries loaded at run time (dl_change) */
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} loaders[MAX_LOADERS];
-	int nloaders;
-	int ldfds[MAX_LOADERS]; /* their uprobe_multi link fds */
-	int nldfds;
-	int npending;
-	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
-	uint64_t user_drops;
-	uint32_t named[4096];   /* pids whose process name was reported (hash set) */
-	int nnamed;
-	/* ring-buffer callback state */
-	ig_emit_fn emit;
-	void *emit_ctx;
-	int budget, delivered;
-	struct ig_source src;
-};
 
 static int64_t mono_offset_ns;
 
@@ -135,306 +67,22 @@ uint64_t collector_now_ns(struct collector *c)
 	return ig_mono_to_unix(clock_ns(CLOCK_MONOTONIC));
 }
 
-/* ---- uprobes ----------------------------------------------------------- */
-
-static int add_link(struct collector *c, struct bpf_link *l)
-{
-	if (c->nlinks == c->caplinks) {
-		int cap = c->caplinks ? c->caplinks * 2 : 64;
-		struct bpf_link **n = realloc(c->links, sizeof(*n) * (size_t)cap);
-		if (!n) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		c->links = n;
-		c->caplinks = cap;
-	}
-	c->links[c->nlinks++] = l;
-	return 0;
-}
-
-/* BPF_LINK_CREATE for a uprobe_multi link (Linux 6.6). libbpf 1.1 has no
- * API for it, so the attribute is laid out here as in the kernel's uapi. */
-#define IG_BPF_LINK_CREATE 28
-#define IG_BPF_TRACE_UPROBE_MULTI 48
-#define IG_BPF_F_UPROBE_MULTI_RETURN 1
-
-union ig_link_attr {
-	struct {
-		uint32_t prog_fd;
-		uint32_t target_fd;
-		uint32_t attach_type;
-		uint32_t flags;
-		struct {
-			uint64_t path;
-			uint64_t offsets;
-			uint64_t ref_ctr_offsets;
-			uint64_t cookies;
-			uint32_t cnt;
-			uint32_t flags;
-			uint32_t pid;
-		} um;
-	} lc;
-	char pad[160];
-};
-
-int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
-				const uint64_t *cookies, int n, bool ret)
-{
-	union ig_link_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.lc.prog_fd = (uint32_t)prog_fd;
-	a.lc.attach_type = IG_BPF_TRACE_UPROBE_MULTI;
-	a.lc.um.path = (uint64_t)(uintptr_t)path;
-	a.lc.um.offsets = (uint64_t)(uintptr_t)offs;
-	a.lc.um.cookies = (uint64_t)(uintptr_t)cookies;
-	a.lc.um.cnt = (uint32_t)n;
-	a.lc.um.flags = ret ? IG_BPF_F_UPROBE_MULTI_RETURN : 0;
-	int fd = (int)syscall(__NR_bpf, IG_BPF_LINK_CREATE, &a, sizeof(a));
-	return fd < 0 ? -errno : fd;
-}
-
-/* Attaches entry and return probes at all offsets of one file with two
- * uprobe_multi links: detaching them later costs one grace period, not one
- * per probe (perf-event uprobes took 12-25 s to detach for 100 probes). */
-static int attach_multi(struct collector *c, const char *path, const uint64_t *offs,
-			const uint64_t *cookies, int n)
-{
-	struct bpf_program *ret = c->stacks ? c->skel->progs.call_exit_stk : c->skel->progs.call_exit;
-	int fe, fr;
-
-	if (c->nmfds + 2 > 2 * MAX_LIBS)
-		return -ENOSPC;
-	fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs,
-					 cookies, n, false);
-	if (fe < 0)
-		goto fail_e;
-	fr = collector_uprobe_multi_link(bpf_program__fd(ret), path, offs, cookies, n, true);
-	if (fr < 0) {
-		close(fe);
-		fe = fr;
-		goto fail_e;
-	}
-	c->mfds[c->nmfds++] = fe;
-	c->mfds[c->nmfds++] = fr;
-	c->nprobes += 2 * n;
-	return 0;
-fail_e:
-	c->probes_failed += 2 * n;
-	log_msg(LOG_WARN, "cannot attach %d uprobes in %s: %s", n, path, strerror(-fe));
-	return fe;
-}
-
-static int attach_pair(struct collector *c, const char *path, uint64_t off, uint64_t cookie,
-		       const char *sym)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
-	struct bpf_link *l;
-	int err;
-
-	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, -1, path, off, &uo);
-	if (!l) {
-		err = -errno;
-		goto fail;
-	}
-	add_link(c, l);
-	c->nprobes++;
-	uo.retprobe = true;
-	l = bpf_program__attach_uprobe_opts(c->stacks ? c->skel->progs.call_exit_stk
-						      : c->skel->progs.call_exit,
-					    -1, path, off, &uo);
-	if (!l) {
-		err = -errno;
-		goto fail;
-	}
-	add_link(c, l);
-	c->nprobes++;
-	return 0;
-fail:
-	c->probes_failed++;
-	log_msg(LOG_WARN, "cannot attach uprobe %s in %s: %s", sym, path, strerror(-err));
-	return err;
-}
-
-static bool is_driver_lib(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return !strncmp(b ? b + 1 : path, "libcuda.so", 10);
-}
-
-/* Attaches every op variant that path exports. Returns the number of ops
- * attached, 0 when the file has none of the symbols, -errno when it cannot
- * be read. A file already attached (same device and inode) returns its
- * previous count. */
-static int attach_lib(struct collector *c, const char *path)
-{
-	struct stat sb;
-	struct lib *lib;
-	int nops = 0;
-
-	if (stat(path, &sb))
-		return -errno;
-	for (int i = 0; i < c->nlibs; i++)
-		if (c->libs[i].dev == sb.st_dev && c->libs[i].ino == sb.st_ino)
-			return c->libs[i].runtime_ops + c->libs[i].driver_ops;
-	if (c->nlibs == MAX_LIBS) {
-		log_msg(LOG_WARN, "too many CUDA libraries, not attaching %s", path);
-		return -ENOSPC;
-	}
-	lib = &c->libs[c->nlibs];
-	memset(lib, 0, sizeof(*lib));
-	lib->dev = sb.st_dev;
-	lib->ino = sb.st_ino;
-	snprintf(lib->path, sizeof(lib->path), "%s", path);
-
-	bool driver = is_driver_lib(path);
-	uint64_t m_offs[IG_OP_MAX * 6], m_cookies[IG_OP_MAX * 6];
-	int nm = 0;
-	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
-		const struct ig_op_info *oi = ig_op_info(op);
-		uint64_t offs[6], seen[6];
-		int nsym = 0, nseen = 0, attached = 0;
-
-		while (oi->symbols[nsym])
-			nsym++;
-		int r = elfsym_offsets(path, oi->symbols, nsym, offs);
-		if (r < 0) {
-			if (op == IG_OP_NONE + 1)
-				return r;
-			continue;
-		}
-		for (int k = 0; k < nsym; k++) {
-			bool dup = false;
-			if (!offs[k])
-				continue;
-			/* Aliases at the same address are one function: one probe. */
-			for (int j = 0; j < nseen; j++)
-				dup |= seen[j] == offs[k];
-			if (dup)
-				continue;
-			seen[nseen++] = offs[k];
-			uint64_t cookie = IGB_COOKIE(op, oi->argmode, oi->dir);
-			if (c->multi) { /* attached together below */
-				m_offs[nm] = offs[k];
-				m_cookies[nm++] = cookie;
-				attached = 1;
-				lib->probes += 2;
-			} else if (!attach_pair(c, path, offs[k], cookie, oi->symbols[k])) {
-				attached = 1;
-				lib->probes += 2;
-			}
-		}
-		if (attached) {
-			nops++;
-			if (oi->kind & IG_OPK_DRIVER)
-				lib->driver_ops++;
-			else
-				lib->runtime_ops++;
-		} else if (driver == !!(oi->kind & IG_OPK_DRIVER)) {
-			size_t len = strlen(lib->missing);
-			snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s",
-				 len ? " " : "", oi->name);
-		}
-	}
-	if (!nops)
-		return 0;
-	if (c->multi) {
-		int r = attach_multi(c, path, m_offs, m_cookies, nm);
-		if (r)
-			return r;
-	}
-	c->nlibs++;
-	if (lib->missing[0])
-		c->probes_missing += 1;
-	log_msg(LOG_INFO, "attached %d ops (%d probes) in %s", nops, lib->probes, path);
-	return nops;
-}
-
-static void attach_found(void *ctx, const char *path, int pid)
-{
-	struct collector *c = ctx;
-	int r = attach_lib(c, path);
-	if (r == 0)
-		log_msg(LOG_INFO, "%s exports no traced CUDA symbol", path);
-}
-
-/* Watches the dynamic loader of pid (the ELF interpreter of its
- * executable; pid 0: ingero-top's own, the host's) for libraries loaded at
- * run time: a uprobe on _dl_debug_state (bpf/ingero.bpf.c dl_change). Once
- * per loader file; statically linked executables have none. */
-int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
-{
-	static const char *const sym[] = {"_dl_debug_state"};
-	char exe[64], interp[PATH_MAX];
-
-	snprintf(exe, sizeof(exe), pid ? "/proc/%d/exe" : "/proc/self/exe", pid);
-	if (elfsym_interp(exe, interp, sizeof(interp)) != 1 || interp[0] != '/')
-		return -ENOENT;
-	if (pid)
-		snprintf(path, len, "/proc/%d/root%s", pid, interp);
-	else
-		snprintf(path, len, "%s", interp);
-	return elfsym_offsets(path, sym, 1, off) == 1 ? 0 : -ENOSYS;
-}
-
-static void watch_loader(struct collector *c, int pid)
-{
-	char path[PATH_MAX + 64];
-	struct stat sb;
-	uint64_t off = 0;
-	int r = collector_loader_hook(pid, path, sizeof(path), &off);
-
-	if (r == -ENOENT || stat(path, &sb))
-		return;
-	for (int i = 0; i < c->nloaders; i++)
-		if (c->loaders[i].dev == sb.st_dev && c->loaders[i].ino == sb.st_ino)
-			return;
-	if (c->nloaders == MAX_LOADERS)
-		return;
-	c->loaders[c->nloaders].dev = sb.st_dev;
-	c->loaders[c->nloaders].ino = sb.st_ino;
-	c->nloaders++; /* also when it fails: not tried again */
-	const char *interp = strstr(path, "/root/") && pid ? strstr(path, "/root/") + 5 : path;
-	if (r) {
-		log_msg(LOG_INFO,
-			"%s has no _dl_debug_state: libraries loaded at run time are found "
-			"by the periodic rescan",
-			interp);
-		return;
-	}
-	struct bpf_program *prog = c->skel->progs.dl_change;
-	if (c->multi) {
-		int fd =
-		    collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, NULL, 1, false);
-		if (fd >= 0) {
-			c->ldfds[c->nldfds++] = fd;
-			log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
-			return;
-		}
-		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(-fd));
-		return;
-	}
-	struct bpf_link *l = bpf_program__attach_uprobe(prog, false, -1, path, (size_t)off);
-	if (!l) {
-		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(errno));
-		return;
-	}
-	add_link(c, l);
-	log_msg(LOG_INFO, "watching %s for libraries loaded at run time", interp);
-}
-
 int collector_add_pid(struct collector *c, int pid)
 {
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
+	char exe[64];
 
 	if (!discover_pid_alive(pid))
 		return -ESRCH;
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &key, &one, BPF_ANY))
 		return -errno;
-	watch_loader(c, pid);
-	int r = discover_pid_libs(pid, attach_found, c);
+	coll_watch_loader(c, pid);
+	int r = discover_pid_libs(pid, coll_attach_found, c);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	coll_resolve_path(c, exe); /* looked at: no hold at its next mapping */
+	if (r > 0)		   /* it may have called them already */
+		coll_late(c, pid, "a CUDA library was already mapped");
 	return r < 0 ? r : 0;
 }
 
@@ -498,7 +146,7 @@ static void name_process(struct collector *c, const struct ig_event *e)
 
 /* Looks at pid's mappings for CUDA libraries after delay_ns (once: a
  * pid already waiting keeps its time); maps_only: not its executable. */
-static void add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only)
+void coll_add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only)
 {
 	for (int i = 0; i < c->npending; i++)
 		if (c->pending[i].pid == pid) {
@@ -532,9 +180,13 @@ static int on_record(void *ctx, void *data, size_t len)
 		c->user_drops++;
 		return 0;
 	}
+	if (b->kind == IGB_HOLD) {
+		coll_hold(c, b);
+		return 0;
+	}
 	if (b->kind == IGB_DL_CHANGE) {
 		/* The loader has mapped (or unmapped) something: look now. */
-		add_pending(c, (int)b->pid, 0, true);
+		coll_add_pending(c, (int)b->pid, 0, true);
 		return 0;
 	}
 	memset(&e, 0, sizeof(e));
@@ -562,7 +214,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	e.stack_id = b->stack_id;
 
 	if (e.kind == IG_EV_EXEC) /* the loader maps libraries after exec: look a little later */
-		add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);
+		coll_add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);
 	if (e.kind == IG_EV_EXEC && !b->arg0)
 		return 0; /* exec of a non-target: only a rescan hint */
 	if (e.kind == IG_EV_CALL || e.kind == IG_EV_OFFCPU)
@@ -647,6 +299,21 @@ static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, vo
 	}
 }
 
+/* Looks at a target's mappings (and executable unless maps_only) outside
+ * a hold. A library attached here for the first time was already loaded,
+ * and maybe called, without its probes: the process is attached late. */
+static void scan_pid(struct collector *c, int pid, bool maps_only)
+{
+	int before = c->nlibs;
+
+	if (maps_only)
+		discover_pid_maps(pid, coll_attach_found, c);
+	else
+		discover_pid_libs(pid, coll_attach_found, c);
+	if (c->nlibs > before)
+		coll_late(c, pid, "its library was found after it was loaded");
+}
+
 static void rescan_targets(struct collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.targets);
@@ -660,16 +327,25 @@ static void rescan_targets(struct collector *c)
 			prev = NULL; /* restart: the iteration order changed */
 			continue;
 		}
-		discover_pid_libs((int)key, attach_found, c);
+		scan_pid(c, (int)key, false);
 	}
 }
 
+/* Default mode: processes that map a CUDA library and are not targets
+ * yet (at start, those already running; later, any the kernel's mmap hook
+ * did not see). */
 static void scan_all(struct collector *c)
 {
 	static int pids[4096];
+	int fd = bpf_map__fd(c->skel->maps.targets);
 	int n = discover_cuda_pids(pids, 4096);
-	for (int i = 0; i < n; i++)
-		collector_add_pid(c, pids[i]);
+	uint8_t v;
+
+	for (int i = 0; i < n; i++) {
+		uint32_t key = (uint32_t)pids[i];
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			collector_add_pid(c, pids[i]);
+	}
 }
 
 void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
@@ -683,12 +359,9 @@ void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void 
 		int pid = c->pending[i].pid;
 		bool maps_only = c->pending[i].maps_only;
 		c->pending[i] = c->pending[--c->npending];
-		if (maps_only) {
-			discover_pid_maps(pid, attach_found, c);
-			continue;
-		}
-		watch_loader(c, pid); /* after an exec: maybe another loader */
-		discover_pid_libs(pid, attach_found, c);
+		if (!maps_only)
+			coll_watch_loader(c, pid); /* after an exec: maybe another loader */
+		scan_pid(c, pid, maps_only);
 	}
 	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
 		poll_pages(c, now_ns, emit, ctx);
@@ -740,6 +413,15 @@ void collector_status(struct collector *c, struct ig_status *st)
 		n++;
 	}
 	st->targets = n;
+	st->late_pids = c->nlate;
+	st->late_pid = c->nlate ? c->late[(c->nlate < MAX_LATE ? c->nlate : MAX_LATE) - 1] : 0;
+	st->calls_partial = counter_sum(c, IGB_CNT_UNMATCHED_RET);
+	st->calls_too_deep = counter_sum(c, IGB_CNT_DEPTH_OVERFLOW);
+	st->holds = counter_sum(c, IGB_CNT_HOLDS);
+	if (c->notice_gen != c->notice_said) {
+		snprintf(st->message, sizeof(st->message), "%s", c->notice);
+		c->notice_said = c->notice_gen;
+	}
 }
 
 void collector_summary(struct collector *c, FILE *f)
@@ -758,6 +440,28 @@ void collector_summary(struct collector *c, FILE *f)
 	if (!c->nlibs)
 		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",
 			(unsigned long long)(RESCAN_TARGETS_NS / 1000000000ULL));
+	if (!c->hold_on)
+		fprintf(f, "attach: holds off (INGERO_TOP_NO_HOLD): calls made before a library is "
+			   "attached are missed, and the process is reported as attached late\n");
+	else if (!c->walk)
+		fprintf(f,
+			"attach: holds at exec only: this kernel cannot read the loader's objects "
+			"(bpf_loop, bpf_find_vma: Linux 5.17); a library loaded at run time is "
+			"attached a few ms late, uncounted if the process ends first\n");
+	else
+		fprintf(f,
+			"attach: holds on: a target is stopped at an exec or a CUDA library load "
+			"until its probes are live%s\n",
+			c->loader_walk ? "" : " (no dynamic loader watched yet)");
+	if (c->nlate) {
+		int shown = c->nlate < 8 ? c->nlate : 8;
+		fprintf(f, "attach: attached late to %d process%s (PID", c->nlate,
+			c->nlate == 1 ? "" : "es");
+		for (int i = 0; i < shown; i++)
+			fprintf(f, " %d", c->late[i]);
+		fprintf(f, "%s): a CUDA library was mapped before; earlier calls are not known\n",
+			c->nlate > shown ? " ..." : "");
+	}
 	if (c->stacks)
 		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
 			IGB_STACK_MAX);
@@ -805,10 +509,12 @@ void collector_stack_stats(struct collector *c, struct collector_stack_stats *st
 
 /* ---- life cycle -------------------------------------------------------------- */
 
-static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks)
+static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks, bool walk)
 {
 	bpf_program__set_autoload(skel->progs.call_exit, !stacks);
 	bpf_program__set_autoload(skel->progs.call_exit_stk, stacks);
+	bpf_program__set_autoload(skel->progs.dl_change, walk);
+	bpf_program__set_autoload(skel->progs.dl_change_hint, !walk);
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, skel->obj)
 	{
@@ -861,9 +567,12 @@ void collector_irq_text_ranges(uint64_t r[4])
 	memcpy(r, known, sizeof(known));
 }
 
-static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw, bool stacks,
-					bool multi, int *err)
+/* Opens and loads the programs the way c says (raw_tp, stacks, multi,
+ * walk). */
+static struct ingero_bpf *open_and_load(const struct collector_opts *o, const struct collector *c,
+					int *err)
 {
+	bool raw = c->raw_tp, stacks = c->stacks, multi = c->multi;
 	struct ingero_bpf *skel = ingero_bpf__open();
 	if (!skel) {
 		*err = -errno;
@@ -873,6 +582,8 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
 	skel->rodata->stacks_on = stacks;
+	skel->rodata->hold_on = !o->no_hold;
+	skel->rodata->self_tgid = (uint32_t)getpid();
 	uint64_t irq[4];
 	collector_irq_text_ranges(irq);
 	skel->rodata->irq_text_start = irq[0];
@@ -892,7 +603,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 		bpf_map__set_max_entries(skel->maps.py_threads, 1);
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	}
-	select_programs(skel, raw, stacks);
+	select_programs(skel, raw, stacks, c->walk);
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.call_enter,
 						      IG_BPF_TRACE_UPROBE_MULTI);
@@ -902,6 +613,8 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 						      IG_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.dl_change,
 						      IG_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.dl_change_hint,
+						      IG_BPF_TRACE_UPROBE_MULTI);
 	}
 	*err = ingero_bpf__load(skel);
 	if (*err) {
@@ -909,6 +622,119 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, bool raw
 		return NULL;
 	}
 	return skel;
+}
+
+/* Loads the programs, falling back step by step: uprobe_multi links, then
+ * perf-event uprobes; without stack capture; raw_tp for tp_btf. 0 or
+ * -errno of the last attempt. */
+static int load_programs(struct collector *c, const struct collector_opts *o)
+{
+	int r = 0;
+
+	c->raw_tp = o->force_raw_tp;
+	c->walk = true;
+	/* uprobe_multi links (Linux 6.6) first: they detach in one go. */
+	c->multi = !o->no_multi;
+	c->skel = c->multi ? open_and_load(o, c, &r) : NULL;
+	if (!c->skel) {
+		if (c->multi)
+			log_msg(LOG_INFO, "uprobe_multi not available (%s), one perf event per probe",
+				strerror(-r));
+		c->multi = false;
+		c->skel = open_and_load(o, c, &r);
+	}
+	if (!c->skel && c->stacks) {
+		/* Stack capture needs bpf_loop() (Linux 5.17): go on without. */
+		log_msg(LOG_WARN, "user stack capture did not load (%s), stacks off", strerror(-r));
+		snprintf(c->stacks_off_why, sizeof(c->stacks_off_why), "%s", strerror(-r));
+		c->stacks = false;
+		c->skel = open_and_load(o, c, &r);
+	}
+	if (!c->skel) {
+		/* So does the walk of the loader's objects (and bpf_find_vma). */
+		log_msg(LOG_WARN,
+			"the loader's objects cannot be read (%s): libraries loaded at run time "
+			"are attached a little late",
+			strerror(-r));
+		c->walk = false;
+		c->skel = open_and_load(o, c, &r);
+	}
+	if (!c->skel && !c->raw_tp) {
+		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
+			strerror(-r));
+		c->raw_tp = true;
+		c->skel = open_and_load(o, c, &r);
+	}
+	return c->skel ? 0 : r;
+}
+
+/* Attaches the tracepoints and the library-mapping hook (the uprobes come
+ * per library). The number of tracepoints attached. */
+static int attach_programs(struct collector *c, const struct collector_opts *o)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, c->skel->obj)
+	{
+		const char *sec = bpf_program__section_name(p);
+		if (!bpf_program__autoload(p) || !strncmp(sec, "uprobe", 6) ||
+		    !strncmp(sec, "uretprobe", 9))
+			continue;
+		struct bpf_link *l = bpf_program__attach(p);
+		if (!l) {
+			c->tracepoints_failed++;
+			log_msg(LOG_WARN, "cannot attach %s: %s", sec, strerror(errno));
+			continue;
+		}
+		coll_add_link(c, l);
+		c->tracepoints_ok++;
+	}
+	c->hold_on = !o->no_hold;
+	if (c->hold_on && coll_guardian_start(c))
+		log_msg(LOG_WARN, "cannot start the guardian of held processes: %s",
+			strerror(errno));
+	return c->tracepoints_ok;
+}
+
+/* The libraries and processes known at start: --lib files, the command's
+ * libraries, the system's, the --pid processes, every CUDA process in the
+ * default mode. 0, or -1 with a one-line reason in err. */
+static int attach_initial(struct collector *c, const struct collector_opts *o, char *err,
+			  size_t errlen)
+{
+	int r;
+
+	for (int i = 0; i < o->nlibs; i++) {
+		r = coll_attach_lib(c, o->libs[i]);
+		if (r == 0) {
+			snprintf(err, errlen,
+				 "%s: exports none of the CUDA runtime or driver symbols ingero-top "
+				 "traces",
+				 o->libs[i]);
+			return -1;
+		}
+		if (r < 0) {
+			snprintf(err, errlen, "cannot read %s: %s", o->libs[i],
+				 r == -ENOEXEC ? "not an ELF file" : strerror(-r));
+			return -1;
+		}
+	}
+	/* Not marked resolved: its exec is held, which also watches its own
+	 * dynamic loader. */
+	if (o->target == COLL_COMMAND && o->exe)
+		discover_exe_libs(o->exe, coll_attach_found, c);
+	if (o->target != COLL_PIDS && !o->no_system_libs)
+		discover_system_libs(coll_attach_found, c);
+	for (int i = 0; i < o->npids; i++) {
+		r = collector_add_pid(c, o->pids[i]);
+		if (r == -ESRCH) {
+			snprintf(err, errlen, "no process with pid %d", o->pids[i]);
+			return -1;
+		}
+	}
+	if (o->target == COLL_ALL_CUDA)
+		scan_all(c);
+	return 0;
 }
 
 struct collector *collector_new(const struct collector_opts *o, char *err, size_t errlen)
@@ -925,94 +751,28 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 	c->stacks = o->stacks;
 	c->src.ops = &collector_source_ops;
 	c->src.priv = c;
+	c->guardian_fd = -1;
 
-	c->raw_tp = o->force_raw_tp;
-	/* uprobe_multi links (Linux 6.6) first: they detach in one go. */
-	c->multi = !o->no_multi;
-	c->skel = c->multi ? open_and_load(o, c->raw_tp, c->stacks, true, &r) : NULL;
-	if (!c->skel) {
-		if (c->multi)
-			log_msg(LOG_INFO, "uprobe_multi not available (%s), one perf event per probe",
-				strerror(-r));
-		c->multi = false;
-		c->skel = open_and_load(o, c->raw_tp, c->stacks, false, &r);
-	}
-	if (!c->skel && c->stacks) {
-		/* Stack capture needs bpf_loop() (Linux 5.17): go on without. */
-		log_msg(LOG_WARN, "user stack capture did not load (%s), stacks off", strerror(-r));
-		snprintf(c->stacks_off_why, sizeof(c->stacks_off_why), "%s", strerror(-r));
-		c->stacks = false;
-		c->skel = open_and_load(o, c->raw_tp, false, false, &r);
-	}
-	if (!c->skel && !c->raw_tp) {
-		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
-			strerror(-r));
-		c->raw_tp = true;
-		c->skel = open_and_load(o, true, c->stacks, false, &r);
-	}
-	if (!c->skel) {
+	r = load_programs(c, o);
+	if (r) {
 		snprintf(err, errlen, "cannot load BPF programs: %s%s", strerror(-r),
 			 r == -EPERM ? " (needs root, or CAP_BPF and CAP_PERFMON)" : "");
 		goto cleanup;
 	}
-
-	struct bpf_program *p;
-	bpf_object__for_each_program(p, c->skel->obj)
-	{
-		const char *sec = bpf_program__section_name(p);
-		if (!bpf_program__autoload(p) || !strncmp(sec, "uprobe", 6) ||
-		    !strncmp(sec, "uretprobe", 9))
-			continue;
-		struct bpf_link *l = bpf_program__attach(p);
-		if (!l) {
-			c->tracepoints_failed++;
-			log_msg(LOG_WARN, "cannot attach %s: %s", sec, strerror(errno));
-			continue;
-		}
-		add_link(c, l);
-		c->tracepoints_ok++;
-	}
-	if (!c->tracepoints_ok) {
+	if (!attach_programs(c, o)) {
 		snprintf(err, errlen, "cannot attach any scheduler tracepoint");
 		goto cleanup;
 	}
 	if (o->target == COLL_ALL_CUDA)
-		watch_loader(c, 0); /* the host's: processes started later use it */
+		coll_watch_loader(c, 0); /* the host's: processes started later use it */
 
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL);
 	if (!c->rb) {
 		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
-
-	for (int i = 0; i < o->nlibs; i++) {
-		r = attach_lib(c, o->libs[i]);
-		if (r == 0) {
-			snprintf(err, errlen,
-				 "%s: exports none of the CUDA runtime or driver symbols ingero-top "
-				 "traces",
-				 o->libs[i]);
-			goto cleanup;
-		}
-		if (r < 0) {
-			snprintf(err, errlen, "cannot read %s: %s", o->libs[i],
-				 r == -ENOEXEC ? "not an ELF file" : strerror(-r));
-			goto cleanup;
-		}
-	}
-	if (o->target == COLL_COMMAND && o->exe)
-		discover_exe_libs(o->exe, attach_found, c);
-	if (o->target != COLL_PIDS && !o->no_system_libs)
-		discover_system_libs(attach_found, c);
-	for (int i = 0; i < o->npids; i++) {
-		r = collector_add_pid(c, o->pids[i]);
-		if (r == -ESRCH) {
-			snprintf(err, errlen, "no process with pid %d", o->pids[i]);
-			goto cleanup;
-		}
-	}
-	if (o->target == COLL_ALL_CUDA)
-		scan_all(c);
+	if (attach_initial(c, o, err, errlen))
+		goto cleanup;
 	c->last_rescan_ns = c->last_scan_all_ns = c->last_pages_ns = collector_now_ns(c);
 	return c;
 
@@ -1062,7 +822,12 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	/* Continue held processes now (their records will not be read), and
+	 * again after the detach for holds made meanwhile. */
+	coll_release_all(c);
 	destroy_links(c->links, c->nlinks);
+	coll_release_all(c);
+	coll_guardian_stop(c);
 	for (int i = 0; i < c->nmfds; i++)
 		close(c->mfds[i]);
 	for (int i = 0; i < c->nldfds; i++)

@@ -23,6 +23,9 @@ struct collector_opts {
 	bool force_raw_tp;       /* use raw_tp even where tp_btf works */
 	bool no_system_libs;     /* do not attach ldconfig / /usr/local/cuda libraries */
 	bool no_multi;           /* one perf-event uprobe per probe, not uprobe_multi links */
+	bool no_hold;		 /* never stop a target at an exec or a library load
+				  * (calls made before the attach are then missed and
+				  * reported as attached late) */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
 	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
 };
@@ -76,6 +79,11 @@ void collector_irq_text_ranges(uint64_t r[4]);
  * offset of _dl_debug_state in it. 0, -ENOENT (no loader: static), or
  * -ENOSYS (the loader has no such symbol, e.g. musl). */
 int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off);
+
+/* The distance from _dl_debug_state to _r_debug in a loader file (how the
+ * kernel side finds the loader's list of objects from the probed address:
+ * the uprobe's cookie), 0 when the loader lacks either symbol. */
+int64_t collector_rdebug_delta(const char *loader);
 
 /* Unix ns now, on the same clock as the events. */
 uint64_t collector_now_ns(struct collector *c);

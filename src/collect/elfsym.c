@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -25,8 +26,10 @@ static uint64_t vaddr_to_offset(Elf *elf, uint64_t vaddr)
 	return 0;
 }
 
-static void scan_symtab(Elf *elf, Elf_Scn *scn, const char *const *names, int n,
-			uint64_t *offsets)
+/* values: symbol values (virtual addresses) of any defined symbol, not
+ * file offsets of functions. */
+static void scan_symtab(Elf *elf, Elf_Scn *scn, const char *const *names, int n, uint64_t *offsets,
+			bool values)
 {
 	GElf_Shdr sh;
 	Elf_Data *data;
@@ -38,7 +41,8 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const char *const *names, int n,
 		GElf_Sym sym;
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+		if (!values && GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
@@ -48,12 +52,12 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const char *const *names, int n,
 		for (int k = 0; k < n; k++) {
 			if (offsets[k] || strcmp(name, names[k]))
 				continue;
-			offsets[k] = vaddr_to_offset(elf, sym.st_value);
+			offsets[k] = values ? sym.st_value : vaddr_to_offset(elf, sym.st_value);
 		}
 	}
 }
 
-int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *offsets)
+static int lookup(const char *path, const char *const *names, int n, uint64_t *offsets, bool values)
 {
 	int fd, found = 0;
 	Elf *elf;
@@ -79,7 +83,7 @@ int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *
 			if (!gelf_getshdr(scn, &sh))
 				continue;
 			if (sh.sh_type == (pass ? SHT_SYMTAB : SHT_DYNSYM))
-				scan_symtab(elf, scn, names, n, offsets);
+				scan_symtab(elf, scn, names, n, offsets, values);
 		}
 	}
 	for (int k = 0; k < n; k++)
@@ -87,6 +91,16 @@ int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *
 	elf_end(elf);
 	close(fd);
 	return found;
+}
+
+int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *offsets)
+{
+	return lookup(path, names, n, offsets, false);
+}
+
+int elfsym_values(const char *path, const char *const *names, int n, uint64_t *values)
+{
+	return lookup(path, names, n, values, true);
 }
 
 int elfsym_has_any(const char *path, const char *const *names, int n)

@@ -12,6 +12,10 @@
  * be read as ELF (-ENOEXEC for a non-ELF file). */
 int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *offsets);
 
+/* The same for any defined symbol (functions, data): values[i] receives its
+ * value (the virtual address in the file's own layout), 0 when absent. */
+int elfsym_values(const char *path, const char *const *names, int n, uint64_t *values);
+
 /* 1 when path defines any of the names (a quick check for statically linked
  * CUDA runtimes in executables), 0 when not, -errno on error. */
 int elfsym_has_any(const char *path, const char *const *names, int n);

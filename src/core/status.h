@@ -27,6 +27,19 @@ struct ig_status {
 	int libs;                 /* distinct library files attached */
 	int targets;              /* processes being traced */
 	int stacks_on;
+	/* Live only: calls missed, or possibly missed, by the collector, so that
+	 * a loss is never a silent 0 (docs/collector.md, "What is still not
+	 * exact"). */
+	int late_pids;		  /* processes attached late: they had a CUDA library
+				   * mapped before its probes were live for them, so
+				   * their earlier calls are not known */
+	int late_pid;		  /* the most recent of them, 0 when none */
+	uint64_t calls_partial;	  /* calls seen in part: a return without its entry (the
+				   * call began before the attach) or an entry whose
+				   * return never came; not in the call counts */
+	uint64_t calls_too_deep;  /* calls nested deeper than the kernel keeps: lost */
+	uint64_t holds;		  /* times a process was stopped at an exec or a library
+				   * load until its libraries were attached (no loss) */
 	char recording[256];      /* recording file, "" when not recording */
 	char record_error[128];   /* why recording stopped, "" when fine */
 	char message[640];        /* last one-line notice for the user */

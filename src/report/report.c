@@ -224,6 +224,10 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		fprintf(f, "replay %s .. %s speed %g%s\n", a, b, st->replay_speed,
 			st->paused ? " paused" : "");
 	}
+	if (st && st->mode == IG_MODE_LIVE) /* calls the collector missed, or may have */
+		fprintf(f, "collection late %d (PID %d) partial %lu too-deep %lu holds %lu\n",
+			st->late_pids, st->late_pid, (unsigned long)st->calls_partial,
+			(unsigned long)st->calls_too_deep, (unsigned long)st->holds);
 	if (st && st->recording[0]) {
 		fputs("recording ", f);
 		esc_fputs(f, st->recording, 0);
@@ -539,6 +543,13 @@ static json_t *json_status(const struct ig_status *st, const struct ig_model_tot
 	bad |= JI(o, "libs", st ? st->libs : 0);
 	bad |= JI(o, "targets", st ? st->targets : 0);
 	bad |= JI(o, "paused", st ? st->paused : 0);
+	if (st && st->mode == IG_MODE_LIVE) {
+		bad |= JI(o, "late_pids", st->late_pids);
+		bad |= JI(o, "late_pid", st->late_pid);
+		bad |= JU(o, "calls_partial", st->calls_partial);
+		bad |= JU(o, "calls_too_deep", st->calls_too_deep);
+		bad |= JU(o, "holds", st->holds);
+	}
 	if (st && st->mode == IG_MODE_REPLAY) {
 		bad |= JD(o, "replay_speed", st->replay_speed);
 		bad |= JU(o, "replay_pos_ns", st->replay_pos_ns);

@@ -60,7 +60,11 @@ static const char usage[] =
     "      --raw-tp         use raw tracepoints even where tp_btf works\n"
     "      --no-stacks      do not capture user stacks (on by default)\n"
     "  -v, --verbose        more messages (libbpf debug output with -vv)\n"
-    "  -h, --help           this help;  -V, --version  the version\n";
+    "  -h, --help           this help;  -V, --version  the version\n"
+    "\n"
+    "exit status: with -- CMD, the command's (its exit code, or 128+N when signal N\n"
+    "killed it) if it ended first; 1 when ingero-top failed, a recording that stopped\n"
+    "on an error included (the reason goes to stderr); 2 for a bad option; else 0.\n";
 
 enum {
 	OPT_SUMMARY = 256,

@@ -166,6 +166,8 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	o.force_raw_tp = s->cli.raw_tp;
 	/* Kernels before 6.6, or to compare: one perf event per probe. */
 	o.no_multi = getenv("INGERO_TOP_NO_UPROBE_MULTI") != NULL;
+	/* To compare, or where stopping a target is not wanted: no holds. */
+	o.no_hold = getenv("INGERO_TOP_NO_HOLD") != NULL;
 	o.no_system_libs = s->cli.no_system_libs;
 	o.stacks = !s->cli.no_stacks;
 	if (s->cli.demo) {
@@ -466,29 +468,59 @@ fail:
 	return NULL;
 }
 
-void session_free(struct session *s)
+/* Copies msg into err on one line (a recording's error may quote anything). */
+static void one_line(char *err, size_t errlen, const char *msg)
 {
+	size_t i = 0;
+
+	for (; msg[i] && i + 1 < errlen; i++)
+		err[i] = (unsigned char)msg[i] < ' ' || msg[i] == 0x7f ? ' ' : msg[i];
+	err[i] = 0;
+}
+
+int session_stop(struct session *s, char *err, size_t errlen)
+{
+	int r = 0;
+
 	if (!s)
-		return;
-	demo_stop(s->demo);
+		return 0;
 	if (s->child > 0 && !s->child_gone) {
 		kill(s->child, SIGTERM);
+		kill(s->child, SIGCONT); /* it may be held (stopped) by the collector */
 		for (int i = 0; i < 50 && waitpid(s->child, NULL, WNOHANG) == 0; i++)
 			usleep(20000);
 		if (kill(s->child, 0) == 0) {
 			kill(s->child, SIGKILL);
 			waitpid(s->child, NULL, 0);
 		}
+		s->child_gone = true;
 	}
 	if (s->stacks && s->rec) {
 		stacks_flush(s->stacks, 2000);
 		stacks_drain(s->stacks, record_stack, s->rec);
 	}
-	stacks_free(s->stacks); /* before the collector it reads from */
 	if (s->rec) {
 		record_chains(s);
-		rec_close(s->rec);
+		const char *why = rec_error(s->rec);
+		if (why && err)
+			one_line(err, errlen, why);
+		int c = rec_close(s->rec);
+		if (!why && c && err)
+			snprintf(err, errlen, "cannot finish the recording %s: %s", s->cli.record,
+				 strerror(-c));
+		r = why || c ? -EIO : 0;
+		s->rec = NULL;
 	}
+	return r;
+}
+
+void session_free(struct session *s)
+{
+	if (!s)
+		return;
+	demo_stop(s->demo);
+	session_stop(s, NULL, 0);
+	stacks_free(s->stacks); /* before the collector it reads from */
 	flight_free(s->flight);
 	collector_free(s->coll);
 	if (s->replay && s->src)

@@ -25,7 +25,12 @@ struct ig_model;
  * replay. On failure returns NULL with a one-line reason in err. A command
  * (cli->cmd) is started, stopped until probes are attached. */
 struct session *session_new(const struct cli *cli, char *err, size_t errlen);
-/* Stops a launched command (SIGTERM), flushes and closes the recording. */
+/* Ends a live session: stops a launched command still running (SIGTERM),
+ * flushes and closes the recording. Returns 0, or -EIO when the recording
+ * failed (disk full, ...) with the whole reason, on one line, in err
+ * (err may be NULL). session_free calls it when the caller did not. */
+int session_stop(struct session *s, char *err, size_t errlen);
+/* session_stop, then frees everything. session_free(NULL) is a no-op. */
 void session_free(struct session *s);
 
 /* A descriptor to poll for readability, or -1 (replay: use the timeout). */

@@ -42,6 +42,40 @@ diff -q "$TMP/a.want" "$TMP/a.got" >/dev/null && ok "default mode: a process sta
 	|| { bad "default mode counts"; diff "$TMP/a.want" "$TMP/a.got"; }
 expect_eq "after SIGTERM: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
+# kill -9 while a process is held: the guardian (ingero-top-hold)
+# continues it. ingero-top is stopped first so that the hold lasts. With
+# one perf-event uprobe per probe the dying process takes a while to close
+# its links, which could still hold the process again when it execs the
+# workload: the guardian waits for the end.
+thread_state() { awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null; }
+rm -f "$TMP/go"
+sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL --iters 10 --kernels 1 --expect $TMP/h.expect" \
+	2>/dev/null &
+launcher=$!
+INGERO_TOP_NO_UPROBE_MULTI=1 "$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/h.err" &
+ig=$!
+wait_attached "$TMP/h.err"
+for _ in $(seq 100); do grep -q watching "$TMP/h.err" && break; sleep 0.1; done
+guardian=$(pgrep -P $ig -x ingero-top-hold)
+[ -n "$guardian" ] && ok "kill -9: the guardian runs (PID $guardian)" || bad "kill -9: no guardian"
+kill -STOP $ig
+touch "$TMP/go"
+held=
+for _ in $(seq 100); do [ "$(thread_state $launcher)" = T ] && { held=1; break; }; sleep 0.05; done
+[ -n "$held" ] && ok "kill -9: the process is held while ingero-top cannot look" || bad "kill -9: not held"
+kill -KILL $ig; wait $ig 2>/dev/null
+for _ in $(seq 200); do [ "$(thread_state $launcher)" = T ] || break; sleep 0.05; done
+if [ "$(thread_state $launcher)" = T ]; then
+	bad "kill -9: the process was left stopped"
+	kill -CONT $launcher
+fi
+wait $launcher; rc=$?
+expect_eq "kill -9 during a hold: the held process was continued and finished" "$rc" 0
+[ -s "$TMP/h.expect" ] && ok "kill -9: the workload ran to its end" || bad "kill -9: no expect file"
+for _ in $(seq 200); do kill -0 "$guardian" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$guardian" 2>/dev/null && bad "kill -9: the guardian is still there" || ok "kill -9: the guardian is gone"
+expect_eq "after kill -9: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
+
 # Errors: one line, non-zero exit.
 one_line_error() { # what, expected text, command...
 	local what=$1 want=$2; shift 2
@@ -74,7 +108,9 @@ for item in privileges kernel BTF "ring buffer" tp_btf uprobes; do
 done
 grep -q "^INFO wakers  *a wake-up from an interrupt is named \[irq\]" "$TMP/check.out" \
 	&& ok "check: interrupt wakers named" || bad "check: no wakers line"
-grep -q "^INFO dlopen  *libraries loaded at run time are seen at once (_dl_debug_state in /" "$TMP/check.out" \
+grep -q "^INFO dlopen  *libraries loaded at run time are attached before their code runs (_dl_debug_state, _r_debug in /" "$TMP/check.out" \
 	&& ok "check: the dynamic loader's hook" || bad "check: no dlopen line"
+grep -q "^INFO holds  *a target that loads a CUDA library .* is stopped (SIGSTOP)" "$TMP/check.out" \
+	&& ok "check: holds explained" || bad "check: no holds line"
 
 finish

@@ -1,0 +1,386 @@
+/* Attaching the live collector's uprobes: the CUDA API functions of each
+ * library file (uprobe_multi links, or one perf-event uprobe per probe) and
+ * the dynamic loader's _dl_debug_state for libraries loaded at run time. */
+#include "collect/collector_priv.h"
+
+#include "collect/elfsym.h"
+#include "core/event.h"
+#include <linux/types.h>
+#include "ingero.h"
+#include "ingero.skel.h"
+#include "core/log.h"
+#include "core/ops.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int coll_add_link(struct collector *c, struct bpf_link *l)
+{
+	if (c->nlinks == c->caplinks) {
+		int cap = c->caplinks ? c->caplinks * 2 : 64;
+		struct bpf_link **n = realloc(c->links, sizeof(*n) * (size_t)cap);
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		c->links = n;
+		c->caplinks = cap;
+	}
+	c->links[c->nlinks++] = l;
+	return 0;
+}
+
+/* BPF_LINK_CREATE for a uprobe_multi link (Linux 6.6). libbpf 1.1 has no
+ * API for it, so the attribute is laid out here as in the kernel's uapi. */
+#define IG_BPF_LINK_CREATE 28
+#define IG_BPF_F_UPROBE_MULTI_RETURN 1
+
+union ig_link_attr {
+	struct {
+		uint32_t prog_fd;
+		uint32_t target_fd;
+		uint32_t attach_type;
+		uint32_t flags;
+		struct {
+			uint64_t path;
+			uint64_t offsets;
+			uint64_t ref_ctr_offsets;
+			uint64_t cookies;
+			uint32_t cnt;
+			uint32_t flags;
+			uint32_t pid;
+		} um;
+	} lc;
+	char pad[160];
+};
+
+int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs,
+				const uint64_t *cookies, int n, bool ret)
+{
+	union ig_link_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.lc.prog_fd = (uint32_t)prog_fd;
+	a.lc.attach_type = IG_BPF_TRACE_UPROBE_MULTI;
+	a.lc.um.path = (uint64_t)(uintptr_t)path;
+	a.lc.um.offsets = (uint64_t)(uintptr_t)offs;
+	a.lc.um.cookies = (uint64_t)(uintptr_t)cookies;
+	a.lc.um.cnt = (uint32_t)n;
+	a.lc.um.flags = ret ? IG_BPF_F_UPROBE_MULTI_RETURN : 0;
+	int fd = (int)syscall(__NR_bpf, IG_BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}
+
+/* Attaches entry and return probes at all offsets of one file with two
+ * uprobe_multi links: detaching them later costs one grace period, not one
+ * per probe (perf-event uprobes took 12-25 s to detach for 100 probes). */
+static int attach_multi(struct collector *c, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, int n)
+{
+	struct bpf_program *ret =
+	    c->stacks ? c->skel->progs.call_exit_stk : c->skel->progs.call_exit;
+	int fe, fr;
+
+	if (c->nmfds + 2 > 2 * MAX_LIBS)
+		return -ENOSPC;
+	fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs,
+					 cookies, n, false);
+	if (fe < 0)
+		goto fail_e;
+	fr = collector_uprobe_multi_link(bpf_program__fd(ret), path, offs, cookies, n, true);
+	if (fr < 0) {
+		close(fe);
+		fe = fr;
+		goto fail_e;
+	}
+	c->mfds[c->nmfds++] = fe;
+	c->mfds[c->nmfds++] = fr;
+	c->nprobes += 2 * n;
+	return 0;
+fail_e:
+	c->probes_failed += 2 * n;
+	log_msg(LOG_WARN, "cannot attach %d uprobes in %s: %s", n, path, strerror(-fe));
+	return fe;
+}
+
+static int attach_pair(struct collector *c, const char *path, uint64_t off, uint64_t cookie,
+		       const char *sym)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	struct bpf_link *l;
+	int err;
+
+	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, -1, path, off, &uo);
+	if (!l) {
+		err = -errno;
+		goto fail;
+	}
+	coll_add_link(c, l);
+	c->nprobes++;
+	uo.retprobe = true;
+	l = bpf_program__attach_uprobe_opts(c->stacks ? c->skel->progs.call_exit_stk
+						      : c->skel->progs.call_exit,
+					    -1, path, off, &uo);
+	if (!l) {
+		err = -errno;
+		goto fail;
+	}
+	coll_add_link(c, l);
+	c->nprobes++;
+	return 0;
+fail:
+	c->probes_failed++;
+	log_msg(LOG_WARN, "cannot attach uprobe %s in %s: %s", sym, path, strerror(-err));
+	return err;
+}
+
+static bool is_driver_lib(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return !strncmp(b ? b + 1 : path, "libcuda.so", 10);
+}
+
+uint64_t coll_kdev(dev_t d)
+{
+	return ((uint64_t)major(d) << 20) | minor(d);
+}
+
+void coll_resolve_key(struct collector *c, uint64_t kdev, uint64_t ino)
+{
+	struct igb_file k = {.dev = kdev, .ino = ino};
+	uint8_t one = 1;
+
+	if (ino)
+		bpf_map_update_elem(bpf_map__fd(c->skel->maps.resolved), &k, &one, BPF_ANY);
+}
+
+void coll_resolve_path(struct collector *c, const char *path)
+{
+	struct stat sb;
+
+	if (!stat(path, &sb))
+		coll_resolve_key(c, coll_kdev(sb.st_dev), sb.st_ino);
+}
+
+/* Every symbol of every op, in one list (one pass over the file's symbol
+ * tables instead of one per op): names[first[op] .. first[op + 1]). */
+struct op_syms {
+	const char *names[IG_OP_MAX * 6];
+	int first[IG_OP_MAX + 1];
+	int n;
+};
+
+static void op_syms_fill(struct op_syms *t)
+{
+	t->n = 0;
+	for (int op = 0; op < IG_OP_MAX; op++) {
+		t->first[op] = t->n;
+		if (op == IG_OP_NONE)
+			continue;
+		const struct ig_op_info *oi = ig_op_info(op);
+		for (int k = 0; k < 6 && oi->symbols[k]; k++)
+			t->names[t->n++] = oi->symbols[k];
+	}
+	t->first[IG_OP_MAX] = t->n;
+}
+
+/* The probes of one op at offs[0..nsym): one per distinct address (aliases
+ * at the same address are one function). Whether any was attached. */
+static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64_t *offs, int nsym,
+		      uint64_t *m_offs, uint64_t *m_cookies, int *nm)
+{
+	const struct ig_op_info *oi = ig_op_info(op);
+	uint64_t seen[6];
+	int nseen = 0;
+	bool attached = false;
+
+	for (int k = 0; k < nsym && k < 6; k++) {
+		bool dup = false;
+		if (!offs[k])
+			continue;
+		for (int j = 0; j < nseen; j++)
+			dup |= seen[j] == offs[k];
+		if (dup)
+			continue;
+		seen[nseen++] = offs[k];
+		uint64_t cookie = IGB_COOKIE(op, oi->argmode, oi->dir);
+		if (c->multi) { /* attached together by the caller */
+			m_offs[*nm] = offs[k];
+			m_cookies[(*nm)++] = cookie;
+		} else if (attach_pair(c, lib->path, offs[k], cookie, oi->symbols[k])) {
+			continue;
+		}
+		attached = true;
+		lib->probes += 2;
+	}
+	return attached;
+}
+
+/* Attaches every op variant that path exports. Returns the number of ops
+ * attached, 0 when the file has none of the symbols, -errno when it cannot
+ * be read. A file already attached (same device and inode) returns its
+ * previous count. The file is marked resolved whatever the outcome: a
+ * target that maps it is not held for it again. */
+int coll_attach_lib(struct collector *c, const char *path)
+{
+	static struct op_syms syms;
+	uint64_t offs[IG_OP_MAX * 6], m_offs[IG_OP_MAX * 6], m_cookies[IG_OP_MAX * 6];
+	struct stat sb;
+	struct lib *lib;
+	int nops = 0, nm = 0;
+
+	if (stat(path, &sb))
+		return -errno;
+	coll_resolve_key(c, coll_kdev(sb.st_dev), sb.st_ino);
+	for (int i = 0; i < c->nlibs; i++)
+		if (c->libs[i].dev == sb.st_dev && c->libs[i].ino == sb.st_ino)
+			return c->libs[i].runtime_ops + c->libs[i].driver_ops;
+	if (c->nlibs == MAX_LIBS) {
+		log_msg(LOG_WARN, "too many CUDA libraries, not attaching %s", path);
+		return -ENOSPC;
+	}
+	if (!syms.n)
+		op_syms_fill(&syms);
+	int r = elfsym_offsets(path, syms.names, syms.n, offs);
+	if (r <= 0)
+		return r;
+	lib = &c->libs[c->nlibs];
+	memset(lib, 0, sizeof(*lib));
+	lib->dev = sb.st_dev;
+	lib->ino = sb.st_ino;
+	snprintf(lib->path, sizeof(lib->path), "%s", path);
+
+	bool driver = is_driver_lib(path);
+	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
+		const struct ig_op_info *oi = ig_op_info(op);
+		int f = syms.first[op];
+		if (attach_op(c, lib, op, offs + f, syms.first[op + 1] - f, m_offs, m_cookies,
+			      &nm)) {
+			nops++;
+			if (oi->kind & IG_OPK_DRIVER)
+				lib->driver_ops++;
+			else
+				lib->runtime_ops++;
+		} else if (driver == !!(oi->kind & IG_OPK_DRIVER)) {
+			size_t len = strlen(lib->missing);
+			snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s",
+				 len ? " " : "", oi->name);
+		}
+	}
+	if (!nops)
+		return 0;
+	if (c->multi) {
+		r = attach_multi(c, path, m_offs, m_cookies, nm);
+		if (r)
+			return r;
+	}
+	c->nlibs++;
+	if (lib->missing[0])
+		c->probes_missing += 1;
+	log_msg(LOG_INFO, "attached %d ops (%d probes) in %s", nops, lib->probes, path);
+	return nops;
+}
+
+void coll_attach_found(void *ctx, const char *path, int pid)
+{
+	struct collector *c = ctx;
+	int r = coll_attach_lib(c, path);
+	if (r == 0)
+		log_msg(LOG_INFO, "%s exports no traced CUDA symbol", path);
+}
+
+/* Watches the dynamic loader of pid (the ELF interpreter of its
+ * executable; pid 0: ingero-top's own, the host's) for libraries loaded at
+ * run time: a uprobe on _dl_debug_state (bpf/ingero.bpf.c dl_change). Once
+ * per loader file; statically linked executables have none. */
+int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
+{
+	static const char *const sym[] = {"_dl_debug_state"};
+	char exe[64], interp[PATH_MAX];
+
+	snprintf(exe, sizeof(exe), pid ? "/proc/%d/exe" : "/proc/self/exe", pid);
+	if (elfsym_interp(exe, interp, sizeof(interp)) != 1 || interp[0] != '/')
+		return -ENOENT;
+	if (pid)
+		snprintf(path, len, "/proc/%d/root%s", pid, interp);
+	else
+		snprintf(path, len, "%s", interp);
+	return elfsym_offsets(path, sym, 1, off) == 1 ? 0 : -ENOSYS;
+}
+
+int64_t collector_rdebug_delta(const char *loader)
+{
+	static const char *const sym[] = {"_dl_debug_state", "_r_debug"};
+	uint64_t v[2];
+
+	if (elfsym_values(loader, sym, 2, v) != 2)
+		return 0;
+	return (int64_t)(v[1] - v[0]);
+}
+
+void coll_watch_loader(struct collector *c, int pid)
+{
+	char path[PATH_MAX + 64];
+	struct stat sb;
+	uint64_t off = 0;
+	int r = collector_loader_hook(pid, path, sizeof(path), &off);
+
+	if (r == -ENOENT || stat(path, &sb))
+		return;
+	for (int i = 0; i < c->nloaders; i++)
+		if (c->loaders[i].dev == sb.st_dev && c->loaders[i].ino == sb.st_ino)
+			return;
+	if (c->nloaders == MAX_LOADERS)
+		return;
+	c->loaders[c->nloaders].dev = sb.st_dev;
+	c->loaders[c->nloaders].ino = sb.st_ino;
+	c->nloaders++; /* also when it fails: not tried again */
+	const char *interp = strstr(path, "/root/") && pid ? strstr(path, "/root/") + 5 : path;
+	if (r) {
+		log_msg(LOG_INFO,
+			"%s has no _dl_debug_state: libraries loaded at run time are found "
+			"by the periodic rescan",
+			interp);
+		return;
+	}
+	uint64_t cookie = c->walk ? (uint64_t)collector_rdebug_delta(path) : 0;
+	struct bpf_program *prog =
+	    c->walk ? c->skel->progs.dl_change : c->skel->progs.dl_change_hint;
+	const char *how = "held until attached";
+	if (!c->walk)
+		how = "attached when seen: the kernel cannot read the loader's objects";
+	else if (!cookie)
+		how = "attached when seen: no _r_debug";
+	else if (!c->hold_on)
+		how = "attached when seen: holds off";
+	if (c->multi) {
+		int fd = collector_uprobe_multi_link(bpf_program__fd(prog), path, &off, &cookie, 1,
+						     false);
+		if (fd >= 0) {
+			c->ldfds[c->nldfds++] = fd;
+			c->loader_walk += cookie != 0;
+			log_msg(LOG_INFO, "watching %s for libraries loaded at run time (%s)",
+				interp, how);
+			return;
+		}
+		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(-fd));
+		return;
+	}
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, path, (size_t)off, &uo);
+	if (!l) {
+		log_msg(LOG_WARN, "cannot watch %s: %s", interp, strerror(errno));
+		return;
+	}
+	coll_add_link(c, l);
+	c->loader_walk += cookie != 0;
+	log_msg(LOG_INFO, "watching %s for libraries loaded at run time (%s)", interp, how);
+}

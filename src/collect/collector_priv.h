@@ -1,0 +1,137 @@
+/* Internals of the live collector shared by its files: collector.c (life
+ * cycle, ring buffer, status), attach.c (uprobes on libraries and on the
+ * dynamic loader) and hold.c (processes held until their libraries are
+ * attached). Not for use outside src/collect/. */
+#ifndef IG_COLLECTOR_PRIV_H
+#define IG_COLLECTOR_PRIV_H
+
+#include "collect/collector.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_link;
+
+#define MAX_LIBS 64
+#define DETACH_THREADS 32
+#define MAX_PAGES_PIDS 1024
+#define MAX_PENDING 64
+#define RESCAN_TARGETS_NS 2000000000ULL
+#define EXEC_RESCAN_NS 200000000ULL /* after an exec */
+#define MAX_LOADERS 16
+#define RESCAN_ALL_NS 5000000000ULL
+/* BPF attach type of uprobe_multi links (Linux 6.6; not in libbpf 1.1) */
+#define IG_BPF_TRACE_UPROBE_MULTI 48
+#define MAX_LATE 256 /* processes attached late, remembered (the first 8 are named) */
+
+struct lib {
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
+	int runtime_ops; /* ops attached, by API */
+	int driver_ops;
+	int probes;
+	char missing[512]; /* expected ops with no symbol */
+};
+
+struct pages_last {
+	uint32_t pid;
+	uint64_t bytes;
+};
+
+struct collector {
+	struct ingero_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int nlinks, caplinks;
+	bool multi;		/* programs loaded for uprobe_multi links */
+	int mfds[2 * MAX_LIBS]; /* uprobe_multi link fds */
+	int nmfds;
+	int nprobes; /* uprobes attached (entry and return each count) */
+	struct lib libs[MAX_LIBS];
+	int nlibs;
+	int probes_failed, probes_missing;
+	int tracepoints_ok, tracepoints_failed;
+	bool raw_tp;
+	bool stacks;
+	char stacks_off_why[64]; /* why stacks were asked for but are off */
+	int target;
+	struct pages_last pages[MAX_PAGES_PIDS];
+	int npages;
+	struct {
+		int pid;
+		uint64_t due_ns;
+		bool maps_only; /* a library was loaded: the executable is the same */
+	} pending[MAX_PENDING];
+	/* dynamic loaders watched for libraries loaded at run time (dl_change) */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} loaders[MAX_LOADERS];
+	int nloaders;
+	int ldfds[MAX_LOADERS]; /* their uprobe_multi link fds */
+	int nldfds;
+	int npending;
+	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
+	uint64_t user_drops;
+	uint32_t named[4096]; /* pids whose process name was reported (hash set) */
+	int nnamed;
+	/* ring-buffer callback state */
+	ig_emit_fn emit;
+	void *emit_ctx;
+	int budget, delivered;
+	struct ig_source src;
+	/* holds (hold.c) */
+	bool hold_on;	    /* targets are stopped at files not examined yet */
+	bool walk;	    /* dl_change reads the loader's objects (Linux 5.17), else
+			     * dl_change_hint is loaded: a hint to rescan, no hold */
+	int loader_walk;    /* loaders watched whose list of objects dl_change reads */
+	pid_t guardian;	    /* continues held processes should ingero-top die; 0: none */
+	int guardian_fd;    /* write end of its pipe, -1 when none */
+	int late[MAX_LATE]; /* processes attached late: the first MAX_LATE */
+	int nlate;	    /* ... and how many in all */
+	char notice[256];   /* latest notice for the status line */
+	unsigned notice_gen, notice_said;
+};
+
+struct igb_event;
+
+/* attach.c */
+int coll_add_link(struct collector *c, struct bpf_link *l);
+/* Attaches every op variant path exports: the number of ops attached (a
+ * file attached before: its earlier count), 0 when it has none of the
+ * symbols, -errno when it cannot be read. Marks the file resolved. */
+int coll_attach_lib(struct collector *c, const char *path);
+/* discover_cb that attaches what it is given. */
+void coll_attach_found(void *ctx, const char *path, int pid);
+/* Watches pid's dynamic loader (0: ingero-top's own) for dlopen. */
+void coll_watch_loader(struct collector *c, int pid);
+/* Marks a file examined (`resolved` map): targets using it are not held. */
+void coll_resolve_path(struct collector *c, const char *path);
+void coll_resolve_key(struct collector *c, uint64_t kdev, uint64_t ino);
+/* A dev_t from stat() in the kernel's encoding (major << 20 | minor). */
+uint64_t coll_kdev(dev_t d);
+
+/* hold.c */
+/* Handles an IGB_HOLD record: attaches what the process uses, marks the
+ * files resolved, continues the process when it was stopped. */
+void coll_hold(struct collector *c, const struct igb_event *b);
+/* Notes that pid was found with a CUDA library already mapped (or could
+ * not be held): its calls before now are not known. */
+void coll_late(struct collector *c, int pid, const char *why);
+/* The guardian: a small child that continues every process in the `held`
+ * map when ingero-top dies without doing so. 0 or -errno. */
+int coll_guardian_start(struct collector *c);
+/* Continues every process in the `held` map (exit path). */
+void coll_release_all(struct collector *c);
+/* Ends the guardian (after the last coll_release_all). */
+void coll_guardian_stop(struct collector *c);
+
+/* collector.c */
+/* Looks at pid's mappings (maps_only) or mappings and executable after
+ * delay_ns, from collector_tick. */
+void coll_add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only);
+
+#endif
