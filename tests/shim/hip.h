@@ -37,7 +37,8 @@ typedef struct hipGraphExec *hipGraphExec_t;
 typedef struct hipGraphNode *hipGraphNode_t;
 typedef void *hipDeviceptr_t;
 
-#ifndef SHIM_H /* shim.h has the same dim3 */
+#ifndef SHIM_DIM3_DEFINED /* shim.h has the same dim3 */
+#define SHIM_DIM3_DEFINED
 typedef struct dim3 {
 	uint32_t x, y, z;
 } dim3;

@@ -184,9 +184,12 @@ typedef struct CUgraphExec_st *cudaGraphExec_t;
 typedef struct CUevent_st *cudaEvent_t;
 
 /* Passed by value, as in NVIDIA's headers: 12 bytes, two registers on x86-64. */
+#ifndef SHIM_DIM3_DEFINED /* hip.h has the same dim3 */
+#define SHIM_DIM3_DEFINED
 typedef struct dim3 {
 	unsigned int x, y, z;
 } dim3;
+#endif
 
 enum cudaMemcpyKind {
 	cudaMemcpyHostToHost = 0,
