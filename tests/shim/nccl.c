@@ -451,7 +451,7 @@ static int nc_op_ok(ncclRedOp_t op)
 	return (unsigned int)op < ncclNumOps;
 }
 
-ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 			   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 			   cudaStream_t stream)
 {
@@ -462,7 +462,7 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 			  stream);
 }
 
-ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
 			   ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclAllGather);
@@ -470,7 +470,7 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
 			  !sendcount || (sendbuff && recvbuff), stream);
 }
 
-ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
 			       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 			       cudaStream_t stream)
 {
@@ -486,7 +486,7 @@ static int nc_root_ok(ncclComm_t comm, int root)
 	return nc_comm_ok(comm) && root >= 0 && root < comm->nranks;
 }
 
-ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 			   ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclBroadcast);
@@ -496,7 +496,7 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 			  !count || (recvbuff && (sendbuff || comm->rank != root)), stream);
 }
 
-ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
+ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
 		       ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclBcast);
@@ -505,7 +505,7 @@ ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int ro
 	return nc_enqueue(comm, NC_COLL, 0, count, datatype, !count || buff, stream);
 }
 
-ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
+ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 			ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
 			cudaStream_t stream)
 {
@@ -516,21 +516,21 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 			  !count || (sendbuff && (recvbuff || comm->rank != root)), stream);
 }
 
-ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclSend);
 	return nc_enqueue(comm, NC_SEND, peer, count, datatype, !count || sendbuff, stream);
 }
 
-ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclRecv);
 	return nc_enqueue(comm, NC_RECV, peer, count, datatype, !count || recvbuff, stream);
 }
 
-ncclResult_t ncclGroupStart(void)
+ncclResult_t pncclGroupStart(void)
 {
 	NC_ENTER(ncclGroupStart);
 	nc_init();
@@ -544,7 +544,7 @@ ncclResult_t ncclGroupStart(void)
 }
 
 /* The outermost end enqueues the group's operations, together. */
-ncclResult_t ncclGroupEnd(void)
+ncclResult_t pncclGroupEnd(void)
 {
 	struct nc_job *job;
 
@@ -564,7 +564,7 @@ ncclResult_t ncclGroupEnd(void)
 
 /* ---- communicators --------------------------------------------------------------- */
 
-ncclResult_t ncclGetVersion(int *version)
+ncclResult_t pncclGetVersion(int *version)
 {
 	NC_ENTER(ncclGetVersion);
 	if (!version)
@@ -574,7 +574,7 @@ ncclResult_t ncclGetVersion(int *version)
 }
 
 /* Magic, pid, time and randomness: unique across the processes of a host. */
-ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+ncclResult_t pncclGetUniqueId(ncclUniqueId *uniqueId)
 {
 	static _Atomic unsigned int counter;
 	u64 words[3];
@@ -610,7 +610,7 @@ static void nc_shm_path(const ncclUniqueId *id, char *path, size_t len)
 }
 
 /* Blocks until all nranks ranks of the id have joined, as NCCL does. */
-ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
 	struct ncclComm *c;
 	struct nc_shm *shm;
@@ -684,7 +684,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
 }
 
 /* Waits until the proxy is done with the communicator's operations. */
-ncclResult_t ncclCommDestroy(ncclComm_t comm)
+ncclResult_t pncclCommDestroy(ncclComm_t comm)
 {
 	NC_ENTER(ncclCommDestroy);
 	if (!nc_comm_ok(comm))
@@ -699,7 +699,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
 	return ncclSuccess;
 }
 
-ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
+ncclResult_t pncclCommCount(const ncclComm_t comm, int *count)
 {
 	NC_ENTER(ncclCommCount);
 	if (!nc_comm_ok(comm) || !count)
@@ -708,7 +708,7 @@ ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
 	return ncclSuccess;
 }
 
-ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
+ncclResult_t pncclCommUserRank(const ncclComm_t comm, int *rank)
 {
 	NC_ENTER(ncclCommUserRank);
 	if (!nc_comm_ok(comm) || !rank)
@@ -717,7 +717,7 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
 	return ncclSuccess;
 }
 
-const char *ncclGetErrorString(ncclResult_t result)
+const char *pncclGetErrorString(ncclResult_t result)
 {
 	NC_ENTER(ncclGetErrorString);
 	switch (result) {
@@ -741,6 +741,12 @@ const char *ncclGetErrorString(ncclResult_t result)
 		return "unknown result code";
 	}
 }
+
+/* As in NVIDIA's library, the bodies are the profiling names pncclX and ncclX
+ * is a weak alias at the same address: one call, one uprobe hit, whichever
+ * name a tracer attaches to. */
+#define NC_ALIAS(s) extern __typeof__(p##s) s __attribute__((weak, alias("p" #s)));
+NC_SYMS(NC_ALIAS)
 
 /* SHIM_STATS=FILE: "PID SYMBOL COUNT" lines at exit, as the other shims. */
 __attribute__((destructor)) static void nc_write_stats(void)

@@ -1,5 +1,7 @@
 /* The NCCL 2 types and calls that the shim libnccl.so.2 exports: the same
- * names, values and C ABI as NVIDIA's nccl.h (2.28). docs/shim.md. */
+ * names, values and C ABI as NVIDIA's nccl.h (2.28). Each ncclX is a weak
+ * alias of the profiling name pncclX, as in NVIDIA's library; both are
+ * declared. docs/shim.md. */
 #ifndef SHIM_NCCL_H
 #define SHIM_NCCL_H
 
@@ -93,6 +95,25 @@ ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int
 		      ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
+#define SHIM_NCCL_PROTO(s) extern __typeof__(s) p##s;
+SHIM_NCCL_PROTO(ncclGetVersion)
+SHIM_NCCL_PROTO(ncclGetUniqueId)
+SHIM_NCCL_PROTO(ncclCommInitRank)
+SHIM_NCCL_PROTO(ncclCommDestroy)
+SHIM_NCCL_PROTO(ncclCommCount)
+SHIM_NCCL_PROTO(ncclCommUserRank)
+SHIM_NCCL_PROTO(ncclGetErrorString)
+SHIM_NCCL_PROTO(ncclAllReduce)
+SHIM_NCCL_PROTO(ncclAllGather)
+SHIM_NCCL_PROTO(ncclReduceScatter)
+SHIM_NCCL_PROTO(ncclBroadcast)
+SHIM_NCCL_PROTO(ncclBcast)
+SHIM_NCCL_PROTO(ncclReduce)
+SHIM_NCCL_PROTO(ncclSend)
+SHIM_NCCL_PROTO(ncclRecv)
+SHIM_NCCL_PROTO(ncclGroupStart)
+SHIM_NCCL_PROTO(ncclGroupEnd)
+#undef SHIM_NCCL_PROTO
 
 /* The size of one element of a data type, bytes; 0 for an unknown type. */
 static inline size_t shimNcclTypeSize(ncclDataType_t t)
