@@ -91,17 +91,19 @@ u64 sim_env_us(const char *name, double def_us)
 	return (u64)(v * 1000.0 + 0.5);
 }
 
-static void atfork_prepare(void)
+/* The device lock across fork(). tests/unit/test_symbolize.c looks up
+ * drv_atfork_prepare by name as a static function of libcuda.so.1. */
+static void drv_atfork_prepare(void)
 {
 	pthread_mutex_lock(&sim_lock);
 }
 
-static void atfork_parent(void)
+static void drv_atfork_parent(void)
 {
 	pthread_mutex_unlock(&sim_lock);
 }
 
-static void atfork_child(void)
+static void drv_atfork_unlock(void)
 {
 	pthread_mutex_unlock(&sim_lock);
 }
@@ -153,7 +155,7 @@ static void init_once(void)
 			fprintf(stderr, "shim: ignoring SHIM_SYNC=%s: want auto, block, spin or yield\n",
 				s);
 	}
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	pthread_atfork(drv_atfork_prepare, drv_atfork_parent, drv_atfork_unlock);
 }
 
 void sim_init(void)
