@@ -117,7 +117,7 @@ $(BUILD)/ingero-top: $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB)
 # --- tests: shim CUDA stack, workload, unit tests ---------------------------
 # Shim libraries (docs/shim.md): simgpu.c is the simulated device, linked
 # into each library that owns one; stats.c the SHIM_STATS counters.
-$(SHIM_DIR)/libcuda.so.1: tests/shim/cuda.c tests/shim/simgpu.c tests/shim/stats.c $(SHIM_HDRS) | $(SHIM_DIR)
+$(SHIM_DIR)/libcuda.so.1: tests/shim/cuda.c tests/shim/simgpu.c tests/shim/simmem.c tests/shim/stats.c $(SHIM_HDRS) | $(SHIM_DIR)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $(filter %.c,$^) -lpthread -lm
 	ln -sf libcuda.so.1 $(SHIM_DIR)/libcuda.so
 
@@ -136,7 +136,7 @@ $(SHIM_DIR)/libnvidia-ml.so.1: tests/shim/nvml.c tests/shim/stats.c $(SHIM_HDRS)
 	ln -sf libnvidia-ml.so.1 $(SHIM_DIR)/libnvidia-ml.so
 
 # libamdhip64: the same source under both sonames, with ROCm's symbol versions.
-$(SHIM_DIR)/libamdhip64.so.%: tests/shim/hip.c tests/shim/simgpu.c tests/shim/stats.c tests/shim/hip.map $(SHIM_HDRS) | $(SHIM_DIR)
+$(SHIM_DIR)/libamdhip64.so.%: tests/shim/hip.c tests/shim/simgpu.c tests/shim/simmem.c tests/shim/stats.c tests/shim/hip.map $(SHIM_HDRS) | $(SHIM_DIR)
 	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libamdhip64.so.$* -Wl,--version-script,tests/shim/hip.map \
 		-o $@ $(filter %.c,$^) -lpthread -lm
 	ln -sf libamdhip64.so.6 $(SHIM_DIR)/libamdhip64.so

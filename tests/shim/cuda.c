@@ -64,7 +64,7 @@
 	X(cuStreamWaitEvent)
 
 enum drv_sym { DRV_SYMS(SHIM_SYM_ENUM) DRV_NSYMS };
-static const char *const drv_sym_names[DRV_NSYMS] = { DRV_SYMS(SHIM_SYM_NAME) };
+static const char *const drv_sym_names[DRV_NSYMS] = {DRV_SYMS(SHIM_SYM_NAME)};
 static _Atomic unsigned long long drv_calls[DRV_NSYMS];
 
 /* Counts the call and initialises the device on first use. */
@@ -202,8 +202,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
 			void **kernelParams, void **extra)
 {
 	DRV_ENTER(cuLaunchKernel);
-	return drv_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-			  hStream, kernelParams, extra);
+	return drv_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream,
+			  kernelParams, extra);
 }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
@@ -366,8 +366,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteC
 	return drv_copy_async((CUdeviceptr)dstHost, srcDevice, ByteCount, hStream, 0, 1);
 }
 
-CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
-			   CUstream hStream)
+CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
 	DRV_ENTER(cuMemcpyDtoHAsync);
 	return drv_copy_async((CUdeviceptr)dstHost, srcDevice, ByteCount, hStream, 0, 1);
@@ -577,7 +576,7 @@ CUresult shimGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph)
 {
 	sim_init();
 	return drv_res(
-		sim_graph_instantiate((struct sim_graph **)phGraphExec, (struct sim_graph *)hGraph));
+	    sim_graph_instantiate((struct sim_graph **)phGraphExec, (struct sim_graph *)hGraph));
 }
 
 CUresult shimGraphDestroy(CUgraph hGraph)

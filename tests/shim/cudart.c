@@ -65,7 +65,7 @@
 	X(cudaStreamWaitEvent_ptsz)
 
 enum rt_sym { RT_SYMS(SHIM_SYM_ENUM) RT_NSYMS };
-static const char *const rt_sym_names[RT_NSYMS] = { RT_SYMS(SHIM_SYM_NAME) };
+static const char *const rt_sym_names[RT_NSYMS] = {RT_SYMS(SHIM_SYM_NAME)};
 static _Atomic unsigned long long rt_calls[RT_NSYMS];
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
@@ -330,24 +330,24 @@ static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *fu
 		return rt_ret(cudaErrorInvalidValue);
 	if (!func)
 		return rt_ret(cudaErrorInvalidDeviceFunction);
-	if (!config->gridDim.x || !config->gridDim.y || !config->gridDim.z ||
-	    !config->blockDim.x || !config->blockDim.y || !config->blockDim.z ||
+	if (!config->gridDim.x || !config->gridDim.y || !config->gridDim.z || !config->blockDim.x ||
+	    !config->blockDim.y || !config->blockDim.z ||
 	    (unsigned long long)config->blockDim.x * config->blockDim.y * config->blockDim.z >
-		    1024 ||
+		1024 ||
 	    config->dynamicSmemBytes > 0xffffffffu)
 		return rt_ret(cudaErrorInvalidConfiguration);
 	c = (CUlaunchConfig){
-		.gridDimX = config->gridDim.x,
-		.gridDimY = config->gridDim.y,
-		.gridDimZ = config->gridDim.z,
-		.blockDimX = config->blockDim.x,
-		.blockDimY = config->blockDim.y,
-		.blockDimZ = config->blockDim.z,
-		.sharedMemBytes = (unsigned int)config->dynamicSmemBytes,
-		.hStream = config->stream || !ptsz ? config->stream : cudaStreamPerThread,
-		/* Same layout: id, padding, 64-byte value. */
-		.attrs = (CUlaunchAttribute *)config->attrs,
-		.numAttrs = config->numAttrs,
+	    .gridDimX = config->gridDim.x,
+	    .gridDimY = config->gridDim.y,
+	    .gridDimZ = config->gridDim.z,
+	    .blockDimX = config->blockDim.x,
+	    .blockDimY = config->blockDim.y,
+	    .blockDimZ = config->blockDim.z,
+	    .sharedMemBytes = (unsigned int)config->dynamicSmemBytes,
+	    .hStream = config->stream || !ptsz ? config->stream : cudaStreamPerThread,
+	    /* Same layout: id, padding, 64-byte value. */
+	    .attrs = (CUlaunchAttribute *)config->attrs,
+	    .numAttrs = config->numAttrs,
 	};
 	return rt_ret(rt_from_cu(cuLaunchKernelEx(&c, (CUfunction)(uintptr_t)func, args, NULL)));
 }
@@ -399,7 +399,7 @@ cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
 	RT_ENTER(cudaFreeAsync_ptsz);
 	return rt_ret(rt_from_cu(
-		cuMemFreeAsync((CUdeviceptr)devPtr, hStream ? hStream : cudaStreamPerThread)));
+	    cuMemFreeAsync((CUdeviceptr)devPtr, hStream ? hStream : cudaStreamPerThread)));
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size)
@@ -436,8 +436,8 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 	RT_ENTER(cudaMemsetAsync);
-	return rt_ret(rt_from_cu(
-		cuMemsetD8Async((CUdeviceptr)devPtr, (unsigned char)value, count, stream)));
+	return rt_ret(
+	    rt_from_cu(cuMemsetD8Async((CUdeviceptr)devPtr, (unsigned char)value, count, stream)));
 }
 
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
@@ -507,8 +507,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
 	RT_ENTER(cudaStreamWaitEvent_ptsz);
-	return rt_ret(rt_from_cu(
-		cuStreamWaitEvent(stream ? stream : cudaStreamPerThread, event, flags)));
+	return rt_ret(
+	    rt_from_cu(cuStreamWaitEvent(stream ? stream : cudaStreamPerThread, event, flags)));
 }
 
 /* ---- errors --------------------------------------------------------------- */

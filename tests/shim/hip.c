@@ -52,7 +52,7 @@
 	X(hipGraphExecDestroy)
 
 enum hip_sym { HIP_SYMS(SHIM_SYM_ENUM) HIP_NSYMS };
-static const char *const hip_sym_names[HIP_NSYMS] = { HIP_SYMS(SHIM_SYM_NAME) };
+static const char *const hip_sym_names[HIP_NSYMS] = {HIP_SYMS(SHIM_SYM_NAME)};
 static _Atomic unsigned long long hip_calls[HIP_NSYMS];
 
 static __thread hipError_t hip_last_error;
@@ -131,9 +131,9 @@ static hipError_t hip_memcpy(void *dst, const void *src, size_t n, hipMemcpyKind
 {
 	if ((unsigned int)kind > hipMemcpyDefault)
 		return hip_ret(hipErrorInvalidMemcpyDirection);
-	return hip_res(sim_copy_sync(dst, src, n,
-				     kind == hipMemcpyHostToDevice || kind == hipMemcpyDeviceToDevice,
-				     kind == hipMemcpyDeviceToHost || kind == hipMemcpyDeviceToDevice));
+	return hip_res(sim_copy_sync(
+	    dst, src, n, kind == hipMemcpyHostToDevice || kind == hipMemcpyDeviceToDevice,
+	    kind == hipMemcpyDeviceToHost || kind == hipMemcpyDeviceToDevice));
 }
 
 static hipError_t hip_memcpy_async(void *dst, const void *src, size_t n, hipMemcpyKind kind,
@@ -362,7 +362,8 @@ hipError_t shim_hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSiz
 					 uint32_t localWorkSizeX, uint32_t localWorkSizeY,
 					 uint32_t localWorkSizeZ, size_t sharedMemBytes,
 					 hipStream_t hStream, void **kernelParams, void **extra,
-					 hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)
+					 hipEvent_t startEvent, hipEvent_t stopEvent,
+					 uint32_t flags)
 {
 	hipError_t e;
 
@@ -468,7 +469,7 @@ hipError_t hipGraphInstantiate(hipGraphExec_t *pGraphExec, hipGraph_t graph,
 {
 	HIP_ENTER(hipGraphInstantiate);
 	return hip_res(
-		sim_graph_instantiate((struct sim_graph **)pGraphExec, (struct sim_graph *)graph));
+	    sim_graph_instantiate((struct sim_graph **)pGraphExec, (struct sim_graph *)graph));
 }
 
 hipError_t hipGraphLaunch(hipGraphExec_t graphExec, hipStream_t stream)

@@ -91,12 +91,13 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigne
  * _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j.
  * Global work sizes are in threads (grid x block), not blocks. */
 #define SHIM_HIP_EXT_MODULE_LAUNCH_KERNEL                                                          \
-	"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"
+	"_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_"            \
+	"P11ihipEvent_tS6_j"
 typedef hipError_t (*shimHipExtModuleLaunchKernel_t)(
-	hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY,
-	uint32_t globalWorkSizeZ, uint32_t localWorkSizeX, uint32_t localWorkSizeY,
-	uint32_t localWorkSizeZ, size_t sharedMemBytes, hipStream_t hStream, void **kernelParams,
-	void **extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
+    hipFunction_t f, uint32_t globalWorkSizeX, uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+    uint32_t localWorkSizeX, uint32_t localWorkSizeY, uint32_t localWorkSizeZ,
+    size_t sharedMemBytes, hipStream_t hStream, void **kernelParams, void **extra,
+    hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags);
 hipError_t hipStreamCreate(hipStream_t *stream);
 hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags);
 hipError_t hipStreamDestroy(hipStream_t stream);

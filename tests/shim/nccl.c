@@ -45,7 +45,7 @@
 	X(ncclGroupEnd)
 
 enum nc_sym { NC_SYMS(SHIM_SYM_ENUM) NC_NSYMS };
-static const char *const nc_sym_names[NC_NSYMS] = { NC_SYMS(SHIM_SYM_NAME) };
+static const char *const nc_sym_names[NC_NSYMS] = {NC_SYMS(SHIM_SYM_NAME)};
 static _Atomic unsigned long long nc_calls[NC_NSYMS];
 
 #define NC_ENTER(s) SHIM_COUNT(nc_calls, s)
@@ -80,7 +80,7 @@ struct ncclComm {
 	struct nc_shm *shm;
 	u64 coll_seq;
 	u64 send_seq[NC_MAX_RANKS], recv_seq[NC_MAX_RANKS];
-	u64 delay_ns;          /* this rank's scripted lateness on the device */
+	u64 delay_ns;	       /* this rank's scripted lateness on the device */
 	unsigned int inflight; /* members queued to the proxy, not done; proxy lock */
 	int failed;
 };
@@ -250,8 +250,8 @@ static struct nc_cell *nc_cell(const struct nc_member *m, int side_rank, int sen
 
 static void nc_publish(const struct nc_member *m, u64 arrival)
 {
-	struct nc_cell *c = m->kind == NC_COLL ? nc_cell(m, m->comm->rank, 0)
-						 : nc_cell(m, 0, m->kind == NC_SEND);
+	struct nc_cell *c =
+	    m->kind == NC_COLL ? nc_cell(m, m->comm->rank, 0) : nc_cell(m, 0, m->kind == NC_SEND);
 
 	atomic_store(&c->t, arrival);
 	atomic_store(&c->seq1, m->seq + 1);
@@ -301,7 +301,8 @@ static u64 nc_member_end(struct nc_member *m)
 		nc_futex_wait(&m->comm->shm->futex, v, deadline);
 	}
 	if (!m->comm->failed)
-		fprintf(stderr, "shim nccl: rank %d: operation %llu: peers did not arrive in %llu ms\n",
+		fprintf(stderr,
+			"shim nccl: rank %d: operation %llu: peers did not arrive in %llu ms\n",
 			m->comm->rank, m->seq, nc_cfg.timeout_ns / 1000000);
 	m->comm->failed = 1;
 	return nc_now();
@@ -370,8 +371,9 @@ static ncclResult_t nc_submit(struct nc_job *job)
 				for (int k = 0; k < e; k++)
 					shimExtComplete(job->ext[k], shimExtStart(job->ext[k]));
 				free(job);
-				return r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? ncclInvalidUsage
-										 : ncclUnhandledCudaError;
+				return r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+					   ? ncclInvalidUsage
+					   : ncclUnhandledCudaError;
 			}
 			job->ext_stream[e] = m->stream;
 			job->next_ext++;
@@ -440,7 +442,7 @@ static ncclResult_t nc_enqueue(ncclComm_t comm, int kind, int peer, size_t count
 	m->peer = peer;
 	m->bytes = (u64)count * shimNcclTypeSize(type);
 	m->stream = stream;
-	m->seq = kind == NC_COLL ? comm->coll_seq++
+	m->seq = kind == NC_COLL   ? comm->coll_seq++
 		 : kind == NC_SEND ? comm->send_seq[peer]++
 				   : comm->recv_seq[peer]++;
 	return nc_depth ? ncclSuccess : nc_submit(job);
@@ -452,8 +454,8 @@ static int nc_op_ok(ncclRedOp_t op)
 }
 
 ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-			   ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-			   cudaStream_t stream)
+			    ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+			    cudaStream_t stream)
 {
 	NC_ENTER(ncclAllReduce);
 	if (!nc_op_ok(op))
@@ -463,7 +465,7 @@ ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 }
 
 ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
-			   ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+			    ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclAllGather);
 	return nc_enqueue(comm, NC_COLL, 0, sendcount, datatype,
@@ -471,8 +473,8 @@ ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcou
 }
 
 ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-			       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-			       cudaStream_t stream)
+				ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+				cudaStream_t stream)
 {
 	NC_ENTER(ncclReduceScatter);
 	if (!nc_op_ok(op))
@@ -487,7 +489,7 @@ static int nc_root_ok(ncclComm_t comm, int root)
 }
 
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-			   ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+			    ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclBroadcast);
 	if (!nc_root_ok(comm, root))
@@ -497,7 +499,7 @@ ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 }
 
 ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
-		       ncclComm_t comm, cudaStream_t stream)
+			ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclBcast);
 	if (!nc_root_ok(comm, root))
@@ -506,8 +508,8 @@ ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int r
 }
 
 ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
-			ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-			cudaStream_t stream)
+			 ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+			 cudaStream_t stream)
 {
 	NC_ENTER(ncclReduce);
 	if (!nc_op_ok(op) || !nc_root_ok(comm, root))
@@ -517,14 +519,14 @@ ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 }
 
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
-		      ncclComm_t comm, cudaStream_t stream)
+		       ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclSend);
 	return nc_enqueue(comm, NC_SEND, peer, count, datatype, !count || sendbuff, stream);
 }
 
 ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
-		      ncclComm_t comm, cudaStream_t stream)
+		       ncclComm_t comm, cudaStream_t stream)
 {
 	NC_ENTER(ncclRecv);
 	return nc_enqueue(comm, NC_RECV, peer, count, datatype, !count || recvbuff, stream);

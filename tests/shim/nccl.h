@@ -84,11 +84,10 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 			       cudaStream_t stream);
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 			   ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
-		       ncclComm_t comm, cudaStream_t stream);
-ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
-			ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-			cudaStream_t stream);
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+		       cudaStream_t stream);
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+			ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 		      ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
@@ -118,7 +117,7 @@ SHIM_NCCL_PROTO(ncclGroupEnd)
 /* The size of one element of a data type, bytes; 0 for an unknown type. */
 static inline size_t shimNcclTypeSize(ncclDataType_t t)
 {
-	static const unsigned char sizes[ncclNumTypes] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+	static const unsigned char sizes[ncclNumTypes] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 
 	return (unsigned int)t < ncclNumTypes ? sizes[t] : 0;
 }

@@ -52,7 +52,7 @@
 	X(nvmlDeviceGetGraphicsRunningProcesses_v3)
 
 enum nv_sym { NV_SYMS(SHIM_SYM_ENUM) NV_NSYMS };
-static const char *const nv_sym_names[NV_NSYMS] = { NV_SYMS(SHIM_SYM_NAME) };
+static const char *const nv_sym_names[NV_NSYMS] = {NV_SYMS(SHIM_SYM_NAME)};
 static _Atomic unsigned long long nv_calls[NV_NSYMS];
 
 #define NV_MAX_DEV 16
@@ -122,7 +122,7 @@ static void nv_defaults(struct nv_cfg *c)
 	}
 	for (int s = 0; s < NV_NSYMS; s++)
 		for (int i = 0; i <= NV_MAX_DEV; i++)
-			c->rules[s][i] = (struct nv_rule){ -1, -1, -1 };
+			c->rules[s][i] = (struct nv_rule){-1, -1, -1};
 }
 
 static int nv_uint(const char *v, unsigned long long max, unsigned long long *out)
@@ -155,7 +155,8 @@ static int nv_procs(struct nv_dev *d, char *v)
 		    (strcmp(colon + 1, "na") && nv_uint(colon + 1, 1ULL << 40, &mib)))
 			return -1;
 		d->procs[d->nprocs].pid = (unsigned int)pid;
-		d->procs[d->nprocs].bytes = strcmp(colon + 1, "na") ? mib * MIB : NVML_VALUE_NOT_AVAILABLE;
+		d->procs[d->nprocs].bytes =
+		    strcmp(colon + 1, "na") ? mib * MIB : NVML_VALUE_NOT_AVAILABLE;
 		d->nprocs++;
 	}
 	return 0;
@@ -177,8 +178,8 @@ static int nv_rule_key(struct nv_cfg *c, int idx, const char *key, const char *v
 		return -1;
 	if (!strncmp(key, "error.", 6) && !nv_uint(v, 1000000, &x))
 		c->rules[sym][idx].error = (int)x;
-	else if (!strncmp(key, "hang.", 5) && (!strcmp(v, "change") || !strcmp(v, "forever") ||
-						!strcmp(v, "no")))
+	else if (!strncmp(key, "hang.", 5) &&
+		 (!strcmp(v, "change") || !strcmp(v, "forever") || !strcmp(v, "no")))
 		c->rules[sym][idx].hang = !strcmp(v, "change")	  ? HANG_CHANGE
 					  : !strcmp(v, "forever") ? HANG_FOREVER
 								  : HANG_NONE;
@@ -196,17 +197,17 @@ static int nv_dev_key(struct nv_dev *d, const char *key, char *v)
 		size_t off;
 		unsigned long long max;
 	} uints[] = {
-#define F(k, f, m) { k, offsetof(struct nv_dev, f), m }
-		F("util.gpu", util_gpu, 100),
-		F("util.mem", util_mem, 100),
-		F("power_mw", power_mw, 10000000),
-		F("power_limit_mw", power_limit_mw, 10000000),
-		F("temp_c", temp_c, 200),
-		F("fan_pct", fan_pct, 100),
-		F("clock.sm_mhz", sm_mhz, 100000),
-		F("clock.sm_max_mhz", sm_max_mhz, 100000),
-		F("clock.mem_mhz", mem_mhz, 100000),
-		F("clock.mem_max_mhz", mem_max_mhz, 100000),
+#define F(k, f, m) {k, offsetof(struct nv_dev, f), m}
+	    F("util.gpu", util_gpu, 100),
+	    F("util.mem", util_mem, 100),
+	    F("power_mw", power_mw, 10000000),
+	    F("power_limit_mw", power_limit_mw, 10000000),
+	    F("temp_c", temp_c, 200),
+	    F("fan_pct", fan_pct, 100),
+	    F("clock.sm_mhz", sm_mhz, 100000),
+	    F("clock.sm_max_mhz", sm_max_mhz, 100000),
+	    F("clock.mem_mhz", mem_mhz, 100000),
+	    F("clock.mem_max_mhz", mem_max_mhz, 100000),
 #undef F
 	};
 	unsigned long long x;
@@ -341,7 +342,8 @@ static void nv_refresh(void)
 
 static void nv_sleep_us(unsigned long long us)
 {
-	struct timespec ts = { .tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000 };
+	struct timespec ts = {.tv_sec = (time_t)(us / 1000000),
+			      .tv_nsec = (long)(us % 1000000) * 1000};
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -461,37 +463,68 @@ const char *nvmlErrorString(nvmlReturn_t result)
 {
 	atomic_fetch_add_explicit(&nv_calls[SYM_nvmlErrorString], 1, memory_order_relaxed);
 	switch (result) {
-	case NVML_SUCCESS: return "Success";
-	case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-	case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-	case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-	case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-	case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
-	case NVML_ERROR_NOT_FOUND: return "Not Found";
-	case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-	case NVML_ERROR_INSUFFICIENT_POWER: return "Insufficient External Power";
-	case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-	case NVML_ERROR_TIMEOUT: return "Timeout";
-	case NVML_ERROR_IRQ_ISSUE: return "Interrupt Request Issue";
-	case NVML_ERROR_LIBRARY_NOT_FOUND: return "NVML Shared Library Not Found";
-	case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
-	case NVML_ERROR_CORRUPTED_INFOROM: return "Corrupted infoROM";
-	case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-	case NVML_ERROR_RESET_REQUIRED: return "GPU requires restart";
-	case NVML_ERROR_OPERATING_SYSTEM: return "The operating system has blocked the request";
-	case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "RM has detected an NVML/RM version mismatch";
-	case NVML_ERROR_IN_USE: return "In use by another client";
-	case NVML_ERROR_MEMORY: return "Insufficient Memory";
-	case NVML_ERROR_NO_DATA: return "No data";
-	case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED: return "ECC is not supported on vGPU";
-	case NVML_ERROR_INSUFFICIENT_RESOURCES: return "Insufficient resources";
-	case NVML_ERROR_FREQ_NOT_SUPPORTED: return "Frequency not supported";
-	case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
-	case NVML_ERROR_DEPRECATED: return "Deprecated";
-	case NVML_ERROR_NOT_READY: return "Not ready";
-	case NVML_ERROR_GPU_NOT_FOUND: return "GPU not found";
-	case NVML_ERROR_INVALID_STATE: return "Invalid state";
-	default: return "Unknown Error";
+	case NVML_SUCCESS:
+		return "Success";
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT:
+		return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
+	case NVML_ERROR_NO_PERMISSION:
+		return "Insufficient Permissions";
+	case NVML_ERROR_ALREADY_INITIALIZED:
+		return "Already Initialized";
+	case NVML_ERROR_NOT_FOUND:
+		return "Not Found";
+	case NVML_ERROR_INSUFFICIENT_SIZE:
+		return "Insufficient Size";
+	case NVML_ERROR_INSUFFICIENT_POWER:
+		return "Insufficient External Power";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	case NVML_ERROR_TIMEOUT:
+		return "Timeout";
+	case NVML_ERROR_IRQ_ISSUE:
+		return "Interrupt Request Issue";
+	case NVML_ERROR_LIBRARY_NOT_FOUND:
+		return "NVML Shared Library Not Found";
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		return "Function Not Found";
+	case NVML_ERROR_CORRUPTED_INFOROM:
+		return "Corrupted infoROM";
+	case NVML_ERROR_GPU_IS_LOST:
+		return "GPU is lost";
+	case NVML_ERROR_RESET_REQUIRED:
+		return "GPU requires restart";
+	case NVML_ERROR_OPERATING_SYSTEM:
+		return "The operating system has blocked the request";
+	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+		return "RM has detected an NVML/RM version mismatch";
+	case NVML_ERROR_IN_USE:
+		return "In use by another client";
+	case NVML_ERROR_MEMORY:
+		return "Insufficient Memory";
+	case NVML_ERROR_NO_DATA:
+		return "No data";
+	case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
+		return "ECC is not supported on vGPU";
+	case NVML_ERROR_INSUFFICIENT_RESOURCES:
+		return "Insufficient resources";
+	case NVML_ERROR_FREQ_NOT_SUPPORTED:
+		return "Frequency not supported";
+	case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+		return "Argument version mismatch";
+	case NVML_ERROR_DEPRECATED:
+		return "Deprecated";
+	case NVML_ERROR_NOT_READY:
+		return "Not ready";
+	case NVML_ERROR_GPU_NOT_FOUND:
+		return "GPU not found";
+	case NVML_ERROR_INVALID_STATE:
+		return "Invalid state";
+	default:
+		return "Unknown Error";
 	}
 }
 
@@ -568,11 +601,12 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 /* Device calls: the prologue, then the out-pointer must be there. */
 #define NV_DEVICE_CALL(sym, device, out)                                                           \
 	struct nv_dev d;                                                                           \
-	nvmlReturn_t r = nv_enter(SYM_##sym, (device) ? (device) : nv_handles + NV_MAX_DEV, 1, &d); \
+	nvmlReturn_t r =                                                                           \
+	    nv_enter(SYM_##sym, (device) ? (device) : nv_handles + NV_MAX_DEV, 1, &d);             \
 	if (r != NVML_SUCCESS)                                                                     \
 		return r;                                                                          \
 	if (!(out))                                                                                \
-		return NVML_ERROR_INVALID_ARGUMENT
+	return NVML_ERROR_INVALID_ARGUMENT
 
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
 {
@@ -638,8 +672,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 	memory->reserved = d.mem_reserved;
 	memory->used = d.mem_used;
 	memory->free = d.mem_total > d.mem_used + d.mem_reserved
-			       ? d.mem_total - d.mem_used - d.mem_reserved
-			       : 0;
+			   ? d.mem_total - d.mem_used - d.mem_reserved
+			   : 0;
 	return NVML_SUCCESS;
 }
 

@@ -58,7 +58,7 @@ static void rd_procs(unsigned int i, nvmlDevice_t dev, int ver)
 
 	snprintf(key, sizeof(key), "dev%u.procs.v%d", i, ver);
 	/* First ask how many, as monitors do. */
-	r = ver == 1	 ? p_nvmlDeviceGetComputeRunningProcesses(dev, &n, NULL)
+	r = ver == 1   ? p_nvmlDeviceGetComputeRunningProcesses(dev, &n, NULL)
 	    : ver == 2 ? p_nvmlDeviceGetComputeRunningProcesses_v2(dev, &n, NULL)
 		       : p_nvmlDeviceGetComputeRunningProcesses_v3(dev, &n, NULL);
 	if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE) {
@@ -66,7 +66,7 @@ static void rd_procs(unsigned int i, nvmlDevice_t dev, int ver)
 		return;
 	}
 	n = 64;
-	r = ver == 1	 ? p_nvmlDeviceGetComputeRunningProcesses(dev, &n, p1)
+	r = ver == 1   ? p_nvmlDeviceGetComputeRunningProcesses(dev, &n, p1)
 	    : ver == 2 ? p_nvmlDeviceGetComputeRunningProcesses_v2(dev, &n, p3)
 		       : p_nvmlDeviceGetComputeRunningProcesses_v3(dev, &n, p3);
 	if (rd_fail(key, r))
@@ -87,7 +87,7 @@ static void rd_device(unsigned int i)
 	nvmlDevice_t dev;
 	nvmlUtilization_t u;
 	nvmlMemory_t m1;
-	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
+	nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
 	unsigned int v = 0;
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], key[64];
 	nvmlReturn_t r;
@@ -151,8 +151,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--skip-init"))
 			skip_init = 1; /* every call then fails: NVML_ERROR_UNINITIALIZED */
 		else {
-			fprintf(stderr, "usage: nvml-read [--lib PATH] [--repeat N] [--interval-ms MS] "
-					"[--skip-init]\n");
+			fprintf(stderr,
+				"usage: nvml-read [--lib PATH] [--repeat N] [--interval-ms MS] "
+				"[--skip-init]\n");
 			return 2;
 		}
 	}
@@ -185,8 +186,8 @@ int main(int argc, char **argv)
 	if (!rd_fail("driver", p_nvmlSystemGetDriverVersion(ver, sizeof(ver))))
 		printf("driver %s\n", ver);
 	for (long s = 1; s <= repeat; s++) {
-		struct timespec ts = { .tv_sec = interval_ms / 1000,
-				       .tv_nsec = (interval_ms % 1000) * 1000000L };
+		struct timespec ts = {.tv_sec = interval_ms / 1000,
+				      .tv_nsec = (interval_ms % 1000) * 1000000L};
 		nvmlReturn_t r;
 
 		printf("sample %ld\n", s);

@@ -40,8 +40,8 @@ typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUlib_st *CUlibrary;
-typedef int CUjit_option;     /* enum CUjit_option_enum */
-typedef int CUlibraryOption;  /* enum CUlibraryOption_enum */
+typedef int CUjit_option;    /* enum CUjit_option_enum */
+typedef int CUlibraryOption; /* enum CUlibraryOption_enum */
 
 /* cuLaunchKernelEx's configuration (CUDA 12+). An attribute is a 4-byte id,
  * padding to 8, then a 64-byte value union: 72 bytes. */

@@ -18,15 +18,9 @@
 
 #define STREAM_MAGIC 0x5354524du
 #define EVENT_MAGIC 0x45564e54u
-/* Fake device addresses: above the 47-bit user address space, so they can
- * never alias host memory and fault if a program dereferences one. */
-#define DPTR_BASE 0x00c0000000000000ULL
-#define DPTR_ALIGN 512ULL
-#define HASH_SIZE 1024
 
 enum { SYNC_AUTO, SYNC_BLOCK, SYNC_SPIN, SYNC_YIELD };
 enum { EXT_POSTED, EXT_EVENT };
-enum { MEM_DEVICE, MEM_MANAGED, MEM_HOST };
 
 /* A stream item whose end is not known when it is queued. EXT_POSTED: its
  * end is posted by sim_ext_complete (an NCCL collective). EXT_EVENT: a
@@ -35,33 +29,22 @@ struct sim_ext {
 	int kind;
 	int start_known, resolved;
 	u64 start, end;
-	u64 after_ns; /* fixed work queued after it on its stream meanwhile */
+	u64 after_ns;	     /* fixed work queued after it on its stream meanwhile */
 	struct sim_ext *dep; /* EXT_EVENT: the event's item, or NULL: dep_t */
 	u64 dep_after, dep_t;
 	int refs;
 	struct sim_ext *next;
 };
 
-struct alloc {
-	u64 base;
-	size_t size; /* rounded size charged to the memory limit */
-	int kind;
-	struct alloc *next;
-};
-
 struct sim_config sim_cfg;
 static _Atomic u64 cfg_launch_ns, cfg_kernel_ns, cfg_malloc_ns;
 
 /* The device. Everything below is under sim_lock. */
-static pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t sim_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sim_cond = PTHREAD_COND_INITIALIZER; /* an item resolved */
-static struct sim_stream sim_legacy = { .magic = STREAM_MAGIC, .legacy = 1, .blocking = 1 };
-static u64 dev_busy;      /* end of all known queued work */
+static struct sim_stream sim_legacy = {.magic = STREAM_MAGIC, .legacy = 1, .blocking = 1};
+static u64 dev_busy;	  /* end of all known queued work */
 static u64 blocking_busy; /* end of known work on blocking streams */
-static u64 next_dptr = DPTR_BASE;
-static u64 mem_used;
-static struct alloc *allocs[HASH_SIZE];
-static struct alloc *host_allocs; /* managed and page-locked host memory */
 static struct sim_stream *pending; /* streams with unresolved items */
 static unsigned int n_unresolved;
 static atomic_int module_loads;
@@ -127,7 +110,8 @@ static void init_once(void)
 		double v = strtod(s, &end);
 
 		if (*end || !(v > 0))
-			fprintf(stderr, "shim: ignoring SHIM_COPY_GBPS=%s: not a positive number\n", s);
+			fprintf(stderr, "shim: ignoring SHIM_COPY_GBPS=%s: not a positive number\n",
+				s);
 		else
 			sim_cfg.copy_gbps = v;
 	}
@@ -138,7 +122,8 @@ static void init_once(void)
 		unsigned long long v = strtoull(s, &end, 10);
 
 		if (*end || !v)
-			fprintf(stderr, "shim: ignoring SHIM_MEM_MB=%s: not a positive integer\n", s);
+			fprintf(stderr, "shim: ignoring SHIM_MEM_MB=%s: not a positive integer\n",
+				s);
 		else
 			sim_cfg.mem_limit = v << 20;
 	}
@@ -152,7 +137,8 @@ static void init_once(void)
 		else if (!strcmp(s, "yield"))
 			sim_cfg.sync_mode = SYNC_YIELD;
 		else if (strcmp(s, "auto"))
-			fprintf(stderr, "shim: ignoring SHIM_SYNC=%s: want auto, block, spin or yield\n",
+			fprintf(stderr,
+				"shim: ignoring SHIM_SYNC=%s: want auto, block, spin or yield\n",
 				s);
 	}
 	pthread_atfork(drv_atfork_prepare, drv_atfork_parent, drv_atfork_unlock);
@@ -224,8 +210,8 @@ void sim_wait_until(u64 deadline)
 	if (sim_cfg.sync_mode != SYNC_SPIN && sim_cfg.sync_mode != SYNC_YIELD &&
 	    deadline - now > spin) {
 		u64 wake = deadline - spin;
-		struct timespec ts = { .tv_sec = (time_t)(wake / 1000000000ULL),
-				       .tv_nsec = (long)(wake % 1000000000ULL) };
+		struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000ULL),
+				      .tv_nsec = (long)(wake % 1000000000ULL)};
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
@@ -396,7 +382,8 @@ static int settle_stream(struct sim_stream *s)
 		struct sim_ext *x = s->head;
 		u64 t, next;
 
-		if (x->kind == EXT_EVENT && !x->resolved && dep_time(x->dep, x->dep_after, x->dep_t, &t)) {
+		if (x->kind == EXT_EVENT && !x->resolved &&
+		    dep_time(x->dep, x->dep_after, x->dep_t, &t)) {
 			x->end = max64(x->start, t);
 			x->resolved = 1;
 		}
@@ -463,8 +450,9 @@ static u64 stream_end_wait(struct sim_stream *s)
 	return s->legacy ? max64(s->busy_until, blocking_busy) : s->busy_until;
 }
 
-/* Blocks until no stream has anything pending; returns the device's end. */
-static u64 device_end_wait(void)
+/* Blocks until no stream has anything pending; returns the device's end.
+ * Lock held (released while waiting). */
+u64 sim_device_end_wait(void)
 {
 	for (;;) {
 		settle_all();
@@ -473,6 +461,13 @@ static u64 device_end_wait(void)
 		pthread_cond_wait(&sim_cond, &sim_lock);
 	}
 	return dev_busy;
+}
+
+u64 sim_legacy_queue_wait(u64 dur)
+{
+	u64 end = queue(&sim_legacy, sim_now(), dur);
+
+	return end == SIM_TIME_UNSET ? stream_end_wait(&sim_legacy) : end;
 }
 
 int sim_launch(void *h, u64 dur, unsigned int nodes, int spin)
@@ -555,218 +550,9 @@ int sim_device_sync(void)
 	u64 end;
 
 	pthread_mutex_lock(&sim_lock);
-	end = device_end_wait();
+	end = sim_device_end_wait();
 	pthread_mutex_unlock(&sim_lock);
 	sim_wait_until(end);
-	return SIM_OK;
-}
-
-/* ---- memory ------------------------------------------------------------- */
-
-static inline unsigned int dptr_hash(u64 p)
-{
-	return (unsigned int)((p >> 9) ^ (p >> 21)) & (HASH_SIZE - 1);
-}
-
-int sim_is_fake(u64 p)
-{
-	return p >= DPTR_BASE && p < DPTR_BASE + (1ULL << 52);
-}
-
-/* Fake addresses only need to be in the range handed out so far; managed
- * and page-locked ones must be inside one live allocation, because they are
- * real host memory. Lock held. */
-static int dptr_ok_locked(u64 p, size_t n)
-{
-	if (sim_is_fake(p))
-		return p < next_dptr && n <= next_dptr - p;
-	for (struct alloc *a = host_allocs; a; a = a->next)
-		if (p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base))
-			return 1;
-	return 0;
-}
-
-int sim_dptr_ok(u64 p, size_t n)
-{
-	int ok;
-
-	pthread_mutex_lock(&sim_lock);
-	ok = dptr_ok_locked(p, n);
-	pthread_mutex_unlock(&sim_lock);
-	return ok;
-}
-
-void *sim_host_bytes(u64 p)
-{
-	return sim_is_fake(p) ? NULL : (void *)(uintptr_t)p;
-}
-
-int sim_copy_sync(void *dst, const void *src, size_t n, int check_dst, int check_src)
-{
-	u64 end;
-
-	if (n && (!dst || !src))
-		return SIM_EINVAL;
-	pthread_mutex_lock(&sim_lock);
-	if ((check_dst && !dptr_ok_locked((u64)(uintptr_t)dst, n)) ||
-	    (check_src && !dptr_ok_locked((u64)(uintptr_t)src, n))) {
-		pthread_mutex_unlock(&sim_lock);
-		return SIM_EINVAL;
-	}
-	end = queue(&sim_legacy, sim_now(), sim_copy_ns(n));
-	if (end == SIM_TIME_UNSET)
-		end = stream_end_wait(&sim_legacy);
-	pthread_mutex_unlock(&sim_lock);
-	sim_wait_until(end);
-	if (n && !sim_is_fake((u64)(uintptr_t)dst) && !sim_is_fake((u64)(uintptr_t)src))
-		memmove(dst, src, n);
-	return SIM_OK;
-}
-
-static struct alloc *host_map(size_t size, int kind)
-{
-	struct alloc *a = calloc(1, sizeof(*a));
-	void *host;
-
-	if (!a)
-		return NULL;
-	/* Anonymous pages cost nothing until touched. */
-	host = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (host == MAP_FAILED) {
-		free(a);
-		return NULL;
-	}
-	a->base = (u64)(uintptr_t)host;
-	a->size = size;
-	a->kind = kind;
-	return a;
-}
-
-int sim_alloc(u64 *dptr, size_t bytes, int managed, unsigned int flags, int spin_cost)
-{
-	struct alloc *a;
-	size_t size;
-
-	if (!dptr || !bytes || bytes > (1ULL << 48))
-		return SIM_EINVAL;
-	if (managed && flags != 0x1 && flags != 0x2)
-		return SIM_EINVAL;
-	size = (bytes + DPTR_ALIGN - 1) & ~(DPTR_ALIGN - 1);
-	/* The allocator's CPU cost, outside the lock: one slow allocation must
-	 * not serialise the other threads. */
-	sim_spin(spin_cost ? sim_malloc_ns() : sim_launch_ns());
-	/* Managed memory is usable from the host, so it must be real. */
-	a = managed ? host_map(size, MEM_MANAGED) : calloc(1, sizeof(*a));
-	if (!a)
-		return SIM_ENOMEM;
-	pthread_mutex_lock(&sim_lock);
-	if (mem_used + size > sim_cfg.mem_limit) {
-		pthread_mutex_unlock(&sim_lock);
-		if (managed)
-			munmap((void *)(uintptr_t)a->base, size);
-		free(a);
-		return SIM_ENOMEM;
-	}
-	mem_used += size;
-	a->size = size;
-	if (managed) {
-		a->next = host_allocs;
-		host_allocs = a;
-	} else {
-		a->kind = MEM_DEVICE;
-		a->base = next_dptr;
-		next_dptr += size + DPTR_ALIGN; /* a gap catches overruns */
-		a->next = allocs[dptr_hash(a->base)];
-		allocs[dptr_hash(a->base)] = a;
-	}
-	*dptr = a->base;
-	pthread_mutex_unlock(&sim_lock);
-	return SIM_OK;
-}
-
-/* Unlinks the allocation at base of one of the kinds in mask. Lock held. */
-static struct alloc *unlink_alloc(u64 base, unsigned int mask)
-{
-	struct alloc **pp = sim_is_fake(base) ? &allocs[dptr_hash(base)] : &host_allocs;
-
-	for (; *pp; pp = &(*pp)->next) {
-		struct alloc *a = *pp;
-
-		if (a->base == base && (mask & (1u << a->kind))) {
-			*pp = a->next;
-			return a;
-		}
-	}
-	return NULL;
-}
-
-/* Frees like cudaFree does in real CUDA: an implicit device synchronisation
- * first, then a little CPU work (sync). Stream-ordered frees do neither. */
-int sim_free(u64 dptr, int sync)
-{
-	struct alloc *a;
-	u64 end = 0;
-
-	if (!dptr)
-		return SIM_EINVAL;
-	pthread_mutex_lock(&sim_lock);
-	a = unlink_alloc(dptr, (1u << MEM_DEVICE) | (1u << MEM_MANAGED));
-	if (a) {
-		mem_used -= a->size;
-		if (sync)
-			end = device_end_wait();
-	}
-	pthread_mutex_unlock(&sim_lock);
-	if (!a)
-		return SIM_EINVAL;
-	if (sync) {
-		sim_wait_until(end);
-		sim_spin(sim_cfg.free_ns);
-	}
-	if (a->kind == MEM_MANAGED)
-		munmap((void *)(uintptr_t)a->base, a->size);
-	free(a);
-	return SIM_OK;
-}
-
-int sim_host_alloc(void **p, size_t bytes)
-{
-	struct alloc *a;
-
-	if (!p || !bytes || bytes > (1ULL << 40))
-		return SIM_EINVAL;
-	/* Page-locking costs the allocator's time. */
-	sim_spin(sim_malloc_ns());
-	a = host_map((bytes + DPTR_ALIGN - 1) & ~(DPTR_ALIGN - 1), MEM_HOST);
-	if (!a)
-		return SIM_ENOMEM;
-	pthread_mutex_lock(&sim_lock);
-	a->next = host_allocs;
-	host_allocs = a;
-	pthread_mutex_unlock(&sim_lock);
-	*p = (void *)(uintptr_t)a->base;
-	return SIM_OK;
-}
-
-/* Like cudaFreeHost: an implicit device synchronisation, then the free. */
-int sim_host_free(void *p)
-{
-	struct alloc *a;
-	u64 end = 0;
-
-	if (!p)
-		return SIM_EINVAL;
-	pthread_mutex_lock(&sim_lock);
-	a = unlink_alloc((u64)(uintptr_t)p, 1u << MEM_HOST);
-	if (a)
-		end = device_end_wait();
-	pthread_mutex_unlock(&sim_lock);
-	if (!a)
-		return SIM_EINVAL;
-	sim_wait_until(end);
-	sim_spin(sim_cfg.free_ns);
-	munmap(p, a->size);
-	free(a);
 	return SIM_OK;
 }
 

@@ -7,6 +7,7 @@
 #ifndef SIMGPU_H
 #define SIMGPU_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #pragma GCC visibility push(hidden)
@@ -16,13 +17,13 @@ typedef unsigned long long u64;
 /* Results; each API maps them to its own codes. */
 enum sim_status {
 	SIM_OK = 0,
-	SIM_EINVAL,     /* bad argument */
-	SIM_ENOMEM,     /* simulated device memory exhausted */
-	SIM_EHANDLE,    /* not a live stream, event, graph or module */
-	SIM_ESTATE,     /* capture already running */
-	SIM_ECAPTURE,   /* not allowed while capturing, or capture of the legacy stream */
+	SIM_EINVAL,	/* bad argument */
+	SIM_ENOMEM,	/* simulated device memory exhausted */
+	SIM_EHANDLE,	/* not a live stream, event, graph or module */
+	SIM_ESTATE,	/* capture already running */
+	SIM_ECAPTURE,	/* not allowed while capturing, or capture of the legacy stream */
 	SIM_EUNMATCHED, /* end of a capture that was not started */
-	SIM_ENOTREADY,  /* event or stream query: work pending */
+	SIM_ENOTREADY,	/* event or stream query: work pending */
 };
 
 #define SIM_TIME_UNSET (~0ULL)
@@ -36,11 +37,11 @@ struct sim_ext;
 
 struct sim_stream {
 	unsigned int magic;
-	int legacy;     /* the legacy default stream */
-	int blocking;   /* orders itself after legacy-stream work */
+	int legacy;   /* the legacy default stream */
+	int blocking; /* orders itself after legacy-stream work */
 	int capturing;
 	u64 busy_until; /* end of its known work, CLOCK_MONOTONIC ns */
-	u64 cap_ns;     /* device time recorded by the current capture */
+	u64 cap_ns;	/* device time recorded by the current capture */
 	unsigned int cap_nodes;
 	struct sim_ext *head, *tail; /* items whose end is not known yet, oldest first */
 	struct sim_stream *pend_next;
@@ -50,7 +51,7 @@ struct sim_stream {
 struct sim_event {
 	unsigned int magic;
 	int recorded;
-	u64 t;               /* when the recorded work ends, if dep is NULL */
+	u64 t;		     /* when the recorded work ends, if dep is NULL */
 	struct sim_ext *dep; /* else: dep's end + after */
 	u64 after;
 };
@@ -69,7 +70,7 @@ struct sim_config {
 	u64 spin_ns;
 	int sync_mode;
 	u64 mem_limit;
-	u64 module_ns;      /* CPU cost of a module or library load */
+	u64 module_ns;	    /* CPU cost of a module or library load */
 	u64 module_cold_ns; /* extra for the first load of the process */
 };
 extern struct sim_config sim_cfg;
@@ -141,6 +142,14 @@ void sim_module_load_cost(void);
 int sim_ext_enqueue(void *h, struct sim_ext **out);
 u64 sim_ext_start(struct sim_ext *x); /* blocks until the stream reaches it */
 void sim_ext_complete(struct sim_ext *x, u64 end_ns);
+
+/* Between simgpu.c and simmem.c only: the device lock; with it held, queue
+ * dur ns on the legacy stream and return its end (waiting, lock released,
+ * for items not yet posted); wait until no stream has such an item and
+ * return the end of all queued work. */
+extern pthread_mutex_t sim_lock;
+u64 sim_legacy_queue_wait(u64 dur);
+u64 sim_device_end_wait(void);
 
 #pragma GCC visibility pop
 

@@ -29,9 +29,9 @@ void wl_ext_setup(struct wl_ext *x)
 			wl_count(WL_cuModuleLoadData);
 			wl_check_cu(cuModuleLoadData(&x->mods[i], wl_image), "cuModuleLoadData");
 			wl_count(WL_cuLibraryLoadData);
-			wl_check_cu(cuLibraryLoadData(&x->libs[i], wl_image, NULL, NULL, 0, NULL,
-						      NULL, 0),
-				    "cuLibraryLoadData");
+			wl_check_cu(
+			    cuLibraryLoadData(&x->libs[i], wl_image, NULL, NULL, 0, NULL, NULL, 0),
+			    "cuLibraryLoadData");
 		}
 	}
 }
@@ -56,14 +56,14 @@ void *wl_ext_host_buffer(struct wl_ext *x, size_t bytes)
 
 static void wl_launch_ex(cudaStream_t stream, void **args)
 {
-	cudaLaunchAttribute attr = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .val = { .priority = 0 } };
+	cudaLaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PRIORITY, .val = {.priority = 0}};
 	cudaLaunchConfig_t cfg = {
-		.gridDim = { 64, 1, 1 },
-		.blockDim = { 256, 1, 1 },
-		.dynamicSmemBytes = 0,
-		.stream = stream,
-		.attrs = &attr,
-		.numAttrs = 1,
+	    .gridDim = {64, 1, 1},
+	    .blockDim = {256, 1, 1},
+	    .dynamicSmemBytes = 0,
+	    .stream = stream,
+	    .attrs = &attr,
+	    .numAttrs = 1,
 	};
 
 	wl_count(WL_cudaLaunchKernelExC);
@@ -76,13 +76,13 @@ static void wl_launch_ex(cudaStream_t stream, void **args)
  * launch, H2D, D2D both ways (async and not), D2H, then the free. */
 static void wl_driver_ext(cudaStream_t stream, void *dbuf, void *hbuf, size_t bytes, void **args)
 {
-	CUlaunchConfig cfg = { .gridDimX = 64,
-			       .gridDimY = 1,
-			       .gridDimZ = 1,
-			       .blockDimX = 256,
-			       .blockDimY = 1,
-			       .blockDimZ = 1,
-			       .hStream = stream };
+	CUlaunchConfig cfg = {.gridDimX = 64,
+			      .gridDimY = 1,
+			      .gridDimZ = 1,
+			      .blockDimX = 256,
+			      .blockDimY = 1,
+			      .blockDimZ = 1,
+			      .hStream = stream};
 	CUdeviceptr tmp;
 
 	wl_count(WL_cuLaunchKernelEx);

@@ -65,7 +65,7 @@ int wl_hip_load(void)
 	HIP_FNS(HIP_SYM)
 #undef HIP_SYM
 	p_hipExtModuleLaunchKernel =
-		(shimHipExtModuleLaunchKernel_t)dlsym(lib, SHIM_HIP_EXT_MODULE_LAUNCH_KERNEL);
+	    (shimHipExtModuleLaunchKernel_t)dlsym(lib, SHIM_HIP_EXT_MODULE_LAUNCH_KERNEL);
 	if (!p_hipExtModuleLaunchKernel) {
 		fprintf(stderr, "workload: libamdhip64.so.6 lacks hipExtModuleLaunchKernel\n");
 		return -1;
@@ -114,12 +114,13 @@ static void wl_hip_setup(struct wl_hip_thread *t)
 	t->args[0] = &t->dbuf;
 	if (wl_opt.driver) {
 		wl_hip_check(p_hipModuleLoadData(&t->mod, wl_code_object), "hipModuleLoadData");
-		wl_hip_check(p_hipModuleGetFunction(&t->fn, t->mod, "step"), "hipModuleGetFunction");
+		wl_hip_check(p_hipModuleGetFunction(&t->fn, t->mod, "step"),
+			     "hipModuleGetFunction");
 	}
 	if (wl_opt.events)
 		wl_hip_check(p_hipEventCreate(&t->ev), "hipEventCreate");
 	if (wl_opt.graph) {
-		dim3 grid = { 64, 1, 1 }, block = { 256, 1, 1 };
+		dim3 grid = {64, 1, 1}, block = {256, 1, 1};
 		hipGraph_t graph;
 
 		wl_hip_check(p_hipStreamBeginCapture(t->stream, hipStreamCaptureModeThreadLocal),
@@ -137,12 +138,12 @@ static void wl_hip_setup(struct wl_hip_thread *t)
 
 static void wl_hip_step(struct wl_hip_thread *t, long i)
 {
-	dim3 grid = { 64, 1, 1 }, block = { 256, 1, 1 };
+	dim3 grid = {64, 1, 1}, block = {256, 1, 1};
 	size_t drv_copy = wl_opt.h2d ? wl_opt.h2d : 4096;
 
 	if (wl_opt.h2d && wl_opt.async_copy)
 		WL_HIP(hipMemcpyAsync, p_hipMemcpyAsync(t->dbuf, t->hbuf, wl_opt.h2d,
-							 hipMemcpyHostToDevice, t->stream));
+							hipMemcpyHostToDevice, t->stream));
 	else if (wl_opt.h2d)
 		WL_HIP(hipMemcpy, p_hipMemcpy(t->dbuf, t->hbuf, wl_opt.h2d, hipMemcpyHostToDevice));
 	if (wl_opt.driver) {
@@ -190,7 +191,7 @@ static void wl_hip_step(struct wl_hip_thread *t, long i)
 /* One thread's loop, the HIP counterpart of the CUDA one (docs/shim.md). */
 void wl_hip_loop(void)
 {
-	struct wl_hip_thread t = { 0 };
+	struct wl_hip_thread t = {0};
 
 	wl_hip_setup(&t);
 	for (long i = 0; i < wl_opt.iters; i++) {

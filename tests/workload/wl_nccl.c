@@ -23,12 +23,12 @@ static int wl_nranks = 1, wl_rank;
 static _Atomic unsigned long long wl_wait_ns, wl_wait_n;
 
 static const char *const wl_type_names[ncclNumTypes] = {
-	"int8",	   "uint8",   "int32",	  "uint32",  "int64",	"uint64",
-	"float16", "float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2",
+    "int8",    "uint8",	  "int32",   "uint32",	 "int64",   "uint64",
+    "float16", "float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2",
 };
 
 static const char *const wl_op_names[WL_NCCL_NOPS] = {
-	"allreduce", "allgather", "reducescatter", "broadcast", "bcast", "reduce", "sendrecv",
+    "allreduce", "allgather", "reducescatter", "broadcast", "bcast", "reduce", "sendrecv",
 };
 
 /* "all" or a comma-separated list of names; a bit per name's index. */
@@ -99,7 +99,7 @@ static int wl_share_ids(int nthreads)
 		return 0;
 	}
 	for (int tries = 0; tries < 3000; tries++) {
-		struct timespec ts = { 0, 10000000 };
+		struct timespec ts = {0, 10000000};
 
 		f = fopen(wl_opt.nccl_id, "r");
 		if (f) {
@@ -190,10 +190,11 @@ void wl_nccl_step(struct wl_nccl *n, cudaStream_t stream, void *dbuf)
 			WL_NCCL(ncclAllReduce,
 				ncclAllReduce(dbuf, dbuf, count, type, ncclSum, n->comm, stream));
 		if (wl_opt.nccl_ops & (1u << WL_NCCL_ALLGATHER))
-			WL_NCCL(ncclAllGather, ncclAllGather(dbuf, dbuf, count, type, n->comm, stream));
+			WL_NCCL(ncclAllGather,
+				ncclAllGather(dbuf, dbuf, count, type, n->comm, stream));
 		if (wl_opt.nccl_ops & (1u << WL_NCCL_REDUCESCATTER))
-			WL_NCCL(ncclReduceScatter, ncclReduceScatter(dbuf, dbuf, count, type, ncclMax,
-								     n->comm, stream));
+			WL_NCCL(ncclReduceScatter, ncclReduceScatter(dbuf, dbuf, count, type,
+								     ncclMax, n->comm, stream));
 		if (wl_opt.nccl_ops & (1u << WL_NCCL_BROADCAST))
 			WL_NCCL(ncclBroadcast,
 				ncclBroadcast(dbuf, dbuf, count, type, 0, n->comm, stream));

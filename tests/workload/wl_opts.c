@@ -11,60 +11,62 @@
 
 static void wl_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: workload [options]   (a training-like loop over the CUDA shim)\n"
-		"  --iters N             steps per thread (100)\n"
-		"  --kernels K           cudaLaunchKernel per step (4)\n"
-		"  --kernel-us U         simulated kernel time (shim default: SHIM_KERNEL_US or 100)\n"
-		"  --h2d BYTES           a cudaMemcpy host-to-device per step\n"
-		"  --d2h BYTES           a cudaMemcpy device-to-host per step\n"
-		"  --async-copy          the h2d copy is a cudaMemcpyAsync on the thread's stream\n"
-		"  --sync-every S        cudaStreamSynchronize every S steps (1; 0 = never)\n"
-		"  --device-sync         cudaDeviceSynchronize instead of cudaStreamSynchronize\n"
-		"  --malloc-every M      cudaMalloc + cudaFree every M steps (0 = never)\n"
-		"  --malloc-bytes B      size of those allocations (1048576)\n"
-		"  --slow-malloc-every P every P-th of those allocations is slow (implies\n"
-		"                        --malloc-every 1 when that is 0)\n"
-		"  --slow-malloc-us U    CPU time of a slow allocation (5000)\n"
-		"  --threads T           T worker threads, each running the loop (1)\n"
-		"  --fork                also fork a child process that runs the same loop\n"
-		"  --driver              each step also calls cuLaunchKernel and cuMemcpyHtoD_v2\n"
-		"  --graph               capture the step's kernels once; one cudaGraphLaunch per step\n"
-		"  --host-us U           busy CPU work after each step\n"
-		"  --sleep-us U          sleep after each step\n"
-		"  --warmup-slow N       the first N cudaLaunchKernel of the process are slow\n"
-		"  --warmup-us U         launch CPU time of those slow launches (2000)\n"
-		"  --wait-signal         print \"ready PID\", wait for SIGUSR1, then start\n"
-		"  --start-delay-ms MS   sleep before starting\n"
-		"  --expect FILE         write the op counts a tracer must see\n"
-		"  --cpu N               pin the workload to CPU N\n"
-		"  --check-errors        first check the shim's error codes (counted too)\n"
-		"CUDA 12/13 calls, per step unless said:\n"
-		"  --launch-ex N         N cudaLaunchKernelExC\n"
-		"  --async-malloc        cudaMallocAsync + cudaFreeAsync of --malloc-bytes\n"
-		"  --memset              cudaMemset + cudaMemsetAsync of the device buffer\n"
-		"  --events              cudaEventRecord, cudaEventQuery, cudaStreamWaitEvent,\n"
-		"                        cudaEventSynchronize\n"
-		"  --pinned              per thread: host buffers from cudaMallocHost and\n"
-		"                        cudaHostAlloc, freed with cudaFreeHost\n"
-		"  --driver-ext          cuLaunchKernelEx, cuMemAllocAsync, cuMemcpyHtoDAsync,\n"
-		"                        cuMemcpyDtoDAsync, cuMemcpyDtoD, cuMemcpyDtoHAsync,\n"
-		"                        cuMemFreeAsync\n"
-		"  --modules N           per thread: N cuModuleLoadData + N cuLibraryLoadData\n"
-		"NCCL (any --nccl-* implies --nccl):\n"
-		"  --nccl                per step, each op for each data type, then the sync\n"
-		"  --nccl-types LIST     data types, comma-separated, or all (all)\n"
-		"  --nccl-ops LIST       allreduce,allgather,reducescatter,broadcast,bcast,\n"
-		"                        reduce,sendrecv or all (all)\n"
-		"  --nccl-count C        elements per call; type index t adds t (1024)\n"
-		"  --nccl-ranks N        ranks (1; 2 with --fork: the child is rank 1)\n"
-		"  --nccl-rank R         this process's rank when each rank is started alone\n"
-		"  --nccl-id FILE        rank 0 writes the unique ids there, the others read\n"
-		"  --straggler-rank R    that rank busy-spins --straggler-us before the\n"
-		"  --straggler-us U      collectives of every step (a slow host)\n"
-		"HIP:\n"
-		"  --hip                 the loop over libamdhip64.so.6 instead of CUDA\n"
-		"  -h, --help\n");
+	fprintf(
+	    f,
+	    "usage: workload [options]   (a training-like loop over the CUDA shim)\n"
+	    "  --iters N             steps per thread (100)\n"
+	    "  --kernels K           cudaLaunchKernel per step (4)\n"
+	    "  --kernel-us U         simulated kernel time (shim default: SHIM_KERNEL_US or 100)\n"
+	    "  --h2d BYTES           a cudaMemcpy host-to-device per step\n"
+	    "  --d2h BYTES           a cudaMemcpy device-to-host per step\n"
+	    "  --async-copy          the h2d copy is a cudaMemcpyAsync on the thread's stream\n"
+	    "  --sync-every S        cudaStreamSynchronize every S steps (1; 0 = never)\n"
+	    "  --device-sync         cudaDeviceSynchronize instead of cudaStreamSynchronize\n"
+	    "  --malloc-every M      cudaMalloc + cudaFree every M steps (0 = never)\n"
+	    "  --malloc-bytes B      size of those allocations (1048576)\n"
+	    "  --slow-malloc-every P every P-th of those allocations is slow (implies\n"
+	    "                        --malloc-every 1 when that is 0)\n"
+	    "  --slow-malloc-us U    CPU time of a slow allocation (5000)\n"
+	    "  --threads T           T worker threads, each running the loop (1)\n"
+	    "  --fork                also fork a child process that runs the same loop\n"
+	    "  --driver              each step also calls cuLaunchKernel and cuMemcpyHtoD_v2\n"
+	    "  --graph               capture the step's kernels once; one cudaGraphLaunch per "
+	    "step\n"
+	    "  --host-us U           busy CPU work after each step\n"
+	    "  --sleep-us U          sleep after each step\n"
+	    "  --warmup-slow N       the first N cudaLaunchKernel of the process are slow\n"
+	    "  --warmup-us U         launch CPU time of those slow launches (2000)\n"
+	    "  --wait-signal         print \"ready PID\", wait for SIGUSR1, then start\n"
+	    "  --start-delay-ms MS   sleep before starting\n"
+	    "  --expect FILE         write the op counts a tracer must see\n"
+	    "  --cpu N               pin the workload to CPU N\n"
+	    "  --check-errors        first check the shim's error codes (counted too)\n"
+	    "CUDA 12/13 calls, per step unless said:\n"
+	    "  --launch-ex N         N cudaLaunchKernelExC\n"
+	    "  --async-malloc        cudaMallocAsync + cudaFreeAsync of --malloc-bytes\n"
+	    "  --memset              cudaMemset + cudaMemsetAsync of the device buffer\n"
+	    "  --events              cudaEventRecord, cudaEventQuery, cudaStreamWaitEvent,\n"
+	    "                        cudaEventSynchronize\n"
+	    "  --pinned              per thread: host buffers from cudaMallocHost and\n"
+	    "                        cudaHostAlloc, freed with cudaFreeHost\n"
+	    "  --driver-ext          cuLaunchKernelEx, cuMemAllocAsync, cuMemcpyHtoDAsync,\n"
+	    "                        cuMemcpyDtoDAsync, cuMemcpyDtoD, cuMemcpyDtoHAsync,\n"
+	    "                        cuMemFreeAsync\n"
+	    "  --modules N           per thread: N cuModuleLoadData + N cuLibraryLoadData\n"
+	    "NCCL (any --nccl-* implies --nccl):\n"
+	    "  --nccl                per step, each op for each data type, then the sync\n"
+	    "  --nccl-types LIST     data types, comma-separated, or all (all)\n"
+	    "  --nccl-ops LIST       allreduce,allgather,reducescatter,broadcast,bcast,\n"
+	    "                        reduce,sendrecv or all (all)\n"
+	    "  --nccl-count C        elements per call; type index t adds t (1024)\n"
+	    "  --nccl-ranks N        ranks (1; 2 with --fork: the child is rank 1)\n"
+	    "  --nccl-rank R         this process's rank when each rank is started alone\n"
+	    "  --nccl-id FILE        rank 0 writes the unique ids there, the others read\n"
+	    "  --straggler-rank R    that rank busy-spins --straggler-us before the\n"
+	    "  --straggler-us U      collectives of every step (a slow host)\n"
+	    "HIP:\n"
+	    "  --hip                 the loop over libamdhip64.so.6 instead of CUDA\n"
+	    "  -h, --help\n");
 }
 
 static int wl_parse_long(const char *s, long min, long *out)
@@ -139,50 +141,50 @@ enum {
 };
 
 static const struct option wl_longopts[] = {
-	{ "iters", required_argument, NULL, OPT_ITERS },
-	{ "kernels", required_argument, NULL, OPT_KERNELS },
-	{ "kernel-us", required_argument, NULL, OPT_KERNEL_US },
-	{ "h2d", required_argument, NULL, OPT_H2D },
-	{ "d2h", required_argument, NULL, OPT_D2H },
-	{ "async-copy", no_argument, NULL, OPT_ASYNC_COPY },
-	{ "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
-	{ "device-sync", no_argument, NULL, OPT_DEVICE_SYNC },
-	{ "malloc-every", required_argument, NULL, OPT_MALLOC_EVERY },
-	{ "malloc-bytes", required_argument, NULL, OPT_MALLOC_BYTES },
-	{ "slow-malloc-every", required_argument, NULL, OPT_SLOW_MALLOC_EVERY },
-	{ "slow-malloc-us", required_argument, NULL, OPT_SLOW_MALLOC_US },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "fork", no_argument, NULL, OPT_FORK },
-	{ "driver", no_argument, NULL, OPT_DRIVER },
-	{ "graph", no_argument, NULL, OPT_GRAPH },
-	{ "host-us", required_argument, NULL, OPT_HOST_US },
-	{ "sleep-us", required_argument, NULL, OPT_SLEEP_US },
-	{ "warmup-slow", required_argument, NULL, OPT_WARMUP_SLOW },
-	{ "warmup-us", required_argument, NULL, OPT_WARMUP_US },
-	{ "wait-signal", no_argument, NULL, OPT_WAIT_SIGNAL },
-	{ "start-delay-ms", required_argument, NULL, OPT_START_DELAY_MS },
-	{ "expect", required_argument, NULL, OPT_EXPECT },
-	{ "cpu", required_argument, NULL, OPT_CPU },
-	{ "check-errors", no_argument, NULL, OPT_CHECK_ERRORS },
-	{ "launch-ex", required_argument, NULL, OPT_LAUNCH_EX },
-	{ "async-malloc", no_argument, NULL, OPT_ASYNC_MALLOC },
-	{ "memset", no_argument, NULL, OPT_MEMSET },
-	{ "events", no_argument, NULL, OPT_EVENTS },
-	{ "pinned", no_argument, NULL, OPT_PINNED },
-	{ "driver-ext", no_argument, NULL, OPT_DRIVER_EXT },
-	{ "modules", required_argument, NULL, OPT_MODULES },
-	{ "nccl", no_argument, NULL, OPT_NCCL },
-	{ "nccl-types", required_argument, NULL, OPT_NCCL_TYPES },
-	{ "nccl-ops", required_argument, NULL, OPT_NCCL_OPS },
-	{ "nccl-count", required_argument, NULL, OPT_NCCL_COUNT },
-	{ "nccl-ranks", required_argument, NULL, OPT_NCCL_RANKS },
-	{ "nccl-rank", required_argument, NULL, OPT_NCCL_RANK },
-	{ "nccl-id", required_argument, NULL, OPT_NCCL_ID },
-	{ "straggler-rank", required_argument, NULL, OPT_STRAGGLER_RANK },
-	{ "straggler-us", required_argument, NULL, OPT_STRAGGLER_US },
-	{ "hip", no_argument, NULL, OPT_HIP },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"kernel-us", required_argument, NULL, OPT_KERNEL_US},
+    {"h2d", required_argument, NULL, OPT_H2D},
+    {"d2h", required_argument, NULL, OPT_D2H},
+    {"async-copy", no_argument, NULL, OPT_ASYNC_COPY},
+    {"sync-every", required_argument, NULL, OPT_SYNC_EVERY},
+    {"device-sync", no_argument, NULL, OPT_DEVICE_SYNC},
+    {"malloc-every", required_argument, NULL, OPT_MALLOC_EVERY},
+    {"malloc-bytes", required_argument, NULL, OPT_MALLOC_BYTES},
+    {"slow-malloc-every", required_argument, NULL, OPT_SLOW_MALLOC_EVERY},
+    {"slow-malloc-us", required_argument, NULL, OPT_SLOW_MALLOC_US},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"fork", no_argument, NULL, OPT_FORK},
+    {"driver", no_argument, NULL, OPT_DRIVER},
+    {"graph", no_argument, NULL, OPT_GRAPH},
+    {"host-us", required_argument, NULL, OPT_HOST_US},
+    {"sleep-us", required_argument, NULL, OPT_SLEEP_US},
+    {"warmup-slow", required_argument, NULL, OPT_WARMUP_SLOW},
+    {"warmup-us", required_argument, NULL, OPT_WARMUP_US},
+    {"wait-signal", no_argument, NULL, OPT_WAIT_SIGNAL},
+    {"start-delay-ms", required_argument, NULL, OPT_START_DELAY_MS},
+    {"expect", required_argument, NULL, OPT_EXPECT},
+    {"cpu", required_argument, NULL, OPT_CPU},
+    {"check-errors", no_argument, NULL, OPT_CHECK_ERRORS},
+    {"launch-ex", required_argument, NULL, OPT_LAUNCH_EX},
+    {"async-malloc", no_argument, NULL, OPT_ASYNC_MALLOC},
+    {"memset", no_argument, NULL, OPT_MEMSET},
+    {"events", no_argument, NULL, OPT_EVENTS},
+    {"pinned", no_argument, NULL, OPT_PINNED},
+    {"driver-ext", no_argument, NULL, OPT_DRIVER_EXT},
+    {"modules", required_argument, NULL, OPT_MODULES},
+    {"nccl", no_argument, NULL, OPT_NCCL},
+    {"nccl-types", required_argument, NULL, OPT_NCCL_TYPES},
+    {"nccl-ops", required_argument, NULL, OPT_NCCL_OPS},
+    {"nccl-count", required_argument, NULL, OPT_NCCL_COUNT},
+    {"nccl-ranks", required_argument, NULL, OPT_NCCL_RANKS},
+    {"nccl-rank", required_argument, NULL, OPT_NCCL_RANK},
+    {"nccl-id", required_argument, NULL, OPT_NCCL_ID},
+    {"straggler-rank", required_argument, NULL, OPT_STRAGGLER_RANK},
+    {"straggler-us", required_argument, NULL, OPT_STRAGGLER_US},
+    {"hip", no_argument, NULL, OPT_HIP},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* The options of the NCCL, CUDA 12/13 and HIP families; 1 when c is not
@@ -222,7 +224,8 @@ static int wl_parse_more(int c, int *bad)
 		*bad = wl_nccl_parse_ops(optarg, &wl_opt.nccl_ops);
 		break;
 	case OPT_NCCL_COUNT:
-		*bad = wl_parse_long(optarg, 0, &wl_opt.nccl_count) || wl_opt.nccl_count > (1L << 40);
+		*bad =
+		    wl_parse_long(optarg, 0, &wl_opt.nccl_count) || wl_opt.nccl_count > (1L << 40);
 		break;
 	case OPT_NCCL_RANKS:
 		*bad = wl_parse_long(optarg, 1, &v) || v > 8;
@@ -271,15 +274,15 @@ static int wl_validate(void)
 			return -1;
 		}
 		if (!wl_opt.fork && wl_opt.nccl_ranks > 1 && !wl_opt.nccl_id) {
-			fprintf(stderr, "workload: --nccl-ranks %d needs --nccl-id FILE or --fork\n",
+			fprintf(stderr,
+				"workload: --nccl-ranks %d needs --nccl-id FILE or --fork\n",
 				wl_opt.nccl_ranks);
 			return -1;
 		}
 	}
-	if (wl_opt.hip &&
-	    (wl_opt.nccl || wl_opt.launch_ex || wl_opt.memset || wl_opt.pinned ||
-	     wl_opt.driver_ext || wl_opt.modules || wl_opt.check_errors ||
-	     wl_opt.slow_malloc_every || wl_opt.warmup_slow)) {
+	if (wl_opt.hip && (wl_opt.nccl || wl_opt.launch_ex || wl_opt.memset || wl_opt.pinned ||
+			   wl_opt.driver_ext || wl_opt.modules || wl_opt.check_errors ||
+			   wl_opt.slow_malloc_every || wl_opt.warmup_slow)) {
 		fprintf(stderr, "workload: --hip takes no CUDA-only flag (--nccl, --launch-ex, "
 				"--memset, --pinned, --driver-ext, --modules, --check-errors, "
 				"--slow-malloc-every, --warmup-slow)\n");
@@ -400,4 +403,3 @@ int wl_parse(int argc, char **argv)
 		wl_opt.malloc_every = 1;
 	return wl_validate();
 }
-

@@ -34,19 +34,19 @@ struct wl_report {
 };
 
 struct wl_opts wl_opt = {
-	.iters = 100,
-	.kernels = 4,
-	.kernel_us = -1,
-	.sync_every = 1,
-	.malloc_bytes = 1 << 20,
-	.slow_malloc_us = 5000,
-	.threads = 1,
-	.warmup_us = 2000,
-	.cpu = -1,
-	.nccl_types = (1u << 12) - 1,
-	.nccl_ops = (1u << WL_NCCL_NOPS) - 1,
-	.nccl_count = 1024,
-	.straggler_rank = -1,
+    .iters = 100,
+    .kernels = 4,
+    .kernel_us = -1,
+    .sync_every = 1,
+    .malloc_bytes = 1 << 20,
+    .slow_malloc_us = 5000,
+    .threads = 1,
+    .warmup_us = 2000,
+    .cpu = -1,
+    .nccl_types = (1u << 12) - 1,
+    .nccl_ops = (1u << WL_NCCL_NOPS) - 1,
+    .nccl_count = 1024,
+    .straggler_rank = -1,
 };
 
 static atomic_long wl_launches; /* cudaLaunchKernel calls so far, for --warmup-slow */
@@ -232,7 +232,7 @@ static void wl_loop(int idx)
 	size_t bytes = wl_max(wl_max(wl_opt.h2d, wl_opt.d2h), drv_copy);
 	cudaGraphExec_t exec = NULL;
 	cudaStream_t stream;
-	struct wl_ext ext = { 0 };
+	struct wl_ext ext = {0};
 	struct wl_nccl *nccl = NULL;
 	long allocs = 0;
 	void *dbuf, *hbuf, *args[1];
@@ -356,8 +356,8 @@ static void wl_run_process(void)
 	fprintf(stderr,
 		"workload: pid=%d role=%s steps=%ld threads=%d iters=%ld wall_s=%.4f "
 		"step_ms=%.4f cpu_s=%.4f nvcsw=%ld nivcsw=%ld",
-		(int)getpid(), wl_role, wl_opt.iters * wl_opt.threads, wl_opt.threads,
-		wl_opt.iters, wall, wl_opt.iters ? wall * 1e3 / (double)wl_opt.iters : 0.0,
+		(int)getpid(), wl_role, wl_opt.iters * wl_opt.threads, wl_opt.threads, wl_opt.iters,
+		wall, wl_opt.iters ? wall * 1e3 / (double)wl_opt.iters : 0.0,
 		wl_cpu_s(&ru1) - wl_cpu_s(&ru0), ru1.ru_nvcsw - ru0.ru_nvcsw,
 		ru1.ru_nivcsw - ru0.ru_nivcsw);
 	if (wl_opt.nccl)

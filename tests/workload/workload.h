@@ -121,7 +121,7 @@ struct wl_opts {
 	/* NCCL (wl_nccl.c) */
 	int nccl;
 	unsigned int nccl_types; /* bit per ncclDataType_t */
-	unsigned int nccl_ops;   /* bit per enum wl_nccl_op */
+	unsigned int nccl_ops;	 /* bit per enum wl_nccl_op */
 	long nccl_count;
 	int nccl_ranks;
 	int nccl_rank;
