@@ -78,6 +78,10 @@ run_counts threads "--nccl --nccl-ops allreduce,sendrecv --nccl-types float16,in
 echo "two ranks"
 run_counts fork "--nccl --fork --iters 5 --kernels 2 --events" \
 	"iters=5 kernels=2 nccl=1 events=1 procs=2"
+# Threads whose communicators' operations interleave differently in each
+# rank: each communicator's operations keep their own order.
+run_counts fork-threads "--nccl --fork --threads 3 --iters 20 --kernels 1 --nccl-ops allreduce,sendrecv --nccl-types float32,int8" \
+	"iters=20 kernels=1 nccl=1 ops=allreduce,sendrecv types=7,0 threads=3 procs=2" SHIM_NCCL_TIMEOUT_MS=20000
 expected_bytes iters=5 procs=2 >"$TMP/fork.bwant"
 expect_bytes "$TMP/fork.expect" >"$TMP/fork.bgot"
 if cmp -s "$TMP/fork.bwant" "$TMP/fork.bgot"; then pass "fork: bytes of both ranks match"

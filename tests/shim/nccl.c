@@ -4,8 +4,9 @@
  * (libcuda's shimExt*) that completes when every rank has reached it on its
  * own stream, plus the transfer time, so a later stream synchronisation
  * waits for the slowest rank. Ranks of one unique id meet in a shared memory
- * file named from the id; a per-process proxy thread (as real NCCL has)
- * publishes this rank's arrival and posts the completion. docs/shim.md. */
+ * file named from the id; a proxy thread per communicator (real NCCL has
+ * proxy threads too) publishes this rank's arrivals and posts the
+ * completions, in the communicator's operation order. docs/shim.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -81,8 +82,13 @@ struct ncclComm {
 	u64 coll_seq;
 	u64 send_seq[NC_MAX_RANKS], recv_seq[NC_MAX_RANKS];
 	u64 delay_ns;	       /* this rank's scripted lateness on the device */
-	unsigned int inflight; /* members queued to the proxy, not done; proxy lock */
+	unsigned int inflight; /* members queued to a proxy, not done; nc_lock */
 	int failed;
+	/* Its proxy thread and the jobs queued to it, under nc_lock. */
+	pthread_t proxy;
+	pthread_cond_t cond;
+	struct nc_job *head, *tail;
+	int stop;
 };
 
 enum { NC_COLL, NC_SEND, NC_RECV };
@@ -111,10 +117,8 @@ static struct {
 } nc_cfg;
 
 static pthread_once_t nc_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t nc_lock = PTHREAD_MUTEX_INITIALIZER; /* the proxy queue */
-static pthread_cond_t nc_cond = PTHREAD_COND_INITIALIZER;   /* a job queued or done */
-static struct nc_job *nc_head, *nc_tail;
-static int nc_proxy_running;
+static pthread_mutex_t nc_lock = PTHREAD_MUTEX_INITIALIZER; /* the proxy queues */
+static pthread_cond_t nc_done = PTHREAD_COND_INITIALIZER;   /* a job is done */
 static __thread int nc_depth;
 static __thread struct nc_job *nc_group;
 
@@ -164,13 +168,12 @@ static void nc_parse_delays(void)
 	free(copy);
 }
 
+/* The proxy threads stayed in the parent, with the parent's communicators:
+ * a child makes its own. */
 static void nc_atfork_child(void)
 {
-	/* The proxy thread stayed in the parent, with the parent's jobs. */
 	pthread_mutex_init(&nc_lock, NULL);
-	pthread_cond_init(&nc_cond, NULL);
-	nc_head = nc_tail = NULL;
-	nc_proxy_running = 0;
+	pthread_cond_init(&nc_done, NULL);
 	for (int i = 0; i < NC_NSYMS; i++)
 		atomic_store(&nc_calls[i], 0);
 }
@@ -329,33 +332,42 @@ static void nc_run_job(struct nc_job *job)
 		shimExtComplete(job->ext[e], end[e]);
 }
 
+/* One communicator's proxy: its jobs in order, until it is destroyed. A job
+ * of a group that spans communicators goes to its first member's. */
 static void *nc_proxy(void *arg)
 {
+	struct ncclComm *comm = arg;
+
 	for (;;) {
 		struct nc_job *job;
 
 		pthread_mutex_lock(&nc_lock);
-		while (!nc_head)
-			pthread_cond_wait(&nc_cond, &nc_lock);
-		job = nc_head;
-		nc_head = job->next;
-		if (!nc_head)
-			nc_tail = NULL;
+		while (!comm->head && !comm->stop)
+			pthread_cond_wait(&comm->cond, &nc_lock);
+		job = comm->head;
+		if (!job) {
+			pthread_mutex_unlock(&nc_lock);
+			return NULL;
+		}
+		comm->head = job->next;
+		if (!comm->head)
+			comm->tail = NULL;
 		pthread_mutex_unlock(&nc_lock);
 		nc_run_job(job);
 		pthread_mutex_lock(&nc_lock);
 		for (int i = 0; i < job->n; i++)
 			job->m[i].comm->inflight--;
-		pthread_cond_broadcast(&nc_cond);
+		pthread_cond_broadcast(&nc_done);
 		pthread_mutex_unlock(&nc_lock);
 		free(job);
 	}
-	return NULL;
 }
 
-/* Puts the job's stream items in place and hands it to the proxy. */
+/* Puts the job's stream items in place and hands it to its proxy. */
 static ncclResult_t nc_submit(struct nc_job *job)
 {
+	struct ncclComm *owner = job->m[0].comm;
+
 	for (int i = 0; i < job->n; i++) {
 		struct nc_member *m = &job->m[i];
 		int e;
@@ -371,9 +383,8 @@ static ncclResult_t nc_submit(struct nc_job *job)
 				for (int k = 0; k < e; k++)
 					shimExtComplete(job->ext[k], shimExtStart(job->ext[k]));
 				free(job);
-				return r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
-					   ? ncclInvalidUsage
-					   : ncclUnhandledCudaError;
+				return r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ? ncclInvalidUsage
+										 : ncclUnhandledCudaError;
 			}
 			job->ext_stream[e] = m->stream;
 			job->next_ext++;
@@ -385,26 +396,14 @@ static ncclResult_t nc_submit(struct nc_job *job)
 	pthread_mutex_lock(&nc_lock);
 	for (int i = 0; i < job->n; i++)
 		job->m[i].comm->inflight++;
-	if (nc_tail)
-		nc_tail->next = job;
+	if (owner->tail)
+		owner->tail->next = job;
 	else
-		nc_head = job;
-	nc_tail = job;
-	if (!nc_proxy_running) {
-		pthread_t t;
-		pthread_attr_t attr;
-
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (!pthread_create(&t, &attr, nc_proxy, NULL)) {
-			pthread_setname_np(t, "nccl-proxy");
-			nc_proxy_running = 1;
-		}
-		pthread_attr_destroy(&attr);
-	}
-	pthread_cond_broadcast(&nc_cond);
+		owner->head = job;
+	owner->tail = job;
+	pthread_cond_signal(&owner->cond);
 	pthread_mutex_unlock(&nc_lock);
-	return nc_proxy_running ? ncclSuccess : ncclSystemError;
+	return ncclSuccess;
 }
 
 /* ---- enqueueing ------------------------------------------------------------------ */
@@ -681,11 +680,19 @@ ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId
 	c->nranks = nranks;
 	c->shm = shm;
 	c->delay_ns = nc_cfg.delay_ns[rank];
+	pthread_cond_init(&c->cond, NULL);
+	if (pthread_create(&c->proxy, NULL, nc_proxy, c)) {
+		munmap(shm, sizeof(*shm));
+		free(c);
+		return ncclSystemError;
+	}
+	pthread_setname_np(c->proxy, "nccl-proxy");
 	*comm = c;
 	return ncclSuccess;
 }
 
-/* Waits until the proxy is done with the communicator's operations. */
+/* Waits until the proxies are done with the communicator's operations, then
+ * stops its proxy. */
 ncclResult_t pncclCommDestroy(ncclComm_t comm)
 {
 	NC_ENTER(ncclCommDestroy);
@@ -693,8 +700,12 @@ ncclResult_t pncclCommDestroy(ncclComm_t comm)
 		return ncclInvalidArgument;
 	pthread_mutex_lock(&nc_lock);
 	while (comm->inflight)
-		pthread_cond_wait(&nc_cond, &nc_lock);
+		pthread_cond_wait(&nc_done, &nc_lock);
+	comm->stop = 1;
+	pthread_cond_signal(&comm->cond);
 	pthread_mutex_unlock(&nc_lock);
+	pthread_join(comm->proxy, NULL);
+	pthread_cond_destroy(&comm->cond);
 	comm->magic = 0;
 	munmap(comm->shm, sizeof(*comm->shm));
 	free(comm);
