@@ -49,7 +49,7 @@ CORE_LIB := $(BUILD)/libingero.a
 SHIM_DIR := $(BUILD)/shim
 SHIM     := $(SHIM_DIR)/libcuda.so.1 $(SHIM_DIR)/libcudart.so.12 $(SHIM_DIR)/libnccl.so.2 \
 	    $(SHIM_DIR)/libnvidia-ml.so.1 $(SHIM_DIR)/libamdhip64.so.6 $(SHIM_DIR)/libamdhip64.so.5 \
-	    $(SHIM_DIR)/nvml-read
+	    $(SHIM_DIR)/nvml-read $(SHIM_DIR)/ext-check
 SHIM_HDRS := $(wildcard tests/shim/*.h)
 WORKLOAD := $(BUILD)/workload
 TEST_PROGS_SRC := $(wildcard tests/progs/*.c)
@@ -143,6 +143,10 @@ $(SHIM_DIR)/libamdhip64.so.%: tests/shim/hip.c tests/shim/simgpu.c tests/shim/si
 
 $(SHIM_DIR)/nvml-read: tests/shim/nvml_read.c $(SHIM_HDRS) | $(SHIM_DIR)
 	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
+
+$(SHIM_DIR)/ext-check: tests/shim/ext_check.c $(SHIM_HDRS) $(SHIM_DIR)/libcudart.so.12
+	$(CC) $(CFLAGS) -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN' -lpthread
 
 WORKLOAD_SRC := $(wildcard tests/workload/*.c)
 $(WORKLOAD): $(WORKLOAD_SRC) $(wildcard tests/workload/*.h) $(SHIM_HDRS) $(SHIM)

@@ -132,4 +132,11 @@ else
 	fail "copies with --pinned failed"
 fi
 
+echo "stream items completed later (what the NCCL shim builds on)"
+if "$SHIMDIR/ext-check" >"$TMP/ext.out" 2>&1; then
+	pass "events and cross-stream waits behind an item posted later ($(grep -c '^ok' "$TMP/ext.out") checks of ext-check)"
+else
+	fail "ext-check: $(grep -v '^ok' "$TMP/ext.out" | tr '\n' ' ')"
+fi
+
 finish test_shim_cuda13
