@@ -327,7 +327,8 @@ static void wl_run_process(void)
 	struct rusage ru0, ru1;
 	unsigned long long t0;
 	double wall;
-	int err;
+	char line[512];
+	int err, len;
 
 	if (!th) {
 		fprintf(stderr, "workload: out of memory\n");
@@ -353,16 +354,19 @@ static void wl_run_process(void)
 	/* Context switches over the loop, all threads: "nivcsw" counts the
 	 * involuntary ones, i.e. preemptions. With --nccl: the rank and the
 	 * mean time of the step-ending stream syncs. */
-	fprintf(stderr,
-		"workload: pid=%d role=%s steps=%ld threads=%d iters=%ld wall_s=%.4f "
-		"step_ms=%.4f cpu_s=%.4f nvcsw=%ld nivcsw=%ld",
-		(int)getpid(), wl_role, wl_opt.iters * wl_opt.threads, wl_opt.threads, wl_opt.iters,
-		wall, wl_opt.iters ? wall * 1e3 / (double)wl_opt.iters : 0.0,
-		wl_cpu_s(&ru1) - wl_cpu_s(&ru0), ru1.ru_nvcsw - ru0.ru_nvcsw,
-		ru1.ru_nivcsw - ru0.ru_nivcsw);
-	if (wl_opt.nccl)
-		fprintf(stderr, " rank=%d nccl_wait_ms=%.4f", wl_nccl_rank(), wl_nccl_wait_ms());
-	fprintf(stderr, "\n");
+	len = snprintf(line, sizeof(line),
+		       "workload: pid=%d role=%s steps=%ld threads=%d iters=%ld wall_s=%.4f "
+		       "step_ms=%.4f cpu_s=%.4f nvcsw=%ld nivcsw=%ld",
+		       (int)getpid(), wl_role, wl_opt.iters * wl_opt.threads, wl_opt.threads,
+		       wl_opt.iters, wall, wl_opt.iters ? wall * 1e3 / (double)wl_opt.iters : 0.0,
+		       wl_cpu_s(&ru1) - wl_cpu_s(&ru0), ru1.ru_nvcsw - ru0.ru_nvcsw,
+		       ru1.ru_nivcsw - ru0.ru_nivcsw);
+	if (wl_opt.nccl && len > 0 && (size_t)len < sizeof(line))
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " rank=%d nccl_wait_ms=%.4f",
+				wl_nccl_rank(), wl_nccl_wait_ms());
+	/* One write: the ranks of --fork share stderr, and their lines must not
+	 * interleave. */
+	fprintf(stderr, "%s\n", line);
 	free(th);
 }
 
