@@ -48,7 +48,10 @@ BENCH_BIN := $(patsubst tests/bench/%.c,$(BUILD)/tests/bench/%,$(BENCH_SRC))
 CORE_LIB := $(BUILD)/libingero.a
 
 SHIM_DIR := $(BUILD)/shim
-SHIM     := $(SHIM_DIR)/libcuda.so.1 $(SHIM_DIR)/libcudart.so.12
+SHIM     := $(SHIM_DIR)/libcuda.so.1 $(SHIM_DIR)/libcudart.so.12 $(SHIM_DIR)/libnccl.so.2 \
+	    $(SHIM_DIR)/libnvidia-ml.so.1 $(SHIM_DIR)/libamdhip64.so.6 $(SHIM_DIR)/libamdhip64.so.5 \
+	    $(SHIM_DIR)/nvml-read $(SHIM_DIR)/ext-check
+SHIM_HDRS := $(wildcard tests/shim/*.h)
 WORKLOAD := $(BUILD)/workload
 TEST_PROGS_SRC := $(wildcard tests/progs/*.c)
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_PROGS_SRC))
@@ -113,18 +116,43 @@ $(BUILD)/ingero-top: $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB)
 	$(CC) $(CFLAGS) -o $@ $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB) $(LDLIBS)
 
 # --- tests: shim CUDA stack, workload, unit tests ---------------------------
-$(SHIM_DIR)/libcuda.so.1: tests/shim/cuda.c $(wildcard tests/shim/*.h) | $(SHIM_DIR)
-	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread -lm
+# Shim libraries (docs/shim.md): simgpu.c is the simulated device, linked
+# into each library that owns one; stats.c the SHIM_STATS counters.
+$(SHIM_DIR)/libcuda.so.1: tests/shim/cuda.c tests/shim/simgpu.c tests/shim/simmem.c tests/shim/stats.c $(SHIM_HDRS) | $(SHIM_DIR)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $(filter %.c,$^) -lpthread -lm
 	ln -sf libcuda.so.1 $(SHIM_DIR)/libcuda.so
 
-$(SHIM_DIR)/libcudart.so.12: tests/shim/cudart.c $(wildcard tests/shim/*.h) $(SHIM_DIR)/libcuda.so.1
-	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcudart.so.12 -o $@ $< \
+$(SHIM_DIR)/libcudart.so.12: tests/shim/cudart.c tests/shim/stats.c $(SHIM_HDRS) $(SHIM_DIR)/libcuda.so.1
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcudart.so.12 -o $@ $(filter %.c,$^) \
 		-L$(SHIM_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -lm
 	ln -sf libcudart.so.12 $(SHIM_DIR)/libcudart.so
 
-$(WORKLOAD): tests/workload/workload.c $(wildcard tests/shim/*.h) $(SHIM)
-	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
-		-Wl,-rpath,'$$ORIGIN/shim' -lpthread -lm
+$(SHIM_DIR)/libnccl.so.2: tests/shim/nccl.c tests/shim/stats.c $(SHIM_HDRS) $(SHIM_DIR)/libcuda.so.1
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnccl.so.2 -o $@ $(filter %.c,$^) \
+		-L$(SHIM_DIR) -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN' -lpthread -lm
+	ln -sf libnccl.so.2 $(SHIM_DIR)/libnccl.so
+
+$(SHIM_DIR)/libnvidia-ml.so.1: tests/shim/nvml.c tests/shim/stats.c $(SHIM_HDRS) | $(SHIM_DIR)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $(filter %.c,$^) -lpthread
+	ln -sf libnvidia-ml.so.1 $(SHIM_DIR)/libnvidia-ml.so
+
+# libamdhip64: the same source under both sonames, with ROCm's symbol versions.
+$(SHIM_DIR)/libamdhip64.so.%: tests/shim/hip.c tests/shim/simgpu.c tests/shim/simmem.c tests/shim/stats.c tests/shim/hip.map $(SHIM_HDRS) | $(SHIM_DIR)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libamdhip64.so.$* -Wl,--version-script,tests/shim/hip.map \
+		-o $@ $(filter %.c,$^) -lpthread -lm
+	ln -sf libamdhip64.so.6 $(SHIM_DIR)/libamdhip64.so
+
+$(SHIM_DIR)/nvml-read: tests/shim/nvml_read.c $(SHIM_HDRS) | $(SHIM_DIR)
+	$(CC) $(CFLAGS) -o $@ $< -ldl -lpthread
+
+$(SHIM_DIR)/ext-check: tests/shim/ext_check.c $(SHIM_HDRS) $(SHIM_DIR)/libcudart.so.12
+	$(CC) $(CFLAGS) -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN' -lpthread
+
+WORKLOAD_SRC := $(wildcard tests/workload/*.c)
+$(WORKLOAD): $(WORKLOAD_SRC) $(wildcard tests/workload/*.h) $(SHIM_HDRS) $(SHIM)
+	$(CC) $(CFLAGS) -Itests/shim -o $@ $(WORKLOAD_SRC) -L$(SHIM_DIR) -l:libcudart.so.12 \
+		-l:libnccl.so.2 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/shim' -ldl -lpthread -lm
 
 $(BUILD)/tests/progs/%: tests/progs/%.c $(SHIM) | $(BUILD)/tests/progs
 	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \

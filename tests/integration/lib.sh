@@ -35,8 +35,11 @@ event_counts_of() { # events, expect
 	     $2 == "call" && ($3 in want) { for (i = 4; i <= NF; i++) if ($i ~ /^op=/) c[substr($i, 4)]++ }
 	     END { for (o in c) print o, c[o] }' "$2" "$1" | sort
 }
-# The workload's own expectation file, without pid lines and zero counts, sorted.
-expect_counts() { awk '$1 != "pid" && $2 > 0' "$1" | sort; }
+# The workload's own expectation file, without pid lines, NCCL byte lines and
+# zero counts, sorted.
+expect_counts() { awk '$1 != "pid" && $1 != "bytes" && $2 > 0' "$1" | sort; }
+# The NCCL byte lines of an expectation file ("OP BYTES"), sorted.
+expect_bytes() { awk '$1 == "bytes" { print $2, $3 }' "$1" | sort; }
 # Value of field NAME= on a line.
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 

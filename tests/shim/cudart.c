@@ -1,4 +1,4 @@
-/* Shim libcudart.so.12: the CUDA 12 runtime API calls that ingero-top traces,
+/* Shim libcudart.so.12: the CUDA 12/13 runtime API calls that ingero-top traces,
  * implemented the way NVIDIA's runtime is, on top of the driver API through
  * libcuda's exported symbols (PLT calls), so that uprobes on the driver see
  * the nested calls. Each runtime call that reaches the device makes exactly
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "stats.h"
 
 /* Per exported symbol call counters, for SHIM_STATS; they also keep the
  * _ptsz bodies distinct from the plain ones (see cuda.c). */
@@ -40,12 +41,31 @@
 	X(cudaGetLastError)                                                                        \
 	X(cudaPeekAtLastError)                                                                     \
 	X(cudaGetErrorString)                                                                      \
-	X(cudaGetErrorName)
+	X(cudaGetErrorName)                                                                        \
+	X(cudaLaunchKernelExC)                                                                     \
+	X(cudaLaunchKernelExC_ptsz)                                                                \
+	X(cudaMallocAsync)                                                                         \
+	X(cudaMallocAsync_ptsz)                                                                    \
+	X(cudaFreeAsync)                                                                           \
+	X(cudaFreeAsync_ptsz)                                                                      \
+	X(cudaMallocHost)                                                                          \
+	X(cudaHostAlloc)                                                                           \
+	X(cudaFreeHost)                                                                            \
+	X(cudaMemset)                                                                              \
+	X(cudaMemsetAsync)                                                                         \
+	X(cudaMemsetAsync_ptsz)                                                                    \
+	X(cudaEventCreate)                                                                         \
+	X(cudaEventCreateWithFlags)                                                                \
+	X(cudaEventDestroy)                                                                        \
+	X(cudaEventRecord)                                                                         \
+	X(cudaEventRecord_ptsz)                                                                    \
+	X(cudaEventQuery)                                                                          \
+	X(cudaEventSynchronize)                                                                    \
+	X(cudaStreamWaitEvent)                                                                     \
+	X(cudaStreamWaitEvent_ptsz)
 
-#define RT_SYM_ENUM(s) RT_SYM_##s,
-#define RT_SYM_NAME(s) #s,
-enum rt_sym { RT_SYMS(RT_SYM_ENUM) RT_NSYMS };
-static const char *const rt_sym_names[RT_NSYMS] = { RT_SYMS(RT_SYM_NAME) };
+enum rt_sym { RT_SYMS(SHIM_SYM_ENUM) RT_NSYMS };
+static const char *const rt_sym_names[RT_NSYMS] = {RT_SYMS(SHIM_SYM_NAME)};
 static _Atomic unsigned long long rt_calls[RT_NSYMS];
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
@@ -65,7 +85,7 @@ static void rt_init_once(void)
 #define RT_ENTER(s)                                                                                \
 	do {                                                                                       \
 		pthread_once(&rt_once, rt_init_once);                                              \
-		atomic_fetch_add_explicit(&rt_calls[RT_SYM_##s], 1, memory_order_relaxed);         \
+		SHIM_COUNT(rt_calls, s);                                                           \
 	} while (0)
 
 /* Remembers a failure for cudaGetLastError. Doing this after the driver call
@@ -103,6 +123,10 @@ static cudaError_t rt_from_cu(CUresult r)
 		return cudaErrorStreamCaptureUnjoined;
 	case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
 		return cudaErrorStreamCaptureImplicit;
+	case CUDA_ERROR_NOT_READY:
+		return cudaErrorNotReady;
+	case CUDA_ERROR_INVALID_IMAGE:
+		return cudaErrorInvalidKernelImage;
 	default:
 		return cudaErrorUnknown;
 	}
@@ -295,6 +319,200 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 	return rt_ret(rt_from_cu(shimGraphExecDestroy(graphExec)));
 }
 
+/* ---- CUDA 12/13 additions ------------------------------------------------ */
+
+static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args,
+				int ptsz)
+{
+	CUlaunchConfig c;
+
+	if (!config)
+		return rt_ret(cudaErrorInvalidValue);
+	if (!func)
+		return rt_ret(cudaErrorInvalidDeviceFunction);
+	if (!config->gridDim.x || !config->gridDim.y || !config->gridDim.z || !config->blockDim.x ||
+	    !config->blockDim.y || !config->blockDim.z ||
+	    (unsigned long long)config->blockDim.x * config->blockDim.y * config->blockDim.z >
+		1024 ||
+	    config->dynamicSmemBytes > 0xffffffffu)
+		return rt_ret(cudaErrorInvalidConfiguration);
+	c = (CUlaunchConfig){
+	    .gridDimX = config->gridDim.x,
+	    .gridDimY = config->gridDim.y,
+	    .gridDimZ = config->gridDim.z,
+	    .blockDimX = config->blockDim.x,
+	    .blockDimY = config->blockDim.y,
+	    .blockDimZ = config->blockDim.z,
+	    .sharedMemBytes = (unsigned int)config->dynamicSmemBytes,
+	    .hStream = config->stream || !ptsz ? config->stream : cudaStreamPerThread,
+	    /* Same layout: id, padding, 64-byte value. */
+	    .attrs = (CUlaunchAttribute *)config->attrs,
+	    .numAttrs = config->numAttrs,
+	};
+	return rt_ret(rt_from_cu(cuLaunchKernelEx(&c, (CUfunction)(uintptr_t)func, args, NULL)));
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+	RT_ENTER(cudaLaunchKernelExC);
+	return rt_launch_ex(config, func, args, 0);
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+				     void **args)
+{
+	RT_ENTER(cudaLaunchKernelExC_ptsz);
+	return rt_launch_ex(config, func, args, 1);
+}
+
+static cudaError_t rt_malloc_async(void **devPtr, size_t size, cudaStream_t stream)
+{
+	CUdeviceptr d = 0;
+	cudaError_t e;
+
+	if (!devPtr)
+		return rt_ret(cudaErrorInvalidValue);
+	e = rt_ret(rt_from_cu(cuMemAllocAsync(&d, size, stream)));
+	*devPtr = e == cudaSuccess ? (void *)d : NULL;
+	return e;
+}
+
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	RT_ENTER(cudaMallocAsync);
+	return rt_malloc_async(devPtr, size, hStream);
+}
+
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	RT_ENTER(cudaMallocAsync_ptsz);
+	return rt_malloc_async(devPtr, size, hStream ? hStream : cudaStreamPerThread);
+}
+
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+	RT_ENTER(cudaFreeAsync);
+	return rt_ret(rt_from_cu(cuMemFreeAsync((CUdeviceptr)devPtr, hStream)));
+}
+
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
+	RT_ENTER(cudaFreeAsync_ptsz);
+	return rt_ret(rt_from_cu(
+	    cuMemFreeAsync((CUdeviceptr)devPtr, hStream ? hStream : cudaStreamPerThread)));
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+	RT_ENTER(cudaMallocHost);
+	if (!ptr)
+		return rt_ret(cudaErrorInvalidValue);
+	return rt_ret(rt_from_cu(cuMemAllocHost_v2(ptr, size)));
+}
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+	RT_ENTER(cudaHostAlloc);
+	if (!pHost)
+		return rt_ret(cudaErrorInvalidValue);
+	return rt_ret(rt_from_cu(cuMemHostAlloc(pHost, size, flags)));
+}
+
+/* cudaFreeHost(NULL) does nothing, as in CUDA. */
+cudaError_t cudaFreeHost(void *ptr)
+{
+	RT_ENTER(cudaFreeHost);
+	if (!ptr)
+		return cudaSuccess;
+	return rt_ret(rt_from_cu(cuMemFreeHost(ptr)));
+}
+
+cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+	RT_ENTER(cudaMemset);
+	return rt_ret(rt_from_cu(cuMemsetD8_v2((CUdeviceptr)devPtr, (unsigned char)value, count)));
+}
+
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+	RT_ENTER(cudaMemsetAsync);
+	return rt_ret(
+	    rt_from_cu(cuMemsetD8Async((CUdeviceptr)devPtr, (unsigned char)value, count, stream)));
+}
+
+cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+	RT_ENTER(cudaMemsetAsync_ptsz);
+	return rt_ret(rt_from_cu(cuMemsetD8Async((CUdeviceptr)devPtr, (unsigned char)value, count,
+						 stream ? stream : cudaStreamPerThread)));
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+	RT_ENTER(cudaEventCreate);
+	if (!event)
+		return rt_ret(cudaErrorInvalidValue);
+	return rt_ret(rt_from_cu(cuEventCreate(event, CU_EVENT_DEFAULT)));
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+	RT_ENTER(cudaEventCreateWithFlags);
+	if (!event)
+		return rt_ret(cudaErrorInvalidValue);
+	return rt_ret(rt_from_cu(cuEventCreate(event, flags)));
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+	RT_ENTER(cudaEventDestroy);
+	return rt_ret(rt_from_cu(cuEventDestroy_v2(event)));
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+	RT_ENTER(cudaEventRecord);
+	return rt_ret(rt_from_cu(cuEventRecord(event, stream)));
+}
+
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
+{
+	RT_ENTER(cudaEventRecord_ptsz);
+	return rt_ret(rt_from_cu(cuEventRecord(event, stream ? stream : cudaStreamPerThread)));
+}
+
+/* cudaErrorNotReady is an answer, not an error: cudaGetLastError does not
+ * remember it. */
+cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+	cudaError_t e;
+
+	RT_ENTER(cudaEventQuery);
+	e = rt_from_cu(cuEventQuery(event));
+	return e == cudaErrorNotReady ? e : rt_ret(e);
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+	RT_ENTER(cudaEventSynchronize);
+	return rt_ret(rt_from_cu(cuEventSynchronize(event)));
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+	RT_ENTER(cudaStreamWaitEvent);
+	return rt_ret(rt_from_cu(cuStreamWaitEvent(stream, event, flags)));
+}
+
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+	RT_ENTER(cudaStreamWaitEvent_ptsz);
+	return rt_ret(
+	    rt_from_cu(cuStreamWaitEvent(stream ? stream : cudaStreamPerThread, event, flags)));
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
 cudaError_t cudaGetLastError(void)
 {
 	cudaError_t e = rt_last_error;
@@ -326,6 +544,8 @@ static const char *rt_error_name(cudaError_t error)
 		RT_ERR(cudaErrorInvalidDeviceFunction)
 		RT_ERR(cudaErrorInvalidResourceHandle)
 		RT_ERR(cudaErrorIllegalState)
+		RT_ERR(cudaErrorNotReady)
+		RT_ERR(cudaErrorInvalidKernelImage)
 		RT_ERR(cudaErrorStreamCaptureUnsupported)
 		RT_ERR(cudaErrorStreamCaptureInvalidated)
 		RT_ERR(cudaErrorStreamCaptureUnmatched)
@@ -352,28 +572,5 @@ const char *cudaGetErrorName(cudaError_t error)
 /* SHIM_STATS=FILE: see cuda.c; same "PID SYMBOL COUNT" lines. */
 __attribute__((destructor)) static void rt_write_stats(void)
 {
-	const char *path = getenv("SHIM_STATS");
-	char buf[4096];
-	size_t len = 0;
-	int fd;
-
-	if (!path || !*path)
-		return;
-	for (int i = 0; i < RT_NSYMS; i++) {
-		unsigned long long n = atomic_load(&rt_calls[i]);
-
-		if (n && len < sizeof(buf))
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%d %s %llu\n",
-						(int)getpid(), rt_sym_names[i], n);
-	}
-	if (!len)
-		return;
-	if (len > sizeof(buf))
-		len = sizeof(buf);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;
-	if (write(fd, buf, len) < 0)
-		fprintf(stderr, "shim: cannot write %s: %s\n", path, strerror(errno));
-	close(fd);
+	shim_write_stats(rt_sym_names, rt_calls, RT_NSYMS);
 }

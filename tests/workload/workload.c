@@ -1,5 +1,6 @@
 /* The test and demo workload: a training-like loop of CUDA calls over the shim
- * CUDA stack (tests/shim). It counts every traced CUDA API call it causes,
+ * CUDA stack (tests/shim), optionally with NCCL collectives across ranks, or
+ * over the HIP shim instead. It counts every traced API call it causes,
  * including the driver calls the runtime makes for it, and can write them as
  * the exact numbers a tracer must report (--expect). Flags: docs/shim.md. */
 #include <errno.h>
@@ -18,81 +19,34 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "workload.h"
 
-/* The ops a tracer sees, in --expect order, under their canonical names. */
-#define WL_OPS(X)                                                                                  \
-	X(cudaMalloc)                                                                              \
-	X(cudaFree)                                                                                \
-	X(cudaMallocManaged)                                                                       \
-	X(cudaLaunchKernel)                                                                        \
-	X(cudaMemcpy)                                                                              \
-	X(cudaMemcpyAsync)                                                                         \
-	X(cudaStreamSynchronize)                                                                   \
-	X(cudaDeviceSynchronize)                                                                   \
-	X(cudaStreamBeginCapture)                                                                  \
-	X(cudaStreamEndCapture)                                                                    \
-	X(cudaGraphInstantiate)                                                                    \
-	X(cudaGraphLaunch)                                                                         \
-	X(cuLaunchKernel)                                                                          \
-	X(cuMemcpy)                                                                                \
-	X(cuMemcpyAsync)                                                                           \
-	X(cuMemcpyHtoD)                                                                            \
-	X(cuMemcpyDtoH)                                                                            \
-	X(cuMemAlloc)                                                                              \
-	X(cuMemAllocManaged)                                                                       \
-	X(cuMemFree)                                                                               \
-	X(cuCtxSynchronize)                                                                        \
-	X(cuStreamSynchronize)                                                                     \
-	X(cuGraphLaunch)
-
-#define WL_OP_ENUM(s) WL_##s,
 #define WL_OP_NAME(s) #s,
-enum wl_op { WL_OPS(WL_OP_ENUM) WL_NOPS };
 static const char *const wl_op_names[WL_NOPS] = { WL_OPS(WL_OP_NAME) };
 static _Atomic unsigned long long wl_counts[WL_NOPS];
+static _Atomic unsigned long long wl_bytes[WL_NOPS];
 
 /* What a forked child sends back through its pipe when it is done. */
 struct wl_report {
 	unsigned long long counts[WL_NOPS];
+	unsigned long long bytes[WL_NOPS];
 	int pid;
 };
 
-static struct wl_opts {
-	long iters;
-	long kernels;
-	double kernel_us; /* < 0: the shim's default */
-	size_t h2d;
-	size_t d2h;
-	int async_copy;
-	long sync_every;
-	int device_sync;
-	long malloc_every;
-	size_t malloc_bytes;
-	long slow_malloc_every;
-	double slow_malloc_us;
-	int threads;
-	int fork;
-	int driver;
-	int graph;
-	double host_us;
-	double sleep_us;
-	long warmup_slow;
-	double warmup_us;
-	int wait_signal;
-	long start_delay_ms;
-	const char *expect;
-	int cpu;
-	int check_errors;
-} wl_opt = {
-	.iters = 100,
-	.kernels = 4,
-	.kernel_us = -1,
-	.sync_every = 1,
-	.malloc_bytes = 1 << 20,
-	.slow_malloc_us = 5000,
-	.threads = 1,
-	.warmup_us = 2000,
-	.cpu = -1,
+struct wl_opts wl_opt = {
+    .iters = 100,
+    .kernels = 4,
+    .kernel_us = -1,
+    .sync_every = 1,
+    .malloc_bytes = 1 << 20,
+    .slow_malloc_us = 5000,
+    .threads = 1,
+    .warmup_us = 2000,
+    .cpu = -1,
+    .nccl_types = (1u << 12) - 1,
+    .nccl_ops = (1u << WL_NCCL_NOPS) - 1,
+    .nccl_count = 1024,
+    .straggler_rank = -1,
 };
 
 static atomic_long wl_launches; /* cudaLaunchKernel calls so far, for --warmup-slow */
@@ -103,11 +57,11 @@ struct wl_thread {
 	int idx;
 };
 
-static void wl_kernel(void)
+void wl_kernel(void)
 {
 }
 
-static unsigned long long wl_now(void)
+unsigned long long wl_now(void)
 {
 	struct timespec ts;
 
@@ -121,13 +75,28 @@ static double wl_cpu_s(const struct rusage *ru)
 	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 }
 
-static void wl_count(enum wl_op op)
+void wl_count(enum wl_op op)
 {
 	atomic_fetch_add_explicit(&wl_counts[op], 1, memory_order_relaxed);
 }
 
+void wl_count_bytes(enum wl_op op, unsigned long long bytes)
+{
+	atomic_fetch_add_explicit(&wl_bytes[op], bytes, memory_order_relaxed);
+}
+
+/* Exits 1 with "workload: WHAT" (and the code when non-zero). */
+void wl_fail(const char *what, int code)
+{
+	if (code)
+		fprintf(stderr, "workload: %s (%d)\n", what, code);
+	else
+		fprintf(stderr, "workload: %s\n", what);
+	exit(1);
+}
+
 /* Every workload call must succeed: a failed call would make --expect lie. */
-static void wl_check(cudaError_t e, const char *what)
+void wl_check(cudaError_t e, const char *what)
 {
 	if (e != cudaSuccess) {
 		fprintf(stderr, "workload: %s failed: %s (%d)\n", what, cudaGetErrorString(e), e);
@@ -135,7 +104,7 @@ static void wl_check(cudaError_t e, const char *what)
 	}
 }
 
-static void wl_check_cu(CUresult r, const char *what)
+void wl_check_cu(CUresult r, const char *what)
 {
 	if (r != CUDA_SUCCESS) {
 		fprintf(stderr, "workload: %s failed: CUresult %d\n", what, r);
@@ -143,7 +112,7 @@ static void wl_check_cu(CUresult r, const char *what)
 	}
 }
 
-static void wl_spin_us(double us)
+void wl_spin_us(double us)
 {
 	unsigned long long end = wl_now() + (unsigned long long)(us * 1000.0);
 
@@ -151,7 +120,7 @@ static void wl_spin_us(double us)
 		;
 }
 
-static void wl_sleep_us(double us)
+void wl_sleep_us(double us)
 {
 	unsigned long long ns = (unsigned long long)(us * 1000.0);
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL),
@@ -221,9 +190,13 @@ static void wl_sync(cudaStream_t stream)
 		wl_count(WL_cuCtxSynchronize);
 		wl_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 	} else {
+		unsigned long long t0 = wl_now();
+
 		wl_count(WL_cudaStreamSynchronize);
 		wl_count(WL_cuStreamSynchronize);
 		wl_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+		if (wl_opt.nccl)
+			wl_nccl_wait_add(wl_now() - t0);
 	}
 }
 
@@ -253,24 +226,25 @@ static size_t wl_max(size_t a, size_t b)
 }
 
 /* One thread's training loop. */
-static void wl_loop(void)
+static void wl_loop(int idx)
 {
 	size_t drv_copy = wl_opt.h2d ? wl_opt.h2d : 4096;
 	size_t bytes = wl_max(wl_max(wl_opt.h2d, wl_opt.d2h), drv_copy);
 	cudaGraphExec_t exec = NULL;
 	cudaStream_t stream;
+	struct wl_ext ext = {0};
+	struct wl_nccl *nccl = NULL;
 	long allocs = 0;
 	void *dbuf, *hbuf, *args[1];
 
-	hbuf = calloc(1, bytes);
-	if (!hbuf) {
-		fprintf(stderr, "workload: out of memory\n");
-		exit(1);
-	}
 	/* Stream creation is not traced, so not counted. */
 	wl_check(cudaStreamCreate(&stream), "cudaStreamCreate");
+	hbuf = wl_ext_host_buffer(&ext, bytes);
 	wl_malloc(&dbuf, bytes, -1);
 	args[0] = &dbuf;
+	wl_ext_setup(&ext);
+	if (wl_opt.nccl)
+		nccl = wl_nccl_setup(idx);
 	if (wl_opt.graph)
 		exec = wl_capture(stream, args);
 
@@ -299,6 +273,9 @@ static void wl_loop(void)
 			for (long k = 0; k < wl_opt.kernels; k++)
 				wl_launch(stream, args);
 		}
+		wl_ext_step(&ext, stream, dbuf, hbuf, bytes, args);
+		if (nccl)
+			wl_nccl_step(nccl, stream, dbuf);
 		if (wl_opt.d2h)
 			wl_memcpy(hbuf, dbuf, wl_opt.d2h, cudaMemcpyDeviceToHost);
 		if (wl_opt.sync_every > 0 && (i + 1) % wl_opt.sync_every == 0)
@@ -320,9 +297,13 @@ static void wl_loop(void)
 
 	if (exec)
 		wl_check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+	if (nccl)
+		wl_nccl_teardown(nccl);
 	wl_free(dbuf);
 	wl_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
-	free(hbuf);
+	if (!wl_opt.pinned)
+		free(hbuf);
+	wl_ext_teardown(&ext);
 }
 
 static void *wl_worker(void *arg)
@@ -332,7 +313,10 @@ static void *wl_worker(void *arg)
 
 	snprintf(name, sizeof(name), "wl-worker-%d", t->idx);
 	pthread_setname_np(pthread_self(), name);
-	wl_loop();
+	if (wl_opt.hip)
+		wl_hip_loop();
+	else
+		wl_loop(t->idx);
 	return NULL;
 }
 
@@ -343,13 +327,15 @@ static void wl_run_process(void)
 	struct rusage ru0, ru1;
 	unsigned long long t0;
 	double wall;
-	int err;
+	char line[512];
+	int err, len;
 
 	if (!th) {
 		fprintf(stderr, "workload: out of memory\n");
 		exit(1);
 	}
-	if (wl_opt.driver) /* a driver API program initialises the driver; not traced */
+	/* A driver API program initialises the driver; not traced. */
+	if (!wl_opt.hip && (wl_opt.driver || wl_opt.driver_ext || wl_opt.modules))
 		wl_check_cu(cuInit(0), "cuInit");
 	t0 = wl_now();
 	getrusage(RUSAGE_SELF, &ru0);
@@ -366,14 +352,21 @@ static void wl_run_process(void)
 	wall = (double)(wl_now() - t0) / 1e9;
 	getrusage(RUSAGE_SELF, &ru1);
 	/* Context switches over the loop, all threads: "nivcsw" counts the
-	 * involuntary ones, i.e. preemptions. */
-	fprintf(stderr,
-		"workload: pid=%d role=%s steps=%ld threads=%d iters=%ld wall_s=%.4f "
-		"step_ms=%.4f cpu_s=%.4f nvcsw=%ld nivcsw=%ld\n",
-		(int)getpid(), wl_role, wl_opt.iters * wl_opt.threads, wl_opt.threads,
-		wl_opt.iters, wall, wl_opt.iters ? wall * 1e3 / (double)wl_opt.iters : 0.0,
-		wl_cpu_s(&ru1) - wl_cpu_s(&ru0), ru1.ru_nvcsw - ru0.ru_nvcsw,
-		ru1.ru_nivcsw - ru0.ru_nivcsw);
+	 * involuntary ones, i.e. preemptions. With --nccl: the rank and the
+	 * mean time of the step-ending stream syncs. */
+	len = snprintf(line, sizeof(line),
+		       "workload: pid=%d role=%s steps=%ld threads=%d iters=%ld wall_s=%.4f "
+		       "step_ms=%.4f cpu_s=%.4f nvcsw=%ld nivcsw=%ld",
+		       (int)getpid(), wl_role, wl_opt.iters * wl_opt.threads, wl_opt.threads,
+		       wl_opt.iters, wall, wl_opt.iters ? wall * 1e3 / (double)wl_opt.iters : 0.0,
+		       wl_cpu_s(&ru1) - wl_cpu_s(&ru0), ru1.ru_nvcsw - ru0.ru_nvcsw,
+		       ru1.ru_nivcsw - ru0.ru_nivcsw);
+	if (wl_opt.nccl && len > 0 && (size_t)len < sizeof(line))
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " rank=%d nccl_wait_ms=%.4f",
+				wl_nccl_rank(), wl_nccl_wait_ms());
+	/* One write: the ranks of --fork share stderr, and their lines must not
+	 * interleave. */
+	fprintf(stderr, "%s\n", line);
 	free(th);
 }
 
@@ -463,239 +456,18 @@ static int wl_write_expect(const char *path, const int *pids, int npids)
 		if (n)
 			fprintf(f, "%s %llu\n", wl_op_names[i], n);
 	}
+	/* NCCL: the bytes of each op, count x type size summed over calls. */
+	for (int i = 0; i < WL_NOPS; i++) {
+		unsigned long long n = atomic_load(&wl_bytes[i]);
+
+		if (n)
+			fprintf(f, "bytes %s %llu\n", wl_op_names[i], n);
+	}
 	/* Readers may poll for the file: it appears complete or not at all. */
 	if (fclose(f) || rename(tmp, path)) {
 		fprintf(stderr, "workload: cannot write %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	return 0;
-}
-
-static void wl_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: workload [options]   (a training-like loop over the CUDA shim)\n"
-		"  --iters N             steps per thread (100)\n"
-		"  --kernels K           cudaLaunchKernel per step (4)\n"
-		"  --kernel-us U         simulated kernel time (shim default: SHIM_KERNEL_US or 100)\n"
-		"  --h2d BYTES           a cudaMemcpy host-to-device per step\n"
-		"  --d2h BYTES           a cudaMemcpy device-to-host per step\n"
-		"  --async-copy          the h2d copy is a cudaMemcpyAsync on the thread's stream\n"
-		"  --sync-every S        cudaStreamSynchronize every S steps (1; 0 = never)\n"
-		"  --device-sync         cudaDeviceSynchronize instead of cudaStreamSynchronize\n"
-		"  --malloc-every M      cudaMalloc + cudaFree every M steps (0 = never)\n"
-		"  --malloc-bytes B      size of those allocations (1048576)\n"
-		"  --slow-malloc-every P every P-th of those allocations is slow (implies\n"
-		"                        --malloc-every 1 when that is 0)\n"
-		"  --slow-malloc-us U    CPU time of a slow allocation (5000)\n"
-		"  --threads T           T worker threads, each running the loop (1)\n"
-		"  --fork                also fork a child process that runs the same loop\n"
-		"  --driver              each step also calls cuLaunchKernel and cuMemcpyHtoD_v2\n"
-		"  --graph               capture the step's kernels once; one cudaGraphLaunch per step\n"
-		"  --host-us U           busy CPU work after each step\n"
-		"  --sleep-us U          sleep after each step\n"
-		"  --warmup-slow N       the first N cudaLaunchKernel of the process are slow\n"
-		"  --warmup-us U         launch CPU time of those slow launches (2000)\n"
-		"  --wait-signal         print \"ready PID\", wait for SIGUSR1, then start\n"
-		"  --start-delay-ms MS   sleep before starting\n"
-		"  --expect FILE         write the op counts a tracer must see\n"
-		"  --cpu N               pin the workload to CPU N\n"
-		"  --check-errors        first check the shim's error codes (counted too)\n"
-		"  -h, --help\n");
-}
-
-static int wl_parse_long(const char *s, long min, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < min)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int wl_parse_double(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-enum {
-	OPT_ITERS = 256,
-	OPT_KERNELS,
-	OPT_KERNEL_US,
-	OPT_H2D,
-	OPT_D2H,
-	OPT_ASYNC_COPY,
-	OPT_SYNC_EVERY,
-	OPT_DEVICE_SYNC,
-	OPT_MALLOC_EVERY,
-	OPT_MALLOC_BYTES,
-	OPT_SLOW_MALLOC_EVERY,
-	OPT_SLOW_MALLOC_US,
-	OPT_THREADS,
-	OPT_FORK,
-	OPT_DRIVER,
-	OPT_GRAPH,
-	OPT_HOST_US,
-	OPT_SLEEP_US,
-	OPT_WARMUP_SLOW,
-	OPT_WARMUP_US,
-	OPT_WAIT_SIGNAL,
-	OPT_START_DELAY_MS,
-	OPT_EXPECT,
-	OPT_CPU,
-	OPT_CHECK_ERRORS,
-};
-
-static const struct option wl_longopts[] = {
-	{ "iters", required_argument, NULL, OPT_ITERS },
-	{ "kernels", required_argument, NULL, OPT_KERNELS },
-	{ "kernel-us", required_argument, NULL, OPT_KERNEL_US },
-	{ "h2d", required_argument, NULL, OPT_H2D },
-	{ "d2h", required_argument, NULL, OPT_D2H },
-	{ "async-copy", no_argument, NULL, OPT_ASYNC_COPY },
-	{ "sync-every", required_argument, NULL, OPT_SYNC_EVERY },
-	{ "device-sync", no_argument, NULL, OPT_DEVICE_SYNC },
-	{ "malloc-every", required_argument, NULL, OPT_MALLOC_EVERY },
-	{ "malloc-bytes", required_argument, NULL, OPT_MALLOC_BYTES },
-	{ "slow-malloc-every", required_argument, NULL, OPT_SLOW_MALLOC_EVERY },
-	{ "slow-malloc-us", required_argument, NULL, OPT_SLOW_MALLOC_US },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "fork", no_argument, NULL, OPT_FORK },
-	{ "driver", no_argument, NULL, OPT_DRIVER },
-	{ "graph", no_argument, NULL, OPT_GRAPH },
-	{ "host-us", required_argument, NULL, OPT_HOST_US },
-	{ "sleep-us", required_argument, NULL, OPT_SLEEP_US },
-	{ "warmup-slow", required_argument, NULL, OPT_WARMUP_SLOW },
-	{ "warmup-us", required_argument, NULL, OPT_WARMUP_US },
-	{ "wait-signal", no_argument, NULL, OPT_WAIT_SIGNAL },
-	{ "start-delay-ms", required_argument, NULL, OPT_START_DELAY_MS },
-	{ "expect", required_argument, NULL, OPT_EXPECT },
-	{ "cpu", required_argument, NULL, OPT_CPU },
-	{ "check-errors", no_argument, NULL, OPT_CHECK_ERRORS },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int wl_parse(int argc, char **argv)
-{
-	long v;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "h", wl_longopts, NULL)) != -1) {
-		int bad = 0;
-
-		switch (c) {
-		case OPT_ITERS:
-			bad = wl_parse_long(optarg, 0, &wl_opt.iters);
-			break;
-		case OPT_KERNELS:
-			bad = wl_parse_long(optarg, 0, &wl_opt.kernels);
-			break;
-		case OPT_KERNEL_US:
-			bad = wl_parse_double(optarg, &wl_opt.kernel_us);
-			break;
-		case OPT_H2D:
-			bad = wl_parse_long(optarg, 0, &v);
-			wl_opt.h2d = (size_t)v;
-			break;
-		case OPT_D2H:
-			bad = wl_parse_long(optarg, 0, &v);
-			wl_opt.d2h = (size_t)v;
-			break;
-		case OPT_ASYNC_COPY:
-			wl_opt.async_copy = 1;
-			break;
-		case OPT_SYNC_EVERY:
-			bad = wl_parse_long(optarg, 0, &wl_opt.sync_every);
-			break;
-		case OPT_DEVICE_SYNC:
-			wl_opt.device_sync = 1;
-			break;
-		case OPT_MALLOC_EVERY:
-			bad = wl_parse_long(optarg, 0, &wl_opt.malloc_every);
-			break;
-		case OPT_MALLOC_BYTES:
-			bad = wl_parse_long(optarg, 1, &v);
-			wl_opt.malloc_bytes = (size_t)v;
-			break;
-		case OPT_SLOW_MALLOC_EVERY:
-			bad = wl_parse_long(optarg, 0, &wl_opt.slow_malloc_every);
-			break;
-		case OPT_SLOW_MALLOC_US:
-			bad = wl_parse_double(optarg, &wl_opt.slow_malloc_us);
-			break;
-		case OPT_THREADS:
-			bad = wl_parse_long(optarg, 1, &v) || v > 1024;
-			wl_opt.threads = (int)v;
-			break;
-		case OPT_FORK:
-			wl_opt.fork = 1;
-			break;
-		case OPT_DRIVER:
-			wl_opt.driver = 1;
-			break;
-		case OPT_GRAPH:
-			wl_opt.graph = 1;
-			break;
-		case OPT_HOST_US:
-			bad = wl_parse_double(optarg, &wl_opt.host_us);
-			break;
-		case OPT_SLEEP_US:
-			bad = wl_parse_double(optarg, &wl_opt.sleep_us);
-			break;
-		case OPT_WARMUP_SLOW:
-			bad = wl_parse_long(optarg, 0, &wl_opt.warmup_slow);
-			break;
-		case OPT_WARMUP_US:
-			bad = wl_parse_double(optarg, &wl_opt.warmup_us);
-			break;
-		case OPT_WAIT_SIGNAL:
-			wl_opt.wait_signal = 1;
-			break;
-		case OPT_START_DELAY_MS:
-			bad = wl_parse_long(optarg, 0, &wl_opt.start_delay_ms);
-			break;
-		case OPT_EXPECT:
-			wl_opt.expect = optarg;
-			break;
-		case OPT_CPU:
-			bad = wl_parse_long(optarg, 0, &v) || v >= CPU_SETSIZE;
-			wl_opt.cpu = (int)v;
-			break;
-		case OPT_CHECK_ERRORS:
-			wl_opt.check_errors = 1;
-			break;
-		case 'h':
-			wl_usage(stdout);
-			exit(0);
-		default:
-			wl_usage(stderr);
-			return -1;
-		}
-		if (bad) {
-			fprintf(stderr, "workload: bad value for --%s: %s\n",
-				wl_longopts[c - OPT_ITERS].name, optarg);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "workload: unexpected argument %s\n", argv[optind]);
-		return -1;
-	}
-	if (wl_opt.slow_malloc_every > 0 && !wl_opt.malloc_every)
-		wl_opt.malloc_every = 1;
 	return 0;
 }
 
@@ -706,11 +478,17 @@ static void wl_child(int wfd)
 
 	wl_role = "child";
 	/* Counts made before the fork (--check-errors) belong to the parent. */
-	for (int i = 0; i < WL_NOPS; i++)
+	for (int i = 0; i < WL_NOPS; i++) {
 		atomic_store(&wl_counts[i], 0);
+		atomic_store(&wl_bytes[i], 0);
+	}
+	if (wl_opt.nccl)
+		wl_nccl_set_rank(1);
 	wl_run_process();
-	for (int i = 0; i < WL_NOPS; i++)
+	for (int i = 0; i < WL_NOPS; i++) {
 		rep.counts[i] = atomic_load(&wl_counts[i]);
+		rep.bytes[i] = atomic_load(&wl_bytes[i]);
+	}
 	if (write(wfd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
 		fprintf(stderr, "workload: child cannot report its counts: %s\n", strerror(errno));
 		exit(1);
@@ -736,8 +514,10 @@ static int wl_reap(pid_t child, int rfd)
 		fprintf(stderr, "workload: child %d failed\n", (int)child);
 		return -1;
 	}
-	for (int i = 0; i < WL_NOPS; i++)
+	for (int i = 0; i < WL_NOPS; i++) {
 		atomic_fetch_add(&wl_counts[i], rep.counts[i]);
+		atomic_fetch_add(&wl_bytes[i], rep.bytes[i]);
+	}
 	return 0;
 }
 
@@ -760,8 +540,17 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (wl_opt.kernel_us >= 0)
+	if (wl_opt.kernel_us >= 0 && wl_opt.hip) {
+		/* The HIP shim reads its environment at its first call. */
+		char us[64];
+
+		snprintf(us, sizeof(us), "%.3f", wl_opt.kernel_us);
+		setenv("SHIM_KERNEL_US", us, 1);
+	} else if (wl_opt.kernel_us >= 0) {
 		shimSetKernelTime((unsigned long long)(wl_opt.kernel_us * 1000.0));
+	}
+	if (wl_opt.hip && wl_hip_load())
+		return 1;
 	if (wl_opt.wait_signal) {
 		sigset_t set;
 		int sig;
@@ -778,6 +567,9 @@ int main(int argc, char **argv)
 		wl_sleep_us((double)wl_opt.start_delay_ms * 1000.0);
 	if (wl_opt.check_errors && wl_check_errors())
 		ret = 1;
+	/* Before the fork: both ranks need the same unique ids. */
+	if (wl_opt.nccl && wl_nccl_prepare(wl_opt.threads))
+		return 1;
 
 	if (wl_opt.fork) {
 		if (pipe(pfd)) {
