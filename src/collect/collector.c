@@ -180,6 +180,8 @@ static int on_record(void *ctx, void *data, size_t len)
 		c->user_drops++;
 		return 0;
 	}
+	if (c->calib_pid && b->pid == c->calib_pid)
+		return 0; /* the probe-cost measurement's own calls (calib.c) */
 	if (b->kind == IGB_HOLD) {
 		coll_hold(c, b);
 		return 0;
@@ -219,6 +221,12 @@ static int on_record(void *ctx, void *data, size_t len)
 		return 0; /* exec of a non-target: only a rescan hint */
 	if (e.kind == IG_EV_CALL || e.kind == IG_EV_OFFCPU)
 		name_process(c, &e);
+	if (e.kind == IG_EV_COMM && e.tid == e.pid) { /* a rename: its parent too */
+		char comm[IG_COMM_LEN];
+		uint32_t ppid = 0;
+		if (!read_stat(e.pid, comm, &ppid))
+			e.arg0 = ppid;
+	}
 	c->emit(c->emit_ctx, &e);
 	if (++c->delivered >= c->budget)
 		return -E2BIG; /* stop here; the record itself was consumed */
@@ -402,6 +410,7 @@ void collector_status(struct collector *c, struct ig_status *st)
 	st->drops_user = c->user_drops;
 	st->probes_attached = c->nprobes + c->tracepoints_ok;
 	st->probes_failed = c->probes_failed + c->tracepoints_failed;
+	st->probe_ns = c->probe_ns;
 	st->probes_missing = c->probes_missing;
 	st->libs = c->nlibs;
 	st->stacks_on = c->stacks;
@@ -771,6 +780,7 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 		snprintf(err, errlen, "cannot create ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
+	coll_calibrate(c); /* before anything is attached: a quiet machine */
 	if (attach_initial(c, o, err, errlen))
 		goto cleanup;
 	c->last_rescan_ns = c->last_scan_all_ns = c->last_pages_ns = collector_now_ns(c);

@@ -76,6 +76,8 @@ struct collector {
 	int npending;
 	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
 	uint64_t user_drops;
+	uint32_t calib_pid; /* the probe-cost child (calib.c): its records are dropped */
+	uint32_t probe_ns;  /* measured cost of tracing one call, 0 unknown */
 	uint32_t named[4096]; /* pids whose process name was reported (hash set) */
 	int nnamed;
 	/* ring-buffer callback state */
@@ -133,5 +135,8 @@ void coll_guardian_stop(struct collector *c);
 /* Looks at pid's mappings (maps_only) or mappings and executable after
  * delay_ns, from collector_tick. */
 void coll_add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only);
+
+/* calib.c: measures the cost of tracing one call (c->probe_ns); 0 or -errno */
+int coll_calibrate(struct collector *c);
 
 #endif

@@ -24,6 +24,8 @@ struct ig_status {
 	int probes_attached;      /* uprobe/uretprobe links attached */
 	int probes_failed;        /* attach attempts that failed */
 	int probes_missing;       /* optional symbols not exported by any library */
+	uint32_t probe_ns;        /* cost of tracing one call on this machine (the
+				   * traps outside the measured time), 0 unknown */
 	int libs;                 /* distinct library files attached */
 	int targets;              /* processes being traced */
 	int stacks_on;

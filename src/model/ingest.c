@@ -484,6 +484,9 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 		blk = busy - pre;
 	t->life_cuda += busy;
 	t->life_raw.in_busy[sync != 0] += busy;
+	/* outer calls: a call arriving before the call it is in (nest 1 on the
+	 * outer one) was counted as outer already */
+	t->life_raw.outer += nest == 0;
 	t->life_raw.in_pre[sync != 0] += pre;
 	t->life_raw.in_blk[sync != 0] += blk;
 	t->life_raw.nosplit += (uint32_t)nosplit;
@@ -499,6 +502,7 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	ts->call_ns += e->dur_ns;
 	ts->cuda_ns += busy;
 	ts->in_busy[sync != 0] += busy;
+	ts->outer += nest == 0;
 	ts->in_pre[sync != 0] += pre;
 	ts->in_blk[sync != 0] += blk;
 	ts->nosplit += (uint32_t)nosplit;

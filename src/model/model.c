@@ -179,6 +179,11 @@ void model_advance(struct ig_model *m, uint64_t now_ns)
 	model_advance_to(m, now_ns);
 }
 
+void model_set_probe_ns(struct ig_model *m, uint32_t ns)
+{
+	m->probe_ns = ns;
+}
+
 void model_set_window_hook(struct ig_model *m, ig_window_fn fn, void *ctx)
 {
 	m->win_fn = fn;

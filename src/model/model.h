@@ -60,6 +60,12 @@ void model_advance(struct ig_model *m, uint64_t now_ns);
  * of known processes and the window hook. */
 void model_reset(struct ig_model *m);
 
+/* The cost of tracing one call on the machine that made the events (the
+ * probe traps run just outside the time a call measures): each call that is
+ * not inside another counts that much API time instead of host work. 0 (the
+ * default) = no correction. */
+void model_set_probe_ns(struct ig_model *m, uint32_t ns);
+
 /* --- reading -------------------------------------------------------------
  * Every number below is in ns unless said; "win" = the rolling window
  * ending at the clock, "life" = since start or the last reset. Shares are

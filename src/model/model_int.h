@@ -108,6 +108,7 @@ struct tslice {
 	uint64_t in_busy[2], in_pre[2], in_blk[2];
 	uint64_t bw[BW_N]; /* blocked between calls, by reason */
 	uint32_t nosplit;  /* calls without a preempted/blocked split */
+	uint32_t outer;	   /* calls not inside another traced call */
 };
 
 /* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
@@ -116,6 +117,7 @@ struct tparts_raw {
 	uint64_t off_btw[3]; /* between calls by state */
 	uint64_t bw[BW_N];
 	uint32_t nosplit;
+	uint64_t outer; /* calls not inside another: each costs one probe pair outside it */
 };
 
 struct thread {
@@ -168,6 +170,7 @@ struct ig_model {
 	int started;
 	uint64_t clock_ns, first_ns, cur_sec;
 	struct ig_model_totals tot;
+	uint32_t probe_ns; /* cost of tracing one call (model_set_probe_ns) */
 
 	struct series *ops[IG_OP_MAX];
 	struct stab sp, st; /* (op, process), (op, thread) */
@@ -234,7 +237,8 @@ static inline struct series *op_proc_find(const struct ig_model *m, int op, uint
 void model_advance_to(struct ig_model *m, uint64_t t);
 
 /* parts.c: the time parts of a wall time from the raw sums */
-void parts_of(const struct tparts_raw *r, uint64_t wall_ns, struct ig_time_parts *out);
+void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
+	      struct ig_time_parts *out);
 void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src);
 int blocked_reason(uint32_t flags, uint32_t waker_pid);
 

@@ -344,20 +344,21 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		for (int k = 0; k < BW_N; k++)
 			s->raw.bw[k] += x->bw[k];
 		s->raw.nosplit += x->nosplit;
+		s->raw.outer += x->outer;
 	}
 	for (int k = 0; k < 3; k++)
 		s->raw.off_btw[k] = s->off[0][k];
 }
 
 /* Lifetime parts of a thread: from its first event to its last. */
-static void life_parts(const struct thread *t, struct ig_time_parts *out)
+static void life_parts(const struct thread *t, uint32_t probe_ns, struct ig_time_parts *out)
 {
 	struct tparts_raw raw = t->life_raw;
 	uint64_t first = t->first_call_ns ? t->first_call_ns : t->first_ns;
 	uint64_t last = t->last_ns > first ? t->last_ns : first;
 	for (int k = 0; k < 3; k++)
 		raw.off_btw[k] = t->life_off[0][k];
-	parts_of(&raw, last - first, out);
+	parts_of(&raw, last - first, probe_ns, out);
 }
 
 /* Where a thread's wall time ends in a window ending at end: at its
@@ -469,7 +470,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		o->between_on_cpu_ns += span > used ? span - used : 0;
 		o->switches += s.sw;
 		struct ig_time_parts tp;
-		parts_of(&s.raw, judged_wall(m, end, t, span), &tp);
+		parts_of(&s.raw, judged_wall(m, end, t, span), m->probe_ns, &tp);
 		parts_add(&o->parts, &tp);
 		if (s.calls > feeder_calls || (s.calls == feeder_calls && s.cuda_ns > feeder_cuda)) {
 			feeder_calls = s.calls;
@@ -487,7 +488,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		o->life_off_unknown_ns += t->life_off[0][ST_UNK] + t->life_off[1][ST_UNK];
 		o->life_off_between_ns += t->life_off[0][0] + t->life_off[0][1] + t->life_off[0][2];
 		struct ig_time_parts tp;
-		life_parts(t, &tp);
+		life_parts(t, m->probe_ns, &tp);
 		parts_add(&o->life_parts, &tp);
 		o->life_wall_ns += tp.wall_ns;
 		if (!feeder_calls && t->calls_life > feeder_life) { /* none in the window */
@@ -575,8 +576,8 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	o->sync_ns_win = s.sync_ns;
 	o->sync_nested_win = s.sync_nested;
 	o->sync_nested_ns_win = s.sync_nested_ns;
-	parts_of(&s.raw, judged_wall(m, end, t, o->wall_ns), &o->parts);
-	life_parts(t, &o->life_parts);
+	parts_of(&s.raw, judged_wall(m, end, t, o->wall_ns), m->probe_ns, &o->parts);
+	life_parts(t, m->probe_ns, &o->life_parts);
 	o->last_preemptor_pid = t->pre_pid;
 	copy_comm(o->last_preemptor_comm, t->pre_comm);
 	copy_comm(o->comm, t->comm);

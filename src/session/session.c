@@ -66,6 +66,7 @@ struct session {
 	bool at_end;
 	uint64_t *chain_ts;      /* recorded chain detection times, sorted */
 	size_t nchain_ts;
+	char flags[160]; /* the sessions row's flags (describe_session) */
 };
 
 static void tick(struct session *s, bool child);
@@ -218,6 +219,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	}
 	s->src = collector_source(s->coll);
 	collector_status(s->coll, &s->st);
+	model_set_probe_ns(s->model, s->st.probe_ns);
 	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
 		stacks_set_collector(s->stacks, s->coll);
 		for (int i = 0; i < o.npids; i++)
@@ -255,6 +257,23 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The probe cost the recording machine measured ("probe_ns=N" in the
+ * sessions row's flags; 0 when none said it: no correction). */
+static uint32_t recorded_probe_ns(struct ig_source *src)
+{
+	struct rec_session *v = NULL;
+	size_t n = 0;
+	unsigned long ns = 0;
+	if (!replay_sessions(src, &v, &n))
+		for (size_t i = 0; i < n && !ns; i++) {
+			const char *p = v[i].flags ? strstr(v[i].flags, "probe_ns=") : NULL;
+			if (p)
+				ns = strtoul(p + 9, NULL, 10);
+		}
+	replay_sessions_free(v, n);
+	return ns < 1000000 ? (uint32_t)ns : 0;
+}
+
 static int open_replay(struct session *s, char *err, size_t errlen)
 {
 	const char *why = NULL;
@@ -283,6 +302,8 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 			qsort(s->chain_ts, s->nchain_ts, sizeof(*s->chain_ts), cmp_u64);
 	}
 	replay_chains_free(chains, n);
+	s->st.probe_ns = recorded_probe_ns(s->src);
+	model_set_probe_ns(s->model, s->st.probe_ns);
 	return 0;
 }
 
@@ -291,6 +312,9 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 static void describe_session(struct session *s, struct rec_session *rs, struct sysinfo_facts *facts,
 			     char *pids, size_t plen)
 {
+	/* the command, and the probe cost measured here (replay corrects with it) */
+	snprintf(s->flags, sizeof(s->flags), "%s%sprobe_ns=%u", s->cli.cmd ? s->cli.cmd[0] : "",
+		 s->cli.cmd ? " " : "", s->st.probe_ns);
 	pids[0] = 0;
 	for (int i = 0; i < s->cli.npids; i++) {
 		size_t l = strlen(pids);
@@ -306,7 +330,7 @@ static void describe_session(struct session *s, struct rec_session *rs, struct s
 	    .os_release = facts->os_release,
 	    .version = "ingero-top " IG_VERSION,
 	    .pid_filter = pids,
-	    .flags = s->cli.cmd ? s->cli.cmd[0] : "",
+	    .flags = s->flags,
 	    .node = s->st.host,
 	};
 }

@@ -1,0 +1,168 @@
+/* The cost of tracing one call on this machine: the uprobe and uretprobe
+ * traps run on the traced thread just outside the time the probes measure
+ * (before the entry timestamp, after the return one), so a thread making
+ * tens of thousands of calls a second spends a measurable share of its wall
+ * time there. Measured once at start: a child process (a target, so the
+ * programs take their full path) calls a function of this executable with
+ * the probes attached and without them; the difference per call is the
+ * cost. The model counts it as API time instead of host work
+ * (docs/collector.md). Everything the child's probes report is dropped
+ * (coll_calib_pid). */
+#include "collect/collector_priv.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/elfsym.h"
+#include "core/log.h"
+#include "core/ops.h"
+#include "ingero.h"
+#include "ingero.skel.h"
+
+/* Many short rounds, the fastest kept: a round that was preempted (a busy
+ * machine) is slower, never faster. */
+#define CALIB_CALLS 200
+#define CALIB_ROUNDS 60
+
+/* The probed function: a real call the compiler cannot remove. */
+__attribute__((noinline, used)) int ingero_top_calib_fn(int x)
+{
+	__asm__ volatile("" : "+r"(x) : : "memory");
+	return x + 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The child: for each request byte, the fastest of CALIB_ROUNDS timed runs
+ * of CALIB_CALLS calls, written back as ns. */
+static void child_loop(int rfd, int wfd)
+{
+	volatile int x = 0;
+	char req;
+	while (read(rfd, &req, 1) == 1) {
+		uint64_t best = UINT64_MAX;
+		for (int r = 0; r < CALIB_ROUNDS; r++) {
+			uint64_t t0 = mono_ns();
+			for (int i = 0; i < CALIB_CALLS; i++)
+				x = ingero_top_calib_fn(x);
+			uint64_t d = mono_ns() - t0;
+			if (d < best)
+				best = d;
+		}
+		if (write(wfd, &best, sizeof(best)) != sizeof(best))
+			break;
+	}
+	_exit(0);
+}
+
+/* One timed run of the child; gives up after 5 s (a child held or stopped
+ * by someone else must not hold ingero-top's start). */
+static int timed_run(int wfd, int rfd, uint64_t *ns)
+{
+	char req = 'r';
+	struct pollfd p = {.fd = rfd, .events = POLLIN};
+	if (write(wfd, &req, 1) != 1)
+		return -EIO;
+	if (poll(&p, 1, 5000) != 1)
+		return -ETIMEDOUT;
+	return read(rfd, ns, sizeof(*ns)) == sizeof(*ns) ? 0 : -EIO;
+}
+
+int coll_calibrate(struct collector *c)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *name = "ingero_top_calib_fn";
+	uint64_t off = 0;
+	int to[2], from[2], r = -EINVAL;
+
+	if (getenv("INGERO_TOP_NO_CALIB") || n <= 0)
+		return -ENOTSUP;
+	exe[n] = 0;
+	if (elfsym_offsets(exe, &name, 1, &off) != 1 || !off)
+		return -ENOENT; /* a stripped binary: no correction */
+	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		child_loop(to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	c->calib_pid = (uint32_t)pid;
+
+	uint64_t plain = 0, probed = 0;
+	uint8_t one = 1;
+	uint32_t tgid = (uint32_t)pid;
+	struct bpf_link *le = NULL, *lx = NULL;
+	int fe = -1, fx = -1; /* uprobe_multi link fds */
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = IGB_COOKIE(IG_OP_CUDA_STREAM_SYNC, 0, 0));
+	if (timed_run(to[1], from[0], &plain)) /* also warms the child up */
+		goto out;
+	if (timed_run(to[1], from[0], &plain))
+		goto out;
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &tgid, &one, BPF_ANY);
+	struct bpf_program *ret = c->stacks ? c->skel->progs.call_exit_stk : c->skel->progs.call_exit;
+	if (c->multi) { /* the programs were loaded for uprobe_multi links */
+		uint64_t cookie = uo.bpf_cookie;
+		fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), exe,
+						 &off, &cookie, 1, false);
+		fx = fe >= 0 ? collector_uprobe_multi_link(bpf_program__fd(ret), exe, &off, &cookie,
+							   1, true)
+			     : -1;
+		if (fe < 0 || fx < 0) {
+			r = fe < 0 ? fe : fx;
+			goto out;
+		}
+	} else {
+		le = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, pid, exe, off, &uo);
+		uo.retprobe = true;
+		lx = le ? bpf_program__attach_uprobe_opts(ret, pid, exe, off, &uo) : NULL;
+		if (!le || !lx) {
+			r = -errno;
+			goto out;
+		}
+	}
+	r = timed_run(to[1], from[0], &probed);
+	if (!r && probed > plain)
+		c->probe_ns = (probed - plain) / CALIB_CALLS;
+out:
+	/* perf-event uprobes detach slowly (a grace period each): they go with
+	 * the collector's other links at exit; the child is gone by then */
+	if (le)
+		coll_add_link(c, le);
+	if (lx)
+		coll_add_link(c, lx);
+	if (fx >= 0)
+		close(fx);
+	if (fe >= 0)
+		close(fe);
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &tgid);
+	close(to[1]);
+	close(from[0]);
+	kill(pid, SIGKILL); /* done, or stuck: either way it goes */
+	waitpid(pid, NULL, 0);
+	if (r)
+		log_msg(LOG_INFO, "probe cost not measured: %s", strerror(-r));
+	else
+		log_msg(LOG_INFO, "probe cost: %lu ns per traced call", (unsigned long)c->probe_ns);
+	return r;
+}
