@@ -20,7 +20,7 @@ struct stacks *stacks_new(const struct stacks_opts *o)
 		st->o.max_series = 8192;
 	if (!st->o.max_procs)
 		st->o.max_procs = 512;
-	if (tab_init(st) || resolver_init(st))
+	if (stk_tab_init(st) || stk_resolver_init(st))
 		goto fail;
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_condattr_t ca;
@@ -29,7 +29,7 @@ struct stacks *stacks_new(const struct stacks_opts *o)
 	pthread_cond_init(&st->work, &ca);
 	pthread_cond_init(&st->idle, &ca);
 	pthread_condattr_destroy(&ca);
-	if (!st->o.inline_resolve && resolver_start(st)) {
+	if (!st->o.inline_resolve && stk_resolver_start(st)) {
 		pthread_mutex_destroy(&st->mu);
 		pthread_cond_destroy(&st->work);
 		pthread_cond_destroy(&st->idle);
@@ -37,8 +37,8 @@ struct stacks *stacks_new(const struct stacks_opts *o)
 	}
 	return st;
 fail:
-	resolver_free(st);
-	tab_free(st);
+	stk_resolver_free(st);
+	stk_tab_free(st);
 	free(st);
 	return NULL;
 }
@@ -47,9 +47,9 @@ void stacks_free(struct stacks *st)
 {
 	if (!st)
 		return;
-	resolver_stop(st);
-	resolver_free(st);
-	tab_free(st);
+	stk_resolver_stop(st);
+	stk_resolver_free(st);
+	stk_tab_free(st);
 	pthread_mutex_destroy(&st->mu);
 	pthread_cond_destroy(&st->work);
 	pthread_cond_destroy(&st->idle);
@@ -102,7 +102,7 @@ static void queue_raw(struct stacks *st, int i, struct igb_stack *raw)
 
 	s->raw = raw;
 	s->state = STACKS_PENDING;
-	if (!job_post(st, (struct job){.type = J_STACK, .pid = s->pid, .id = s->id})) {
+	if (!stk_job_post(st, (struct job){.type = J_STACK, .pid = s->pid, .id = s->id})) {
 		st->stats.queue_full++;
 		s->state = STACKS_MISSING;
 	}
@@ -130,8 +130,8 @@ static void note_call(struct stacks *st, const struct ig_event *e)
 		i = stk_find(st, e->stack_id);
 	}
 	bool fresh = i < 0;
-	if (!pid_known(st, e->pid, true) && live)
-		job_post(st, (struct job){.type = J_PROC, .pid = e->pid});
+	if (!stk_pid_known(st, e->pid, true) && live)
+		stk_job_post(st, (struct job){.type = J_PROC, .pid = e->pid});
 	if (fresh) {
 		i = stk_insert(st, e->stack_id, e->pid);
 		if (raw)
@@ -141,7 +141,7 @@ static void note_call(struct stacks *st, const struct ig_event *e)
 		raw = NULL;
 	}
 	stk_seen(st, i);
-	series_count(st, e);
+	stk_series_count(st, e);
 	pthread_mutex_unlock(&st->mu);
 	free(raw);
 }
@@ -155,8 +155,8 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 	case IG_EV_EXEC:
 		pthread_mutex_lock(&st->mu);
 		if (st->kern.fetch_stack) {
-			pid_forget(st, e->pid);
-			job_post(st, (struct job){.type = J_EXEC, .pid = e->pid});
+			stk_pid_forget(st, e->pid);
+			stk_job_post(st, (struct job){.type = J_EXEC, .pid = e->pid});
 		}
 		pthread_mutex_unlock(&st->mu);
 		break;
@@ -164,31 +164,31 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 		/* Read the child early: a short-lived worker may be gone by the
 		 * time its first stack is resolved. */
 		pthread_mutex_lock(&st->mu);
-		if (st->kern.fetch_stack && e->arg0 && !pid_known(st, (uint32_t)e->arg0, true))
-			job_post(st, (struct job){.type = J_PROC, .pid = (uint32_t)e->arg0});
+		if (st->kern.fetch_stack && e->arg0 && !stk_pid_known(st, (uint32_t)e->arg0, true))
+			stk_job_post(st, (struct job){.type = J_PROC, .pid = (uint32_t)e->arg0});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	case IG_EV_EXIT:
 		pthread_mutex_lock(&st->mu);
 		if (st->kern.fetch_stack)
-			job_post(st, (struct job){.type = J_EXIT, .pid = e->pid});
+			stk_job_post(st, (struct job){.type = J_EXIT, .pid = e->pid});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	default:
 		break;
 	}
 	if (!st->threaded)
-		resolver_run_inline(st);
+		stk_resolver_run_inline(st);
 }
 
 void stacks_watch_pid(struct stacks *st, uint32_t pid)
 {
 	pthread_mutex_lock(&st->mu);
-	pid_known(st, pid, true);
-	job_post(st, (struct job){.type = J_PROC, .pid = pid});
+	stk_pid_known(st, pid, true);
+	stk_job_post(st, (struct job){.type = J_PROC, .pid = pid});
 	pthread_mutex_unlock(&st->mu);
 	if (!st->threaded)
-		resolver_run_inline(st);
+		stk_resolver_run_inline(st);
 }
 
 int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct igb_stack *raw)
@@ -206,18 +206,18 @@ int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct ig
 		free(copy);
 		return -EEXIST;
 	}
-	if (!pid_known(st, pid, true))
-		job_post(st, (struct job){.type = J_PROC, .pid = pid});
+	if (!stk_pid_known(st, pid, true))
+		stk_job_post(st, (struct job){.type = J_PROC, .pid = pid});
 	queue_raw(st, stk_insert(st, id, pid), copy);
 	pthread_mutex_unlock(&st->mu);
 	if (!st->threaded)
-		resolver_run_inline(st);
+		stk_resolver_run_inline(st);
 	return 0;
 }
 
 void stacks_reset(struct stacks *st)
 {
 	pthread_mutex_lock(&st->mu);
-	series_reset(st);
+	stk_series_reset(st);
 	pthread_mutex_unlock(&st->mu);
 }

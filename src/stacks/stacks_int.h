@@ -4,7 +4,7 @@
  * mappings, native frames), stacks_python.c (interpreters: finding them,
  * telling the kernel, decoding and placing their frames), stacks_rec.c
  * (the recording format in and out). Nothing outside src/stacks/ includes
- * this. */
+ * this; its functions carry the prefix stk_. */
 #ifndef IG_STACKS_INT_H
 #define IG_STACKS_INT_H
 
@@ -174,8 +174,8 @@ static inline const char *base_name(const char *p)
 }
 
 /* stacks_table.c: the tables (callers hold mu). 0 or -ENOMEM. */
-int tab_init(struct stacks *st);
-void tab_free(struct stacks *st);
+int stk_tab_init(struct stacks *st);
+void stk_tab_free(struct stacks *st);
 /* Slot of stack id, or -1. */
 int stk_find(struct stacks *st, uint64_t id);
 /* The slot of a new entry for id (not in the table), evicting the least
@@ -184,42 +184,42 @@ int stk_insert(struct stacks *st, uint64_t id, uint32_t pid);
 /* Slot i was seen now (stacks.seq). */
 void stk_seen(struct stacks *st, int i);
 /* Counts one call with a stack in its (op, stack) series. */
-void series_count(struct stacks *st, const struct ig_event *e);
-void series_reset(struct stacks *st);
+void stk_series_count(struct stacks *st, const struct ig_event *e);
+void stk_series_reset(struct stacks *st);
 /* Was pid sent to the resolver already? add: remember it. */
-bool pid_known(struct stacks *st, uint32_t pid, bool add);
-void pid_forget(struct stacks *st, uint32_t pid);
+bool stk_pid_known(struct stacks *st, uint32_t pid, bool add);
+void stk_pid_forget(struct stacks *st, uint32_t pid);
 
 /* stacks_table.c: frame lists. */
-void binit(struct builder *b);
-void badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, const char *sym,
-	  const char *file, const char *text);
+void stk_binit(struct builder *b);
+void stk_badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, const char *sym,
+	      const char *file, const char *text);
 /* A STACKS_NOTE frame: fmt with one %s. */
-void bnote(struct builder *b, const char *fmt, const char *arg);
+void stk_bnote(struct builder *b, const char *fmt, const char *arg);
 /* Moves b's frames into s (b->blob is s's now) and picks the headline. */
 void stk_publish(struct stk *s, struct builder *b);
 
 /* stacks_resolve.c: the job queue (callers hold mu) and the resolver. */
-bool job_post(struct stacks *st, struct job j);
+bool stk_job_post(struct stacks *st, struct job j);
 /* The queue, the process table and the symbol cache: 0 or -ENOMEM;
- * resolver_free undoes it (safe on a half-initialised module). */
-int resolver_init(struct stacks *st);
-void resolver_free(struct stacks *st);
+ * stk_resolver_free undoes it (safe on a half-initialised module). */
+int stk_resolver_init(struct stacks *st);
+void stk_resolver_free(struct stacks *st);
 /* The resolver thread (stacks.threaded): 0 or -errno; stop joins it. */
-int resolver_start(struct stacks *st);
-void resolver_stop(struct stacks *st);
+int stk_resolver_start(struct stacks *st);
+void stk_resolver_stop(struct stacks *st);
 /* Runs the queued jobs on the caller's thread (opts.inline_resolve). */
-void resolver_run_inline(struct stacks *st);
+void stk_resolver_run_inline(struct stacks *st);
 
 /* stacks_python.c: interpreters (resolver thread). */
 /* Looks for p's interpreter in its mappings and tells the kernel. */
-void py_find(struct stacks *st, struct rproc *p);
+void stk_py_find(struct stacks *st, struct rproc *p);
 /* p exec'd: its interpreter is unknown again. */
-void py_forget(struct rproc *p);
+void stk_py_forget(struct rproc *p);
 
 /* Placing the Python frames of one raw stack among its native frames:
- * py_merge_begin, py_merge_native after each native frame added at index
- * before, py_merge_end once the native frames are done (the rest of the
+ * stk_py_merge_begin, stk_py_merge_native after each native frame added at index
+ * before, stk_py_merge_end once the native frames are done (the rest of the
  * Python frames, then the notes about them). */
 struct py_merge {
 	struct stacks *st;
@@ -229,9 +229,9 @@ struct py_merge {
 	const char *interp;
 	bool on, rest_placed, failed;
 };
-void py_merge_begin(struct py_merge *m, struct stacks *st, struct rproc *p,
-		    const struct igb_stack *raw);
-void py_merge_native(struct py_merge *m, struct builder *b, int before);
-void py_merge_end(struct py_merge *m, struct builder *b);
+void stk_py_merge_begin(struct py_merge *m, struct stacks *st, struct rproc *p,
+			const struct igb_stack *raw);
+void stk_py_merge_native(struct py_merge *m, struct builder *b, int before);
+void stk_py_merge_end(struct py_merge *m, struct builder *b);
 
 #endif

@@ -58,7 +58,7 @@ static void tell_kernel(struct stacks *st, struct rproc *p)
 			 " (kernel map: %s)", strerror(-e));
 }
 
-void py_find(struct stacks *st, struct rproc *p)
+void stk_py_find(struct stacks *st, struct rproc *p)
 {
 	if (st->o.no_python || !p->maps || p->exited)
 		return;
@@ -71,8 +71,9 @@ void py_find(struct stacks *st, struct rproc *p)
 	} else if (r == -EAGAIN && ++p->py_tries < PY_TRIES) {
 		p->py_state = PYS_AGAIN;
 		pthread_mutex_lock(&st->mu);
-		job_post(st, (struct job){
-				 .type = J_PROC, .pid = p->pid, .due_ns = mono_ns() + PY_RETRY_NS});
+		stk_job_post(
+		    st,
+		    (struct job){.type = J_PROC, .pid = p->pid, .due_ns = mono_ns() + PY_RETRY_NS});
 		pthread_mutex_unlock(&st->mu);
 	} else if (r == -ENOTSUP || r == -EAGAIN) {
 		p->py_state = PYS_UNSUPPORTED;
@@ -83,7 +84,7 @@ void py_find(struct stacks *st, struct rproc *p)
 	publish_note(st, p);
 }
 
-void py_forget(struct rproc *p)
+void stk_py_forget(struct rproc *p)
 {
 	py_proc_free(p->py);
 	p->py = NULL;
@@ -99,8 +100,8 @@ void py_forget(struct rproc *p)
  * _PyEval_EvalFrameDefault frame; groups with no such frame (the
  * interpreter has no frame pointers) go where the interpreter's own code
  * first appears, else after the last native frame. */
-void py_merge_begin(struct py_merge *m, struct stacks *st, struct rproc *p,
-		    const struct igb_stack *raw)
+void stk_py_merge_begin(struct py_merge *m, struct stacks *st, struct rproc *p,
+			const struct igb_stack *raw)
 {
 	memset(m, 0, sizeof(*m));
 	m->st = st;
@@ -129,7 +130,7 @@ static void add_py_group(struct py_merge *m, int from, int to, struct builder *b
 			continue;
 		}
 		tfmt(text, sizeof(text), "[py] %s:%d in %s()", pf.file, pf.line, pf.func);
-		badd(b, STACKS_PY, 0, 0, pf.line, pf.func, pf.file, text);
+		stk_badd(b, STACKS_PY, 0, 0, pf.line, pf.func, pf.file, text);
 		m->st->stats.py_frames++;
 	}
 }
@@ -139,7 +140,7 @@ static bool is_eval_frame(const char *sym)
 	return sym && !strncmp(sym, "_PyEval_EvalFrameDefault", 24);
 }
 
-void py_merge_native(struct py_merge *m, struct builder *b, int before)
+void stk_py_merge_native(struct py_merge *m, struct builder *b, int before)
 {
 	if (!m->on || m->g >= m->ng || before >= b->n)
 		return;
@@ -163,7 +164,7 @@ void py_merge_native(struct py_merge *m, struct builder *b, int before)
 	}
 }
 
-void py_merge_end(struct py_merge *m, struct builder *b)
+void stk_py_merge_end(struct py_merge *m, struct builder *b)
 {
 	const struct igb_stack *raw = m->raw;
 	const struct rproc *p = m->p;
@@ -171,19 +172,20 @@ void py_merge_end(struct py_merge *m, struct builder *b)
 	if (m->on && m->g < m->ng)
 		add_py_group(m, m->gstart, m->npy, b);
 	if (m->npy > 0 && !m->on)
-		bnote(b, "[note] %s", "Python frames captured but the interpreter is unknown");
+		stk_bnote(b, "[note] %s", "Python frames captured but the interpreter is unknown");
 	if (m->failed)
-		bnote(b, "[note] %s",
-		      p && p->exited
-			  ? "Python frames lost: the process exited before they were read"
-			  : "some Python frames could not be read");
+		stk_bnote(b, "[note] %s",
+			  p && p->exited
+			      ? "Python frames lost: the process exited before they were read"
+			      : "some Python frames could not be read");
 	if (raw->flags & IGB_STK_PY_TRUNC)
-		bnote(b, "[note] more than %s Python frames: the outermost are not shown", "32");
+		stk_bnote(b, "[note] more than %s Python frames: the outermost are not shown",
+			  "32");
 	if (raw->flags & IGB_STK_PY_ERR)
-		bnote(b, "[note] %s", "the interpreter's frames could not all be read");
+		stk_bnote(b, "[note] %s", "the interpreter's frames could not all be read");
 	if (p && p->py_state == PYS_UNSUPPORTED && p->note[0])
-		bnote(b, "[note] %s", p->note);
+		stk_bnote(b, "[note] %s", p->note);
 	else if (p && p->py_state == PYS_ON && !(raw->flags & IGB_STK_PY))
-		bnote(b, "[note] %s",
-		      "captured before the interpreter was found: no Python frames");
+		stk_bnote(b, "[note] %s",
+			  "captured before the interpreter was found: no Python frames");
 }

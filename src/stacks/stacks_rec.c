@@ -120,10 +120,10 @@ static int add_rec_frame(void *ctx, const struct rec_frame *f)
 	case REC_FRAME_PY:
 		tfmt(text, sizeof(text), "[py] %s:%d in %s()", *f->file ? f->file : "?", f->line,
 		     *f->sym ? f->sym : "?");
-		badd(b, STACKS_PY, 0, 0, f->line, f->sym, f->file, text);
+		stk_badd(b, STACKS_PY, 0, 0, f->line, f->sym, f->file, text);
 		return 0;
 	case REC_FRAME_NOTE:
-		badd(b, STACKS_NOTE, 0, 0, 0, NULL, NULL, f->note);
+		stk_badd(b, STACKS_NOTE, 0, 0, 0, NULL, NULL, f->note);
 		return 0;
 	}
 	if (*f->sym) {
@@ -131,15 +131,15 @@ static int add_rec_frame(void *ctx, const struct rec_frame *f)
 		const char *sym = dm ? dm : f->sym;
 		tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s", sym, f->off,
 		     *f->file ? " (" : "", f->file, *f->file ? ")" : "");
-		badd(b, STACKS_NATIVE, f->ip, f->off, f->line, sym, f->file, text);
+		stk_badd(b, STACKS_NATIVE, f->ip, f->off, f->line, sym, f->file, text);
 		free(dm);
 	} else if (f->off && *f->file) {
 		tfmt(text, sizeof(text), "0x%" PRIx64 " (%s+0x%" PRIx64 ")", f->ip, f->file,
 		     f->off);
-		badd(b, STACKS_NATIVE, f->ip, f->off, 0, NULL, f->file, text);
+		stk_badd(b, STACKS_NATIVE, f->ip, f->off, 0, NULL, f->file, text);
 	} else {
 		tfmt(text, sizeof(text), "0x%" PRIx64 " (%s)", f->ip, *f->file ? f->file : "?");
-		badd(b, STACKS_NATIVE, f->ip, f->off, 0, NULL, f->file, text);
+		stk_badd(b, STACKS_NATIVE, f->ip, f->off, 0, NULL, f->file, text);
 	}
 	return 0;
 }
@@ -163,7 +163,7 @@ static int parse_rec_stack(struct builder *b, const char *ips_json, const char *
 		for (size_t i = 0; i < n; i++) {
 			char text[96];
 			snprintf(text, sizeof(text), "0x%" PRIx64 " (?)", all[i]);
-			badd(b, STACKS_NATIVE, all[i], 0, 0, NULL, NULL, text);
+			stk_badd(b, STACKS_NATIVE, all[i], 0, 0, NULL, NULL, text);
 		}
 	}
 	*nips = n < IGB_STACK_MAX ? (int)n : IGB_STACK_MAX;
@@ -179,7 +179,7 @@ int stacks_add_json(struct stacks *st, uint64_t id, const char *ips_json, const 
 
 	if (!b)
 		return -ENOMEM;
-	binit(b);
+	stk_binit(b);
 	r = parse_rec_stack(b, ips_json, frames_json, ips, &nips);
 	if (r) {
 		free(b->blob);

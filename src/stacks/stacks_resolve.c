@@ -14,7 +14,7 @@
 
 /* ---- jobs (under mu) ------------------------------------------------------- */
 
-bool job_post(struct stacks *st, struct job j)
+bool stk_job_post(struct stacks *st, struct job j)
 {
 	if (j.due_ns) {
 		if (st->ndelayed == DELAY_CAP)
@@ -110,7 +110,7 @@ static void resolve_native(struct stacks *st, struct rproc *p, uint64_t ip, stru
 	if (r == 0) {
 		snprintf(text, sizeof(text), "%s+0x%" PRIx64 " (%s%s)", si.name, si.off,
 			 base_name(si.path), si.flags & SYM_F_DELETED ? ", deleted" : "");
-		badd(b, STACKS_NATIVE, ip, si.off, 0, si.name, si.path, text);
+		stk_badd(b, STACKS_NATIVE, ip, si.off, 0, si.name, si.path, text);
 		st->stats.frames_resolved++;
 		return;
 	}
@@ -121,8 +121,8 @@ static void resolve_native(struct stacks *st, struct rproc *p, uint64_t ip, stru
 		snprintf(text, sizeof(text), "0x%" PRIx64 " (%s)", ip, si.path);
 	else
 		snprintf(text, sizeof(text), "0x%" PRIx64 " (?)", ip);
-	badd(b, STACKS_NATIVE, ip, r == -ENOENT ? si.file_vaddr : 0, 0, NULL,
-	     r == -ENOENT ? si.path : NULL, text);
+	stk_badd(b, STACKS_NATIVE, ip, r == -ENOENT ? si.file_vaddr : 0, 0, NULL,
+		 r == -ENOENT ? si.path : NULL, text);
 	st->stats.frames_unresolved++;
 }
 
@@ -161,11 +161,11 @@ static void resolve_stack(struct stacks *st, struct rproc *p, const struct igb_s
 	bool cut;
 	int nips = usable_ips(st, p, raw, &cut);
 
-	py_merge_begin(&m, st, p, raw);
+	stk_py_merge_begin(&m, st, p, raw);
 	for (int i = 0; i < nips; i++) {
 		int before = b->n;
 		resolve_native(st, p, raw->ips[i], b);
-		py_merge_native(&m, b, before);
+		stk_py_merge_native(&m, b, before);
 	}
 	if (cut && nips > 0) {
 		char where[256];
@@ -174,15 +174,15 @@ static void resolve_stack(struct stacks *st, struct rproc *p, const struct igb_s
 		     "native frames stop here: the frame-pointer chain breaks after %s (built "
 		     "without frame pointers?)",
 		     last->file ? base_name(b->blob + last->file) : "this frame");
-		bnote(b, "[note] %s", where);
+		stk_bnote(b, "[note] %s", where);
 	}
-	py_merge_end(&m, b);
+	stk_py_merge_end(&m, b);
 	if (nips == IGB_STACK_MAX)
-		bnote(b, "[note] %s native frames: the outermost may be cut", "64");
+		stk_bnote(b, "[note] %s native frames: the outermost may be cut", "64");
 	if (!nips && !m.npy)
-		bnote(b, "[note] %s", "no user frames (no frame pointers at the call?)");
+		stk_bnote(b, "[note] %s", "no user frames (no frame pointers at the call?)");
 	if (p && !p->maps && nips)
-		bnote(b, "[note] %s", "the process exited before its mappings were read");
+		stk_bnote(b, "[note] %s", "the process exited before its mappings were read");
 }
 
 /* ---- jobs (resolver) ------------------------------------------------------------ */
@@ -203,7 +203,7 @@ static void job_stack(struct stacks *st, const struct job *j)
 
 	uint64_t t0 = mono_ns();
 	struct rproc *p = proc_get(st, j->pid, true);
-	binit(&b);
+	stk_binit(&b);
 	resolve_stack(st, p, raw, &b);
 	uint64_t dt = mono_ns() - t0;
 
@@ -241,18 +241,18 @@ static void do_job(struct stacks *st, const struct job *j)
 		if (!p->exited)
 			capture(st, p);
 		if (p->py_state == PYS_UNKNOWN || p->py_state == PYS_AGAIN)
-			py_find(st, p);
+			stk_py_find(st, p);
 		break;
 	case J_EXEC:
 		/* A new program: stacks queued after this belong to it. */
 		p = proc_get(st, j->pid, true);
 		sym_proc_free(p->maps);
 		p->maps = NULL;
-		py_forget(p);
+		stk_py_forget(p);
 		pthread_mutex_lock(&st->mu);
-		job_post(st, (struct job){.type = J_PROC,
-					  .pid = j->pid,
-					  .due_ns = mono_ns() + EXEC_DELAY_NS});
+		stk_job_post(st, (struct job){.type = J_PROC,
+					      .pid = j->pid,
+					      .due_ns = mono_ns() + EXEC_DELAY_NS});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	case J_EXIT:
@@ -264,7 +264,7 @@ static void do_job(struct stacks *st, const struct job *j)
 
 /* ---- the thread ------------------------------------------------------------------ */
 
-int resolver_init(struct stacks *st)
+int stk_resolver_init(struct stacks *st)
 {
 	st->queue = calloc(QUEUE_CAP, sizeof(*st->queue));
 	st->procs = calloc(st->o.max_procs, sizeof(*st->procs));
@@ -272,7 +272,7 @@ int resolver_init(struct stacks *st)
 	return st->queue && st->procs && st->sym ? 0 : -ENOMEM;
 }
 
-void resolver_free(struct stacks *st)
+void stk_resolver_free(struct stacks *st)
 {
 	for (unsigned i = 0; st->procs && i < st->nprocs; i++) {
 		sym_proc_free(st->procs[i].maps);
@@ -317,7 +317,7 @@ static void *resolver_main(void *arg)
 	return NULL;
 }
 
-int resolver_start(struct stacks *st)
+int stk_resolver_start(struct stacks *st)
 {
 	/* The resolver takes no signals: they belong to the main loop. */
 	sigset_t all, old;
@@ -331,7 +331,7 @@ int resolver_start(struct stacks *st)
 	return 0;
 }
 
-void resolver_stop(struct stacks *st)
+void stk_resolver_stop(struct stacks *st)
 {
 	if (!st->threaded)
 		return;
@@ -343,7 +343,7 @@ void resolver_stop(struct stacks *st)
 	st->threaded = false;
 }
 
-void resolver_run_inline(struct stacks *st)
+void stk_resolver_run_inline(struct stacks *st)
 {
 	struct job j;
 	for (;;) {
@@ -362,7 +362,7 @@ int stacks_flush(struct stacks *st, int timeout_ms)
 	int r = 0;
 
 	if (!st->threaded) {
-		resolver_run_inline(st);
+		stk_resolver_run_inline(st);
 		return 0;
 	}
 	pthread_mutex_lock(&st->mu);

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int tab_init(struct stacks *st)
+int stk_tab_init(struct stacks *st)
 {
 	st->stks = calloc(st->o.max_stacks, sizeof(*st->stks));
 	st->ser = calloc(st->o.max_series, sizeof(*st->ser));
@@ -33,7 +33,7 @@ static void stk_clear(struct stk *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void tab_free(struct stacks *st)
+void stk_tab_free(struct stacks *st)
 {
 	for (unsigned i = 0; st->stks && i < st->stk_lru.n; i++)
 		stk_clear(&st->stks[i]);
@@ -91,7 +91,7 @@ static bool is_tail(struct stacks *st, int op, uint64_t end_ns, uint64_t dur)
 	return dur >= t->thr;
 }
 
-void series_count(struct stacks *st, const struct ig_event *e)
+void stk_series_count(struct stacks *st, const struct ig_event *e)
 {
 	int fresh;
 	/* a 64-bit key collision is counted with the first series */
@@ -118,7 +118,7 @@ void series_count(struct stacks *st, const struct ig_event *e)
 	lru_touch(&st->ser_lru, i, st->seq);
 }
 
-void series_reset(struct stacks *st)
+void stk_series_reset(struct stacks *st)
 {
 	lru_clear(&st->ser_lru);
 	for (int i = 0; i < IG_OP_MAX; i++) {
@@ -128,7 +128,7 @@ void series_reset(struct stacks *st)
 	}
 }
 
-bool pid_known(struct stacks *st, uint32_t pid, bool add)
+bool stk_pid_known(struct stacks *st, uint32_t pid, bool add)
 {
 	if (!pid) /* no process (a recording's stack) */
 		return true;
@@ -146,7 +146,7 @@ bool pid_known(struct stacks *st, uint32_t pid, bool add)
 	return false;
 }
 
-void pid_forget(struct stacks *st, uint32_t pid)
+void stk_pid_forget(struct stacks *st, uint32_t pid)
 {
 	if (ht_get(&st->known, pid) < 0)
 		return;
@@ -174,7 +174,7 @@ static uint32_t bstr(struct builder *b, const char *s)
 	return (uint32_t)(b->len - l);
 }
 
-void binit(struct builder *b)
+void stk_binit(struct builder *b)
 {
 	b->n = 0;
 	b->blob = NULL;
@@ -182,8 +182,8 @@ void binit(struct builder *b)
 	bstr(b, ""); /* offset 0 */
 }
 
-void badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, const char *sym,
-	  const char *file, const char *text)
+void stk_badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, const char *sym,
+	      const char *file, const char *text)
 {
 	if (b->n >= MAX_FRAMES)
 		return;
@@ -197,11 +197,11 @@ void badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, cons
 	f->text = bstr(b, text);
 }
 
-void bnote(struct builder *b, const char *fmt, const char *arg)
+void stk_bnote(struct builder *b, const char *fmt, const char *arg)
 {
 	char text[320];
 	tfmt(text, sizeof(text), fmt, arg);
-	badd(b, STACKS_NOTE, 0, 0, 0, NULL, NULL, text);
+	stk_badd(b, STACKS_NOTE, 0, 0, 0, NULL, NULL, text);
 }
 
 void stk_publish(struct stk *s, struct builder *b)
