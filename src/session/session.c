@@ -16,6 +16,7 @@
 #include "collect/hostinfo.h"
 #include "collect/sysinfo.h"
 #include "core/ops.h"
+#include "session/live_stacks.h"
 #include "stacks/stacks.h"
 
 #include <errno.h>
@@ -78,18 +79,6 @@ static void record_stack(void *ctx, uint64_t id, const char *ips, const char *fr
 static int flight_stack(void *ctx, uint64_t id, char **ips, char **frames)
 {
 	return stacks_json(ctx, id, ips, frames);
-}
-
-/* The stacks module's kernel side (struct stacks_kernel): the collector's
- * stacks and py_procs maps. */
-static int kernel_fetch_stack(void *ctx, uint64_t id, struct igb_stack *out)
-{
-	return collector_stack(ctx, id, out);
-}
-
-static int kernel_set_python(void *ctx, int pid, const struct igb_pyproc *cfg)
-{
-	return collector_set_python(ctx, pid, cfg);
 }
 
 static void ingest(void *ctx, const struct ig_event *e)
@@ -229,10 +218,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	s->src = collector_source(s->coll);
 	collector_status(s->coll, &s->st);
 	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
-		stacks_set_kernel(s->stacks,
-				  &(struct stacks_kernel){.fetch_stack = kernel_fetch_stack,
-							  .set_python = kernel_set_python,
-							  .ctx = s->coll});
+		live_stacks_attach(s->stacks, s->coll);
 		for (int i = 0; i < o.npids; i++)
 			stacks_watch_pid(s->stacks, (uint32_t)o.pids[i]);
 	}

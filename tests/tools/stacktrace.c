@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/ops.h"
 #include "stacks/pyframes.h"
+#include "session/live_stacks.h"
 #include "stacks/stacks.h"
 
 #include <linux/types.h>
@@ -38,18 +39,6 @@ static int nids;
 static int quiet;
 static uint64_t calls, with_stack;
 static struct stacks *stk;
-
-/* The stacks module's kernel side: this collector's maps (as the session
- * does it). */
-static int kernel_fetch_stack(void *ctx, uint64_t id, struct igb_stack *out)
-{
-	return collector_stack(ctx, id, out);
-}
-
-static int kernel_set_python(void *ctx, int pid, const struct igb_pyproc *cfg)
-{
-	return collector_set_python(ctx, pid, cfg);
-}
 
 static void on_event(void *ctx, const struct ig_event *e)
 {
@@ -214,9 +203,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "stacktrace: cannot start the stack resolver\n");
 			return 1;
 		}
-		stacks_set_kernel(stk, &(struct stacks_kernel){.fetch_stack = kernel_fetch_stack,
-							       .set_python = kernel_set_python,
-							       .ctx = c});
+		live_stacks_attach(stk, c);
 	}
 	struct ig_source *src = collector_source(c);
 	if (write(go, "g", 1) != 1)
