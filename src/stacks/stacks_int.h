@@ -173,7 +173,8 @@ static inline const char *base_name(const char *p)
 	return s ? s + 1 : p ? p : "";
 }
 
-/* stacks_table.c: the tables (callers hold mu). 0 or -ENOMEM. */
+/* stacks_table.c: the tables. Init (0 or -ENOMEM) and free run alone;
+ * callers of the others hold mu. */
 int stk_tab_init(struct stacks *st);
 void stk_tab_free(struct stacks *st);
 /* Slot of stack id, or -1. */
@@ -218,9 +219,9 @@ void stk_py_find(struct stacks *st, struct rproc *p);
 void stk_py_forget(struct rproc *p);
 
 /* Placing the Python frames of one raw stack among its native frames:
- * stk_py_merge_begin, stk_py_merge_native after each native frame added at index
- * before, stk_py_merge_end once the native frames are done (the rest of the
- * Python frames, then the notes about them). */
+ * stk_py_merge_begin, stk_py_merge_native after each native frame added
+ * at index before, stk_py_merge_end once the native frames are done (the
+ * rest of the Python frames, then the notes about them). */
 struct py_merge {
 	struct stacks *st;
 	struct rproc *p;
