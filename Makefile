@@ -3,7 +3,7 @@
 #   make deps     install missing Debian packages (as root), or list them
 #   make demo     deps + build + run the demo workload under ingero-top
 #   make scenarios re-record the demo scenarios' shipped recordings (root)
-#   make test     deps + build + every test (root tests need root)
+#   make test     check-layers + deps + build + every test (root tests need root)
 #   make bench    the benchmarks under tests/bench
 #   make sweep    the diagnosis sweep (root, ~10 min): tests/sweep/results.md
 #   make check-layers  the layer rule of src/ and tui/ (docs/architecture.md)
@@ -185,7 +185,7 @@ test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS) $(TES
 check-layers:
 	@tests/tools/check_layers.py
 
-test:
+test: check-layers
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory test-build
 	@tests/run.sh

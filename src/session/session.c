@@ -16,6 +16,7 @@
 #include "collect/hostinfo.h"
 #include "collect/sysinfo.h"
 #include "core/ops.h"
+#include "session/live_stacks.h"
 #include "stacks/stacks.h"
 
 #include <errno.h>
@@ -221,7 +222,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	collector_status(s->coll, &s->st);
 	model_set_probe_ns(s->model, s->st.probe_ns);
 	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
-		stacks_set_collector(s->stacks, s->coll);
+		live_stacks_attach(s->stacks, s->coll);
 		for (int i = 0; i < o.npids; i++)
 			stacks_watch_pid(s->stacks, (uint32_t)o.pids[i]);
 	}

@@ -7,6 +7,10 @@
  * resolved. Recordings get the frames as JSON in Ingero's stack_traces
  * format; stacks of recordings (ours and Ingero's) load from that format.
  *
+ * The module never touches the kernel itself: in live mode the session
+ * gives it a struct stacks_kernel (two function pointers) through which raw
+ * stacks are fetched and interpreters are announced.
+ *
  * Threading: stacks_event() and the stacks_add_* calls come from the thread
  * that ingests events; a private resolver thread captures process mappings,
  * looks for interpreters (and tells the kernel about them) and symbolises;
@@ -22,8 +26,8 @@
 #include "core/event.h"
 
 struct stacks;
-struct collector;
-struct igb_stack;
+struct igb_stack;  /* bpf/ingero.h: a raw stack as the kernel stores it */
+struct igb_pyproc; /* bpf/ingero.h: where a CPython keeps its frames */
 
 struct stacks_opts {
 	unsigned max_stacks;	/* distinct stacks kept, 0 = 4096 */
@@ -39,15 +43,36 @@ struct stacks *stacks_new(const struct stacks_opts *o);
 /* Stops the resolver and frees everything. stacks_free(NULL) is a no-op. */
 void stacks_free(struct stacks *st);
 
-/* Live mode: raw stacks are read from c (collector_stack) and interpreters
- * found in traced processes are given to it (collector_set_python). c must
- * stay valid until stacks_set_collector(st, NULL) or stacks_free(st). */
-void stacks_set_collector(struct stacks *st, struct collector *c);
+/* The kernel side of live mode, as plain functions (the session adapts
+ * the collector to it; tests pass fakes). ctx is given back to both.
+ *
+ * fetch_stack copies the raw stack with this id (ig_event.stack_id) out of
+ * the kernel into *out (the module's memory): 0, or -errno (-ENOENT: not,
+ * or no longer, there). Called on the ingesting thread, the first time an
+ * id is seen, without the module's lock held.
+ *
+ * set_python tells the kernel where the CPython of pid keeps its frames
+ * (cfg, built by pyframes.c; valid during the call); NULL cfg forgets it.
+ * 0 or -errno (the error goes into the process's note). Called on the
+ * resolver thread. May be NULL: interpreters are still found and their
+ * frames decoded, the kernel is just not told. */
+struct stacks_kernel {
+	int (*fetch_stack)(void *ctx, uint64_t id, struct igb_stack *out);
+	int (*set_python)(void *ctx, int pid, const struct igb_pyproc *cfg);
+	void *ctx;
+};
+
+/* Live mode: k is copied; whatever k->ctx points to must stay valid until
+ * stacks_set_kernel(st, NULL) or stacks_free(st). With a kernel (its
+ * fetch_stack set), processes are followed: mappings are read at a
+ * process's first call, fork, exec and exit. NULL: no kernel (replay,
+ * tests): stacks come from stacks_add_raw and stacks_add_json only. */
+void stacks_set_kernel(struct stacks *st, const struct stacks_kernel *k);
 
 /* Every ingested event, in order. Calls with a stack id are counted per
  * (op, stack); a stack id seen for the first time is copied out of the
- * kernel (one map lookup) and queued for resolution; exec and exit keep the
- * process table right. Never waits for resolution. */
+ * kernel (stacks_kernel.fetch_stack) and queued for resolution; fork, exec
+ * and exit keep the process table right. Never waits for resolution. */
 void stacks_event(struct stacks *st, const struct ig_event *e);
 
 /* Reads pid's mappings and looks for its interpreter now (queued), before
@@ -55,8 +80,8 @@ void stacks_event(struct stacks *st, const struct ig_event *e);
  * command) so that stacks of one that exits soon still resolve. */
 void stacks_watch_pid(struct stacks *st, uint32_t pid);
 
-/* A raw stack, as the kernel stored it, produced by pid (tests and the
- * live path). 0, -EEXIST when id is known, -ENOMEM. */
+/* A raw stack, as the kernel stored it, produced by pid (copied; tests
+ * and tools). 0, -EINVAL (id 0), -EEXIST when id is known, -ENOMEM. */
 int stacks_add_raw(struct stacks *st, uint64_t id, uint32_t pid, const struct igb_stack *raw);
 /* A resolved stack from a recording (a stack_traces row, which the session
  * reads with replay_stacks): frames_json in Ingero's stack_traces format

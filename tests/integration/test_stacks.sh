@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # needs: root
 # User stacks of traced calls through the real uprobes (bpf/ingero.bpf.c
-# capture_stack, src/stacks.c, src/symbolize.c, src/pyframes.c), driven by
+# capture_stack, src/stacks/), driven by
 # build/tests/tools/stacktrace:
 #   1. with stacks on, per-op call counts stay exact and every call carries
 #      a stack that the kernel stored once per distinct hash;

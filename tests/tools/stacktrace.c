@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/ops.h"
 #include "stacks/pyframes.h"
+#include "session/live_stacks.h"
 #include "stacks/stacks.h"
 
 #include <linux/types.h>
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "stacktrace: cannot start the stack resolver\n");
 			return 1;
 		}
-		stacks_set_collector(stk, c);
+		live_stacks_attach(stk, c);
 	}
 	struct ig_source *src = collector_source(c);
 	if (write(go, "g", 1) != 1)

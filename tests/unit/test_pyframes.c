@@ -1,4 +1,4 @@
-/* CPython frames (src/pyframes.c) against real interpreters: for every
+/* CPython frames (src/stacks/pyframes.c) against real interpreters: for every
  * CPython found (Debian's python3.11, pyenv's 3.10/3.11/3.12/3.13, and
  * IG_TEST_PYTHONS=path:path), a script blocks at a known line four frames
  * deep; the user-space walk with the version's offsets must give exactly

@@ -1,9 +1,10 @@
-/* The stacks module (src/stacks.c) without the kernel: raw stacks of this
+/* The stacks module (src/stacks/) without the kernel: raw stacks of this
  * process resolve to its functions (inline and on the resolver thread),
  * per-(op, stack) counts and tails, ordering, eviction, JSON out and back
  * in (Ingero's format, and the real Ingero recording), drain for the
- * recorder, and CPython frames put in place of the evaluation loop with a
- * real interpreter (skipped when none is installed). */
+ * recorder, CPython frames put in place of the evaluation loop with a
+ * real interpreter, and live mode through a fake kernel (struct
+ * stacks_kernel): raw stacks fetched once per id, interpreters told to it. */
 #include "stacks/stacks.h"
 #include "core/ops.h"
 #include "stacks/pyframes.h"
@@ -378,25 +379,36 @@ static void test_exited(void)
 	stacks_free(st);
 }
 
-/* CPython frames take the place of _PyEval_EvalFrameDefault. */
-static void test_python_merge(void)
+/* A CPython 3.10-3.12 waiting inside g() <- h() <- <module> (line 3, 5,
+ * 6 of its script) until its stdin is closed. */
+struct pychild {
+	const char *py;
+	pid_t pid;
+	int in, out;
+	char path[64];
+};
+
+static int py_spawn(struct pychild *c)
 {
 	const char *pys[] = {"/root/.pyenv/versions/3.12.1/bin/python3.12",
 			     "/root/.pyenv/versions/3.11.7/bin/python3.11", "/usr/bin/python3.11",
 			     "/usr/bin/python3.12", "/usr/bin/python3.10"};
-	const char *py = NULL;
-	for (size_t i = 0; i < sizeof(pys) / sizeof(pys[0]) && !py; i++)
+	int in[2], out[2];
+	char buf[16] = "";
+
+	memset(c, 0, sizeof(*c));
+	c->in = c->out = -1;
+	for (size_t i = 0; i < sizeof(pys) / sizeof(pys[0]) && !c->py; i++)
 		if (!access(pys[i], X_OK))
-			py = pys[i];
+			c->py = pys[i];
 	/* Debian 12's python3 (a build dependency, make deps) is 3.11 */
-	CHECKF(py != NULL, "no CPython 3.10-3.12 for the merge case (install python3: make deps)");
-	if (!py)
-		return;
-	char path[64];
-	snprintf(path, sizeof(path), "/tmp/ig-stacks-%d.py", (int)getpid());
-	FILE *f = fopen(path, "w");
+	CHECKF(c->py != NULL, "no CPython 3.10-3.12 (install python3: make deps)");
+	if (!c->py)
+		return -1;
+	snprintf(c->path, sizeof(c->path), "/tmp/ig-stacks-%d.py", (int)getpid());
+	FILE *f = fopen(c->path, "w");
 	if (!f)
-		return;
+		return -1;
 	fputs("import sys\n"
 	      "def g():\n"
 	      "    (sys.stdout.write('ready\\n'), sys.stdout.flush(), sys.stdin.readline())\n"
@@ -405,21 +417,44 @@ static void test_python_merge(void)
 	      "h()\n",
 	      f);
 	fclose(f);
-	int in[2], out[2];
 	if (pipe(in) || pipe(out))
-		return;
-	pid_t pid = fork();
-	if (pid == 0) {
+		return -1;
+	c->pid = fork();
+	if (c->pid == 0) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
-		execl(py, py, "-S", path, (char *)NULL);
+		execl(c->py, c->py, "-S", c->path, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
 	close(out[1]);
-	char buf[16] = "";
-	if (read(out[0], buf, sizeof(buf) - 1) <= 0)
+	c->in = in[1];
+	c->out = out[0];
+	return read(c->out, buf, sizeof(buf) - 1) > 0 ? 0 : -1;
+}
+
+static void py_reap(struct pychild *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	if (c->in >= 0)
+		close(c->in);
+	if (c->out >= 0)
+		close(c->out);
+	if (c->path[0])
+		unlink(c->path);
+}
+
+/* CPython frames take the place of _PyEval_EvalFrameDefault. */
+static void test_python_merge(void)
+{
+	struct pychild child;
+	if (py_spawn(&child))
 		goto out;
+	pid_t pid = child.pid;
+	const char *py = child.py;
 
 	/* The interpreter frames as the kernel would take them, and a native
 	 * stack: a return address in _PyEval_EvalFrameDefault between two
@@ -477,11 +512,195 @@ done:
 	sym_proc_free(sp);
 	sym_cache_free(c);
 out:
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	close(in[1]);
-	close(out[0]);
-	unlink(path);
+	py_reap(&child);
+}
+
+/* ---- the kernel interface (struct stacks_kernel), faked ---------------------- */
+
+/* A kernel that holds a few raw stacks and records what it is told. */
+struct fake_kernel {
+	uint64_t ids[4];
+	struct igb_stack raw[4];
+	int nraw;
+	int fetches[8]; /* per id 0xf0 + k */
+	int set_calls, set_pid, set_err;
+	struct igb_pyproc set_cfg;
+};
+
+static int fake_fetch_stack(void *ctx, uint64_t id, struct igb_stack *out)
+{
+	struct fake_kernel *k = ctx;
+	if (id >= 0xf0 && id < 0xf8)
+		k->fetches[id - 0xf0]++;
+	for (int i = 0; i < k->nraw; i++)
+		if (k->ids[i] == id) {
+			*out = k->raw[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int fake_set_python(void *ctx, int pid, const struct igb_pyproc *cfg)
+{
+	struct fake_kernel *k = ctx;
+	k->set_calls++;
+	k->set_pid = pid;
+	if (cfg)
+		k->set_cfg = *cfg;
+	return k->set_err;
+}
+
+/* Live mode without a collector: stacks come from fetch_stack, once per
+ * id, and processes are followed (no interpreter here: nothing is set). */
+static void test_kernel_fetch(void)
+{
+	struct fake_kernel k;
+	struct stacks_kernel kern = {fake_fetch_stack, fake_set_python, &k};
+	struct stacks *st = stacks_new(&(struct stacks_opts){.inline_resolve = true});
+	struct stacks_frame f[80];
+	struct stacks_stat one;
+	struct stacks_stats ss;
+	uint64_t ips[3];
+	int state;
+
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	memset(&k, 0, sizeof(k));
+	chain(ips);
+	k.ids[0] = 0xf1;
+	k.raw[0] = raw_of(ips, 3);
+	/* a kernel that says more than it holds: 200 addresses, 3 real */
+	k.ids[1] = 0xf3;
+	k.raw[1] = raw_of(ips, 3);
+	k.raw[1].nips = 200;
+	k.raw[1].npy = 200;
+	k.nraw = 2;
+	stacks_set_kernel(st, &kern);
+
+	uint64_t t = 10 * NS;
+	for (int i = 0; i < 3; i++) {
+		struct ig_event e = call(IG_OP_CUDA_MALLOC, 0xf1, t + (uint64_t)i, 1000);
+		stacks_event(st, &e);
+		e = call(IG_OP_CUDA_MALLOC, 0xf2, t + (uint64_t)i, 2000); /* not in the kernel */
+		stacks_event(st, &e);
+	}
+	struct ig_event e = call(IG_OP_CUDA_FREE, 0xf3, t, 5);
+	stacks_event(st, &e);
+	CHECKF(k.fetches[1] == 1 && k.fetches[2] == 1 && k.fetches[3] == 1, "fetches %d %d %d",
+	       k.fetches[1], k.fetches[2], k.fetches[3]);
+	check_chain(st, 0xf1, "fetched");
+	CHECK(stacks_frames(st, 0xf2, f, 8, &state) == 0 && state == STACKS_MISSING);
+	CHECK(stacks_series(st, IG_OP_CUDA_MALLOC, 0xf1, &one) == 0 && one.calls == 3 &&
+	      one.total_ns == 3000);
+	CHECK(stacks_series(st, IG_OP_CUDA_MALLOC, 0xf2, &one) == 0 && one.calls == 3 &&
+	      !strcmp(one.headline, "(stack not available)"));
+	/* 64 addresses at most are read, and the walk stops at the first one
+	 * outside every mapping (address 0), with a note */
+	int n = stacks_frames(st, 0xf3, f, 80, &state);
+	CHECKF(state == STACKS_RESOLVED && n == 5 && f[3].kind == STACKS_NOTE &&
+		   strstr(f[3].text, "native frames stop here") && f[4].kind == STACKS_NOTE &&
+		   strstr(f[4].text, "Python frames captured but the interpreter is unknown"),
+	       "%d frames, state %d", n, state);
+	char *ij = NULL, *fj = NULL;
+	int nip = 0;
+	CHECK(stacks_json(st, 0xf3, &ij, &fj) == 0);
+	for (const char *q = ij; q && (q = strstr(q, "\"0x")); q++)
+		nip++;
+	CHECKF(nip == IGB_STACK_MAX, "%d addresses kept", nip);
+	free(ij);
+	free(fj);
+
+	/* the calling process was read, its fork too; no CPython: nothing set */
+	pid_t child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	e = (struct ig_event){
+	    .kind = IG_EV_FORK, .pid = (uint32_t)getpid(), .arg0 = (uint64_t)child};
+	stacks_event(st, &e);
+	stacks_get_stats(st, &ss);
+	CHECKF(ss.procs == 2 && ss.py_procs == 0 && k.set_calls == 0, "procs %u, set %d", ss.procs,
+	       k.set_calls);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+
+	/* without a kernel, a new id is not fetched: it is missing */
+	stacks_set_kernel(st, NULL);
+	e = call(IG_OP_CUDA_MALLOC, 0xf4, t, 1000);
+	stacks_event(st, &e);
+	CHECK(k.fetches[4] == 0 && stacks_frames(st, 0xf4, f, 8, &state) == 0 &&
+	      state == STACKS_MISSING);
+	stacks_get_stats(st, &ss);
+	CHECK(ss.calls == 8 && ss.stacks == 4 && ss.resolved == 2 && ss.missing == 2);
+	stacks_free(st);
+}
+
+/* An interpreter found in a watched process is told to the kernel once,
+ * with the layout pyframes.c derives; the kernel's refusal lands in the
+ * process's note. */
+static void test_kernel_set_python(void)
+{
+	struct fake_kernel k;
+	struct stacks_kernel kern = {fake_fetch_stack, fake_set_python, &k};
+	struct pychild child;
+	char note[256];
+
+	memset(&k, 0, sizeof(k));
+	if (py_spawn(&child))
+		goto out;
+	struct sym_cache *c = sym_cache_new(0);
+	int err;
+	struct sym_proc *sp = sym_proc_capture(c, child.pid, &err);
+	struct py_proc *pp = NULL;
+	struct igb_pyproc want;
+	CHECKF(sp && !py_detect(c, sp, &pp, NULL, 0), "%s: no interpreter found", child.py);
+	if (pp)
+		py_bpf_config(pp, &want);
+
+	struct stacks *st = stacks_new(NULL); /* on the resolver thread */
+	CHECK(st != NULL);
+	if (st && pp) {
+		stacks_set_kernel(st, &kern);
+		stacks_watch_pid(st, (uint32_t)child.pid);
+		CHECK(stacks_flush(st, 10000) == 0);
+		CHECKF(k.set_calls == 1 && k.set_pid == child.pid &&
+			   !memcmp(&k.set_cfg, &want, sizeof(want)),
+		       "%d calls, pid %d", k.set_calls, k.set_pid);
+		stacks_proc_note(st, (uint32_t)child.pid, note, sizeof(note));
+		CHECKF(strstr(note, "Python frames on") && !strstr(note, "kernel map"), "%s", note);
+	}
+	stacks_free(st);
+
+	/* a kernel that refuses: the note says why */
+	k.set_err = -E2BIG;
+	st = stacks_new(&(struct stacks_opts){.inline_resolve = true});
+	if (st && pp) {
+		stacks_set_kernel(st, &kern);
+		stacks_watch_pid(st, (uint32_t)child.pid);
+		stacks_proc_note(st, (uint32_t)child.pid, note, sizeof(note));
+		CHECKF(k.set_calls == 2 &&
+			   strstr(note, "Python frames on (kernel map: Argument list too long)"),
+		       "%d calls, note %s", k.set_calls, note);
+	}
+	stacks_free(st);
+
+	/* no set_python: the interpreter is still found, nothing is told */
+	kern.set_python = NULL;
+	st = stacks_new(&(struct stacks_opts){.inline_resolve = true});
+	if (st && pp) {
+		stacks_set_kernel(st, &kern);
+		stacks_watch_pid(st, (uint32_t)child.pid);
+		stacks_proc_note(st, (uint32_t)child.pid, note, sizeof(note));
+		CHECKF(k.set_calls == 2 && strstr(note, "Python frames on"), "%s", note);
+	}
+	stacks_free(st);
+	py_proc_free(pp);
+	sym_proc_free(sp);
+	sym_cache_free(c);
+out:
+	py_reap(&child);
 }
 
 int main(void)
@@ -492,6 +711,8 @@ int main(void)
 	test_eviction();
 	test_exited();
 	test_python_merge();
+	test_kernel_fetch();
+	test_kernel_set_python();
 	stacks_free(NULL);
 	return check_done("test_stacks");
 }
