@@ -381,6 +381,136 @@ static void thresh_fn(struct ig_model *m, struct series *S, uint64_t k)
 		    (uint64_t)((double)hist_percentile(&S->win, 0.5) * m->cfg.outlier_x);
 }
 
+/* The op, (op, process) and (op, thread) series of a call. */
+struct call_series {
+	struct series *op, *proc, *thread;
+};
+
+static int call_series_add(struct ig_model *m, const struct ig_event *e, const struct thread *t,
+			   uint64_t end, uint64_t sec, int inwin, struct call_series *cs)
+{
+	cs->op = m->ops[e->op];
+	if (!cs->op) {
+		cs->op = m->ops[e->op] = series_alloc(m->W, 1);
+		if (!cs->op)
+			return -1;
+		cs->op->op = e->op;
+		cs->op->level = LV_OP;
+	}
+	series_add(m, cs->op, e, end, sec, inwin);
+	cs->proc = stab_get(m, &m->sp, ((uint64_t)e->pid << 8) | e->op, LV_PROC, end);
+	if (cs->proc) {
+		cs->proc->op = e->op;
+		cs->proc->pid = e->pid;
+		series_add(m, cs->proc, e, end, sec, inwin);
+	}
+	cs->thread = stab_get(m, &m->st, ((uint64_t)t->tid << 8) | e->op, LV_THREAD, end);
+	if (cs->thread) {
+		cs->thread->op = e->op;
+		cs->thread->pid = e->pid;
+		cs->thread->tid = t->tid;
+		series_add(m, cs->thread, e, end, sec, inwin);
+	}
+	return 0;
+}
+
+/* What a call adds to its thread's time, once nesting is known. */
+struct call_time {
+	int sync, nest, nosplit;
+	uint64_t nested_ns; /* a synchronisation counted by the call around it */
+	uint64_t busy;	    /* time first covered by this call */
+	uint64_t pre, blk;  /* preempted and blocked parts of busy */
+};
+
+/* A driver call made by a runtime call (cudaMemcpy -> cuMemcpyDtoH_v2) lies
+ * inside it and usually arrives first, since it ends first. Mark the inner
+ * one: a pair is one synchronisation, and the inner op's evidence repeats
+ * the outer op's. nest 1: the previous call is inside this one; 2: this one
+ * is inside the previous (other arrival order). */
+static void call_nesting(struct ig_model *m, const struct ig_event *e, uint64_t end,
+			 struct thread *t, const struct call_series *cs, struct call_time *ct)
+{
+	if (t->pb && e->ts_ns <= t->pa && t->pb <= end) {
+		ct->nest = 1;
+		struct series *outer = op_proc_find(m, t->pop, e->pid);
+		if (outer)
+			outer->nested_life++;
+		if (m->ops[t->pop])
+			m->ops[t->pop]->nested_life++;
+		if (ct->sync && t->psync)
+			ct->nested_ns = t->pb - t->pa;
+	} else if (t->pb && t->pa <= e->ts_ns && end <= t->pb) {
+		ct->nest = 2;
+		cs->op->nested_life++;
+		if (cs->proc)
+			cs->proc->nested_life++;
+		if (ct->sync && t->psync)
+			ct->nested_ns = e->dur_ns;
+	}
+	/* preempted time of this call not already counted for a call inside it
+	 * (the kernel charges an off-CPU interval to every open call) */
+	if (!ct->nosplit && ct->nest == 1) {
+		ct->pre = e->preempt_ns > t->ppre ? e->preempt_ns - t->ppre : 0;
+		ct->blk = e->blocked_ns > t->pblk ? e->blocked_ns - t->pblk : 0;
+	} else if (!ct->nosplit && ct->nest == 0) {
+		ct->pre = e->preempt_ns;
+		ct->blk = e->blocked_ns;
+	}
+	if (ct->nest != 2) {
+		t->pa = e->ts_ns;
+		t->pb = end;
+		t->ppre = ct->nosplit ? 0 : e->preempt_ns;
+		t->pblk = ct->nosplit ? 0 : e->blocked_ns;
+		t->pop = e->op;
+		t->psync = (uint8_t)ct->sync;
+	}
+}
+
+/* The call's time into its thread's lifetime sums and, in the window, into
+ * the thread's and the process's slices. */
+static void call_account(struct ig_model *m, const struct ig_event *e, const struct ig_op_info *oi,
+			 struct proc *p, struct thread *t, const struct call_time *ct, uint64_t sec,
+			 int inwin)
+{
+	int k = ct->sync != 0;
+	t->life_cuda += ct->busy;
+	t->life_raw.in_busy[k] += ct->busy;
+	/* outer calls: a call arriving before the call it is in (nest 1 on the
+	 * outer one) was counted as outer already */
+	t->life_raw.outer += ct->nest == 0;
+	t->life_raw.in_pre[k] += ct->pre;
+	t->life_raw.in_blk[k] += ct->blk;
+	t->life_raw.nosplit += (uint32_t)ct->nosplit;
+	if (!inwin)
+		return;
+	slow_add(m, e, sec);
+	struct tslice *ts = tslot(m, t, sec);
+	ts->calls++;
+	ts->call_ns += e->dur_ns;
+	ts->cuda_ns += ct->busy;
+	ts->in_busy[k] += ct->busy;
+	ts->outer += ct->nest == 0;
+	ts->in_pre[k] += ct->pre;
+	ts->in_blk[k] += ct->blk;
+	ts->nosplit += (uint32_t)ct->nosplit;
+	if (ct->sync) {
+		ts->sync_calls++;
+		ts->sync_ns += e->dur_ns;
+		if (ct->nested_ns) {
+			ts->sync_nested++;
+			ts->sync_nested_ns += ct->nested_ns;
+		}
+	}
+	struct pslice *ps = pslot(m, p, sec);
+	ps->calls++;
+	ps->call_ns += e->dur_ns;
+	if (oi->kind & IG_OPK_COPY) {
+		ps->copy_ns += e->dur_ns;
+		ps->copy_bytes += e->arg0;
+		ps->copy_calls++;
+	}
+}
+
 static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 			int inwin)
 {
@@ -406,122 +536,26 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	if (!t->first_call_ns || e->ts_ns < t->first_call_ns)
 		t->first_call_ns = e->ts_ns;
 
-	struct series *S0 = m->ops[e->op];
-	if (!S0) {
-		S0 = m->ops[e->op] = series_alloc(m->W, 1);
-		if (!S0)
-			return;
-		S0->op = e->op;
-		S0->level = LV_OP;
-	}
-	series_add(m, S0, e, end, sec, inwin);
-	struct series *S1 = stab_get(m, &m->sp, ((uint64_t)e->pid << 8) | e->op, LV_PROC, end);
-	if (S1) {
-		S1->op = e->op;
-		S1->pid = e->pid;
-		series_add(m, S1, e, end, sec, inwin);
-	}
-	struct series *S2 = stab_get(m, &m->st, ((uint64_t)t->tid << 8) | e->op, LV_THREAD, end);
-	if (S2) {
-		S2->op = e->op;
-		S2->pid = e->pid;
-		S2->tid = t->tid;
-		series_add(m, S2, e, end, sec, inwin);
-	}
-
+	struct call_series cs;
+	if (call_series_add(m, e, t, end, sec, inwin, &cs))
+		return;
 	if (e->preempt_ns && e->other_pid) {
 		t->pre_pid = e->other_pid;
 		copy_comm(t->pre_comm, e->other_comm);
 	}
-	/* A driver call made by a runtime call (cudaMemcpy -> cuMemcpyDtoH_v2)
-	 * lies inside it and usually arrives first, since it ends first. Mark
-	 * the inner one: a pair is one synchronisation, and the inner op's
-	 * evidence repeats the outer op's. nest 1: the previous call is inside
-	 * this one; 2: this one is inside the previous (other arrival order). */
-	int sync = sync_kind(e, oi), nest = 0;
-	uint64_t nested_ns = 0;
-	if (t->pb && e->ts_ns <= t->pa && t->pb <= end) {
-		nest = 1;
-		struct series *outer = op_proc_find(m, t->pop, e->pid);
-		if (outer)
-			outer->nested_life++;
-		if (m->ops[t->pop])
-			m->ops[t->pop]->nested_life++;
-		if (sync && t->psync)
-			nested_ns = t->pb - t->pa;
-	} else if (t->pb && t->pa <= e->ts_ns && end <= t->pb) {
-		nest = 2;
-		S0->nested_life++;
-		if (S1)
-			S1->nested_life++;
-		if (sync && t->psync)
-			nested_ns = e->dur_ns;
-	}
-	/* preempted time of this call not already counted for a call inside it
-	 * (the kernel charges an off-CPU interval to every open call) */
-	uint64_t pre = 0, blk = 0;
-	int nosplit = (e->flags & IG_F_NO_SPLIT) != 0;
-	if (!nosplit && nest == 1) {
-		pre = e->preempt_ns > t->ppre ? e->preempt_ns - t->ppre : 0;
-		blk = e->blocked_ns > t->pblk ? e->blocked_ns - t->pblk : 0;
-	} else if (!nosplit && nest == 0) {
-		pre = e->preempt_ns;
-		blk = e->blocked_ns;
-	}
-	if (nest != 2) {
-		t->pa = e->ts_ns;
-		t->pb = end;
-		t->ppre = nosplit ? 0 : e->preempt_ns;
-		t->pblk = nosplit ? 0 : e->blocked_ns;
-		t->pop = e->op;
-		t->psync = (uint8_t)sync;
-	}
+	struct call_time ct = {.sync = sync_kind(e, oi), .nosplit = (e->flags & IG_F_NO_SPLIT) != 0};
+	call_nesting(m, e, end, t, &cs, &ct);
 	reclassify(m, t, p, e->ts_ns, end);
-	uint64_t busy = union_add(t, e->ts_ns, end);
-	if (pre > busy)
-		pre = busy;
-	if (blk > busy - pre)
-		blk = busy - pre;
-	t->life_cuda += busy;
-	t->life_raw.in_busy[sync != 0] += busy;
-	/* outer calls: a call arriving before the call it is in (nest 1 on the
-	 * outer one) was counted as outer already */
-	t->life_raw.outer += nest == 0;
-	t->life_raw.in_pre[sync != 0] += pre;
-	t->life_raw.in_blk[sync != 0] += blk;
-	t->life_raw.nosplit += (uint32_t)nosplit;
+	ct.busy = union_add(t, e->ts_ns, end);
+	if (ct.pre > ct.busy)
+		ct.pre = ct.busy;
+	if (ct.blk > ct.busy - ct.pre)
+		ct.blk = ct.busy - ct.pre;
 	if (end > t->cb || e->ts_ns < t->ca || !t->cb) {
 		t->ca = e->ts_ns;
 		t->cb = end;
 	}
-	if (!inwin)
-		return;
-	slow_add(m, e, sec);
-	struct tslice *ts = tslot(m, t, sec);
-	ts->calls++;
-	ts->call_ns += e->dur_ns;
-	ts->cuda_ns += busy;
-	ts->in_busy[sync != 0] += busy;
-	ts->outer += nest == 0;
-	ts->in_pre[sync != 0] += pre;
-	ts->in_blk[sync != 0] += blk;
-	ts->nosplit += (uint32_t)nosplit;
-	if (sync) {
-		ts->sync_calls++;
-		ts->sync_ns += e->dur_ns;
-		if (nested_ns) {
-			ts->sync_nested++;
-			ts->sync_nested_ns += nested_ns;
-		}
-	}
-	struct pslice *ps = pslot(m, p, sec);
-	ps->calls++;
-	ps->call_ns += e->dur_ns;
-	if (oi->kind & IG_OPK_COPY) {
-		ps->copy_ns += e->dur_ns;
-		ps->copy_bytes += e->arg0;
-		ps->copy_calls++;
-	}
+	call_account(m, e, oi, p, t, &ct, sec, inwin);
 }
 
 static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
@@ -575,6 +609,47 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 	}
 	if (st == ST_BLK && !in && bw == BW_TASK)
 		ctab_add(m, &p->wake, e->other_pid, e->other_comm, main, sec);
+}
+
+static void ingest_block_io(struct ig_model *m, const struct ig_event *e, uint64_t end,
+			    uint64_t sec, int inwin)
+{
+	struct proc *p = proc_get(m, e->pid, end);
+	if (e->arg1)
+		p->io_dev = (uint32_t)e->arg1;
+	if (!p->comm[0] && e->comm[0])
+		copy_comm(p->comm, e->comm);
+	if (!inwin)
+		return;
+	struct pslice *ps = pslot(m, p, sec);
+	struct gslice *gs = gslot(m, sec);
+	ps->io_ops++;
+	gs->io_ops++;
+	ps->io_bytes += e->arg0;
+	gs->io_bytes += e->arg0;
+	ps->io_lat += e->dur_ns;
+	gs->io_lat += e->dur_ns;
+	if (e->dur_ns > ps->io_max)
+		ps->io_max = e->dur_ns;
+	if (e->dur_ns > gs->io_max)
+		gs->io_max = e->dur_ns;
+}
+
+static void ingest_snapshot(struct ig_model *m, const struct ig_event *e, uint64_t sec, int inwin)
+{
+	if (!m->host_valid || e->ts_ns >= m->host.ts_ns) {
+		m->host = *e;
+		m->host_valid = 1;
+	}
+	if (!inwin)
+		return;
+	struct gslice *gs = gslot(m, sec);
+	if (e->arg0 > gs->cpu_max)
+		gs->cpu_max = e->arg0;
+	if (e->arg1 > gs->mem_max)
+		gs->mem_max = e->arg1;
+	if (e->preempt_ns > gs->swap_max)
+		gs->swap_max = e->preempt_ns;
 }
 
 void model_ingest(struct ig_model *m, const struct ig_event *e)
@@ -665,40 +740,10 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		}
 		break;
 	case IG_EV_BLOCK_IO:
-		p = proc_get(m, e->pid, end);
-		if (e->arg1)
-			p->io_dev = (uint32_t)e->arg1;
-		if (!p->comm[0] && e->comm[0])
-			copy_comm(p->comm, e->comm);
-		if (inwin) {
-			struct pslice *ps = pslot(m, p, sec);
-			struct gslice *gs = gslot(m, sec);
-			ps->io_ops++;
-			gs->io_ops++;
-			ps->io_bytes += e->arg0;
-			gs->io_bytes += e->arg0;
-			ps->io_lat += e->dur_ns;
-			gs->io_lat += e->dur_ns;
-			if (e->dur_ns > ps->io_max)
-				ps->io_max = e->dur_ns;
-			if (e->dur_ns > gs->io_max)
-				gs->io_max = e->dur_ns;
-		}
+		ingest_block_io(m, e, end, sec, inwin);
 		break;
 	case IG_EV_SNAPSHOT:
-		if (!m->host_valid || e->ts_ns >= m->host.ts_ns) {
-			m->host = *e;
-			m->host_valid = 1;
-		}
-		if (inwin) {
-			struct gslice *gs = gslot(m, sec);
-			if (e->arg0 > gs->cpu_max)
-				gs->cpu_max = e->arg0;
-			if (e->arg1 > gs->mem_max)
-				gs->mem_max = e->arg1;
-			if (e->preempt_ns > gs->swap_max)
-				gs->swap_max = e->preempt_ns;
-		}
+		ingest_snapshot(m, e, sec, inwin);
 		break;
 	default:
 		break;
