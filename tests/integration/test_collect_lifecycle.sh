@@ -56,7 +56,6 @@ sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL --iters 10 
 launcher=$!
 INGERO_TOP_NO_UPROBE_MULTI=1 "$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/h.err" &
 ig=$!
-wait_attached "$TMP/h.err"
 for _ in $(seq 100); do grep -q watching "$TMP/h.err" && break; sleep 0.1; done
 guardian=$(pgrep -P $ig -x ingero-top-hold)
 [ -n "$guardian" ] && ok "kill -9: the guardian runs (PID $guardian)" || bad "kill -9: no guardian"
