@@ -149,8 +149,8 @@ int check_run(FILE *f)
 		    ? "off (INGERO_TOP_NO_HOLD): calls made before an attach are missed, and "
 		      "counted as attached late"
 		    : "a target that loads a CUDA library or starts a program not yet examined "
-		      "is stopped (SIGSTOP) until its probes are live, about a millisecond; "
-		      "jobs of interactive shells are not");
+		      "is stopped (SIGSTOP) until its probes are live, about a millisecond, "
+		      "1 s at most; jobs of interactive shells are not");
 
 	struct libs_seen ls = { .f = f };
 	discover_system_libs(print_lib, &ls);

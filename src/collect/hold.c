@@ -23,7 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HOLD_WAIT_NS 2000000000ULL /* longest wait for a held thread to stop */
+/* The longest a hold lasts: the guardian continues a process held longer
+ * (ingero-top stopped with ^Z, blocked on a frozen terminal, overloaded),
+ * and ingero-top then reports it as attached late. A hold normally takes
+ * about a millisecond. */
+#define HOLD_MAX_NS 1000000000ULL
+#define GUARD_PERIOD_MS 100
 
 static uint64_t mono_ns(void)
 {
@@ -56,7 +61,7 @@ static char thread_state(int pid, int tid)
  * slow mmap is looked at anyway). */
 static void wait_stopped(int pid, int tid)
 {
-	uint64_t end = mono_ns() + HOLD_WAIT_NS;
+	uint64_t end = mono_ns() + HOLD_MAX_NS;
 	useconds_t pause = 20;
 
 	for (;;) {
@@ -64,7 +69,7 @@ static void wait_stopped(int pid, int tid)
 		if (!st || st == 'T' || st == 't' || st == 'Z' || st == 'X')
 			return;
 		if (mono_ns() > end) {
-			log_msg(LOG_WARN, "process %d did not stop within 2 s of a hold", pid);
+			log_msg(LOG_WARN, "process %d did not stop within 1 s of a hold", pid);
 			return;
 		}
 		usleep(pause);
@@ -74,14 +79,14 @@ static void wait_stopped(int pid, int tid)
 }
 
 /* Whether another ingero-top (its own `ig_held` map) holds pid too. */
-static bool held_elsewhere(struct collector *c, int pid)
+static bool held_elsewhere(int own_fd, int pid)
 {
 	struct bpf_map_info own = {0}, info;
 	uint32_t id = 0, len = sizeof(own), key = (uint32_t)pid;
 	uint64_t v;
 	bool found = false;
 
-	if (bpf_obj_get_info_by_fd(bpf_map__fd(c->skel->maps.ig_held), &own, &len))
+	if (bpf_obj_get_info_by_fd(own_fd, &own, &len))
 		return false;
 	while (!found && !bpf_map_get_next_id(id, &id)) {
 		if (id == own.id)
@@ -99,24 +104,35 @@ static bool held_elsewhere(struct collector *c, int pid)
 	return found;
 }
 
-/* Continues pid and forgets the hold, unless a newer hold (another ts)
- * stopped it again meanwhile: that one has its own record coming. When no
- * other ingero-top holds it: SIGCONT first, so that should ingero-top die
- * in between, the guardian still finds it. Otherwise forget it first and
- * look again: of two instances that finish together, one continues it. */
-static void release(struct collector *c, int pid, uint64_t ts)
+/* Ends this instance's hold of pid (made at ts) and continues pid, unless
+ * a newer hold (another ts) stopped it again meanwhile: that one has its
+ * own record coming. When no other ingero-top holds it: SIGCONT first, so
+ * that should ingero-top die in between, the guardian still finds it.
+ * Otherwise forget it first and look again: of two instances that finish
+ * together, one continues it. Whether our hold was still there. */
+static bool release_fd(int map_fd, int pid, uint64_t ts)
 {
-	int fd = bpf_map__fd(c->skel->maps.ig_held);
 	uint32_t key = (uint32_t)pid;
 	uint64_t v;
-	bool shared = held_elsewhere(c, pid);
+	bool shared = held_elsewhere(map_fd, pid);
+	bool ours = !bpf_map_lookup_elem(map_fd, &key, &v) && v == ts;
 
 	if (!shared)
 		kill(pid, SIGCONT);
-	if (!bpf_map_lookup_elem(fd, &key, &v) && v == ts)
-		bpf_map_delete_elem(fd, &key);
-	if (shared && !held_elsewhere(c, pid))
+	if (ours)
+		bpf_map_delete_elem(map_fd, &key);
+	if (shared && !held_elsewhere(map_fd, pid))
 		kill(pid, SIGCONT);
+	return ours;
+}
+
+/* Our hold gone before we end it: the guardian ended it (held too long),
+ * so the process ran before its libraries were attached. (Or it was
+ * killed while held, rarer, and then nothing was missed: said anyway.) */
+static void release(struct collector *c, int pid, uint64_t ts)
+{
+	if (!release_fd(bpf_map__fd(c->skel->maps.ig_held), pid, ts))
+		coll_late(c, pid, "held over 1 s: continued before its libraries were attached");
 }
 
 static const char *not_held_why(uint8_t flags)
@@ -197,6 +213,22 @@ static void continue_all(int map_fd)
 	}
 }
 
+/* Continues the processes held longer than HOLD_MAX_NS. */
+static void expire_holds(int map_fd)
+{
+	uint32_t key, next, *prev = NULL;
+	uint64_t v, now = mono_ns();
+
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(map_fd, &key, &v) || now - v < HOLD_MAX_NS || v > now)
+			continue;
+		release_fd(map_fd, (int)key, v);
+		prev = NULL; /* deleted: start over (each pass removes one) */
+	}
+}
+
 /* The guardian's life after ingero-top died: the dying process closes its
  * descriptors one by one (a perf-event uprobe can take a grace period to
  * close), and until the last link is gone its programs can still hold a
@@ -220,6 +252,32 @@ static void guardian_after_death(int map_fd, int pidfd)
 	continue_all(map_fd);
 	usleep(50000);
 	continue_all(map_fd);
+}
+
+/* The guardian: fd 0 the pipe from ingero-top, fd 1 the held map. Every
+ * GUARD_PERIOD_MS it ends holds that last too long; a 'q' on the pipe is a
+ * normal stop, its end without one the death of ingero-top. */
+static void guardian_run(int pidfd)
+{
+	struct pollfd p = {.fd = 0, .events = POLLIN};
+	char ch = 0;
+
+	for (;;) {
+		int r = poll(&p, 1, GUARD_PERIOD_MS);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0) {
+			ssize_t n = read(0, &ch, 1);
+			if (n == 1 && ch == 'q') { /* ingero-top is done and has let go */
+				continue_all(1);
+				return;
+			}
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break;
+		}
+		expire_holds(1);
+	}
+	guardian_after_death(1, pidfd);
 }
 
 int coll_guardian_start(struct collector *c)
@@ -249,20 +307,13 @@ int coll_guardian_start(struct collector *c)
 		 * links must die with ingero-top). */
 		static const int ignore[] = {SIGINT,  SIGTERM, SIGHUP,	SIGQUIT, SIGTSTP,
 					     SIGTTIN, SIGTTOU, SIGUSR1, SIGPIPE};
-		char ch = 0;
-		ssize_t n;
 		for (size_t i = 0; i < sizeof(ignore) / sizeof(ignore[0]); i++)
 			signal(ignore[i], SIG_IGN);
 		prctl(PR_SET_NAME, "ingero-top-hold");
 		if (dup2(p[0], 0) < 0 || dup2(map_fd, 1) < 0 || (pidfd >= 0 && dup2(pidfd, 2) < 0))
 			_exit(1);
 		close_range(3, ~0U, 0);
-		while ((n = read(0, &ch, 1)) < 0 && errno == EINTR)
-			;
-		if (n == 1 && ch == 'q') /* ingero-top is done and has let go */
-			continue_all(1);
-		else
-			guardian_after_death(1, pidfd >= 0 ? 2 : -1);
+		guardian_run(pidfd >= 0 ? 2 : -1);
 		_exit(0);
 	}
 	close(p[0]);

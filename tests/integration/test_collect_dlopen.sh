@@ -36,6 +36,7 @@ for run in $(seq "${REPEAT:-2}"); do
 	python3 "$PY" "$V/libcudart-r$run.so.12" "$TMP/go1" "$N" 0 >"$TMP/py1.out" &
 	py=$!
 	wait_for ready "$TMP/py1.out"
+	rm -f "$TMP/p.ev" "$TMP/p.err" # not last run's "watching"
 	"$IG" -v --events --pid "$py" >"$TMP/p.ev" 2>"$TMP/p.err" &
 	ig=$!
 	wait_for "watching" "$TMP/p.err" || bad "--pid: no loader watched"
@@ -54,6 +55,7 @@ for run in $(seq "${REPEAT:-2}"); do
 
 	# 2. default mode (every CUDA process): a process started afterwards.
 	rm -f "$TMP/go2"
+	rm -f "$TMP/a.ev" "$TMP/a.err"
 	"$IG" -v --events --no-system-libs >"$TMP/a.ev" 2>"$TMP/a.err" &
 	ig=$!
 	wait_for "watching" "$TMP/a.err" || bad "default mode: no loader watched"

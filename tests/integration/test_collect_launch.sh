@@ -63,6 +63,7 @@ for run in $(seq "$REPEAT"); do
 	sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL ${WLA[*]} --expect $E.pid" \
 		2>/dev/null &
 	launcher=$!
+	rm -f "$TMP/p.ev" "$TMP/p.err" # not last run's "watching"
 	"$IG" -v --events --pid "$launcher" >"$TMP/p.ev" 2>"$TMP/p.err" &
 	ig=$!
 	wait_for "watching" "$TMP/p.err" || bad "--pid: no loader watched"
@@ -74,6 +75,7 @@ for run in $(seq "$REPEAT"); do
 	check "run $run: --pid of a launcher that execs the workload" "$TMP/p.ev" "$E.pid"
 
 	# Default mode: the first process to load the libraries and a second.
+	rm -f "$TMP/a.ev" "$TMP/a.err"
 	"$IG" -v --events --no-system-libs >"$TMP/a.ev" 2>"$TMP/a.err" &
 	ig=$!
 	wait_for "watching" "$TMP/a.err" || bad "default mode: no loader watched"

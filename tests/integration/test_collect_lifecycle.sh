@@ -42,19 +42,47 @@ diff -q "$TMP/a.want" "$TMP/a.got" >/dev/null && ok "default mode: a process sta
 	|| { bad "default mode counts"; diff "$TMP/a.want" "$TMP/a.got"; }
 expect_eq "after SIGTERM: orphaned ingero-top programs and links" "$(orphan_bpf)" 0
 
+# A hold lasts at most 1 s: with ingero-top stopped (as by ^Z), the
+# guardian continues the held process (at each exec and library load), so
+# it runs to its end; ingero-top, continued, reports it attached late.
+thread_state() { awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null; }
+rm -f "$TMP/go" "$TMP/s.err"
+sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL --iters 10 --kernels 1 --expect $TMP/s.expect" \
+	2>/dev/null &
+launcher=$!
+"$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/s.err" &
+ig=$!
+for _ in $(seq 100); do grep -q watching "$TMP/s.err" && break; sleep 0.1; done
+kill -STOP $ig
+touch "$TMP/go"
+for _ in $(seq 300); do kill -0 $launcher 2>/dev/null || break; sleep 0.05; done
+if kill -0 $launcher 2>/dev/null; then
+	bad "ingero-top stopped: the held process is still stopped after 15 s"
+	kill -CONT $launcher
+else
+	ok "ingero-top stopped: the held process was continued after at most 1 s per hold"
+fi
+wait $launcher
+expect_eq "ingero-top stopped: the workload's exit status" "$?" 0
+kill -CONT $ig
+for _ in $(seq 100); do grep -q "late (held over 1 s" "$TMP/s.err" && break; sleep 0.1; done
+grep -q "attached to PID $launcher late (held over 1 s: continued before its libraries were attached)" "$TMP/s.err" \
+	&& ok "ingero-top continued: the process is reported attached late" \
+	|| bad "no late report: $(cat "$TMP/s.err")"
+kill -INT $ig; wait $ig
+expect_eq "ingero-top stopped and continued: exit status" "$?" 0
+
 # kill -9 while a process is held: the guardian (ingero-top-hold)
 # continues it. ingero-top is stopped first so that the hold lasts. With
 # one perf-event uprobe per probe the dying process takes a while to close
 # its links, which could still hold the process again when it execs the
 # workload: the guardian waits for the end.
-thread_state() { awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null; }
 rm -f "$TMP/go"
 sh -c "while [ ! -e $TMP/go ]; do sleep 0.01; done; exec env A=1 $WL --iters 10 --kernels 1 --expect $TMP/h.expect" \
 	2>/dev/null &
 launcher=$!
 INGERO_TOP_NO_UPROBE_MULTI=1 "$IG" -v --batch -d 60 --pid "$launcher" >/dev/null 2>"$TMP/h.err" &
 ig=$!
-wait_attached "$TMP/h.err"
 for _ in $(seq 100); do grep -q watching "$TMP/h.err" && break; sleep 0.1; done
 guardian=$(pgrep -P $ig -x ingero-top-hold)
 [ -n "$guardian" ] && ok "kill -9: the guardian runs (PID $guardian)" || bad "kill -9: no guardian"
