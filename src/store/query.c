@@ -504,3 +504,75 @@ int query_run(struct query *q, const char *sql, const char *param, const struct 
 	*out = r;
 	return 0;
 }
+
+/* --- sessions ---------------------------------------------------------------- */
+
+static int file_has_column(struct query *q, int i, const char *table, const char *column)
+{
+	char sch[16], sql[160];
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info(?1, '%s')",
+		 qy_schema(sch, sizeof(sch), i));
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+		while (!found && sqlite3_step(st) == SQLITE_ROW)
+			found = !strcmp((const char *)sqlite3_column_text(st, 0), column);
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+int query_sessions(struct query *q, struct rec_session **out, size_t *n)
+{
+	size_t cap = 0;
+	int rc = 0;
+	*out = NULL;
+	*n = 0;
+	for (int i = 0; i < q->n && !rc; i++) {
+		if (!file_has_column(q, i, "sessions", "started_at"))
+			continue;
+		int has_node = file_has_column(q, i, "sessions", "node");
+		const char *base = recfmt_session_select_sql(has_node),
+			   *from = strstr(base, "FROM sessions");
+		char sch[16], sql[512];
+		sqlite3_stmt *st = NULL;
+		if (!from)
+			continue;
+		/* the file's own table, not the view over all files */
+		snprintf(sql, sizeof(sql), "%.*sFROM %s.%s", (int)(from - base), base,
+			 qy_schema(sch, sizeof(sch), i), from + 5);
+		if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+			if (*n == cap) {
+				size_t nc = cap ? cap * 2 : 4;
+				struct rec_session *v = realloc(*out, nc * sizeof(*v));
+				if (!v) {
+					rc = -ENOMEM;
+					break;
+				}
+				*out = v;
+				cap = nc;
+			}
+			if (recfmt_session_read(st, has_node, q->node[i], &(*out)[*n]))
+				rc = -ENOMEM;
+			else
+				(*n)++;
+		}
+		sqlite3_finalize(st);
+	}
+	if (rc) {
+		query_sessions_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void query_sessions_free(struct rec_session *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		rec_session_clear(&v[i]);
+	free(v);
+}

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/recfmt.h"
+
 struct query;
 
 /* Limits of one run; 0 = the default. */
@@ -89,6 +91,12 @@ int query_has_column(struct query *q, const char *table, const char *column);
 /* The node name of file i (the session's host, else the file name
  * without .db); owned by q. */
 const char *query_node(const struct query *q, int i);
+
+/* The sessions rows of every file, in file order, as owned copies (node:
+ * the row's, else the file's node); free with query_sessions_free. Files
+ * without a sessions table give none. 0, or -ENOMEM. */
+int query_sessions(struct query *q, struct rec_session **out, size_t *n);
+void query_sessions_free(struct rec_session *v, size_t n);
 
 /* The shortcuts' SQL for this handle (columns present, one file or
  * several), malloc'd; NULL when out of memory. arg is the shortcut's

@@ -1,0 +1,2 @@
+#include "app/handover.h"
+int mcp_main(int argc, char **argv) { return 2; }

@@ -1,9 +1,0 @@
-#include "app/handover.h"
-int explain_main(int argc, char **argv)
-{
-	return 2;
-}
-int mcp_main(int argc, char **argv)
-{
-	return 2;
-}
