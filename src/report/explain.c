@@ -324,7 +324,7 @@ static json_t *chain_json(const struct explain_in *in, const struct ig_chain *c,
 
 /* --- slowest calls, actions ------------------------------------------------------ */
 
-static json_t *slow_json(const struct explain_in *in, const struct ig_event *e, int frames)
+json_t *explain_slow_call_json(const struct explain_in *in, const struct ig_event *e, int frames)
 {
 	json_t *o = json_object();
 	char t[40], id[24];
@@ -357,15 +357,16 @@ static json_t *slow_json(const struct explain_in *in, const struct ig_event *e, 
 
 static json_t *slow_calls_json(const struct explain_in *in, const struct explain_opts *o)
 {
-	int max = o->max_slow > 0 ? o->max_slow : 5;
-	struct ig_event *e = calloc((size_t)max, sizeof(*e));
+	int max = o->max_slow > 0 ? o->max_slow : o->max_slow < 0 ? 0 : 5;
+	struct ig_event *e = calloc((size_t)max + 1, sizeof(*e));
 	json_t *a = json_array();
 	int bad = !a || !e;
 	int n = e && in->slow
 		    ? slowcalls_get(in->slow, -1, o->pid, in->since_ns, in->until_ns, e, max)
 		    : 0;
 	for (int i = 0; i < n; i++)
-		bad |= ig_json_push(a, slow_json(in, &e[i], o->frames > 0 ? o->frames : 8));
+		bad |= ig_json_push(
+		    a, explain_slow_call_json(in, &e[i], o->frames > 0 ? o->frames : 8));
 	free(e);
 	return done(a, bad);
 }

@@ -56,7 +56,7 @@ struct explain_opts {
 	uint32_t pid;	   /* only this process (its chains, calls, ops), 0 = all */
 	const char *chain; /* only this chain ("chain-0003" or "3"), NULL = all */
 	int max_chains;	   /* chains listed, 0 = every one */
-	int max_slow;	   /* slowest calls listed, 0 = 5 */
+	int max_slow;	   /* slowest calls listed, 0 = 5, -1 = none */
 	int frames;	   /* stack frames per slow call, 0 = 8 */
 };
 
@@ -72,6 +72,13 @@ json_t *explain_build(const struct explain_in *in, const struct explain_opts *o,
  * a name cannot open a link, a table cell or HTML. 0, or -EIO. */
 int explain_text(FILE *f, const json_t *report, int width);
 int explain_md(FILE *f, const json_t *report);
+
+/* One slow call as the report lists it ({op, ts_ns, time, dur_ns, pid, tid,
+ * comm, thread_comm, preempt_ns, blocked_ns (null without the split),
+ * switches, other_pid, other_comm, stack_id, stack_state, frames}), with
+ * at most frames stack frames. The caller owns it; NULL when out of memory. */
+struct ig_event;
+json_t *explain_slow_call_json(const struct explain_in *in, const struct ig_event *e, int frames);
 
 /* The share of the feeding threads' wall time that a chain class explains
  * over a whole range, from their time parts: the part(s) the class's
