@@ -241,20 +241,42 @@ static void text_slow(struct tw *t, const json_t *r)
 	}
 }
 
+/* The per-op table in the columns the width allows: all (86+), without
+ * P95 and TOTAL (66+), or OP, P99 and MAX. */
 static void text_ops(struct tw *t, const json_t *r)
 {
 	const json_t *o;
 	size_t i;
 	char a[16], b[16], c[16], d[16], e[16], n[16];
+	int wide = t->width >= 86, mid = t->width >= 66;
+	int opw = mid ? 24 : t->width - 24 < 28 ? t->width - 24 : 28;
 	if (!json_array_size(json_object_get(r, "ops")))
 		return;
-	fprintf(t->f, "\nPER-OP LATENCY over the range\n  %-24s %8s %9s %9s %9s %9s %9s\n", "OP",
-		"CALLS", "P50", "P95", "P99", "MAX", "TOTAL");
+	fputs("\nPER-OP LATENCY over the range\n", t->f);
+	if (wide)
+		fprintf(t->f, "  %-*s %8s %9s %9s %9s %9s %9s\n", opw, "OP", "CALLS", "P50", "P95",
+			"P99", "MAX", "TOTAL");
+	else if (mid)
+		fprintf(t->f, "  %-*s %8s %9s %9s %9s\n", opw, "OP", "CALLS", "P50", "P99", "MAX");
+	else
+		fprintf(t->f, "  %-*s %9s %9s\n", opw, "OP", "P99", "MAX");
 	json_array_foreach(json_object_get(r, "ops"), i, o)
-	    fprintf(t->f, "  %-24s %8s %9s %9s %9s %9s %9s\n", S(o, "op"),
-		    fmt_count(n, sizeof(n), I(o, "calls"), 8), dur(a, sizeof(a), I(o, "p50_ns")),
-		    dur(b, sizeof(b), I(o, "p95_ns")), dur(c, sizeof(c), I(o, "p99_ns")),
-		    dur(d, sizeof(d), I(o, "max_ns")), dur(e, sizeof(e), I(o, "time_ns")));
+	{
+		const char *op = S(o, "op");
+		dur(a, sizeof(a), I(o, "p50_ns"));
+		dur(b, sizeof(b), I(o, "p95_ns"));
+		dur(c, sizeof(c), I(o, "p99_ns"));
+		dur(d, sizeof(d), I(o, "max_ns"));
+		dur(e, sizeof(e), I(o, "time_ns"));
+		fmt_count(n, sizeof(n), I(o, "calls"), 8);
+		if (wide)
+			fprintf(t->f, "  %-*.*s %8s %9s %9s %9s %9s %9s\n", opw, opw, op, n, a, b,
+				c, d, e);
+		else if (mid)
+			fprintf(t->f, "  %-*.*s %8s %9s %9s %9s\n", opw, opw, op, n, a, c, d);
+		else
+			fprintf(t->f, "  %-*.*s %9s %9s\n", opw, opw, op, c, d);
+	}
 }
 
 /* Where the time went: the non-zero parts of each process, largest first. */
@@ -264,7 +286,8 @@ static void text_time(struct tw *t, const json_t *r)
 	size_t i;
 	if (!json_array_size(json_object_get(r, "procs")))
 		return;
-	fputs("\nWHERE THE FEEDING THREADS' TIME WENT (share of their wall time)\n", t->f);
+	fputc('\n', t->f);
+	wrap(t, "", 2, "WHERE THE FEEDING THREADS' TIME WENT (share of their wall time)");
 	json_array_foreach(json_object_get(r, "procs"), i, p)
 	{
 		const json_t *tm = json_object_get(p, "time"),
