@@ -417,9 +417,11 @@ static int check_filters(const struct explain_in *in, const struct explain_opts 
 {
 	size_t l = 0;
 	if (o->pid) {
-		int found = 0;
+		int found = 0; /* a traced process, or the culprit of a chain */
 		for (int i = 0; i < np; i++)
 			found |= procs[i].pid == o->pid;
+		for (int i = 0; i < detect_count(in->d); i++)
+			found |= detect_chain(in->d, i)->culprit_pid == o->pid;
 		if (!found) {
 			l = (size_t)snprintf(
 			    err, len,

@@ -29,7 +29,8 @@ size_t mcp_strip(char *dst, size_t cap, const char *src)
 {
 	static const char fffd[] = "\xef\xbf\xbd";
 	const unsigned char *s = (const unsigned char *)(src ? src : "");
-	size_t o = 0;
+	size_t o = 0, end = 0; /* end: where the NUL goes */
+	int cut = !cap;
 	while (*s) {
 		int n = esc_utf8_len(s);
 		const char *put = (const char *)s;
@@ -47,15 +48,17 @@ size_t mcp_strip(char *dst, size_t cap, const char *src)
 				len = 3;
 			}
 		}
-		if (o + len < cap)
+		if (!cut && o + len < cap) {
 			memcpy(dst + o, put, len);
-		else if (cap)
-			cap = o + 1; /* cut here: never half a sequence */
+			end = o + len;
+		} else {
+			cut = 1; /* never half a sequence */
+		}
 		o += len;
 		s += n ? n : 1;
 	}
 	if (cap)
-		dst[o < cap ? o : cap - 1] = 0;
+		dst[end] = 0;
 	return o;
 }
 
