@@ -208,16 +208,17 @@ int ho_open(struct ho_run *r, const struct ho_target *t, double ring_s, size_t r
 	log_capture_libbpf(0);
 	log_echo(stderr, LOG_ERROR);
 	r->slow = slowcalls_new(0, 0);
-	if (r->live) {
+	if (r->live)
 		r->cmds = calloc(1, sizeof(*r->cmds));
-		if (ring_s > 0)
-			r->ring = evring_new(ring_s, ring_max);
-	}
-	if (!r->slow || (r->live && !r->cmds) || (ring_s > 0 && r->live && !r->ring)) {
+	if (ring_s > 0)
+		r->ring = evring_new(ring_s, ring_max);
+	if (!r->slow || (r->live && !r->cmds) || (ring_s > 0 && !r->ring)) {
 		snprintf(err, len, "out of memory");
 		ho_close(r);
 		return -1;
 	}
+	r->ring_s = ring_s;
+	r->ring_max = ring_max;
 	r->s = session_new(&r->cli, err, len);
 	if (!r->s) {
 		ho_close(r);
@@ -241,6 +242,12 @@ void ho_close(struct ho_run *r)
 static void forget(struct ho_run *r)
 {
 	session_reset(r->s);
+	if (r->ring) { /* the ring holds what the statistics cover */
+		double s = r->ring_s;
+		size_t m = r->ring_max;
+		evring_free(r->ring);
+		r->ring = evring_new(s, m);
+	}
 	slowcalls_reset(r->slow);
 	r->first_ns = r->last_ns = r->events = 0;
 }

@@ -40,7 +40,9 @@ struct ho_cmdlines;
 struct ho_run {
 	struct session *s;
 	struct slowcalls *slow;
-	struct evring *ring; /* live with a ring (mcp), else NULL */
+	struct evring *ring; /* the events kept for range questions (mcp), else NULL */
+	double ring_s;
+	size_t ring_max;
 	struct ho_cmdlines *cmds;
 	bool live;
 	char
@@ -59,8 +61,8 @@ struct ho_run {
 
 /* Opens the session: live needs privileges (checked here, with the same
  * words as the main command). ring_s > 0: keep that many seconds of events
- * (at most ring_max) for range questions. 0, or -1 with a one-line reason
- * in err. */
+ * (at most ring_max; the newest) for range questions, live or replayed. 0,
+ * or -1 with a one-line reason in err. */
 int ho_open(struct ho_run *r, const struct ho_target *t, double ring_s, size_t ring_max, char *err,
 	    size_t len);
 void ho_close(struct ho_run *r);

@@ -44,7 +44,8 @@ static const char mcp_usage[] =
     "  -- CMD ARGS        start CMD and trace it\n"
     "  --record FILE      live: also record the session\n"
     "  --keep SECS        live: seconds of events kept for time ranges (default 300)\n"
-    "  --keep-events N    live: at most N events kept (default 1000000)\n"
+    "  --keep-events N    at most N events kept in memory for time ranges (default\n"
+    "                     1000000, ~136 bytes each; a bigger recording is read again)\n"
     "  --sql-timeout SECS time limit of run_sql (default 5)\n"
     "  -w, --window SECS  rolling window of the statistics (default 10)\n"
     "  --no-stacks        do not capture or load stacks\n"
@@ -445,7 +446,10 @@ int mcp_main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_mcp_stop};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (ho_open(&s->run, &s->target, m.keep_s, (size_t)m.keep_n, err, sizeof(err))) {
+	/* recordings: every event kept (up to --keep-events) so that range
+	 * questions need not read the files again */
+	double keep_s = s->target.nreplay ? 1e9 : m.keep_s;
+	if (ho_open(&s->run, &s->target, keep_s, (size_t)m.keep_n, err, sizeof(err))) {
 		fprintf(stderr, "ingero-top: %s\n", esc_str(e, sizeof(e), err, 0));
 		free(s);
 		return 1;

@@ -52,8 +52,8 @@ const struct mcp_tool mcp_tools[] = {
     {"get_overview",
      "Overview of the data",
      "Where and when: hosts, kernel, time range, the processes with their command lines, the "
-     "top causal chains and the busiest CUDA ops.",
-     {{0}},
+     "top causal chains and the busiest CUDA ops; over all the data or a time range.",
+     {T_SINCE, T_UNTIL},
      tool_get_overview},
     {"get_trace_stats",
      "Per-op latency percentiles",

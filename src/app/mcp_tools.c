@@ -80,20 +80,68 @@ static struct ig_source *range_source(struct mcp *s, char *err, size_t len)
 	return s->range_src;
 }
 
+/* The ring holds every event completing from since on: nothing of them
+ * left it for its cap (a recording bigger than --keep-events) or its age
+ * (a live session longer than --keep). */
+static int ring_covers(struct mcp *s, uint64_t since)
+{
+	uint64_t lost = evring_lost_until(s->run.ring);
+	return s->run.ring && (!lost || since > lost);
+}
+
+/* Live, a range older than the ring: say what is kept. */
+static int live_too_old(struct mcp *s, uint64_t since, char *err, size_t len)
+{
+	char a[40];
+	if (!s->run.live || ring_covers(s, since))
+		return 0;
+	snprintf(err, len,
+		 "the live session keeps the events of the last %gs (--keep, --keep-events): give "
+		 "since after %s",
+		 s->run.ring_s, timearg_iso(a, sizeof(a), evring_lost_until(s->run.ring)));
+	return -1;
+}
+
+/* The names of the session's processes into a range model: a range that
+ * starts after a process's name event still names it. */
+static void name_procs(struct mcp *s, struct range *r, uint64_t at)
+{
+	const struct ig_model *m = session_model(s->run.s);
+	struct ig_proc_stats *p = calloc(256, sizeof(*p));
+	int n = p ? model_procs(m, p, 256) : 0;
+	for (int i = 0; i < n; i++) {
+		struct ig_event e = {.kind = IG_EV_COMM,
+				     .pid = p[i].pid,
+				     .tid = p[i].pid,
+				     .ts_ns = at,
+				     .arg0 = p[i].ppid};
+		memcpy(e.comm, p[i].comm, sizeof(e.comm));
+		range_event(r, &e);
+	}
+	free(p);
+}
+
 static int view_open(struct mcp *s, const json_t *a, struct view *v, char *err, size_t len)
 {
+	uint64_t start, end;
 	memset(v, 0, sizeof(*v));
 	if (mcp_range_args(s, a, &v->since, &v->until, err, len))
 		return -1;
 	ho_explain_in(&s->run, &v->in);
+	ho_span(&s->run, &start, &end);
+	if (v->since <= start && (!v->until || v->until >= end))
+		v->since = v->until = 0; /* all of it: the session's own model */
 	if (!v->since && !v->until)
 		return 0;
+	if (live_too_old(s, v->since, err, len))
+		return -1;
 	v->r = range_new(model_cfg(session_model(s->run.s)), v->since, v->until);
 	if (!v->r) {
 		snprintf(err, len, "out of memory");
 		return -1;
 	}
-	if (s->run.live) {
+	name_procs(s, v->r, v->since ? v->since : start);
+	if (ring_covers(s, v->since)) {
 		evring_each(s->run.ring, v->since, v->until, range_event, v->r);
 	} else {
 		struct ig_source *src = range_source(s, err, len);
@@ -595,8 +643,11 @@ json_t *tool_get_timeline(struct mcp *s, const json_t *a, char *err, size_t len)
 		until = end;
 	if (!since)
 		since = until > 10000000000ull ? until - 10000000000ull : 1;
+	if (live_too_old(s, since, err, len))
+		return NULL;
 	t.list = json_array();
-	if (s->run.live)
+	int mem = ring_covers(s, since);
+	if (mem)
 		evring_each(s->run.ring, since, until, tl_event, &t);
 	else if (timeline_replay(s, &t, since, until, err, len)) {
 		json_decref(t.list);
@@ -615,7 +666,7 @@ json_t *tool_get_timeline(struct mcp *s, const json_t *a, char *err, size_t len)
 	SET(o, "matched", ig_json_u64(t.matched));
 	SET(o, "returned", json_integer((int)json_array_size(t.list)));
 	SET(o, "truncated", json_boolean(t.matched > (uint64_t)t.limit));
-	SET(o, "source", json_string(s->run.live ? "live memory" : "recording"));
+	SET(o, "source", json_string(mem ? "memory" : "recording"));
 	return o;
 }
 

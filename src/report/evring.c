@@ -8,6 +8,7 @@ struct evring {
 	struct ig_event *v;
 	size_t cap, max, head, n; /* head: index of the oldest */
 	uint64_t span_ns, newest, capped;
+	uint64_t lost_ns; /* latest completion of an event dropped */
 };
 
 struct evring *evring_new(double seconds, size_t max_events)
@@ -61,15 +62,22 @@ void evring_push(struct evring *r, const struct ig_event *e)
 		const struct ig_event *o = &r->v[r->head];
 		if (o->ts_ns + o->dur_ns + r->span_ns >= r->newest)
 			break;
+		if (o->ts_ns + o->dur_ns > r->lost_ns)
+			r->lost_ns = o->ts_ns + o->dur_ns;
 		r->head = (r->head + 1) % r->cap;
 		r->n--;
 	}
 	if (r->n == r->cap && grow(r)) {
 		if (!r->cap) { /* no memory at all */
 			r->capped++;
+			if (end > r->lost_ns)
+				r->lost_ns = end;
 			return;
 		}
-		r->head = (r->head + 1) % r->cap; /* full at the cap: the oldest goes */
+		const struct ig_event *o = &r->v[r->head]; /* full at the cap: the oldest goes */
+		if (o->ts_ns + o->dur_ns > r->lost_ns)
+			r->lost_ns = o->ts_ns + o->dur_ns;
+		r->head = (r->head + 1) % r->cap;
 		r->n--;
 		r->capped++;
 	}
@@ -80,6 +88,11 @@ void evring_push(struct evring *r, const struct ig_event *e)
 size_t evring_count(const struct evring *r)
 {
 	return r ? r->n : 0;
+}
+
+uint64_t evring_lost_until(const struct evring *r)
+{
+	return r ? r->lost_ns : 0;
 }
 
 uint64_t evring_capped(const struct evring *r)

@@ -24,6 +24,10 @@ size_t evring_count(const struct evring *r);
 /* Oldest entry time and newest completion time of the events held; 0 and
  * -ENODATA when empty. */
 int evring_span(const struct evring *r, uint64_t *oldest_ns, uint64_t *newest_ns);
+/* The latest completion time of an event that left the ring (for its age
+ * or the cap), 0 when none did: the ring holds every event that completes
+ * after it. */
+uint64_t evring_lost_until(const struct evring *r);
 /* Events dropped for the cap (not for age). */
 uint64_t evring_capped(const struct evring *r);
 

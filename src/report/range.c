@@ -50,8 +50,8 @@ void range_event(void *ctx, const struct ig_event *e)
 			r->first_ns = e->ts_ns;
 		if (e->ts_ns + e->dur_ns > r->last_ns)
 			r->last_ns = e->ts_ns + e->dur_ns;
+		r->events++;
 	}
-	r->events++;
 }
 
 int range_from_replay(struct range *r, struct ig_source *src)

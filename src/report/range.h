@@ -22,7 +22,7 @@ struct range {
 	struct slowcalls *slow; /* slowest calls of the range */
 	uint64_t since_ns, until_ns;
 	uint64_t first_ns, last_ns; /* first entry, last completion of the events taken */
-	uint64_t events;
+	uint64_t events;	    /* taken, without host snapshots and names */
 };
 
 /* cfg: the session model's (window); NULL = defaults. NULL when out of memory. */

@@ -98,6 +98,19 @@ codes = sorted(m["error"]["code"] for m in nulls)
 assert codes == [-32700, -32600], codes   # not JSON; a batch
 assert 99 not in by and len(out) == 12, len(out)   # the notification and the response got no answer
 assert "serving on stdio" in err and not any(l.startswith("{") for l in err.splitlines())
+# a recording bigger than what is kept in memory: ranges read the file again, same answers
+ask = [init(1, "2025-11-25")] + [msg(10 + i, "tools/call", {"name": n, "arguments": a}) for i, (n, a) in enumerate([
+    ("get_trace_stats", {"since": "+0.5s", "until": "-0.5s"}), ("get_timeline", {"pid": 5241, "since": "+0.5s", "limit": 2000}),
+    ("get_slow_calls", {"since": "+0.5s"})])]
+def answers(extra):
+    p = subprocess.run([ig, "mcp", *extra, "--replay", db], input="".join(ask), capture_output=True, text=True, timeout=120)
+    return [json.loads(l)["result"]["structuredContent"] for l in p.stdout.splitlines()[1:]]
+mem, disk = answers([]), answers(["--keep-events", "1000"])
+assert mem[1]["source"] == "memory" and disk[1]["source"] == "recording", (mem[1]["source"], disk[1]["source"])
+for a, b in zip(mem, disk):
+    a.pop("source", None); b.pop("source", None)
+    assert a == b, (json.dumps(a)[:300], json.dumps(b)[:300])
+print("ok   ranges with the events in memory and read again from the file (--keep-events 1000): the same answers")
 print("ok   ping, -32601, -32602 (bad argument, unknown tool, bad initialize), -32700, -32600 (batch, no jsonrpc), CRLF, notifications and responses unanswered, logs on stderr only")
 PY
 

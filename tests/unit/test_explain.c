@@ -177,6 +177,7 @@ static void test_evring(void)
 		evring_push(r, &e);
 	}
 	CHECK(evring_count(r) == 100 && evring_capped(r) == 50);
+	CHECK(evring_lost_until(r) == T0 + 49 * 10000000ull);
 	CHECK(!evring_span(r, &lo, &hi) && lo == T0 + 50 * 10000000ull &&
 	      hi == T0 + 149 * 10000000ull);
 	int n = 0;
@@ -188,7 +189,8 @@ static void test_evring(void)
 		struct ig_event e = call(IG_OP_CUDA_MALLOC, 1, 1, T0 + (uint64_t)i * S1, 0);
 		evring_push(r, &e);
 	}
-	CHECK(evring_count(r) == 11 && evring_capped(r) == 0);
+	CHECK(evring_count(r) == 11 && evring_capped(r) == 0 &&
+	      evring_lost_until(r) == T0 + 18 * S1);
 	evring_free(r);
 	CHECK(!evring_new(0, 10) && !evring_new(10, 0));
 }
