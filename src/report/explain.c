@@ -97,6 +97,10 @@ static json_t *range_json(const struct explain_in *in, const struct ig_model_tot
 	char a[40], b[40];
 	uint64_t first = in->first_ns ? in->first_ns : t->first_ns;
 	uint64_t last = in->last_ns ? in->last_ns : t->now_ns;
+	if (in->since_ns > first) /* a call that began before the range: the range */
+		first = in->since_ns;
+	if (in->until_ns && in->until_ns < last)
+		last = in->until_ns;
 	int bad = !o;
 	bad |= JU(o, "first_ns", first);
 	bad |= JU(o, "last_ns", last);

@@ -102,6 +102,24 @@ static int parse_iso(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* "14:02", "14:02:30.5": that time (UTC) on the day of start_ns, or on the
+ * next day when it falls before start_ns (data that crosses midnight). */
+static int parse_clock(const char *s, uint64_t start_ns, uint64_t *out)
+{
+	char buf[64];
+	time_t t = (time_t)(start_ns / 1000000000ull);
+	struct tm tm;
+	if (!isdigit((unsigned char)s[0]) || strlen(s) > 40 || !gmtime_r(&t, &tm))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%sZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, s);
+	if (strchr(s, 'Z') || strchr(s, '+') || parse_iso(buf, out))
+		return -EINVAL;
+	if (*out < start_ns - start_ns % 1000000000ull)
+		*out += 86400ull * 1000000000ull;
+	return 0;
+}
+
 int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *out, char *err,
 		  size_t errlen)
 {
@@ -120,12 +138,13 @@ int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *o
 		*out = v;
 		return 0;
 	}
-	if (!parse_iso(s, out))
+	if (!parse_iso(s, out) || (start_ns && strlen(s) <= 12 && !parse_clock(s, start_ns, out)))
 		return 0;
 	if (err && errlen)
 		snprintf(err, errlen,
 			 "'%.60s' is not a time: give +DURATION from the start (+30s), -DURATION "
-			 "before the end (-5m), an ISO 8601 time (2026-03-20T14:02:00Z) or Unix ns",
+			 "before the end (-5m), a time of day (14:02, UTC), an ISO 8601 time "
+			 "(2026-03-20T14:02:00Z) or Unix ns",
 			 s);
 	return -EINVAL;
 }

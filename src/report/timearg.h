@@ -5,6 +5,8 @@
  *   -5m, -90s         before the end of the data
  *   2026-03-20T14:02:00Z, 2026-03-20T14:02:00.250+01:00, 2026-03-20 14:02
  *                     absolute ISO 8601 (no zone: UTC)
+ *   14:02, 14:02:30.5 that time of day (UTC) on the day the data starts
+ *                     (the next day when that is before the start)
  *   1774015605291250636
  *                     Unix nanoseconds (any number of 16 digits or more)
  *

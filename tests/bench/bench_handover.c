@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -274,8 +275,10 @@ int main(int argc, char **argv)
 		printf("bench_handover: cannot make the recording\n");
 		return 1;
 	}
-	printf("recording of %ld events (%.1f s of event time) made in %.1f s (%s)\n\n", n, span,
-	       now_s() - t, db);
+	struct stat sb;
+	stat(db, &sb);
+	printf("recording of %ld events (%.1f s of event time, %.0f MB) made in %.1f s (%s)\n\n", n,
+	       span, (double)sb.st_size / 1e6, now_s() - t, db);
 	printf("| what | time | target |\n|---|---|---|\n");
 	bench_mcp(ig, db, span / 2);
 	char *ex[] = {ig, "explain", "--replay", db, NULL};

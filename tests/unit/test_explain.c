@@ -52,9 +52,20 @@ static void test_timearg(void)
 	      v == T0 + 120 * S1);
 	CHECK(!timearg_parse("1767225601000000000", start, end, &v, err, sizeof(err)) &&
 	      v == T0 + S1);
-	const char *badt[] = {
-	    "yesterday", "2026-13-01T00:00Z",	"2026-01-01T25:00Z", "2026-01-01", "+",
-	    "+5q",	 "1969-12-31T23:59:59Z"};
+	CHECK(!timearg_parse("00:00:30", start, end, &v, err, sizeof(err)) && v == T0 + 30 * S1);
+	CHECK(!timearg_parse("00:01:00.5", start, end, &v, err, sizeof(err)) &&
+	      v == T0 + 60 * S1 + S1 / 2);
+	/* before the start: the next day (data across midnight) */
+	CHECK(!timearg_parse("00:00:01", start, end, &v, err, sizeof(err)) && v == T0 + 86401 * S1);
+	const char *badt[] = {"yesterday",
+			      "2026-13-01T00:00Z",
+			      "2026-01-01T25:00Z",
+			      "2026-01-01",
+			      "+",
+			      "+5q",
+			      "1969-12-31T23:59:59Z",
+			      "25:00",
+			      "12:00Z"};
 	for (size_t i = 0; i < sizeof(badt) / sizeof(badt[0]); i++)
 		CHECKF(timearg_parse(badt[i], start, end, &v, err, sizeof(err)) == -EINVAL &&
 			   strstr(err, "not a time"),
