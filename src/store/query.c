@@ -178,7 +178,7 @@ struct query *query_open(const char *const *paths, int n, char *err, size_t errl
 		return NULL;
 	}
 	for (int i = 1; i < n; i++) {
-		char sql[64], sch[8];
+		char sql[64], sch[16];
 		sqlite3_stmt *st = NULL;
 		snprintf(sql, sizeof(sql), "ATTACH DATABASE ?1 AS %s",
 			 qy_schema(sch, sizeof(sch), i));
@@ -234,23 +234,15 @@ const char *query_node(const struct query *q, int i)
 	return q && i >= 0 && i < q->n ? q->node[i] : NULL;
 }
 
+static int file_has_column(struct query *q, int i, const char *table, const char *column);
+
 int query_has_column(struct query *q, const char *table, const char *column)
 {
 	int found = 0;
 	/* the guard is off while the handle itself looks at the schema */
 	sqlite3_set_authorizer(q->db, NULL, NULL);
-	for (int i = 0; i < q->n && !found; i++) {
-		char sch[16], sql[160];
-		sqlite3_stmt *st = NULL;
-		snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info(?1, '%s')",
-			 qy_schema(sch, sizeof(sch), i));
-		if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) == SQLITE_OK) {
-			sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-			while (!found && sqlite3_step(st) == SQLITE_ROW)
-				found = !strcmp((const char *)sqlite3_column_text(st, 0), column);
-		}
-		sqlite3_finalize(st);
-	}
+	for (int i = 0; i < q->n && !found; i++)
+		found = file_has_column(q, i, table, column);
 	sqlite3_set_authorizer(q->db, qy_authorize, &q->auth);
 	return found;
 }
