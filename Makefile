@@ -7,6 +7,7 @@
 #   make bench    the benchmarks under tests/bench
 #   make sweep    the diagnosis sweep (root, ~10 min): tests/sweep/results.md
 #   make check-layers  the layer rule of src/ and tui/ (docs/architecture.md)
+#   make mcp-client    the MCP client of the tests (npm, into tests/mcp/node_modules)
 
 BUILD   ?= build
 CC      ?= gcc
@@ -188,7 +189,14 @@ check-layers:
 test: check-layers
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory test-build
+	@$(MAKE) --no-print-directory mcp-client
 	@tests/run.sh
+
+# The official MCP SDK at the version pinned in tests/mcp/package.json, for
+# tests/integration/test_mcp.sh (which skips when it cannot be installed).
+.PHONY: mcp-client
+mcp-client:
+	@tests/mcp/install.sh
 
 demo:
 	@$(MAKE) --no-print-directory deps

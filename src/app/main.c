@@ -1,5 +1,6 @@
 /* ingero-top: option handling, then either `check`, the batch loop, or the
  * full-screen viewer (tui/). */
+#include "app/handover.h"
 #include "collect/check.h"
 #include "session/cli.h"
 #include "report/evfmt.h"
@@ -196,6 +197,9 @@ int main(int argc, char **argv)
 	char err[512] = "";
 	int r;
 
+	handover_main_fn sub = handover_command(argc, argv); /* explain, query, mcp */
+	if (sub)
+		return sub(argc - 1, argv + 1);
 	r = cli_parse(&cli, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;

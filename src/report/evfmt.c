@@ -138,11 +138,11 @@ static void json_call(json_t *o, const struct ig_event *e)
 	jname(o, "comm", e->comm);
 }
 
-int evfmt_json(FILE *f, const struct ig_event *e)
+json_t *evfmt_json_obj(const struct ig_event *e)
 {
 	json_t *o = json_object();
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	jstr(o, "type", "event");
 	jint(o, "ts_ns", e->ts_ns);
 	jstr(o, "kind", evfmt_kind(e->kind));
@@ -193,6 +193,14 @@ int evfmt_json(FILE *f, const struct ig_event *e)
 		jname(o, "comm", e->comm);
 		break;
 	}
+	return o;
+}
+
+int evfmt_json(FILE *f, const struct ig_event *e)
+{
+	json_t *o = evfmt_json_obj(e);
+	if (!o)
+		return -ENOMEM;
 	int r = json_dumpf(o, f, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (r || fputc('\n', f) == EOF)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "core/event.h"
+#include "core/json.h"
 
 /* Name of an event kind: "call", "offcpu", "fork", ... */
 const char *evfmt_kind(int kind);
@@ -21,5 +22,8 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e);
  * same fields as evfmt_line as JSON members (docs/json.md). Names are strings
  * of valid UTF-8. Returns 0, -ENOMEM or -EIO. */
 int evfmt_json(FILE *f, const struct ig_event *e);
+/* The same object, for other JSON outputs (the MCP tool get_timeline); the
+ * caller owns it. NULL when out of memory. */
+json_t *evfmt_json_obj(const struct ig_event *e);
 
 #endif

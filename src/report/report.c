@@ -99,35 +99,56 @@ static int cmp_oprow(const void *a, const void *b)
 	return x->s.op - y->s.op;
 }
 
-static int collect_ops(const struct ig_model *m, int summary, struct oprow *rows)
+/* r from the stats already in r->s: window or lifetime. 0, or 1 when the
+ * row has no calls in the window (not shown in a frame). */
+static int oprow_fill(struct oprow *r, int summary, double life_s)
 {
-	int ops[IG_OP_MAX], n = model_ops(m, ops, IG_OP_MAX), k = 0;
+	if (summary) {
+		r->p = &r->s.life;
+		r->calls = r->s.calls_life;
+		r->rate = life_s > 0 ? (double)r->calls / life_s : 0;
+		r->time_ns = r->s.life.mean * r->s.life.n;
+		return 0;
+	}
+	if (!r->s.calls_win)
+		return 1;
+	r->p = &r->s.win;
+	r->calls = r->s.calls_win;
+	r->rate = r->s.calls_per_s;
+	r->time_ns = r->s.time_win_ns;
+	return 0;
+}
+
+/* The op rows of every process (pid 0) or of one, by time spent. */
+static int collect_ops_of(const struct ig_model *m, int summary, uint32_t pid, struct oprow *rows)
+{
+	int k = 0;
 	struct ig_model_totals t;
 	model_totals(m, &t);
 	double life_s = t.now_ns > t.first_ns ? (double)(t.now_ns - t.first_ns) / 1e9 : 0;
-	for (int i = 0; i < n; i++) {
-		struct oprow *r = &rows[k];
-		if (model_op_stats(m, ops[i], &r->s))
-			continue;
-		if (summary) {
-			r->p = &r->s.life;
-			r->calls = r->s.calls_life;
-			r->rate = life_s > 0 ? (double)r->calls / life_s : 0;
-			r->time_ns = r->s.life.mean * r->s.life.n;
-		} else {
-			if (!r->s.calls_win)
-				continue;
-			r->p = &r->s.win;
-			r->calls = r->s.calls_win;
-			r->rate = r->s.calls_per_s;
-			r->time_ns = r->s.time_win_ns;
+	if (pid) {
+		struct ig_series_stats *v = calloc(IG_OP_MAX, sizeof(*v));
+		int n = v ? model_proc_ops(m, pid, v, IG_OP_MAX) : 0;
+		for (int i = 0; i < n; i++) {
+			rows[k].s = v[i];
+			k += !oprow_fill(&rows[k], summary, life_s);
 		}
-		k++;
+		free(v);
+	} else {
+		int ops[IG_OP_MAX], n = model_ops(m, ops, IG_OP_MAX);
+		for (int i = 0; i < n; i++)
+			if (!model_op_stats(m, ops[i], &rows[k].s))
+				k += !oprow_fill(&rows[k], summary, life_s);
 	}
 	qsort(rows, (size_t)k, sizeof(*rows), cmp_oprow);
 	for (int i = 0; i < k; i++) /* qsort moved the stats: re-point */
 		rows[i].p = summary ? &rows[i].s.life : &rows[i].s.win;
 	return k;
+}
+
+static int collect_ops(const struct ig_model *m, int summary, struct oprow *rows)
+{
+	return collect_ops_of(m, summary, 0, rows);
 }
 
 static int proc_shown(const struct ig_proc_stats *p, int summary)
@@ -606,7 +627,7 @@ static json_t *json_op(const struct oprow *r, const struct ig_detect *det)
 			   split ? ig_json_num(r->s.tail_blocked_share) : json_null());
 	bad |= ig_json_set(o, "win", json_pcts(&r->s.win));
 	bad |= ig_json_set(o, "life", json_pcts(&r->s.life));
-	int sev = detect_severity(det, r->s.op, 0);
+	int sev = detect_severity(det, r->s.op, r->s.pid);
 	bad |= ig_json_set(o, "severity", sev >= 0 ? ig_json_str(detect_sev_name(sev)) : json_null());
 	return built(o, bad);
 }
@@ -681,6 +702,29 @@ static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p
 	bad |= ig_json_set(o, "preemptors", json_peers(p->preemptors, p->npreemptors));
 	bad |= ig_json_set(o, "wakers", json_peers(p->wakers, p->nwakers));
 	return built(o, bad);
+}
+
+json_t *report_json_chain(const struct ig_chain *c)
+{
+	return json_chain(c);
+}
+
+json_t *report_json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary)
+{
+	return json_proc(m, p, summary);
+}
+
+json_t *report_json_ops(const struct ig_model *m, const struct ig_detect *det, int summary,
+			uint32_t pid)
+{
+	struct oprow *rows = calloc(IG_OP_MAX, sizeof(*rows));
+	json_t *a = json_array();
+	int bad = !rows || !a;
+	int n = bad ? 0 : collect_ops_of(m, summary, pid, rows);
+	for (int i = 0; i < n; i++)
+		bad |= ig_json_push(a, json_op(&rows[i], det));
+	free(rows);
+	return built(a, bad);
 }
 
 /* The op, process and chain lists of a frame into o. */

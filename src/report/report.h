@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/json.h"
+
 struct ig_model;
 struct ig_detect;
 struct ig_status;
@@ -57,6 +59,18 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *d,
  * digits). Returns 0, -ENOMEM or -EIO. */
 int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *d,
 		const struct ig_status *st, const struct report_opts *o);
+
+/* The objects of the JSON frame, for other JSON outputs that must agree
+ * with it (explain, the MCP server): a chain; the ops array (summary:
+ * lifetime numbers) of every process (pid 0) or of one process's (op,
+ * process) series; a process (summary: lifetime numbers). The caller owns
+ * the result; NULL when out of memory. */
+struct ig_chain;
+struct ig_proc_stats;
+json_t *report_json_chain(const struct ig_chain *c);
+json_t *report_json_ops(const struct ig_model *m, const struct ig_detect *d, int summary,
+			uint32_t pid);
+json_t *report_json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary);
 
 /* The value of a chain's evidence spelt by its unit ("4.49ms", "12.0MiB",
  * "42%", "8.9x", "650/s", a plain number). Returns buf. */

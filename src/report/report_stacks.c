@@ -215,3 +215,37 @@ int report_stacks_json(FILE *f, struct stacks *st, const struct report_stacks_op
 	free(fr);
 	return rc;
 }
+
+json_t *report_stacks_stack_json(struct stacks *st, const struct stacks_stat *s, int frames)
+{
+	struct report_stacks_opts o;
+	struct stacks_frame *fr = malloc(sizeof(*fr) * MAX_FRAMES);
+	defaults(&(struct report_stacks_opts){.frames = frames}, &o);
+	json_t *j = fr ? json_stack(st, s, &o, fr) : NULL;
+	if (j)
+		ig_json_set(j, "op", ig_json_str(ig_op_name(s->op)));
+	free(fr);
+	return j;
+}
+
+json_t *report_stacks_frames_json(struct stacks *st, uint64_t id, int frames, const char **state)
+{
+	struct stacks_frame *fr = st ? malloc(sizeof(*fr) * MAX_FRAMES) : NULL;
+	json_t *a = json_array();
+	int bad = !a, shown = 0, s = STACKS_UNKNOWN;
+	int nf = fr && id ? stacks_frames(st, id, fr, MAX_FRAMES, &s) : 0;
+	for (int k = 0; k < nf; k++) {
+		if (fr[k].kind != STACKS_NOTE && shown >= (frames > 0 ? frames : 12))
+			continue;
+		shown += fr[k].kind != STACKS_NOTE;
+		bad |= ig_json_push(a, json_frame(&fr[k]));
+	}
+	free(fr);
+	if (state)
+		*state = state_name(s);
+	if (bad) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}

@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/json.h"
+
 struct stacks;
+struct stacks_stat;
 
 struct report_stacks_opts {
 	int per_op;  /* stacks listed per op, 0 = 3 */
@@ -35,5 +38,13 @@ int report_stacks_text(FILE *f, struct stacks *st, const struct report_stacks_op
  * "func":..,"line":..},{"kind":"note","text":..}],"more_frames":0}]}]}
  * Returns 0 or -EIO. */
 int report_stacks_json(FILE *f, struct stacks *st, const struct report_stacks_opts *o);
+
+/* The objects of that JSON for other outputs (explain, the MCP server): one
+ * stack of stacks_top (its "op" added) with at most frames frames (0 = 12;
+ * notes always), and the frames array of stack id, *state (may be NULL)
+ * set to "resolved", "resolving", "missing" or "unknown". The caller owns
+ * the result; NULL when out of memory. */
+json_t *report_stacks_stack_json(struct stacks *st, const struct stacks_stat *s, int frames);
+json_t *report_stacks_frames_json(struct stacks *st, uint64_t id, int frames, const char **state);
 
 #endif
