@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ struct promsrv {
 	uint64_t lost_notes;
 	uint64_t last_note_ms[PROM_REF_MAX];
 	uint64_t quiet[PROM_REF_MAX]; /* refusals not logged since the last line */
-	volatile int stop;
+	atomic_int stop;	      /* set by promsrv_stop, read by the thread */
 };
 
 static uint64_t now_ms(void)
