@@ -313,8 +313,6 @@ static json_t *call_args(struct px *x, const struct ig_event *e)
 	if (e->other_pid)
 		r |= ig_json_set(a, "preempted_by", who(e->other_comm, e->other_pid));
 	r |= ig_json_set(a, "cpu", json_integer(e->cpu));
-	if (e->comm[0])
-		r |= ig_json_set(a, "comm", jcomm(e->comm));
 	struct stk *k = e->stack_id ? tab_get(&x->stacks, e->stack_id, 0) : NULL;
 	if (k && k->frames)
 		r |= ig_json_set(a, "stack", json_incref(k->frames));
