@@ -6,6 +6,11 @@
                                      sample: "<LABEL value> <sample value>"
                                      sorted (LABEL omitted: just the value)
     promq.py PORT targets            "<health> <lastError>" of each target
+    promq.py PORT rules              "<name> <health> <evaluated>" of each rule
+    promq.py PORT exprs FILE         runs every expression of FILE (blocks
+                                     separated by blank lines; Grafana's
+                                     $__rate_interval, $instance and $op
+                                     replaced): "ok"/"FAIL" and the expression
 
 Exits 1 when the server cannot be reached or the query fails."""
 import json
@@ -19,6 +24,18 @@ def get(port, path):
         return r.read().decode()
 
 
+def exprs(port, path):
+    blocks = [b.strip() for b in open(path).read().split("\n\n") if b.strip()]
+    bad = 0
+    for b in blocks:
+        q = b.replace("$__rate_interval", "1m").replace("$instance", ".*").replace("$op", ".*")
+        d = json.loads(get(port, "/api/v1/query?query=" + urllib.parse.quote(q)))
+        ok = d.get("status") == "success"
+        bad += not ok
+        print("ok  " if ok else "FAIL", " ".join(b.split()), "" if ok else d)
+    return 1 if bad else 0
+
+
 def main():
     port, what = sys.argv[1], sys.argv[2]
     try:
@@ -30,6 +47,15 @@ def main():
             for t in d["data"]["activeTargets"]:
                 print(t["health"], t.get("lastError", "") or "-")
             return 0
+        if what == "rules":
+            d = json.loads(get(port, "/api/v1/rules"))
+            for g in d["data"]["groups"]:
+                for r in g["rules"]:
+                    ev = r.get("lastEvaluation", "")
+                    print(r["name"], r["health"], "no" if ev.startswith("0001") else "yes")
+            return 0
+        if what == "exprs":
+            return exprs(port, sys.argv[3])
         q = urllib.parse.quote(sys.argv[3])
         d = json.loads(get(port, f"/api/v1/query?query={q}"))
     except Exception as e:  # connection refused, HTTP error, bad JSON

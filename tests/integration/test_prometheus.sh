@@ -28,11 +28,15 @@ global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
+rule_files: ['$ROOT/docs/prometheus-rules.yml']
 scrape_configs:
   - job_name: ingero
     static_configs:
       - targets: ['127.0.0.1:$IGPORT']
 EOF
+promtool check rules "$ROOT/docs/prometheus-rules.yml" >"$TMP/rules.check" 2>&1 &&
+	ok "promtool check rules docs/prometheus-rules.yml: $(grep -o 'SUCCESS: [0-9]* rules found' "$TMP/rules.check")" ||
+	bad "docs/prometheus-rules.yml: $(cat "$TMP/rules.check")"
 prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/promdata" \
 	--web.listen-address="127.0.0.1:$PPORT" --log.level=warn >"$TMP/prom.log" 2>&1 &
 prom=$!
@@ -103,6 +107,25 @@ $PQ "$PPORT" query 'histogram_quantile(0.99, sum by (le, op) (ingero_top_cuda_ca
 	>"$TMP/prom.p99"
 $PQ "$PPORT" query 'ingero_top_probes_attached' >"$TMP/probes"
 [ "$(cat "$TMP/probes")" -gt 0 ] && ok "ingero_top_probes_attached = $(cat "$TMP/probes")" || bad "no probes attached in Prometheus"
+
+# The documented queries, the dashboard's and the example rules run on
+# these metrics without an error.
+awk '/^## Example queries/ {on = 1; next} /^## / {on = 0} on && /^    / {sub(/^    /, ""); print; next}
+	on && /^$/ {print ""}' "$ROOT/docs/prometheus.md" >"$TMP/doc.exprs"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("\n\n".join(t["expr"] for p in d["panels"] for t in p["targets"]))' "$ROOT/docs/grafana-dashboard.json" \
+	>"$TMP/dash.exprs"
+for f in doc dash; do
+	if $PQ "$PPORT" exprs "$TMP/$f.exprs" >"$TMP/$f.out"; then
+		ok "$f queries: $(grep -c '^ok' "$TMP/$f.out") run without an error"
+	else
+		bad "$f queries:"; grep -v '^ok' "$TMP/$f.out"
+	fi
+done
+rules_ok() { $PQ "$PPORT" rules >"$TMP/rules" && [ -s "$TMP/rules" ] && ! grep -qv ' ok yes$' "$TMP/rules"; }
+wait_until 30 rules_ok && ok "the example rules are loaded and evaluate ($(wc -l <"$TMP/rules") rules)" ||
+	{ bad "rules:"; cat "$TMP/rules"; }
 
 # 4. A scrape: promtool, the content type, the build info, the hostile label.
 curl -s -D "$TMP/headers" -o "$TMP/scrape.txt" "http://127.0.0.1:$IGPORT/metrics"
