@@ -5,7 +5,7 @@
  * last slices of each track) stay in memory, so the size of the recording
  * does not matter.
  *
- * What the file holds (docs/recording.md, "Perfetto export"):
+ * What the file holds (docs/perfetto.md):
  *   - one track per thread, with the real pid and tid and their names
  *     (process_name / thread_name metadata); with several nodes, the ids of
  *     node n are moved to n << 22 + id so they cannot collide, and the names
