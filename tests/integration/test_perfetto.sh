@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `ingero-top export --perfetto` on real recordings (no root): every shipped
 # scenario recording and Ingero fixture, a merged two-node export, time and
-# pid filters, a crafted copy with hostile names, and bad input. Each trace
+# pid filters, a crafted copy with hostile names, and bad input; as root,
+# also a flight-recorder save of a live run. Each trace
 # is checked structurally (perfetto_check.py: valid JSON, names, slices
 # nested or disjoint per thread, flows paired) and its counts equal the
 # recording's own rows, counted with SQL.
@@ -150,7 +151,44 @@ assert any(sys.argv[2] in n for n in names), names
 PY
 check_clean "$TMP/hostile.err" "hostile: stderr"
 
-# 5. to stdout; bad input: one line, exit 2 (usage) or 1 (failure), no file left
+# 5. a flight-recorder save (root: a live run): its calls are the workload's
+if [ "$(id -u)" = 0 ] && [ -x "$WL" ]; then
+	mkdir -p "$TMP/fl"
+	"$WL" --wait-signal --iters 100 --kernels 2 --kernel-us 200 --sync-every 1 --expect "$TMP/fl.expect" \
+		>"$TMP/fl.ready" 2>&1 &
+	wl=$!
+	wait_until 30 grep -q ready "$TMP/fl.ready" || bad "flight: the workload never said ready"
+	"$IG" -v --batch --summary --no-system-libs --flight-dir "$TMP/fl" --pid "$wl" >/dev/null 2>"$TMP/fl.err" &
+	ig=$!
+	cleanup_hooks+=("kill $wl $ig 2>/dev/null")
+	wait_until 30 lines_at_least "$TMP/fl.err" "attached [0-9]+ ops" 2 || bad "flight: not attached"
+	kill -USR1 $wl
+	wait $wl
+	nsaved() { grep -c "saved .* events" "$TMP/fl.err"; }
+	# the save holds what was ingested: save again until every call is in one
+	for i in 1 2 3 4 5 6; do
+		n0=$(nsaved)
+		kill -USR1 $ig
+		more() { [ "$(nsaved)" -gt "$n0" ]; }
+		wait_until 30 more || continue
+		FL=$(ls -t "$TMP"/fl/ingero-top-flight-*.db 2>/dev/null | head -1)
+		[ -n "$FL" ] && [ "$(sqlite3 "$FL" "SELECT COUNT(*) FROM events WHERE source IN (1, 4)")" = \
+			"$(expect_counts "$TMP/fl.expect" | awk '{s += $2} END {print s}')" ] && break
+		sleep 1
+	done
+	kill -INT $ig
+	wait $ig
+	if [ -n "${FL:-}" ]; then
+		export_one flight "$FL"
+		check flight --expect calls="$(expect_counts "$TMP/fl.expect" | awk '{s += $2} END {print s}')"
+	else
+		bad "flight: nothing saved: $(tail -n 3 "$TMP/fl.err")"
+	fi
+else
+	echo "skip part: a flight-recorder save needs root and $WL"
+fi
+
+# 6. to stdout; bad input: one line, exit 2 (usage) or 1 (failure), no file left
 "$IG" export --perfetto - "$ROOT/tests/scenarios/memcpy.db" >"$TMP/stdout.json" 2>/dev/null
 export_one memcpy2 "$ROOT/tests/scenarios/memcpy.db"
 cmp -s "$TMP/stdout.json" "$TMP/memcpy2.json" && ok "--perfetto - writes the same trace to stdout" || bad "stdout trace differs"
