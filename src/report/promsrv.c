@@ -66,6 +66,7 @@ struct promsrv {
 	uint64_t last_note_ms[PROM_REF_MAX];
 	uint64_t quiet[PROM_REF_MAX]; /* refusals not logged since the last line */
 	atomic_int stop;	      /* set by promsrv_stop, read by the thread */
+	uint64_t accept_after_ms;     /* accept() failed for want of resources: not before */
 };
 
 static uint64_t now_ms(void)
@@ -455,8 +456,14 @@ static void accept_all(struct promsrv *s)
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			/* out of descriptors or memory: the pending connection stays
+			 * queued and would wake poll() at once; look again later */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				s->accept_after_ms = now_ms() + 100;
 			return;
+		}
 		char peer[64];
 		fmt_addr((struct sockaddr *)&ss, sl, peer, sizeof(peer));
 		struct conn *c = NULL;
@@ -514,7 +521,10 @@ static void *serve(void *arg)
 		uint64_t now = now_ms();
 		int n = 0, tmo = 1000;
 		pf[n++] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
-		pf[n++] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+		int listening = now >= s->accept_after_ms;
+		pf[n++] = (struct pollfd){.fd = listening ? s->lfd : -1, .events = POLLIN};
+		if (!listening && s->accept_after_ms - now < (uint64_t)tmo)
+			tmo = (int)(s->accept_after_ms - now);
 		for (int i = 0; i < s->cfg.max_conns; i++) {
 			struct conn *c = &s->conns[i];
 			if (c->state == C_FREE)

@@ -5,18 +5,23 @@
  * timeout, a client that does not read is dropped at the write timeout, a
  * connection over the cap gets 503; each refusal is counted and logged. A
  * client that reads slowly gets the whole snapshot it asked for while newer
- * ones are published. Deadlines here are generous; nothing asserts speed. */
+ * ones are published. Out of descriptors, the thread waits instead of
+ * spinning and serves the connection once it can. Deadlines here are
+ * generous; nothing asserts speed. */
 #include "check.h"
 #include "core/log.h"
 #include "report/promsrv.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -347,6 +352,93 @@ static void test_slow_reader(void)
 	promsrv_stop(s);
 }
 
+/* The stat files of the threads of this process but the main one, opened
+ * once (reading them needs no descriptor later, when there is none). */
+#define MAXTH 16
+static int th_fd[MAXTH], nth;
+
+static void open_thread_stats(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	nth = 0;
+	while (d && (de = readdir(d)) && nth < MAXTH) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0 || tid == (int)getpid())
+			continue;
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			th_fd[nth++] = fd;
+	}
+	if (d)
+		closedir(d);
+}
+
+/* CPU time (s) of those threads. */
+static double other_threads_cpu(void)
+{
+	double t = 0;
+	for (int i = 0; i < nth; i++) {
+		char line[1024];
+		ssize_t n = pread(th_fd[i], line, sizeof(line) - 1, 0);
+		if (n <= 0)
+			continue;
+		line[n] = 0;
+		char *close = strrchr(line, ')');
+		unsigned long ut = 0, st = 0;
+		if (close &&
+		    sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			   &st) == 2)
+			t += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	}
+	return t;
+}
+
+/* Out of descriptors: accept() fails with EMFILE while a connection waits.
+ * The thread must not spin on the ready listening socket, and must serve
+ * the connection once descriptors are free again. */
+static void test_out_of_fds(void)
+{
+	struct promsrv_cfg cfg;
+	promsrv_cfg_default(&cfg);
+	cfg.listen = "127.0.0.1:0";
+	char err[256];
+	struct promsrv *s = promsrv_start(&cfg, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	if (!s)
+		return;
+	promsrv_publish(s, strdup("a 1\n"), 4);
+	open_thread_stats();
+	CHECK(nth == 1); /* the server's */
+	struct rlimit old, low;
+	getrlimit(RLIMIT_NOFILE, &old);
+	int probe = dup(0); /* the lowest free descriptor: the client's socket gets it */
+	close(probe);
+	low = old;
+	low.rlim_cur = (rlim_t)probe + 1;
+	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	int fd = dial(promsrv_address(s));
+	CHECK(fd == probe);
+	const char *req = "GET /metrics HTTP/1.1\r\n\r\n";
+	CHECK(fd >= 0 && send_all(fd, req, strlen(req)) == 0);
+	double c0 = other_threads_cpu();
+	usleep(1000000); /* the server sees the connection and cannot take it */
+	double spent = other_threads_cpu() - c0;
+	CHECKF(spent < 0.5, "the server thread used %.2f s of CPU in 1 s without descriptors",
+	       spent);
+	CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+	size_t n;
+	char *r = read_all(fd, &n);
+	CHECK(r && !strncmp(r, "HTTP/1.1 200 ", 13) && !strcmp(body_of(r), "a 1\n"));
+	free(r);
+	close(fd);
+	for (int i = 0; i < nth; i++)
+		close(th_fd[i]);
+	promsrv_stop(s);
+}
+
 static void test_bind_error(void)
 {
 	struct promsrv_cfg cfg;
@@ -377,6 +469,7 @@ int main(void)
 	test_responses();
 	test_limits();
 	test_slow_reader();
+	test_out_of_fds();
 	test_bind_error();
 	return check_done("test_promsrv");
 }
