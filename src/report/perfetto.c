@@ -653,6 +653,17 @@ static int node_of(struct px *x, const char *name)
 	return 0;
 }
 
+/* Text from a recording as a top-level string of an event: printable
+ * ASCII without quotes or backslashes, anything else '?'. Perfetto's JSON
+ * tokenizer reads the keys before "ts" itself and gives up on the whole
+ * file at an escape sequence; the full text goes in args. */
+static void plain(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e || *s == '"' || *s == '\\')
+			*s = '?';
+}
+
 static void write_chains(struct px *x)
 {
 	struct rec_chain *c = NULL;
@@ -669,6 +680,7 @@ static void write_chains(struct px *x)
 		char name[160];
 		snprintf(name, sizeof(name), "[%s] %s", c[i].severity ? c[i].severity : "?",
 			 c[i].root_cause ? c[i].root_cause : "chain");
+		plain(name);
 		uint32_t h = HOST_BASE + (uint32_t)node;
 		json_t *o = ev("i", name, "chain", grid(x, t, &clipped), h, h);
 		json_t *a = json_object();
@@ -780,7 +792,8 @@ static void write_trailer(struct px *x)
 		x->err = -ENOMEM;
 		return;
 	}
-	if (fprintf(x->out, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":%s}\n", t) < 0)
+	/* no displayTimeUnit: some Perfetto versions take it for the unit of ts */
+	if (fprintf(x->out, "\n],\n\"otherData\":%s}\n", t) < 0)
 		x->err = -EIO;
 	free(t);
 }

@@ -5,10 +5,13 @@ trace-event JSON), for tests/integration/test_perfetto.sh.
     perfetto_check.py TRACE.json [--expect KEY=N ...] [--since NS] [--until NS]
                       [--pids P,P] [--nodes N]
 
-Checks: the file is one valid JSON object with traceEvents; every event has
+Checks: the file is one valid JSON object with traceEvents (and no
+displayTimeUnit); every event has
 ph, name, pid and tid (ints) and, but metadata, a ts; every complete slice
 ("X") has a dur >= 0; on each thread track the slices are nested or
-disjoint; every track with slices has a thread_name and every pid with
+disjoint; top-level strings need no JSON escape and no top-level value is
+an array (Perfetto's tokenizer reads those keys itself); every track with
+slices has a thread_name and every pid with
 events a process_name; every flow start ("s") has exactly one flow end
 ("f", bp "e") with the same id, later in time, each inside a slice of its
 own track; otherData.counts agree with what the file holds. --expect
@@ -56,6 +59,8 @@ def main():
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         fail("not an object with a traceEvents array")
         return finish()
+    if "displayTimeUnit" in doc:
+        fail("displayTimeUnit present (some Perfetto versions read ts in that unit)")
     evs = doc["traceEvents"]
     base = doc["otherData"]["ts_base_unix_ns"]
     counts = doc["otherData"]["counts"]
@@ -73,6 +78,13 @@ def main():
             continue
         if not isinstance(e.get("name"), str) or not e["name"]:
             fail(f"event {i}: empty name")
+        # Perfetto's tokenizer reads the top-level keys itself: no arrays,
+        # and strings without escapes (it aborts the whole file otherwise)
+        for k, v in e.items():
+            if isinstance(v, list):
+                fail(f"event {i}: top-level array {k}")
+            if isinstance(v, str) and any(c in '"\\' or not " " <= c <= "~" for c in v):
+                fail(f"event {i}: top-level {k} {v!r} needs an escape")
         ph = e["ph"]
         if ph == "M":
             nm = e.get("args", {}).get("name")

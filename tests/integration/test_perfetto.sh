@@ -137,6 +137,8 @@ check pid --pids "$pid" --expect calls="$c" --expect offcpu="$o"
 # 4. hostile names: valid JSON, the same counts, the names back byte for byte
 src=$ROOT/tests/scenarios/dataloader.db
 make_hostile_db "$src" "$TMP/hostile.db" || bad "cannot build the crafted copy"
+sqlite3 "$TMP/hostile.db" "UPDATE causal_chains SET root_cause = root_cause || char(27) || '\"' || char(92) || 'x',
+	severity = severity || char(10)"
 export_one hostile "$TMP/hostile.db"
 check hostile
 expect_eq "hostile: the same counts as the plain recording" "$(counts_of "$TMP/hostile.json")" \
