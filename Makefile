@@ -26,7 +26,7 @@ LDLIBS  := -lbpf -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -
 # Build and test dependencies, from Debian's archive.
 DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
-	     procps util-linux locales
+	     procps util-linux locales prometheus curl
 
 # src/ is layered (docs/architecture.md, make check-layers): core, collect,
 # store, model, stacks, detect, session, report; tui/ beside report; app on top.

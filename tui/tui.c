@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "report/promsrv.h"
 #include "tui.h"
 #include "tui_int.h"
 
@@ -927,6 +928,7 @@ int tui_run(struct session *s, const struct cli *cli)
 		if (now >= t->next_refresh_ms) {
 			if (!t->paused)
 				refresh_data(t);
+			prom_serve_publish(session_model(s), session_detect(s), session_status(s));
 			t->next_refresh_ms = now + (uint64_t)t->interval_ms;
 			relayout = dirty = 1;
 		}

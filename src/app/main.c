@@ -1,5 +1,6 @@
 /* ingero-top: option handling, then either `check`, the batch loop, or the
  * full-screen viewer (tui/). */
+#include "app/export.h"
 #include "app/handover.h"
 #include "collect/check.h"
 #include "session/cli.h"
@@ -7,6 +8,7 @@
 #include "core/escape.h"
 #include "core/log.h"
 #include "model/model.h"
+#include "report/promsrv.h"
 #include "report/report.h"
 #include "report/report_stacks.h"
 #include "stacks/stacks.h"
@@ -68,6 +70,44 @@ static void print_notice(const char *msg)
 	fputc('\n', stderr);
 }
 
+/* --prometheus: the endpoint starts before the session, so that a bad
+ * address or a taken port fails before anything is attached. Returns 0 or
+ * the exit code after a one-line error. */
+static int metrics_start(const struct cli *cli, bool batch)
+{
+	char host[256], port[8], err[320], a[256];
+	const char *why;
+	if (!cli->prometheus)
+		return 0;
+	if (promsrv_parse_listen(cli->prometheus, host, sizeof(host), port, sizeof(port), &why)) {
+		fprintf(stderr,
+			"ingero-top: invalid --prometheus '%s': %s (see ingero-top --help)\n",
+			esc_str(a, sizeof(a), cli->prometheus, 0), why);
+		return 2;
+	}
+	struct promsrv_cfg cfg;
+	promsrv_cfg_default(&cfg);
+	cfg.listen = cli->prometheus;
+	if (prom_serve_start(&cfg, cli->prometheus_procs, err, sizeof(err))) {
+		fprintf(stderr, "ingero-top: %s\n", esc_str(a, sizeof(a), err, 0));
+		return 1;
+	}
+	log_msg(LOG_INFO, "metrics at http://%s/metrics", prom_serve_address());
+	if (batch)
+		fprintf(stderr, "ingero-top: metrics at http://%s/metrics\n", prom_serve_address());
+	return 0;
+}
+
+/* A new snapshot of the metrics, once per refresh interval (*next_ms 0: now). */
+static void metrics_publish(struct session *s, uint64_t *next_ms, uint64_t interval_ms)
+{
+	uint64_t now = mono_ms();
+	if (!prom_serve_address() || (*next_ms && now < *next_ms))
+		return;
+	prom_serve_publish(session_model(s), session_detect(s), session_status(s));
+	*next_ms = now + interval_ms;
+}
+
 static int print_frame(struct session *s, const struct cli *cli, bool summary)
 {
 	struct report_opts o = { .summary = summary, .details = summary, .resolved = summary };
@@ -113,6 +153,7 @@ static int run_batch_replay(struct session *s, const struct cli *cli)
 			fprintf(stderr, "ingero-top: replay failed: %s\n", strerror(-more));
 			return 1;
 		}
+		prom_serve_publish(session_model(s), session_detect(s), st);
 		if (!cli->summary && !cli->events) {
 			if (print_frame(s, cli, false))
 				return 1;
@@ -132,7 +173,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 	if (cli->nreplay)
 		return run_batch_replay(s, cli);
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
-	uint64_t next = mono_ms() + interval_ms;
+	uint64_t next = mono_ms() + interval_ms, next_pub = 0;
 	int frames = 0;
 	bool framing = !cli->summary && !cli->events, frames_full = false;
 	uint64_t framed = 0; /* events_total when the last frame was printed */
@@ -157,6 +198,7 @@ static int run_batch(struct session *s, const struct cli *cli)
 		if (session_pump(s, 1 << 16) < 0)
 			break;
 		session_tick(s);
+		metrics_publish(s, &next_pub, interval_ms);
 		if (flight_flag) {
 			flight_flag = 0;
 			session_flight_save(s);
@@ -200,6 +242,8 @@ int main(int argc, char **argv)
 	handover_main_fn sub = handover_command(argc, argv); /* explain, query, mcp */
 	if (sub)
 		return sub(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "export"))
+		return export_main(argc - 1, argv + 1);
 	r = cli_parse(&cli, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;
@@ -228,11 +272,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ingero-top: the full-screen view needs a terminal; use --batch\n");
 		return 2;
 	}
+	if ((r = metrics_start(&cli, batch)))
+		return r;
 	struct session *s = session_new(&cli, err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "ingero-top: %s\n", err);
+		prom_serve_stop();
 		return 1;
 	}
+	prom_serve_publish(session_model(s), session_detect(s), session_status(s));
 	r = batch ? run_batch(s, &cli) : tui_run(s, &cli);
 	int cmd_status = session_cmd_status(s);
 	char rec_err[1100] = "";
@@ -241,6 +289,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ingero-top: %s\n", rec_err);
 		r = 1;
 	}
+	prom_serve_stop();
 	session_free(s);
 	/* Exit status (README, --help): 1 when ingero-top failed (the recording
 	 * included); with -- CMD, the command's status when it ended first

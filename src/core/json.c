@@ -159,9 +159,9 @@ static size_t escape_into(const char *raw, char *out)
 	return o;
 }
 
-char *ig_json_dumps(const json_t *v)
+static char *dumps_flags(const json_t *v, size_t flags)
 {
-	char *raw = v ? json_dumps(v, DUMP_FLAGS) : NULL;
+	char *raw = v ? json_dumps(v, flags) : NULL;
 	if (!raw)
 		return NULL;
 	size_t need = escape_into(raw, NULL);
@@ -172,6 +172,16 @@ char *ig_json_dumps(const json_t *v)
 		escape_into(raw, out);
 	free(raw);
 	return out;
+}
+
+char *ig_json_dumps(const json_t *v)
+{
+	return dumps_flags(v, DUMP_FLAGS);
+}
+
+char *ig_json_dumps_exact(const json_t *v)
+{
+	return dumps_flags(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17));
 }
 
 int ig_json_write_line(FILE *f, const json_t *v)

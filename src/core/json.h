@@ -44,6 +44,9 @@ int ig_json_write_line(FILE *f, const json_t *v);
 /* The same text without the newline, malloc'd (the caller frees it); NULL
  * when out of memory. */
 char *ig_json_dumps(const json_t *v);
+/* The same with reals written with 17 significant digits, so that every
+ * double reads back as the same double (timestamps of trace exports). */
+char *ig_json_dumps_exact(const json_t *v);
 
 /* Parses one JSON value (arrays, objects, and scalars too). NULL when text
  * is NULL or not valid JSON. The caller json_decref()s the result. */

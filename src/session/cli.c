@@ -16,6 +16,7 @@ static const char usage[] =
     "usage: ingero-top [OPTIONS] [--pid PID[,PID...]] [-- CMD [ARGS...]]\n"
     "       ingero-top --replay FILE.db [FILE2.db ...] [OPTIONS]\n"
     "       ingero-top check\n"
+    "       ingero-top export --perfetto OUT.json FILE.db [FILE2.db ...]\n"
     "\n"
     "Live top for GPU workloads: CUDA runtime/driver calls (eBPF uprobes) joined\n"
     "with scheduler, memory and block-I/O events, per op and per thread.\n"
@@ -56,6 +57,11 @@ static const char usage[] =
     "      --demo [NAME]    run a scenario with a known root cause and trace it\n"
     "                       (default cpu-contention; see docs/scenarios.md)\n"
     "\n"
+    "metrics:\n"
+    "      --prometheus [HOST:]PORT  serve Prometheus metrics at /metrics (a bare\n"
+    "                       port listens on 127.0.0.1; docs/prometheus.md)\n"
+    "      --prometheus-procs N  processes with a label of their own (default 10)\n"
+    "\n"
     "other:\n"
     "      --raw-tp         use raw tracepoints even where tp_btf works\n"
     "      --no-stacks      do not capture user stacks (on by default)\n"
@@ -85,6 +91,8 @@ enum {
 	OPT_NO_STACKS,
 	OPT_DEMO,
 	OPT_STACKS,
+	OPT_PROMETHEUS,
+	OPT_PROMETHEUS_PROCS,
 };
 
 static const struct option longopts[] = {
@@ -111,6 +119,8 @@ static const struct option longopts[] = {
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 	{ "demo", no_argument, NULL, OPT_DEMO },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
+	{ "prometheus-procs", required_argument, NULL, OPT_PROMETHEUS_PROCS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -214,6 +224,23 @@ int cli_pid_warning(int pid, char *buf, size_t len)
 	return 1;
 }
 
+/* --prometheus ADDR (checked when the endpoint starts) and
+ * --prometheus-procs N. */
+static int parse_prometheus(struct cli *c, int opt, const char *arg)
+{
+	long v;
+	if (opt == OPT_PROMETHEUS) {
+		if (!*arg)
+			return bad("--prometheus", arg, "expected [HOST:]PORT");
+		c->prometheus = arg;
+		return 0;
+	}
+	if (parse_uint(arg, 1, 256, &v))
+		return bad("--prometheus-procs", arg, "expected a whole number from 1 to 256");
+	c->prometheus_procs = (int)v;
+	return 0;
+}
+
 /* After the loop: the combinations and the lone "--". */
 static int check_combinations(struct cli *c, int argc, char **argv, bool replay)
 {
@@ -241,6 +268,10 @@ static int check_combinations(struct cli *c, int argc, char **argv, bool replay)
 	}
 	if (c->npids && c->cmd) {
 		fprintf(stderr, "ingero-top: give either --pid or a command, not both\n");
+		return -1;
+	}
+	if (c->prometheus_procs && !c->prometheus) {
+		fprintf(stderr, "ingero-top: --prometheus-procs needs --prometheus [HOST:]PORT\n");
 		return -1;
 	}
 	if (c->max_db && !c->record) {
@@ -407,6 +438,11 @@ int cli_parse(struct cli *c, int argc, char **argv)
 		case OPT_SPEED:
 		case OPT_MAX_DB:
 			if (parse_number(c, opt, optarg))
+				return -1;
+			break;
+		case OPT_PROMETHEUS:
+		case OPT_PROMETHEUS_PROCS:
+			if (parse_prometheus(c, opt, optarg))
 				return -1;
 			break;
 		case OPT_LIB:

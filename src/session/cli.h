@@ -44,6 +44,8 @@ struct cli {
 	const char *demo;    /* --demo [SCENARIO]: NULL when absent */
 	char **cmd;          /* -- CMD ARGS... (NULL when absent) */
 	int ncmd;
+	const char *prometheus; /* --prometheus [HOST:]PORT, NULL = no endpoint */
+	int prometheus_procs;	/* --prometheus-procs N: processes with a label (10) */
 };
 
 /* Parses argv. Returns 0 to go on, 1 when it printed help or the version

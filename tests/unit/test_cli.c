@@ -101,6 +101,14 @@ static const struct row {
     /* hostile bytes in an argument stay on one line, escaped */
     {A("--pid", "1\n2\x1b[2J"), -1, "invalid --pid '1\\n2\\x1b[2J'"},
     {A("--window", "\x1b]0;x\x07"), -1, "invalid --window '\\x1b]0;x\\x07'"},
+    /* --prometheus (the address itself is checked when the endpoint starts) */
+    {A("--prometheus", "9400"), 0, NULL},
+    {A("--prometheus", "0.0.0.0:9400", "--prometheus-procs", "20"), 0, NULL},
+    {A("--prometheus"), -1, "missing value for --prometheus"},
+    {A("--prometheus", ""), -1, "invalid --prometheus '': expected [HOST:]PORT"},
+    {A("--prometheus-procs", "3"), -1, "--prometheus-procs needs --prometheus [HOST:]PORT"},
+    {A("--prometheus", "1", "--prometheus-procs", "0"), -1, "invalid --prometheus-procs '0'"},
+    {A("--prometheus", "1", "--prometheus-procs", "257"), -1, "expected a whole number from 1 to 256"},
 };
 
 /* Runs cli_parse on argv with stderr captured into err (NUL-terminated). */

@@ -1,0 +1,77 @@
+/* The /metrics endpoint of `--prometheus [HOST:]PORT`: a small HTTP/1.1
+ * server on a thread of its own that serves the last published snapshot.
+ *
+ * Threads: the loop that owns the session (the batch loop or the viewer)
+ * renders the metrics (report/prom.h) and publishes the text, once per
+ * refresh; publishing swaps a pointer under a mutex. The server thread
+ * only ever reads published snapshots (reference-counted, immutable), so a
+ * scrape never waits for the model and the model never waits for a
+ * scrape, however slow the client.
+ *
+ * Limits against slow or hostile clients: a cap on open connections
+ * (further ones get 503 and are closed), the whole request within the read
+ * timeout and within a size limit (431), the whole response taken within
+ * the write timeout; anything else is closed. Each refusal is counted
+ * (prom_server_stats) and logged in one line through core/log.h, from the
+ * publishing thread (the log is single-threaded), at most one line per
+ * reason per second. */
+#ifndef IG_PROMSRV_H
+#define IG_PROMSRV_H
+
+#include <stddef.h>
+
+#include "report/prom.h"
+
+struct promsrv_cfg {
+	const char *listen;   /* "[HOST:]PORT": a bare port binds 127.0.0.1; IPv6 as [::1]:PORT */
+	int max_conns;	      /* connections open at once (8) */
+	int read_timeout_ms;  /* the whole request within (5000) */
+	int write_timeout_ms; /* the whole response within (10000) */
+	size_t max_request;   /* request line and headers, bytes (8192) */
+};
+void promsrv_cfg_default(struct promsrv_cfg *c);
+
+/* Splits "[HOST:]PORT" into host (127.0.0.1 when absent; brackets of an
+ * IPv6 literal removed) and port (0..65535 as digits; 0 = any free port).
+ * 0, or -EINVAL with a reason in why (static text). */
+int promsrv_parse_listen(const char *s, char *host, size_t hostlen, char *port, size_t portlen,
+			 const char **why);
+
+struct promsrv;
+
+/* Binds, listens and starts the thread. NULL with one line in err on
+ * failure ("cannot listen on 127.0.0.1:9400: Address already in use"). */
+struct promsrv *promsrv_start(const struct promsrv_cfg *cfg, char *err, size_t errlen);
+/* Stops the thread, closes every connection. promsrv_stop(NULL) is a no-op. */
+void promsrv_stop(struct promsrv *s);
+/* Publishes len bytes of body (malloc'd; the server takes and frees it).
+ * Until the first publish, /metrics answers 503. */
+void promsrv_publish(struct promsrv *s, char *body, size_t len);
+/* The counters, a consistent copy. */
+void promsrv_stats(struct promsrv *s, struct prom_server_stats *out);
+/* Writes the pending refusal lines to the log (core/log.h). Call from the
+ * thread that owns the log (the loop); publishing does it too. */
+void promsrv_flush_log(struct promsrv *s);
+/* The address bound, "127.0.0.1:9400" or "[::1]:9400" (the real port when
+ * 0 was asked). Owned by s. */
+const char *promsrv_address(const struct promsrv *s);
+
+/* --- the endpoint of this process ---------------------------------------------------
+ * One per process, for the loops: the batch loop and the viewer call
+ * prom_serve_publish() once per refresh; it is a no-op when --prometheus
+ * was not given. */
+struct ig_model;
+struct ig_detect;
+struct ig_status;
+
+/* Starts the endpoint. max_procs as prom_opts. 0, or -errno with one line in err. */
+int prom_serve_start(const struct promsrv_cfg *cfg, int max_procs, char *err, size_t errlen);
+/* Renders the metrics of the session and publishes them; flushes the
+ * refusal lines to the log. */
+void prom_serve_publish(const struct ig_model *m, const struct ig_detect *d,
+			const struct ig_status *st);
+/* The address served, NULL when not started. */
+const char *prom_serve_address(void);
+void prom_serve_stop(void);
+
+#endif
