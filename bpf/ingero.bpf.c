@@ -80,6 +80,34 @@ struct {
 	__type(value, struct tstate);
 } zero_state SEC(".maps");
 
+/* The last runs on each CPU, to name who kept a target thread waiting
+ * for its CPU by the task that held it longest during the wait, rather
+ * than by whichever task switched in first (often a kernel thread that
+ * runs for microseconds, such as rcu_preempt, before the real hog takes
+ * the CPU) or last. */
+#define IGB_RUNS 8
+
+struct cpu_run {
+	__u64 start, end;
+	__u32 tgid;
+	__u32 pad;
+	char comm[IGB_COMM_LEN];
+};
+
+struct cpu_runs {
+	__u64 since; /* when the current task got the CPU */
+	__u32 head;  /* runs written so far; r[head % IGB_RUNS] is next */
+	__u32 pad;
+	struct cpu_run r[IGB_RUNS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_runs);
+} cpu_runs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, IGB_CNT_MAX);
@@ -1105,6 +1133,29 @@ static __always_inline void charge_calls(struct tstate *st, __u64 preempt_ns, __
 	}
 }
 
+/* The task that ran longest on this CPU between from and now (0: none
+ * known), with its name in comm. */
+static __always_inline __u32 longest_runner(struct cpu_runs *cr, __u64 from, __u64 now,
+					    char *comm)
+{
+	__u64 best = 0;
+	__u32 who = 0, at = 0;
+
+	for (__u32 i = 0; i < IGB_RUNS; i++) {
+		struct cpu_run *r = &cr->r[i];
+		__u64 a = r->start > from ? r->start : from;
+		__u64 b = r->end < now ? r->end : now;
+		if (r->tgid && b > a && b - a > best) {
+			best = b - a;
+			who = r->tgid;
+			at = i;
+		}
+	}
+	if (who)
+		__builtin_memcpy(comm, cr->r[at & (IGB_RUNS - 1)].comm, IGB_COMM_LEN);
+	return who;
+}
+
 static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 				      struct task_struct *next)
 {
@@ -1114,6 +1165,20 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 	struct tstate *st;
 
 	count(IGB_CNT_SWITCHES, 1);
+
+	__u32 zero = 0;
+	struct cpu_runs *cr = bpf_map_lookup_elem(&cpu_runs, &zero);
+	if (cr) {
+		if (prev_tid && cr->since) { /* idle is nobody */
+			struct cpu_run *r = &cr->r[cr->head & (IGB_RUNS - 1)];
+			r->start = cr->since;
+			r->end = now;
+			r->tgid = prev_tgid;
+			BPF_CORE_READ_STR_INTO(&r->comm, prev, comm);
+			cr->head++;
+		}
+		cr->since = now;
+	}
 
 	if (prev_tid && is_target(prev_tgid)) {
 		st = thread_get(prev_tid);
@@ -1154,6 +1219,16 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 	char ocomm[IGB_COMM_LEN];
 
 	__builtin_memcpy(ocomm, st->off_comm, IGB_COMM_LEN);
+	/* who held this CPU longest while the thread waited for it */
+	__u64 wait_from = st->off_ts;
+	if (st->off_state != IGB_PREEMPTED)
+		wait_from = st->wake_ts >= st->off_ts && st->wake_ts <= now ? st->wake_ts : now;
+	char lcomm[IGB_COMM_LEN];
+	__u32 longest = cr && wait_from < now ? longest_runner(cr, wait_from, now, lcomm) : 0;
+	if (st->off_state == IGB_PREEMPTED && longest) {
+		other = longest;
+		__builtin_memcpy(ocomm, lcomm, IGB_COMM_LEN);
+	}
 	if (st->off_state == IGB_PREEMPTED) {
 		preempt_ns = dur;
 		blocked_ns = 0;
@@ -1171,7 +1246,10 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 		__u32 preemptor = other;
 		char pcomm[IGB_COMM_LEN];
 		__builtin_memcpy(pcomm, ocomm, IGB_COMM_LEN);
-		if (st->off_state == IGB_BLOCKED && preempt_ns && prev_tid) {
+		if (st->off_state == IGB_BLOCKED && preempt_ns && longest) {
+			preemptor = longest;
+			__builtin_memcpy(pcomm, lcomm, IGB_COMM_LEN);
+		} else if (st->off_state == IGB_BLOCKED && preempt_ns && prev_tid) {
 			preemptor = prev_tgid;
 			BPF_CORE_READ_STR_INTO(&pcomm, prev, comm);
 		}
@@ -1197,7 +1275,7 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 	e->other_pid = other;
 	__builtin_memcpy(e->other_comm, ocomm, IGB_COMM_LEN);
 	/* who held the CPU while the woken thread waited for it */
-	e->arg0 = state == IGB_BLOCKED && preempt_ns ? prev_tgid : 0;
+	e->arg0 = state == IGB_BLOCKED && preempt_ns ? (longest ? longest : prev_tgid) : 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, next, comm);
 	submit(e);
 }

@@ -3,7 +3,8 @@
 # Durations measured by the uprobes match the shim's simulated GPU times
 # within 10 %, and off-CPU time inside a synchronisation is split correctly:
 # blocked (sleeping) without contention; preempted, naming the hog, when a
-# CPU hog shares the CPU.
+# CPU hog shares the CPU, even when a task that wakes often and runs briefly
+# (a ticker) is what first takes the CPU each time.
 . "$(dirname "$0")/lib.sh"
 need_root
 # Two CPUs of the allowed set: ingero-top on the first, the workload (and
@@ -56,4 +57,24 @@ awk -v a="$named" -v n="$n" 'BEGIN { exit !(n > 0 && a >= n / 2) }' \
 inq=$(grep " offcpu " "$TMP/t4.ev" | grep "in_call=1" | field preempt_ns | awk '{s += $1} END {print s + 0}')
 [ "$inq" -gt 0 ] && ok "hog run: off-CPU intervals inside calls: $inq ns runnable (waiting for the CPU)" \
 	|| bad "hog run: off-CPU intervals inside calls show no runnable wait"
+# 5. the hog and a ticker (nice -10: it takes the CPU at each wake-up, runs
+# 20 us, sleeps) on the workload's CPU, syncs that spin: the ticker is the
+# first to switch in at most preemptions, the hog holds the CPU; the
+# preemptor named is the task that held the CPU longest during the wait.
+"$HOG" --cpu "$WLCPU" --seconds 60 & hog=$!
+nice -n -10 "$HOG" --cpu "$WLCPU" --tick-us 300 --seconds 60 & tick=$!
+cleanup_hooks+=("kill $hog $tick 2>/dev/null")
+ticker_running() { [ "$(cat /proc/$tick/comm 2>/dev/null)" = ig-ticker ]; }
+wait_until 30 hog_running || bad "the hog did not start"
+wait_until 30 ticker_running || bad "the ticker did not start"
+SHIM_SYNC=spin taskset -c "$IGCPU" "$IG" --events --no-system-libs -- "$WL" --iters 60 --kernels 1 \
+	--kernel-us 4000 --sync-every 1 --cpu "$WLCPU" >"$TMP/t5.ev" 2>"$TMP/t5.err"
+kill $hog $tick; wait $hog $tick 2>/dev/null
+syncs=$(grep " op=cudaStreamSynchronize " "$TMP/t5.ev" | grep -v " preempt_ns=0 ")
+n=$(grep -c . <<<"$syncs")
+by_hog=$(grep -c "other=$hog:ig-hog" <<<"$syncs")
+by_tick=$(grep -c "other=$tick:ig-ticker" <<<"$syncs")
+awk -v a="$by_hog" -v t="$by_tick" -v n="$n" 'BEGIN { exit !(n > 0 && a >= n / 2 && a > t) }' \
+	&& ok "hog and ticker: $by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker" \
+	|| bad "hog and ticker: $by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker"
 finish

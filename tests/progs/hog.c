@@ -1,6 +1,10 @@
 /* A CPU hog for the contention tests: busy-loops on one CPU under the comm
  * "ig-hog", so that a traced thread pinned to the same CPU is preempted and
- * the tracer can name who preempted it. */
+ * the tracer can name who preempted it. With --tick-us N it is a "ticker"
+ * instead ("ig-ticker"): it sleeps N us, runs ~20 us, and again, like a
+ * kernel thread or a monitoring agent that wakes often and runs briefly,
+ * and so is often the first to take a preempted thread's CPU without
+ * holding it long. */
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
@@ -21,9 +25,10 @@ static double hog_now(void)
 
 static void hog_usage(FILE *f)
 {
-	fprintf(f, "usage: hog [--cpu N] [--seconds S]\n"
+	fprintf(f, "usage: hog [--cpu N] [--seconds S] [--tick-us N]\n"
 		   "  busy-loop as \"ig-hog\" on CPU N (default: anywhere) for S seconds\n"
-		   "  (default 0: until killed)\n");
+		   "  (default 0: until killed); with --tick-us, as \"ig-ticker\": sleep N us,\n"
+		   "  run ~20 us, and again\n");
 }
 
 int main(int argc, char **argv)
@@ -31,16 +36,17 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "seconds", required_argument, NULL, 's' },
+		{ "tick-us", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	volatile unsigned long spins = 0;
-	double seconds = 0, end;
+	double seconds = 0, end, tick_us = 0;
 	char *tail;
 	long cpu = -1;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			errno = 0;
@@ -57,6 +63,13 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 't':
+			tick_us = strtod(optarg, &tail);
+			if (*tail || tick_us < 1 || tick_us > 1e6) {
+				fprintf(stderr, "hog: bad --tick-us %s\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			hog_usage(stdout);
 			return 0;
@@ -65,7 +78,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	prctl(PR_SET_NAME, "ig-hog", 0, 0, 0);
+	prctl(PR_SET_NAME, tick_us ? "ig-ticker" : "ig-hog", 0, 0, 0);
 	if (cpu >= 0) {
 		cpu_set_t set;
 
@@ -77,6 +90,16 @@ int main(int argc, char **argv)
 		}
 	}
 	end = seconds > 0 ? hog_now() + seconds : 0;
+	while (tick_us) {
+		struct timespec nap = { 0, (long)(tick_us * 1e3) % 1000000000L };
+		nap.tv_sec = (time_t)(tick_us / 1e6);
+		nanosleep(&nap, NULL);
+		double until = hog_now() + 20e-6;
+		while (hog_now() < until)
+			spins++;
+		if (end && hog_now() >= end)
+			return 0;
+	}
 	for (;;) {
 		/* Read the clock only now and then: the point is to burn CPU. */
 		for (int i = 0; i < 100000; i++)
