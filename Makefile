@@ -108,6 +108,7 @@ $(BUILD)/obj/tests/lib/%.o: tests/lib/%.c $(HDRS) $(wildcard tests/lib/*.h)
 	$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
 
 $(TESTLIB): $(patsubst tests/lib/%.c,$(BUILD)/obj/tests/lib/%.o,$(TESTLIB_SRC))
+	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
 $(CORE_LIB): $(CORE_OBJ)
