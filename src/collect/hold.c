@@ -78,7 +78,13 @@ static void wait_stopped(int pid, int tid)
 	}
 }
 
-/* Whether another ingero-top (its own `ig_held` map) holds pid too. */
+/* In an `ig_held` value: this instance is done with the hold but another
+ * instance holds the process too and continues it; the entry stays for the
+ * guardian, which continues the process at the 1 s limit should the other
+ * never do it. Other instances ignore such entries. */
+#define HELD_RELEASED (1ULL << 63)
+
+/* Whether another ingero-top (its own `ig_held` map) still holds pid. */
 static bool held_elsewhere(int own_fd, int pid)
 {
 	struct bpf_map_info own = {0}, info;
@@ -98,30 +104,34 @@ static bool held_elsewhere(int own_fd, int pid)
 		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "ig_held") &&
 		    info.key_size == 4 && info.value_size == 8)
-			found = !bpf_map_lookup_elem(fd, &key, &v);
+			found = !bpf_map_lookup_elem(fd, &key, &v) && !(v & HELD_RELEASED);
 		close(fd);
 	}
 	return found;
 }
 
-/* Ends this instance's hold of pid (made at ts) and continues pid, unless
- * a newer hold (another ts) stopped it again meanwhile: that one has its
- * own record coming. When no other ingero-top holds it: SIGCONT first, so
- * that should ingero-top die in between, the guardian still finds it.
- * Otherwise forget it first and look again: of two instances that finish
- * together, one continues it. Whether our hold was still there. */
+/* Ends this instance's hold of pid (made at ts), unless a newer hold
+ * (another ts) stopped it again meanwhile: that one has its own record
+ * coming. When no other ingero-top holds it: SIGCONT, then forget the
+ * hold (in that order, so that should ingero-top die in between, the
+ * guardian still finds it). Otherwise the last one to finish continues it:
+ * mark ours done and look again (of two instances that finish together,
+ * at least one sees the other done). Whether our hold was still there. */
 static bool release_fd(int map_fd, int pid, uint64_t ts)
 {
 	uint32_t key = (uint32_t)pid;
-	uint64_t v;
-	bool shared = held_elsewhere(map_fd, pid);
+	uint64_t v, done = ts | HELD_RELEASED;
 	bool ours = !bpf_map_lookup_elem(map_fd, &key, &v) && v == ts;
 
-	if (!shared)
+	if (!held_elsewhere(map_fd, pid)) {
 		kill(pid, SIGCONT);
+		if (ours)
+			bpf_map_delete_elem(map_fd, &key);
+		return ours;
+	}
 	if (ours)
-		bpf_map_delete_elem(map_fd, &key);
-	if (shared && !held_elsewhere(map_fd, pid))
+		bpf_map_update_elem(map_fd, &key, &done, BPF_EXIST);
+	if (!held_elsewhere(map_fd, pid))
 		kill(pid, SIGCONT);
 	return ours;
 }
@@ -213,7 +223,8 @@ static void continue_all(int map_fd)
 	}
 }
 
-/* Continues the processes held longer than HOLD_MAX_NS. */
+/* Continues the processes held longer than HOLD_MAX_NS, whoever else
+ * holds them: no process waits longer than that for any ingero-top. */
 static void expire_holds(int map_fd)
 {
 	uint32_t key, next, *prev = NULL;
@@ -222,9 +233,13 @@ static void expire_holds(int map_fd)
 	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, &v) || now - v < HOLD_MAX_NS || v > now)
+		if (bpf_map_lookup_elem(map_fd, &key, &v))
 			continue;
-		release_fd(map_fd, (int)key, v);
+		uint64_t ts = v & ~HELD_RELEASED;
+		if (ts > now || now - ts < HOLD_MAX_NS)
+			continue;
+		kill((pid_t)key, SIGCONT);
+		bpf_map_delete_elem(map_fd, &key);
 		prev = NULL; /* deleted: start over (each pass removes one) */
 	}
 }
