@@ -659,6 +659,8 @@ int BPF_KPROBE(dl_change)
 		return 0;
 	struct igb_file lib = sc->w.lib;
 	bool cuda = sc->w.cuda, unsure = sc->w.unsure || !sc->w.end;
+	if (unsure)
+		count(IGB_CNT_DL_UNSURE, 1);
 	if (!cuda && !unsure)
 		return 0; /* no CUDA library loaded */
 	if (!cuda && !target) {

@@ -110,6 +110,7 @@ enum igb_counter {
 	IGB_CNT_HOLDS,		 /* processes stopped until their libraries were attached */
 	IGB_CNT_HOLD_SKIPPED,	 /* ... not stopped: jobs of an interactive shell */
 	IGB_CNT_HOLD_FAILED,	 /* ... not stopped: the signal or the record failed */
+	IGB_CNT_DL_UNSURE,	 /* loader walks that could not read everything */
 	IGB_CNT_MAX,
 };
 

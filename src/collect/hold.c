@@ -142,7 +142,8 @@ static bool release_fd(int map_fd, int pid, uint64_t ts)
 static void release(struct collector *c, int pid, uint64_t ts)
 {
 	if (!release_fd(bpf_map__fd(c->skel->maps.ig_held), pid, ts))
-		coll_late(c, pid, "held over 1 s: continued before its libraries were attached");
+		coll_late(c, pid, "held over 1 s: continued before its libraries were attached",
+			  true);
 }
 
 static const char *not_held_why(uint8_t flags)
@@ -154,19 +155,32 @@ static const char *not_held_why(uint8_t flags)
 	return "could not be stopped";
 }
 
-void coll_late(struct collector *c, int pid, const char *why)
+void coll_late(struct collector *c, int pid, const char *why, bool exact_why)
 {
 	int shown = c->nlate < MAX_LATE ? c->nlate : MAX_LATE;
+	bool known = false;
 
-	for (int i = 0; i < shown; i++)
-		if (c->late[i] == pid)
-			return;
-	if (c->nlate < MAX_LATE)
-		c->late[c->nlate] = pid;
-	c->nlate++;
+	for (int i = 0; i < shown && !known; i++)
+		known = c->late[i] == pid;
+	if (known && !exact_why)
+		return;
+	if (!known) {
+		if (c->nlate < MAX_LATE)
+			c->late[c->nlate] = pid;
+		c->nlate++;
+	}
 	snprintf(c->notice, sizeof(c->notice),
 		 "attached to PID %d late (%s): its calls before now are not known", pid, why);
 	c->notice_gen++; /* to the status line (and so to stderr in batch mode) */
+}
+
+bool coll_holding(struct collector *c, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint64_t v;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.ig_held), &key, &v) &&
+	       !(v & HELD_RELEASED);
 }
 
 void coll_hold(struct collector *c, const struct igb_event *b)
@@ -207,7 +221,7 @@ void coll_hold(struct collector *c, const struct igb_event *b)
 	if (b->state == IGB_HOLD_LOAD)
 		coll_add_pending(c, pid, 0, true);
 	if (b->state == IGB_HOLD_LOAD || n > 0)
-		coll_late(c, pid, not_held_why(b->flags));
+		coll_late(c, pid, not_held_why(b->flags), true);
 }
 
 /* ---- the guardian ----------------------------------------------------------- */
