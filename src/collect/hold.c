@@ -78,18 +78,33 @@ static void wait_stopped(int pid, int tid)
 	}
 }
 
-/* In an `ig_held` value: this instance is done with the hold but another
- * instance holds the process too and continues it; the entry stays for the
- * guardian, which continues the process at the 1 s limit should the other
- * never do it. Other instances ignore such entries. */
-#define HELD_RELEASED (1ULL << 63)
+/* Whether an `ig_held` map lists pid as held and not answered. Knows the
+ * layout of this version (struct igb_held keys) and of the first one
+ * (tgid keys, a time stamp as value, the top bit for "answered"). */
+static bool lists_held(int fd, uint32_t key_size, int pid)
+{
+	struct igb_held k, next, *prev = NULL;
+	uint8_t st;
+
+	if (key_size == sizeof(uint32_t)) {
+		uint32_t key = (uint32_t)pid;
+		uint64_t v;
+		return !bpf_map_lookup_elem(fd, &key, &v) && !(v >> 63);
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.tgid == (uint32_t)pid && !bpf_map_lookup_elem(fd, &k, &st) && st == IGB_HELD)
+			return true;
+	}
+	return false;
+}
 
 /* Whether another ingero-top (its own `ig_held` map) still holds pid. */
 static bool held_elsewhere(int own_fd, int pid)
 {
 	struct bpf_map_info own = {0}, info;
-	uint32_t id = 0, len = sizeof(own), key = (uint32_t)pid;
-	uint64_t v;
+	uint32_t id = 0, len = sizeof(own);
 	bool found = false;
 
 	if (bpf_obj_get_info_by_fd(own_fd, &own, &len))
@@ -103,36 +118,36 @@ static bool held_elsewhere(int own_fd, int pid)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "ig_held") &&
-		    info.key_size == 4 && info.value_size == 8)
-			found = !bpf_map_lookup_elem(fd, &key, &v) && !(v & HELD_RELEASED);
+		    ((info.key_size == 4 && info.value_size == 8) ||
+		     (info.key_size == sizeof(struct igb_held) && info.value_size == 1)))
+			found = lists_held(fd, info.key_size, pid);
 		close(fd);
 	}
 	return found;
 }
 
-/* Ends this instance's hold of pid (made at ts), unless a newer hold
- * (another ts) stopped it again meanwhile: that one has its own record
- * coming. When no other ingero-top holds it: SIGCONT, then forget the
- * hold (in that order, so that should ingero-top die in between, the
- * guardian still finds it). Otherwise the last one to finish continues it:
- * mark ours done and look again (of two instances that finish together,
- * at least one sees the other done). Whether our hold was still there. */
+/* Ends this instance's hold of pid made at ts (one entry per hold: a newer
+ * hold of the process is left alone). When no other ingero-top holds it:
+ * SIGCONT, then forget the hold (in that order, so that should ingero-top
+ * die in between, the guardian still finds it). Otherwise the last one to
+ * answer continues it: mark ours answered and look again (of two instances
+ * that answer together, at least one sees the other done). Whether our
+ * hold was still there (the guardian ends holds older than 1 s). */
 static bool release_fd(int map_fd, int pid, uint64_t ts)
 {
-	uint32_t key = (uint32_t)pid;
-	uint64_t v, done = ts | HELD_RELEASED;
-	bool ours = !bpf_map_lookup_elem(map_fd, &key, &v) && v == ts;
+	struct igb_held k = {.tgid = (uint32_t)pid, .ts_ns = ts};
+	uint8_t st, shared = IGB_HELD_SHARED;
+	bool ours = !bpf_map_lookup_elem(map_fd, &k, &st);
 
-	if (!held_elsewhere(map_fd, pid)) {
-		kill(pid, SIGCONT);
+	if (held_elsewhere(map_fd, pid)) {
 		if (ours)
-			bpf_map_delete_elem(map_fd, &key);
-		return ours;
+			bpf_map_update_elem(map_fd, &k, &shared, BPF_EXIST);
+		if (held_elsewhere(map_fd, pid))
+			return ours; /* the other one continues it, or our guardian */
 	}
+	kill(pid, SIGCONT);
 	if (ours)
-		bpf_map_update_elem(map_fd, &key, &done, BPF_EXIST);
-	if (!held_elsewhere(map_fd, pid))
-		kill(pid, SIGCONT);
+		bpf_map_delete_elem(map_fd, &k);
 	return ours;
 }
 
@@ -176,11 +191,7 @@ void coll_late(struct collector *c, int pid, const char *why, bool exact_why)
 
 bool coll_holding(struct collector *c, int pid)
 {
-	uint32_t key = (uint32_t)pid;
-	uint64_t v;
-
-	return !bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.ig_held), &key, &v) &&
-	       !(v & HELD_RELEASED);
+	return lists_held(bpf_map__fd(c->skel->maps.ig_held), sizeof(struct igb_held), pid);
 }
 
 void coll_hold(struct collector *c, const struct igb_event *b)
@@ -228,32 +239,34 @@ void coll_hold(struct collector *c, const struct igb_event *b)
 
 static void continue_all(int map_fd)
 {
-	uint32_t key, next;
+	struct igb_held k, next;
 
 	while (!bpf_map_get_next_key(map_fd, NULL, &next)) {
-		key = next;
-		kill((pid_t)key, SIGCONT);
-		bpf_map_delete_elem(map_fd, &key);
+		k = next;
+		kill((pid_t)k.tgid, SIGCONT);
+		bpf_map_delete_elem(map_fd, &k);
 	}
 }
 
-/* Continues the processes held longer than HOLD_MAX_NS, whoever else
- * holds them: no process waits longer than that for any ingero-top. */
+/* Ends the holds older than HOLD_MAX_NS: no process waits longer than that
+ * for any ingero-top. One we have not answered (ingero-top stopped or
+ * stuck) is continued; one we answered but left to another instance is
+ * continued if that one still holds it. */
 static void expire_holds(int map_fd)
 {
-	uint32_t key, next, *prev = NULL;
-	uint64_t v, now = mono_ns();
+	struct igb_held k, next, *prev = NULL;
+	uint64_t now = mono_ns();
+	uint8_t st;
 
 	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, &v))
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(map_fd, &k, &st) || k.ts_ns > now ||
+		    now - k.ts_ns < HOLD_MAX_NS)
 			continue;
-		uint64_t ts = v & ~HELD_RELEASED;
-		if (ts > now || now - ts < HOLD_MAX_NS)
-			continue;
-		kill((pid_t)key, SIGCONT);
-		bpf_map_delete_elem(map_fd, &key);
+		if (st == IGB_HELD || held_elsewhere(map_fd, (int)k.tgid))
+			kill((pid_t)k.tgid, SIGCONT);
+		bpf_map_delete_elem(map_fd, &k);
 		prev = NULL; /* deleted: start over (each pass removes one) */
 	}
 }
