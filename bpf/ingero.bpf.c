@@ -359,17 +359,17 @@ struct {
 	__type(value, __u8);
 } resolved SEC(".maps");
 
-/* Processes stopped by a hold and not yet continued: tgid -> ts_ns of the
- * hold. User space (and its guardian process, should ingero-top die)
- * continues every process listed here. Another ingero-top running at the
- * same time holds the same processes at the same moments: each continues a
- * process only once no other instance's map lists it (src/collect/hold.c),
- * hence the distinct name. */
+/* Holds not yet ended (struct igb_held -> enum igb_held_state). User space
+ * (and its guardian process, should ingero-top die) continues every process
+ * listed here. Another ingero-top running at the same time holds the same
+ * processes at the same moments: the last one to answer continues the
+ * process (src/collect/hold.c), hence the distinct name. Entries of a
+ * process that died while held are removed by user space (1 s at most). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u64);
+	__type(key, struct igb_held);
+	__type(value, __u8);
 } ig_held SEC(".maps");
 
 static __always_inline void file_key(struct file *f, struct igb_file *k)
@@ -442,7 +442,9 @@ static __always_inline void hold(struct task_struct *t, __u32 tgid, __u32 tid,
 	} else {
 		flags |= IGB_HOLD_F_STOPPED;
 		count(IGB_CNT_HOLDS, 1);
-		bpf_map_update_elem(&ig_held, &tgid, &now, BPF_ANY);
+		struct igb_held hk = {.tgid = tgid, .ts_ns = now};
+		__u8 st = IGB_HELD;
+		bpf_map_update_elem(&ig_held, &hk, &st, BPF_ANY);
 	}
 	e->kind = IGB_HOLD;
 	e->ts_ns = now;
@@ -693,6 +695,8 @@ int BPF_KPROBE(dl_change)
 		return 0;
 	struct igb_file lib = sc->w.lib;
 	bool cuda = sc->w.cuda, unsure = sc->w.unsure || !sc->w.end;
+	if (unsure)
+		count(IGB_CNT_DL_UNSURE, 1);
 	if (!cuda && !unsure)
 		return 0; /* no CUDA library loaded */
 	if (!cuda && !target) {
@@ -1409,7 +1413,6 @@ static __always_inline void on_exit(struct task_struct *p)
 		return;
 	bpf_map_delete_elem(&targets, &tgid);
 	bpf_map_delete_elem(&py_procs, &tgid);
-	bpf_map_delete_elem(&ig_held, &tgid);
 	struct igb_event *e = reserve();
 	if (!e)
 		return;

@@ -40,6 +40,20 @@ enum igb_hold_flags {
 	IGB_HOLD_F_OFF = 0x10,	  /* not stopped: holds are off (hold_on false) */
 };
 
+/* Key of the `ig_held` map: one hold (its value: enum igb_held_state).
+ * Each hold has its own entry, so that ending one never touches the next
+ * hold of the same process. */
+struct igb_held {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ts_ns; /* when, as in the IGB_HOLD record */
+};
+enum igb_held_state {
+	IGB_HELD = 0,	     /* stopped, this instance has not answered yet */
+	IGB_HELD_SHARED = 1, /* this instance is done; another one, still holding it,
+			      * sends SIGCONT (the guardian does at the 1 s limit) */
+};
+
 /* Key of the `resolved` map: a file the collector has examined. */
 struct igb_file {
 	__u64 dev; /* kernel encoding, as above */
@@ -111,6 +125,7 @@ enum igb_counter {
 	IGB_CNT_HOLDS,		 /* processes stopped until their libraries were attached */
 	IGB_CNT_HOLD_SKIPPED,	 /* ... not stopped: jobs of an interactive shell */
 	IGB_CNT_HOLD_FAILED,	 /* ... not stopped: the signal or the record failed */
+	IGB_CNT_DL_UNSURE,	 /* loader walks that could not read everything */
 	IGB_CNT_MAX,
 };
 

@@ -82,7 +82,7 @@ int collector_add_pid(struct collector *c, int pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	coll_resolve_path(c, exe); /* looked at: no hold at its next mapping */
 	if (r > 0)		   /* it may have called them already */
-		coll_late(c, pid, "a CUDA library was already mapped");
+		coll_late(c, pid, "a CUDA library was already mapped", false);
 	return r < 0 ? r : 0;
 }
 
@@ -309,7 +309,8 @@ static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, vo
 
 /* Looks at a target's mappings (and executable unless maps_only) outside
  * a hold. A library attached here for the first time was already loaded,
- * and maybe called, without its probes: the process is attached late. */
+ * and maybe called, without its probes: the process is attached late,
+ * unless it is held right now. */
 static void scan_pid(struct collector *c, int pid, bool maps_only)
 {
 	int before = c->nlibs;
@@ -318,8 +319,10 @@ static void scan_pid(struct collector *c, int pid, bool maps_only)
 		discover_pid_maps(pid, coll_attach_found, c);
 	else
 		discover_pid_libs(pid, coll_attach_found, c);
-	if (c->nlibs > before)
-		coll_late(c, pid, "its library was found after it was loaded");
+	/* A process held right now has not run since: its hold record, still
+	 * in the ring buffer, is handled next. */
+	if (c->nlibs > before && !coll_holding(c, pid))
+		coll_late(c, pid, "its library was found after it was loaded", false);
 }
 
 static void rescan_targets(struct collector *c)

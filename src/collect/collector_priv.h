@@ -121,8 +121,11 @@ uint64_t coll_kdev(dev_t d);
  * files resolved, continues the process when it was stopped. */
 void coll_hold(struct collector *c, const struct igb_event *b);
 /* Notes that pid was found with a CUDA library already mapped (or could
- * not be held): its calls before now are not known. */
-void coll_late(struct collector *c, int pid, const char *why);
+ * not be held): its calls before now are not known. Once per process; a
+ * hold's own reason (exact_why) replaces a guess made earlier. */
+void coll_late(struct collector *c, int pid, const char *why, bool exact_why);
+/* Whether this instance holds pid stopped right now (a record pending). */
+bool coll_holding(struct collector *c, int pid);
 /* The guardian: a small child that continues every process in the `held`
  * map when ingero-top dies without doing so. 0 or -errno. */
 int coll_guardian_start(struct collector *c);

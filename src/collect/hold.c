@@ -78,12 +78,33 @@ static void wait_stopped(int pid, int tid)
 	}
 }
 
-/* Whether another ingero-top (its own `ig_held` map) holds pid too. */
+/* Whether an `ig_held` map lists pid as held and not answered. Knows the
+ * layout of this version (struct igb_held keys) and of the first one
+ * (tgid keys, a time stamp as value, the top bit for "answered"). */
+static bool lists_held(int fd, uint32_t key_size, int pid)
+{
+	struct igb_held k, next, *prev = NULL;
+	uint8_t st;
+
+	if (key_size == sizeof(uint32_t)) {
+		uint32_t key = (uint32_t)pid;
+		uint64_t v;
+		return !bpf_map_lookup_elem(fd, &key, &v) && !(v >> 63);
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (k.tgid == (uint32_t)pid && !bpf_map_lookup_elem(fd, &k, &st) && st == IGB_HELD)
+			return true;
+	}
+	return false;
+}
+
+/* Whether another ingero-top (its own `ig_held` map) still holds pid. */
 static bool held_elsewhere(int own_fd, int pid)
 {
 	struct bpf_map_info own = {0}, info;
-	uint32_t id = 0, len = sizeof(own), key = (uint32_t)pid;
-	uint64_t v;
+	uint32_t id = 0, len = sizeof(own);
 	bool found = false;
 
 	if (bpf_obj_get_info_by_fd(own_fd, &own, &len))
@@ -97,32 +118,36 @@ static bool held_elsewhere(int own_fd, int pid)
 		memset(&info, 0, sizeof(info));
 		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "ig_held") &&
-		    info.key_size == 4 && info.value_size == 8)
-			found = !bpf_map_lookup_elem(fd, &key, &v);
+		    ((info.key_size == 4 && info.value_size == 8) ||
+		     (info.key_size == sizeof(struct igb_held) && info.value_size == 1)))
+			found = lists_held(fd, info.key_size, pid);
 		close(fd);
 	}
 	return found;
 }
 
-/* Ends this instance's hold of pid (made at ts) and continues pid, unless
- * a newer hold (another ts) stopped it again meanwhile: that one has its
- * own record coming. When no other ingero-top holds it: SIGCONT first, so
- * that should ingero-top die in between, the guardian still finds it.
- * Otherwise forget it first and look again: of two instances that finish
- * together, one continues it. Whether our hold was still there. */
+/* Ends this instance's hold of pid made at ts (one entry per hold: a newer
+ * hold of the process is left alone). When no other ingero-top holds it:
+ * SIGCONT, then forget the hold (in that order, so that should ingero-top
+ * die in between, the guardian still finds it). Otherwise the last one to
+ * answer continues it: mark ours answered and look again (of two instances
+ * that answer together, at least one sees the other done). Whether our
+ * hold was still there (the guardian ends holds older than 1 s). */
 static bool release_fd(int map_fd, int pid, uint64_t ts)
 {
-	uint32_t key = (uint32_t)pid;
-	uint64_t v;
-	bool shared = held_elsewhere(map_fd, pid);
-	bool ours = !bpf_map_lookup_elem(map_fd, &key, &v) && v == ts;
+	struct igb_held k = {.tgid = (uint32_t)pid, .ts_ns = ts};
+	uint8_t st, shared = IGB_HELD_SHARED;
+	bool ours = !bpf_map_lookup_elem(map_fd, &k, &st);
 
-	if (!shared)
-		kill(pid, SIGCONT);
+	if (held_elsewhere(map_fd, pid)) {
+		if (ours)
+			bpf_map_update_elem(map_fd, &k, &shared, BPF_EXIST);
+		if (held_elsewhere(map_fd, pid))
+			return ours; /* the other one continues it, or our guardian */
+	}
+	kill(pid, SIGCONT);
 	if (ours)
-		bpf_map_delete_elem(map_fd, &key);
-	if (shared && !held_elsewhere(map_fd, pid))
-		kill(pid, SIGCONT);
+		bpf_map_delete_elem(map_fd, &k);
 	return ours;
 }
 
@@ -132,7 +157,8 @@ static bool release_fd(int map_fd, int pid, uint64_t ts)
 static void release(struct collector *c, int pid, uint64_t ts)
 {
 	if (!release_fd(bpf_map__fd(c->skel->maps.ig_held), pid, ts))
-		coll_late(c, pid, "held over 1 s: continued before its libraries were attached");
+		coll_late(c, pid, "held over 1 s: continued before its libraries were attached",
+			  true);
 }
 
 static const char *not_held_why(uint8_t flags)
@@ -144,19 +170,28 @@ static const char *not_held_why(uint8_t flags)
 	return "could not be stopped";
 }
 
-void coll_late(struct collector *c, int pid, const char *why)
+void coll_late(struct collector *c, int pid, const char *why, bool exact_why)
 {
 	int shown = c->nlate < MAX_LATE ? c->nlate : MAX_LATE;
+	bool known = false;
 
-	for (int i = 0; i < shown; i++)
-		if (c->late[i] == pid)
-			return;
-	if (c->nlate < MAX_LATE)
-		c->late[c->nlate] = pid;
-	c->nlate++;
+	for (int i = 0; i < shown && !known; i++)
+		known = c->late[i] == pid;
+	if (known && !exact_why)
+		return;
+	if (!known) {
+		if (c->nlate < MAX_LATE)
+			c->late[c->nlate] = pid;
+		c->nlate++;
+	}
 	snprintf(c->notice, sizeof(c->notice),
 		 "attached to PID %d late (%s): its calls before now are not known", pid, why);
 	c->notice_gen++; /* to the status line (and so to stderr in batch mode) */
+}
+
+bool coll_holding(struct collector *c, int pid)
+{
+	return lists_held(bpf_map__fd(c->skel->maps.ig_held), sizeof(struct igb_held), pid);
 }
 
 void coll_hold(struct collector *c, const struct igb_event *b)
@@ -197,34 +232,41 @@ void coll_hold(struct collector *c, const struct igb_event *b)
 	if (b->state == IGB_HOLD_LOAD)
 		coll_add_pending(c, pid, 0, true);
 	if (b->state == IGB_HOLD_LOAD || n > 0)
-		coll_late(c, pid, not_held_why(b->flags));
+		coll_late(c, pid, not_held_why(b->flags), true);
 }
 
 /* ---- the guardian ----------------------------------------------------------- */
 
 static void continue_all(int map_fd)
 {
-	uint32_t key, next;
+	struct igb_held k, next;
 
 	while (!bpf_map_get_next_key(map_fd, NULL, &next)) {
-		key = next;
-		kill((pid_t)key, SIGCONT);
-		bpf_map_delete_elem(map_fd, &key);
+		k = next;
+		kill((pid_t)k.tgid, SIGCONT);
+		bpf_map_delete_elem(map_fd, &k);
 	}
 }
 
-/* Continues the processes held longer than HOLD_MAX_NS. */
+/* Ends the holds older than HOLD_MAX_NS: no process waits longer than that
+ * for any ingero-top. One we have not answered (ingero-top stopped or
+ * stuck) is continued; one we answered but left to another instance is
+ * continued if that one still holds it. */
 static void expire_holds(int map_fd)
 {
-	uint32_t key, next, *prev = NULL;
-	uint64_t v, now = mono_ns();
+	struct igb_held k, next, *prev = NULL;
+	uint64_t now = mono_ns();
+	uint8_t st;
 
 	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(map_fd, &key, &v) || now - v < HOLD_MAX_NS || v > now)
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(map_fd, &k, &st) || k.ts_ns > now ||
+		    now - k.ts_ns < HOLD_MAX_NS)
 			continue;
-		release_fd(map_fd, (int)key, v);
+		if (st == IGB_HELD || held_elsewhere(map_fd, (int)k.tgid))
+			kill((pid_t)k.tgid, SIGCONT);
+		bpf_map_delete_elem(map_fd, &k);
 		prev = NULL; /* deleted: start over (each pass removes one) */
 	}
 }

@@ -72,6 +72,23 @@ grep -q "attached to PID $launcher late (held over 1 s: continued before its lib
 kill -INT $ig; wait $ig
 expect_eq "ingero-top stopped and continued: exit status" "$?" 0
 
+# Two instances hold the same process; the one that finishes last
+# continues it. With the other one stopped, the process still goes on
+# within about a second per hold, and the running instance counts exactly.
+"$IG" -v --batch -d 60 --no-system-libs >/dev/null 2>"$TMP/x.err" &
+other=$!
+for _ in $(seq 100); do grep -q watching "$TMP/x.err" && break; sleep 0.1; done
+kill -STOP $other
+timeout 60 "$IG" --events --no-system-libs -- env A=1 "$WL" --iters 20 --kernels 2 --kernel-us 10 \
+	--expect "$TMP/x.expect" >"$TMP/x.ev" 2>/dev/null
+expect_eq "another instance stopped: exit status (124: a process was left held)" "$?" 0
+event_counts "$TMP/x.ev" >"$TMP/x.got"; expect_counts "$TMP/x.expect" >"$TMP/x.want"
+diff -q "$TMP/x.want" "$TMP/x.got" >/dev/null && ok "another instance stopped: exact counts" \
+	|| { bad "another instance stopped: counts"; diff "$TMP/x.want" "$TMP/x.got"; }
+kill -CONT $other
+kill -INT $other; wait $other
+expect_eq "the stopped instance, continued: exit status" "$?" 0
+
 # kill -9 while a process is held: the guardian (ingero-top-hold)
 # continues it. ingero-top is stopped first so that the hold lasts. With
 # one perf-event uprobe per probe the dying process takes a while to close
