@@ -420,7 +420,7 @@ void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, i
 const char recfmt_event_select_sql[] =
     "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, node, comm, "
     "kind, start_ns, cpu, flags, state, stream, preempt_ns, blocked_ns, switches, other_pid, "
-    "other_comm, source, op FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id";
+    "other_comm, source, op, end_ns FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id";
 
 void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
 {
@@ -639,9 +639,14 @@ const char *recfmt_name_select_sql(int has_ppid)
 			  "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
 }
 
-void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
+int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
 {
 	memset(e, 0, sizeof(*e));
+	*node = NULL;
+	if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+	    !recfmt_col_in(st, 2, 1, RECFMT_TS_MAX_NS) ||
+	    !recfmt_col_in(st, 3, 0, RECFMT_PID_MAX) || !recfmt_col_in(st, 5, 0, RECFMT_PID_MAX))
+		return -ERANGE;
 	e->kind = IG_EV_COMM;
 	e->pid = (uint32_t)sqlite3_column_int64(st, 0);
 	recfmt_column_comm(e->comm, st, 1);
@@ -649,4 +654,5 @@ void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
 	e->tid = (uint32_t)sqlite3_column_int64(st, 3);
 	*node = (const char *)sqlite3_column_text(st, 4);
 	e->arg0 = (uint64_t)sqlite3_column_int64(st, 5); /* the ppid */
+	return 0;
 }
