@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "store/db.h"
 #include "store/recfmt.h"
 
@@ -471,4 +472,18 @@ const char *replay_error(struct ig_source *src)
 {
 	struct replay *r = rp_of(src);
 	return r && r->err[0] ? r->err : NULL;
+}
+
+int replay_status(struct ig_source *src, struct ig_status *st)
+{
+	struct replay *r = rp_of(src);
+	uint64_t next;
+	if (!r)
+		return -EINVAL;
+	st->rows_refused = r->st.refused;
+	st->replay_next_ns = rp_peek(src, &next) ? 0 : next;
+	if (!r->err[0])
+		return 0;
+	snprintf(st->message, sizeof(st->message), "%s", r->err);
+	return -EIO;
 }

@@ -135,6 +135,11 @@ void replay_get_stats(struct ig_source *s, struct replay_stats *st);
 /* Why poll() last failed (corruption found while reading), or NULL. */
 const char *replay_error(struct ig_source *s);
 
+/* What the views show of a replay, into st: rows_refused, replay_next_ns,
+ * and the failure (message). Returns -EIO when the replay failed, else 0. */
+struct ig_status;
+int replay_status(struct ig_source *s, struct ig_status *st);
+
 /* 1 when s is a replay source. */
 int replay_is(const struct ig_source *s);
 
