@@ -262,11 +262,12 @@ static int check_existing(struct safefile *sf, const char **err)
 	sqlite3_stmt *st = NULL;
 	const char *writer = NULL;
 	int64_t schema = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT key, value FROM schema_info WHERE key IN "
-			       "('writer','ingero_top_schema')",
-			       -1, &st, NULL) == SQLITE_OK) {
-		while (db_step(st) == SQLITE_ROW) {
+	int rc = sqlite3_prepare_v2(db,
+				    "SELECT key, value FROM schema_info WHERE key IN "
+				    "('writer','ingero_top_schema')",
+				    -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		while ((rc = db_step(st)) == SQLITE_ROW) {
 			const char *k = (const char *)sqlite3_column_text(st, 0);
 			if (k && !strcmp(k, "writer")) {
 				const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -277,7 +278,15 @@ static int check_existing(struct safefile *sf, const char **err)
 		}
 		sqlite3_finalize(st);
 	}
-	if (!writer || strcmp(writer, "ingero-top")) {
+	const char *refused = safefile_refusal(sf);
+	if (*refused) { /* a companion we will not use: say which */
+		*err = set_err("cannot record to %s: %s", path, refused);
+		ret = -EPERM;
+	} else if (!writer && rc != SQLITE_DONE && db_has_table(db, "schema_info")) {
+		*err = set_err("cannot record to %s: exists and cannot be read: %s", path,
+			       db_errmsg(db, rc));
+		ret = -EIO;
+	} else if (!writer || strcmp(writer, "ingero-top")) {
 		*err = set_err("cannot record to %s: file exists and is not an ingero-top "
 			       "recording (not appending to it)",
 			       path);
@@ -342,9 +351,10 @@ static const char *db_why(struct rec *r)
 {
 	static __thread char buf[PATH_MAX + 160];
 	const char *m = r->db ? sqlite3_errmsg(r->db) : "out of memory";
-	if (!*safefile_refusal())
+	const char *why = safefile_refusal(r->sf);
+	if (!*why)
 		return m;
-	snprintf(buf, sizeof(buf), "%s: %s", m, safefile_refusal());
+	snprintf(buf, sizeof(buf), "%s: %s", m, why);
 	return buf;
 }
 

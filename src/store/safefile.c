@@ -30,6 +30,7 @@ struct safefile {
 	char *path;
 	char base[NAME_MAX + 1];
 	char dbname[40];
+	char refusal[NAME_MAX + 64]; /* why the last companion open was refused */
 	/* companions this handle created: their identity, to remove them */
 	int comp_made[NSUFFIX];
 	dev_t comp_dev[NSUFFIX];
@@ -40,16 +41,19 @@ struct safefile {
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct safefile *reg[SF_MAX];
-static __thread char refusal[PATH_MAX + 96];
 
-static void refuse(const struct safefile *sf, const char *name, const char *why)
+static void refuse(struct safefile *sf, const char *name, const char *why)
 {
-	snprintf(refusal, sizeof(refusal), "%s beside it %s", name, why);
+	snprintf(sf->refusal, sizeof(sf->refusal), "%s %s", name, why);
 }
 
-const char *safefile_refusal(void)
+const char *safefile_refusal(struct safefile *sf)
 {
-	return refusal;
+	pthread_mutex_lock(&reg_mu);
+	static __thread char buf[sizeof(sf->refusal)];
+	snprintf(buf, sizeof(buf), "%s", sf->refusal);
+	pthread_mutex_unlock(&reg_mu);
+	return buf;
 }
 
 /* Parses "/proc/self/fd/N<suffix>": 0 = not of that form; 1 = ours, with

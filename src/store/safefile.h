@@ -56,9 +56,9 @@ int safefile_still_there(const struct safefile *sf);
 /* Removes the file and the companions sf created, each only when its name
  * still refers to what sf created. */
 void safefile_unlink(struct safefile *sf);
-/* Why the last refused companion open of this thread was refused ("" when
- * none): for error messages after SQLite says "unable to open". */
-const char *safefile_refusal(void);
+/* Why the last companion open of sf was refused ("" when none): for error
+ * messages after SQLite says "unable to open" (thread-local copy). */
+const char *safefile_refusal(struct safefile *sf);
 /* Closes the descriptors and forgets the name: call after sqlite3_close.
  * safefile_close(NULL) is a no-op. */
 void safefile_close(struct safefile *sf);
