@@ -44,6 +44,11 @@
 
 struct replay_opts {
 	int no_aggregates; /* do not synthesise IG_EV_PAGE_ALLOC from event_aggregates */
+	/* Files smaller than this many bytes get PRAGMA integrity_check at open
+	 * (it also finds an index that does not match its table), larger ones
+	 * quick_check up to 256 MiB, nothing above. 0 = 16 MiB; -1 = never
+	 * (quick_check only). */
+	int64_t full_check_max;
 };
 
 /* Opens n recordings (n >= 1) as one source. Returns NULL and sets *err to

@@ -377,15 +377,17 @@ static const char *own_span(struct rfile *f)
 
 /* A check of the structure, bounded so that big files still open fast:
  * integrity_check (it also finds an index that does not match its table)
- * for small files, quick_check up to 256 MiB, nothing above (corruption is
- * then reported when it is met, through replay_error). */
-static const char *check_structure(struct rfile *f)
+ * for small files (replay_opts.full_check_max), quick_check up to 256 MiB,
+ * nothing above (corruption is then reported when it is met, through
+ * replay_error: a stream that goes back in time is a damaged index). */
+static const char *check_structure(struct replay *r, struct rfile *f)
 {
 	off_t size = rofile_size(f->ro);
+	int64_t full = r->o.full_check_max ? r->o.full_check_max : (16 << 20);
 	if (size >= (256 << 20))
 		return NULL;
 	sqlite3_stmt *st;
-	const char *sql = size < (16 << 20) ? "PRAGMA integrity_check(1)" : "PRAGMA quick_check(1)";
+	const char *sql = size < full ? "PRAGMA integrity_check(1)" : "PRAGMA quick_check(1)";
 	if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
 	int rc = db_step(st);
@@ -404,7 +406,7 @@ const char *rp_open_file(struct replay *r, struct rfile *f)
 	if (!e)
 		e = check_master(f);
 	if (!e)
-		e = check_structure(f);
+		e = check_structure(r, f);
 	if (e)
 		return e;
 	if ((e = read_schema_info(f)) || (e = check_columns(f)) || (e = read_ops(f)))
