@@ -156,6 +156,8 @@ static int cmp_ovl(const void *a, const void *b)
  * or the first (journal). */
 static void ov_settle(struct rofile *rf, int keep_last)
 {
+	if (!rf->nov)
+		return;
 	qsort(rf->ov, rf->nov, sizeof(*rf->ov), cmp_ovl);
 	size_t w = 0;
 	for (size_t i = 0; i < rf->nov; i++) {
