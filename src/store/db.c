@@ -14,8 +14,10 @@
 
 static volatile sig_atomic_t interrupted;
 static unsigned step_limit_ms = DB_STEP_LIMIT_MS_DEFAULT;
-/* The running db_step of this thread: its deadline (0 = none) and whether
- * the handler stopped it for time. */
+/* The running db_step of this thread: armed while it runs; its deadline,
+ * taken by the handler at its first call (so a step that returns quickly
+ * never reads the clock); whether the handler stopped it for time. */
+static __thread int armed;
 static __thread uint64_t deadline_ms;
 static __thread int timed_out;
 
@@ -30,7 +32,12 @@ static int progress(void *ctx)
 {
 	if (interrupted)
 		return 1;
-	if (deadline_ms && mono_ms() > deadline_ms) {
+	if (!armed)
+		return 0;
+	uint64_t now = mono_ms();
+	if (!deadline_ms)
+		deadline_ms = now + step_limit_ms;
+	if (now > deadline_ms) {
 		timed_out = 1;
 		return 1;
 	}
@@ -46,14 +53,15 @@ int db_step(sqlite3_stmt *st)
 {
 	if (interrupted)
 		return SQLITE_INTERRUPT;
-	int outer = deadline_ms == 0;
+	int outer = !armed;
 	if (outer) {
-		deadline_ms = mono_ms() + step_limit_ms;
+		armed = 1;
+		deadline_ms = 0;
 		timed_out = 0;
 	}
 	int rc = sqlite3_step(st);
 	if (outer)
-		deadline_ms = 0;
+		armed = 0;
 	return rc;
 }
 

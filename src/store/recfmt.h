@@ -177,12 +177,14 @@ void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t 
 			 const char *default_version, uint64_t now_ns);
 
 /* Reading ingero-top's events: the SELECT (rows completing at or after ?1,
- * by completion time) and the row. Fills e but for op and node: *source,
- * *op_id and *node (text owned by st, may be NULL) are for the caller.
- * Check the row first (recfmt_event_check). */
+ * by completion time; RECFMT_EVENT_COLS columns) and the row. Fills e but
+ * for op and node: *source, *op_id and *node (text owned by st, may be
+ * NULL) are for the caller. Returns 0, or -ERANGE for a row to refuse (a
+ * numeric column that is not an integer, or recfmt_event_check). */
+#define RECFMT_EVENT_COLS 25
 extern const char recfmt_event_select_sql[];
-void recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
-		       const char **node);
+int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
+		      const char **node, int64_t dur_max);
 
 /* Reading chains and sessions of any file, ours or Ingero's (has_node: the
  * table has the node column). The SELECTs are static strings. A row is read
@@ -235,12 +237,12 @@ int recfmt_pid_ok(int64_t pid);
 /* The longest duration a row may have in a file whose rows' times span
  * lo..hi (ns): the span plus an hour. */
 int64_t recfmt_dur_max(int64_t lo, int64_t hi);
-/* 0, or -ERANGE for a row to refuse: a row of recfmt_event_select_sql
- * (times, duration up to dur_max and end = start + duration, pids, cpu,
- * state, off-CPU parts within the duration, a fork's child pid), of
- * recfmt_snapshot_select_sql (cpu and memory 0..100 %), of
- * recfmt_chain_select_sql. */
-int recfmt_event_check(sqlite3_stmt *st, int64_t dur_max);
+/* 0, or -ERANGE for a row to refuse: the integer columns v[] of a row of
+ * recfmt_event_select_sql (times, duration up to dur_max and end = start
+ * + duration, pids, cpu, state, off-CPU parts within the duration, a
+ * fork's child pid, bytes), a row of recfmt_snapshot_select_sql (cpu and
+ * memory 0..100 %), of recfmt_chain_select_sql. */
+int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max);
 /* The first (last = 0) or last completion time among the events rows in
  * range, durations up to dur_max (own files: by idx_events_end); the
  * first or last snapshot in range. SQL text in thread-local storage. */

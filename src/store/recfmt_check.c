@@ -68,33 +68,31 @@ enum {
 	EC_END = 24
 };
 
-int recfmt_event_check(sqlite3_stmt *st, int64_t dur_max)
+static int in(int64_t v, int64_t lo, int64_t hi)
 {
-	if (!recfmt_col_in(st, EC_KIND, IG_EV_CALL, IG_EV_BLOCK_IO) ||
-	    !recfmt_col_in(st, EC_START, 1, RECFMT_TS_MAX_NS) ||
-	    !recfmt_col_in(st, EC_DUR, 0, dur_max) ||
-	    !recfmt_col_in(st, EC_END, 1, RECFMT_TS_MAX_NS) ||
-	    !recfmt_col_in(st, EC_PID, 1, RECFMT_PID_MAX) ||
-	    !recfmt_col_in(st, EC_TID, 0, RECFMT_PID_MAX) ||
-	    !recfmt_col_in(st, EC_OTHER, 0, RECFMT_PID_MAX) ||
-	    !recfmt_col_in(st, EC_CPU, 0, 65535) ||
-	    !recfmt_col_in(st, EC_STATE, IG_OFF_UNKNOWN, IG_OFF_BLOCKED) ||
-	    !recfmt_col_in(st, EC_SW, 0, UINT32_MAX) ||
-	    !recfmt_col_in(st, EC_FLAGS, 0, UINT32_MAX) ||
-	    !recfmt_col_in(st, EC_RET, INT32_MIN, INT32_MAX) ||
-	    !recfmt_col_in(st, EC_PRE, 0, INT64_MAX) || !recfmt_col_in(st, EC_BLK, 0, INT64_MAX))
+	return v >= lo && v <= hi;
+}
+
+int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
+{
+	if (!in(v[EC_KIND], IG_EV_CALL, IG_EV_BLOCK_IO) || !in(v[EC_START], 1, RECFMT_TS_MAX_NS) ||
+	    !in(v[EC_DUR], 0, dur_max) || !in(v[EC_END], 1, RECFMT_TS_MAX_NS) ||
+	    v[EC_END] - v[EC_START] != v[EC_DUR] || !in(v[EC_PID], 1, RECFMT_PID_MAX) ||
+	    !in(v[EC_TID], 0, RECFMT_PID_MAX) || !in(v[EC_OTHER], 0, RECFMT_PID_MAX) ||
+	    !in(v[EC_CPU], 0, 65535) || !in(v[EC_STATE], IG_OFF_UNKNOWN, IG_OFF_BLOCKED) ||
+	    !in(v[EC_SW], 0, UINT32_MAX) || !in(v[EC_FLAGS], 0, UINT32_MAX) ||
+	    !in(v[EC_RET], INT32_MIN, INT32_MAX))
 		return -ERANGE;
-	int64_t start = sqlite3_column_int64(st, EC_START), dur = sqlite3_column_int64(st, EC_DUR);
-	if (sqlite3_column_int64(st, EC_END) - start != dur)
-		return -ERANGE;
-	int kind = sqlite3_column_int(st, EC_KIND);
+	int kind = (int)v[EC_KIND];
 	if ((kind == IG_EV_CALL || kind == IG_EV_OFFCPU) &&
-	    !parts_ok(dur, sqlite3_column_int64(st, EC_PRE), sqlite3_column_int64(st, EC_BLK)))
+	    !parts_ok(v[EC_DUR], v[EC_PRE], v[EC_BLK]))
 		return -ERANGE;
-	if (kind == IG_EV_FORK && !recfmt_col_in(st, EC_ARG0, 1, RECFMT_PID_MAX))
+	if (kind != IG_EV_CALL && kind != IG_EV_OFFCPU && (v[EC_PRE] < 0 || v[EC_BLK] < 0))
+		return -ERANGE;
+	if (kind == IG_EV_FORK && !in(v[EC_ARG0], 1, RECFMT_PID_MAX))
 		return -ERANGE;
 	if ((kind == IG_EV_PAGE_ALLOC || kind == IG_EV_BLOCK_IO) &&
-	    !recfmt_col_in(st, EC_ARG0, 0, RECFMT_BYTES_MAX))
+	    !in(v[EC_ARG0], 0, RECFMT_BYTES_MAX))
 		return -ERANGE;
 	return 0;
 }

@@ -118,9 +118,8 @@ static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct i
 {
 	int64_t src, op_id;
 	const char *node;
-	if (recfmt_event_check(st, f->dur_max))
+	if (recfmt_event_read(st, e, &src, &op_id, &node, f->dur_max))
 		return ROW_REFUSE;
-	recfmt_event_read(st, e, &src, &op_id, &node);
 	const struct opmap *m = rp_op_lookup(f, src, op_id);
 	if (!m || (m->kind && m->kind != e->kind))
 		return ROW_REFUSE;

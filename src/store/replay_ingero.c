@@ -30,51 +30,68 @@ static const char *names_get(const struct rfile *f, uint32_t pid)
 	return f->names[slot].pid == pid ? f->names[slot].comm : NULL;
 }
 
+/* Columns of an Ingero row (rp_ingero_events_sql): rowid, timestamp, pid,
+ * tid, source, op, duration, arg0, arg1, ret_code, stack_hash, cgroup_id,
+ * then node? and comm? (text). */
+enum { IC_STAMP = 1, IC_PID, IC_TID, IC_SRC, IC_OP, IC_DUR, IC_ARG0, IC_ARG1, IC_RET, IC_NUM = 12 };
+
+static int in(int64_t v, int64_t lo, int64_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
 /* Are the values of an Ingero row in range (recfmt.h's bounds)? The
  * interval it describes must lie within them too. */
-static int ingero_row_ok(const struct rfile *f, sqlite3_stmt *st, int kind)
+static int ingero_row_ok(const struct rfile *f, const int64_t *v, int kind)
 {
-	if (!recfmt_col_in(st, 1, 1, RECFMT_TS_MAX_NS) || !recfmt_col_in(st, 6, 0, f->dur_max) ||
-	    !recfmt_col_in(st, 2, 1, RECFMT_PID_MAX) || !recfmt_col_in(st, 3, 0, RECFMT_PID_MAX) ||
-	    !recfmt_col_in(st, 9, INT32_MIN, INT32_MAX))
+	int64_t stamp = v[IC_STAMP], dur = v[IC_DUR];
+	if (!in(stamp, 1, RECFMT_TS_MAX_NS) || !in(dur, 0, f->dur_max) ||
+	    !in(v[IC_PID], 1, RECFMT_PID_MAX) || !in(v[IC_TID], 0, RECFMT_PID_MAX) ||
+	    !in(v[IC_RET], INT32_MIN, INT32_MAX))
 		return 0;
-	int64_t stamp = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 6);
 	if (recfmt_end_stamped(kind) ? !recfmt_ts_ok(stamp - dur) : !recfmt_ts_ok(stamp + dur))
 		return 0;
-	if (kind == IG_EV_FORK && !recfmt_col_in(st, 8, 1, RECFMT_PID_MAX))
+	if (kind == IG_EV_FORK && !in(v[IC_ARG1], 1, RECFMT_PID_MAX))
 		return 0;
-	if (kind == IG_EV_BLOCK_IO && !recfmt_col_in(st, 7, 0, INT64_MAX / 512))
+	if (kind == IG_EV_BLOCK_IO && !in(v[IC_ARG0], 0, RECFMT_BYTES_MAX / 512))
+		return 0;
+	if (kind == IG_EV_PAGE_ALLOC && !in(v[IC_ARG0], 0, RECFMT_BYTES_MAX))
 		return 0;
 	return 1;
 }
 
-/* Ingero row: rowid, timestamp, pid, tid, source, op, duration, arg0, arg1,
- * ret_code, stack_hash, cgroup_id, node?, comm? Returns enum rp_row. */
+/* Ingero row: returns enum rp_row; e is set for ROW_OK. Each numeric
+ * column is read once, and must be an integer. */
 static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e,
 		      int node_col, int comm_col)
 {
-	const struct opmap *m =
-	    rp_op_lookup(f, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+	int64_t v[IC_NUM];
+	for (int c = 0; c < IC_NUM; c++) {
+		sqlite3_value *x = sqlite3_column_value(st, c);
+		if (sqlite3_value_type(x) != SQLITE_INTEGER)
+			return ROW_REFUSE;
+		v[c] = sqlite3_value_int64(x);
+	}
+	const struct opmap *m = rp_op_lookup(f, v[IC_SRC], v[IC_OP]);
 	if (!m)
 		return ROW_REFUSE; /* an op the file's own ops table does not name */
 	if (!m->kind)
 		return ROW_SKIP;
-	if (!ingero_row_ok(f, st, m->kind))
+	if (!ingero_row_ok(f, v, m->kind))
 		return ROW_REFUSE;
 	memset(e, 0, sizeof(*e));
-	int64_t stamp = sqlite3_column_int64(st, 1);
-	int64_t dur = sqlite3_column_int64(st, 6);
+	int64_t stamp = v[IC_STAMP], dur = v[IC_DUR];
 	e->kind = (uint16_t)m->kind;
 	e->op = (uint16_t)m->op;
-	e->pid = (uint32_t)sqlite3_column_int64(st, 2);
-	e->tid = (uint32_t)sqlite3_column_int64(st, 3);
+	e->pid = (uint32_t)v[IC_PID];
+	e->tid = (uint32_t)v[IC_TID];
 	e->dur_ns = (uint64_t)dur;
 	e->ts_ns = (uint64_t)(recfmt_end_stamped(m->kind) ? stamp - dur : stamp);
-	e->arg0 = (uint64_t)sqlite3_column_int64(st, 7);
-	e->arg1 = (uint64_t)sqlite3_column_int64(st, 8);
-	e->ret = (int32_t)sqlite3_column_int64(st, 9);
-	e->stack_id = (uint64_t)sqlite3_column_int64(st, 10);
-	e->cgroup_id = (uint64_t)sqlite3_column_int64(st, 11);
+	e->arg0 = (uint64_t)v[IC_ARG0];
+	e->arg1 = (uint64_t)v[IC_ARG1];
+	e->ret = (int32_t)v[IC_RET];
+	e->stack_id = (uint64_t)v[10];
+	e->cgroup_id = (uint64_t)v[11];
 	switch (m->kind) {
 	case IG_EV_CALL:
 		e->flags = IG_F_NO_SPLIT;

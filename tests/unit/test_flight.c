@@ -198,8 +198,13 @@ static void test_chunks_and_stacks(const char *dir, uint64_t base)
 		flight_push(f, &e);
 	}
 	CHECK(flight_count(f) == 10000 && flight_capped(f) == 15000);
-	flight_set_stacks(f, stack_fn, NULL);
 	char path[4200], msg[4400];
+	/* calls with stacks, no stack source: saved without stack_traces */
+	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
+	CHECK(wait_poll(f, msg, sizeof(msg)));
+	CHECKF(strstr(msg, "saved 10000 events"), "%s", msg);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces") == 0);
+	flight_set_stacks(f, stack_fn, NULL);
 	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
 	CHECK(stack_calls == 0); /* not on the caller of flight_save */
 	CHECK(wait_poll(f, msg, sizeof(msg)));
