@@ -178,6 +178,44 @@ static uint64_t fsize(const char *p)
 	return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 }
 
+/* 3. flight recorder: push cost, the caller's share of a save of a full
+ * ring, and the longest stall of a caller pushing while saves run. */
+static void bench_flight(const struct ig_event *evs, uint64_t n, const char *dir)
+{
+	struct flight *f = flight_new(300, FLIGHT_DEFAULT_MAX_EVENTS);
+	double t0 = now_s();
+	for (uint64_t i = 0; i < n; i++)
+		flight_push(f, &evs[i]);
+	double t_push = now_s() - t0;
+	char fpath[4200];
+	t0 = now_s();
+	int frc = flight_save(f, dir, fpath, sizeof(fpath));
+	double t_snap = now_s() - t0;
+	char msg[4400] = "";
+	t0 = now_s();
+	while (frc == 0 && !flight_poll(f, msg, sizeof(msg)))
+		usleep(5000);
+	double t_fsave = now_s() - t0;
+	size_t fcount = flight_count(f);
+	if (frc == 0)
+		unlink(fpath);
+	struct stall sl = flight_stalls(f, evs, n, dir);
+	flight_free(f);
+	printf("flight push, ns/event       %.1f\n", t_push * 1e9 / (double)n);
+	printf("flight snapshot (%zu ev)  %.1f ms on the caller, %.2f s in the background\n",
+	       fcount, t_snap * 1e3, t_fsave);
+	/* the claim, as a ratio within this run: the caller pays for taking
+	 * references on the chunks only, a small part of the whole save */
+	double share = t_fsave > 0 ? t_snap / (t_snap + t_fsave) : 1;
+	printf("flight save: caller share   %.2f %% of the save (target <= 10 %%: %s)\n",
+	       share * 100, share <= 0.10 ? "ok" : "MISSED");
+	printf("flight stall while saving   longest batch of %d pushes %.2f ms (with %d saves "
+	       "of %zu events and their polls), %.1fx the median batch (%.3f ms); the viewer "
+	       "must not freeze > 50 ms: %s\n",
+	       STALL_BATCH, sl.max_s * 1e3, sl.saves, fcount, sl.max_s / sl.median_s,
+	       sl.median_s * 1e3, sl.max_s <= 0.05 ? "ok" : "MISSED");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
@@ -266,27 +304,6 @@ int main(int argc, char **argv)
 	double t_replay_only = now_s() - t0;
 	s->ops->free(s);
 
-	/* 3. flight recorder: push cost and snapshot cost on the caller */
-	struct flight *f = flight_new(300, FLIGHT_DEFAULT_MAX_EVENTS);
-	t0 = now_s();
-	for (uint64_t i = 0; i < n; i++)
-		flight_push(f, &evs[i]);
-	double t_push = now_s() - t0;
-	char fpath[4200];
-	t0 = now_s();
-	int frc = flight_save(f, dir, fpath, sizeof(fpath));
-	double t_snap = now_s() - t0;
-	char msg[4400] = "";
-	t0 = now_s();
-	while (frc == 0 && !flight_poll(f, msg, sizeof(msg)))
-		usleep(5000);
-	double t_fsave = now_s() - t0;
-	size_t fcount = flight_count(f);
-	if (frc == 0)
-		unlink(fpath);
-	struct stall sl = flight_stalls(f, evs, n, dir);
-	flight_free(f);
-
 	double rec_rate = (double)n / t_rec, rep_rate = (double)got / t_replay;
 	printf("events                      %" PRIu64 " (live-like mix)\n", n);
 	printf("record + model, events/s    %.0f  (target >= 300000: %s; writer queue full %" PRIu64
@@ -300,19 +317,7 @@ int main(int argc, char **argv)
 	       rep_rate >= 1000000 ? "ok" : "MISSED");
 	printf("replay alone, events/s      %.0f\n", (double)cnt / t_replay_only);
 	printf("bytes on disk per 1M events %.1f MB\n", (double)bytes / ((double)n / 1e6) / 1e6);
-	printf("flight push, ns/event       %.1f\n", t_push * 1e9 / (double)n);
-	printf("flight snapshot (%zu ev)  %.1f ms on the caller, %.2f s in the background\n",
-	       fcount, t_snap * 1e3, t_fsave);
-	/* the claim, as a ratio within this run: the caller pays for taking
-	 * references on the chunks only, a small part of the whole save */
-	double share = t_fsave > 0 ? t_snap / (t_snap + t_fsave) : 1;
-	printf("flight save: caller share   %.2f %% of the save (target <= 10 %%: %s)\n",
-	       share * 100, share <= 0.10 ? "ok" : "MISSED");
-	printf("flight stall while saving   longest batch of %d pushes %.2f ms (with %d saves "
-	       "of %zu events and their polls), %.1fx the median batch (%.3f ms); the viewer "
-	       "must not freeze > 50 ms: %s\n",
-	       STALL_BATCH, sl.max_s * 1e3, sl.saves, fcount, sl.max_s / sl.median_s,
-	       sl.median_s * 1e3, sl.max_s <= 0.05 ? "ok" : "MISSED");
+	bench_flight(evs, n, dir);
 	unlink(path);
 	free(evs);
 	return 0;
