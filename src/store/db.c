@@ -93,9 +93,9 @@ unsigned db_step_limit_ms(void)
 const char *db_errmsg(sqlite3 *db, int rc)
 {
 	static __thread char buf[96];
+	if (interrupted) /* whatever failed, the user asked to stop */
+		return "interrupted";
 	if ((rc & 0xff) == SQLITE_INTERRUPT) {
-		if (interrupted)
-			return "interrupted";
 		if (timed_out) {
 			snprintf(buf, sizeof(buf),
 				 "a query ran longer than %.0f s (a damaged or hostile file?)",
