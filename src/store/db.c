@@ -28,8 +28,19 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static void (*progress_hook)(void *ctx);
+static void *progress_hook_ctx;
+
+void db_set_progress_hook(void (*fn)(void *ctx), void *ctx)
+{
+	progress_hook = fn;
+	progress_hook_ctx = ctx;
+}
+
 static int progress(void *ctx)
 {
+	if (progress_hook)
+		progress_hook(progress_hook_ctx);
 	if (interrupted)
 		return 1;
 	if (!armed)

@@ -42,6 +42,10 @@ int db_interrupted(void);
  * Process-wide; the fuzzing harness lowers it. */
 void db_set_step_limit_ms(unsigned ms);
 unsigned db_step_limit_ms(void);
+/* fn(ctx) runs at every call of the progress handler, in the middle of a
+ * statement: tests raise the interrupt flag there to see a running
+ * statement stop. NULL = none. */
+void db_set_progress_hook(void (*fn)(void *ctx), void *ctx);
 /* Why a guarded statement failed: "interrupted", "a query ran longer than
  * N s", or SQLite's message for db. Static or owned by db. */
 const char *db_errmsg(sqlite3 *db, int rc);
