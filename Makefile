@@ -26,7 +26,7 @@ LDLIBS  := -lbpf -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -
 # Build and test dependencies, from Debian's archive.
 DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
-	     procps util-linux locales prometheus curl
+	     procps util-linux locales prometheus curl libclang-rt-14-dev
 
 # src/ is layered (docs/architecture.md, make check-layers): core, collect,
 # store, model, stacks, detect, session, report; tui/ beside report; app on top.
@@ -66,7 +66,7 @@ TEST_TOOLS_BPF := $(wildcard tests/tools/*.bpf.c)
 TEST_TOOLS_SKELS := $(patsubst tests/tools/%.bpf.c,$(BUILD)/tests/tools/%.skel.h,$(TEST_TOOLS_BPF))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
-.PHONY: all deps demo test test-build bench clean install format check-layers
+.PHONY: all deps demo test test-build bench clean install format check-layers fuzz
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/ingero-top
@@ -181,6 +181,24 @@ $(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/
 	$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
 test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS) $(TEST_TOOLS)
+
+# --- fuzzing: clang's libFuzzer over the replay reader and the recording
+# opener, everything it reaches built with ASan and UBSan (tests/fuzz/README.md)
+FUZZ_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	       -fno-omit-frame-pointer -Wall -Werror -Wno-unused-parameter -std=gnu11 \
+	       -D_GNU_SOURCE -DIG_VERSION='"fuzz"' -Isrc -Ibpf
+FUZZ_SRC := $(wildcard src/core/*.c src/store/*.c src/model/*.c src/detect/*.c)
+FUZZ_OBJ := $(patsubst src/%.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
+
+$(BUILD)/fuzz/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_replay: tests/fuzz/fuzz_replay.c $(FUZZ_OBJ)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) \
+		-lsqlite3 -ljansson -lbpf -lm -lpthread
+
+fuzz: $(BUILD)/fuzz/fuzz_replay
 
 # Fails when a file includes a header from a layer above its own
 # (docs/architecture.md has the table).

@@ -15,6 +15,10 @@ struct ig_status {
 	uint64_t replay_pos_ns;   /* event time of the replay position */
 	uint64_t replay_start_ns; /* first and last event time of the recording */
 	uint64_t replay_end_ns;
+	uint64_t rows_refused;	 /* replay: rows of the recordings refused so far (values
+				  * out of range, ops the file does not name; their count
+				  * grows as the replay reads; docs/recording.md) */
+	uint64_t replay_next_ns; /* replay: event time of the next event, 0 at the end */
 	char host[64];
 	uint64_t now_ns;          /* event time now (Unix ns) */
 	double events_per_s;      /* events ingested per second, last interval */

@@ -242,8 +242,11 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		char a[32], b[32];
 		fmt_time(a, sizeof(a), st->replay_start_ns);
 		fmt_time(b, sizeof(b), st->replay_end_ns);
-		fprintf(f, "replay %s .. %s speed %g%s\n", a, b, st->replay_speed,
+		fprintf(f, "replay %s .. %s speed %g%s", a, b, st->replay_speed,
 			st->paused ? " paused" : "");
+		if (st->rows_refused) /* values out of range (docs/recording.md) */
+			fprintf(f, " refused %lu rows", (unsigned long)st->rows_refused);
+		fputc('\n', f);
 	}
 	if (st && st->mode == IG_MODE_LIVE) /* calls the collector missed, or may have */
 		fprintf(f, "collection late %d (PID %d) partial %lu too-deep %lu holds %lu\n",
@@ -576,6 +579,7 @@ static json_t *json_status(const struct ig_status *st, const struct ig_model_tot
 		bad |= JU(o, "replay_pos_ns", st->replay_pos_ns);
 		bad |= JU(o, "replay_start_ns", st->replay_start_ns);
 		bad |= JU(o, "replay_end_ns", st->replay_end_ns);
+		bad |= JU(o, "rows_refused", st->rows_refused);
 	}
 	bad |= JS(o, "host", st ? st->host : "");
 	bad |= JS(o, "recording", st ? st->recording : "");

@@ -305,6 +305,7 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 	replay_chains_free(chains, n);
 	s->st.probe_ns = recorded_probe_ns(s->src);
 	model_set_probe_ns(s->model, s->st.probe_ns);
+	replay_status(s->src, &s->st); /* chains refused at open count too */
 	return 0;
 }
 
@@ -702,7 +703,7 @@ static void tick(struct session *s, bool child)
 			adv = next;
 		model_advance(s->model, adv);
 		s->st.replay_pos_ns = s->pos_ns;
-		if (s->at_end && s->cli.batch)
+		if ((replay_status(s->src, &s->st) || s->at_end) && s->cli.batch)
 			s->done = true;
 	}
 	record_chains(s);
@@ -884,7 +885,7 @@ int session_flight_save(struct session *s)
 			    sizeof(path));
 	if (r)
 		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: %s",
-			 r == -EBUSY ? "a save is already running" : strerror(-r));
+			 r == -EBUSY ? "a save is already running" : flight_error(s->flight));
 	else
 		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: saving %s", path);
 	log_msg(LOG_INFO, "%s", s->st.message);
@@ -906,6 +907,10 @@ void session_describe(struct session *s, FILE *f)
 		fputs(", schema ", f);
 		esc_fputs(f, fi.version, 0);
 		fputs(")\n", f);
+		char p[300], n[300]; /* a WAL or journal that was not used */
+		if (fi.note && fi.note[0])
+			fprintf(f, "replay: %s: %s\n", esc_str(p, sizeof(p), fi.path, 0),
+				esc_str(n, sizeof(n), fi.note, 0));
 	}
 	if (s->rec) {
 		fputs("record: ", f);
@@ -918,8 +923,12 @@ int session_replay_to(struct session *s, uint64_t until)
 {
 	if (!s->replay)
 		return -ENOTSUP;
-	while (replay_pump_until(s, until, 1 << 20) > 0)
+	/* the last frame takes all that is left (rows past the end: a bad index) */
+	uint64_t take = s->st.replay_end_ns && until >= s->st.replay_end_ns ? UINT64_MAX : until;
+	while (replay_pump_until(s, take, 1 << 20) > 0)
 		;
+	if (replay_status(s->src, &s->st))
+		return -EIO;
 	if (until > s->pos_ns)
 		s->pos_ns = until;
 	model_advance(s->model, until);

@@ -72,7 +72,9 @@ int session_seek(struct session *s, int64_t delta_ns);
 int session_jump_chain(struct session *s, int dir);
 
 /* Batch replay: ingests every event up to event time until and moves the
- * model clock there. Returns 1 while events remain, 0 at the end, -errno. */
+ * model clock there; at or past the end of the recording, everything left.
+ * Returns 1 while events remain, 0 at the end, -errno when the replay
+ * failed (session_status()->message says why). */
 int session_replay_to(struct session *s, uint64_t until);
 
 /* End of the run: moves the model clock to the next whole second after the

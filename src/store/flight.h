@@ -13,7 +13,7 @@
 #include "store/recfmt.h"
 
 #define FLIGHT_DEFAULT_SECONDS 300	  /* --flight default: 5 minutes */
-#define FLIGHT_DEFAULT_MAX_EVENTS 1000000 /* hard cap: ~150 MB at most */
+#define FLIGHT_DEFAULT_MAX_EVENTS 1000000 /* hard cap: ~150 MB (twice while saving) */
 #define FLIGHT_MAX_CHAINS 256		  /* most recent chains kept */
 #define FLIGHT_MAX_STACKS 4096		  /* distinct stacks written per save */
 
@@ -28,7 +28,9 @@ struct flight *flight_new(double seconds, size_t max_events);
 void flight_free(struct flight *f);
 
 /* Copies e into the ring, dropping the oldest events beyond the time span or
- * the cap. O(1), no allocation once the ring has grown. */
+ * the cap. O(1); a new chunk every 4096 events (reused from released ones
+ * when it can). An event that finds no memory is dropped and counted in
+ * flight_capped. */
 void flight_push(struct flight *f, const struct ig_event *e);
 /* Keeps a deep copy of the chain (the last FLIGHT_MAX_CHAINS, replaced by
  * id). 0 or -ENOMEM. */
@@ -37,19 +39,30 @@ int flight_chain(struct flight *f, const struct rec_chain *c);
 int flight_set_session(struct flight *f, const struct rec_session *s);
 
 /* Where the frames of the calls' stacks come from: for each distinct
- * stack id among the events of a save, fn is called on the caller's thread
- * of flight_save and returns 0 with *ips and *frames malloc'd (Ingero's
- * stack_traces JSON; flight frees them) or non-zero when it has none. The
- * saved file then has them in stack_traces. fn NULL: no stacks. */
+ * stack id among the events of a save (at most FLIGHT_MAX_STACKS), fn is
+ * called on the thread that calls flight_poll (about 5 ms of them per
+ * call, while the saver waits for them; flight_free serves the rest) and
+ * returns 0 with *ips and *frames malloc'd (Ingero's stack_traces JSON;
+ * flight frees them) or non-zero when it has none. The saved file then has
+ * them in stack_traces. fn NULL: no stacks. */
 typedef int (*flight_stack_fn)(void *ctx, uint64_t id, char **ips, char **frames);
 void flight_set_stacks(struct flight *f, flight_stack_fn fn, void *ctx);
 
-/* Snapshots the ring (a copy, on the caller's thread) and writes it in a
- * background thread to dir/ingero-top-flight-YYYYmmdd-HHMMSS.db (local time;
- * "-2", "-3"... when taken). dir NULL or "" = the current directory. The
- * chosen path is copied to path_out (may be NULL). Returns 0, -EBUSY when a
- * save is still running, or -errno when the file cannot be created. */
+/* Snapshots the ring and writes it in a background thread to
+ * dir/ingero-top-flight-YYYYmmdd-HHMMSS.db (local time; "-2", "-3"... when
+ * taken). dir NULL or "" = the current directory. The file is created on
+ * the caller's thread, safely (store/safefile.h: never through a link, 0600,
+ * not in a directory others may write without the sticky bit) and written
+ * through that descriptor, without a journal or WAL beside it. The caller's
+ * share is O(chunks): the ring is kept in chunks of 4096 events and the
+ * save takes a reference on each (no event is copied); the ring goes on in
+ * new chunks while the saver writes the old ones (up to twice the memory
+ * while a save runs). The chosen path is copied to path_out (may be NULL).
+ * Returns 0, -EBUSY when a save is still running, or -errno when the file
+ * cannot be created (flight_error says why). */
 int flight_save(struct flight *f, const char *dir, char *path_out, size_t len);
+/* One line on why the last flight_save failed ("" when it did not). */
+const char *flight_error(const struct flight *f);
 /* 1 when a save finished since the last call: msg gets one line ("saved
  * 12345 events (300 s) to PATH" or why it failed); 0 otherwise (msg
  * untouched). Never blocks. */
@@ -65,7 +78,8 @@ void flight_set_save_hook(struct flight *f, void (*fn)(void *ctx), void *ctx);
 /* Events in the ring now; oldest and newest completion times (Unix ns). */
 size_t flight_count(const struct flight *f);
 int flight_span(const struct flight *f, uint64_t *oldest_ns, uint64_t *newest_ns);
-/* Events dropped because of the hard cap (not the time span). */
+/* Events dropped because of the hard cap or a failed allocation (not the
+ * time span). */
 uint64_t flight_capped(const struct flight *f);
 
 #endif

@@ -4,6 +4,7 @@
 #include "store/rec_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -180,6 +181,7 @@ static void rec_destroy(struct rec *r)
 	free(r->q);
 	free(r->batch);
 	free(r->path);
+	safefile_close(r->sf); /* after SQLite let go of it: closing drops its locks */
 	free(r);
 }
 
@@ -223,54 +225,49 @@ int rec_close(struct rec *r)
 	/* a single self-contained file: fold the WAL in and drop it; after a
 	 * failure (disk full) leave the WAL alone: file + WAL are valid and
 	 * replay recovers them, a half-done checkpoint would not help */
-	if (!r->err) {
+	if (!r->err && !r->o.no_wal) {
 		db_exec(r->db, "PRAGMA wal_checkpoint(TRUNCATE)");
 		db_exec(r->db, "PRAGMA journal_mode=DELETE");
 	}
 	if (sqlite3_close(r->db) != SQLITE_OK && !err)
 		err = -EIO;
 	r->db = NULL;
+	if (!err && !safefile_still_there(r->sf))
+		err = -ESTALE; /* written to a file someone removed or replaced */
 	rec_destroy(r);
 	return err;
 }
 
 /* --- opening ------------------------------------------------------------------- */
 
-/* Is this an existing file we may append to? 0 = yes or no file, else a
- * message in errbuf. */
-static int check_existing(const char *path, const struct rec_opts *o, const char **err)
+/* An existing, non-empty file: may we append to it? It must be an
+ * ingero-top recording of a schema this writer knows. Read through a
+ * read-only connection on the held descriptor, under the guard (the file
+ * is the caller's, but it may still be hostile). 0, or -errno and *err. */
+static int check_existing(struct safefile *sf, const char **err)
 {
-	struct stat sb;
-	if (stat(path, &sb) != 0)
-		return 0;
-	if (S_ISDIR(sb.st_mode)) {
-		*err = set_err("cannot record to %s: is a directory", path);
-		return -EISDIR;
-	}
-	if (sb.st_size == 0)
-		return 0;
-	if (o->exclusive) {
-		*err = set_err("cannot record to %s: file exists", path);
-		return -EEXIST;
-	}
+	const char *path = safefile_path(sf);
 	sqlite3 *db = NULL;
 	int ret = 0;
-	char uri[4200];
-	snprintf(uri, sizeof(uri), "%s", path);
-	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(safefile_db_name(sf), &db, SQLITE_OPEN_READONLY, safefile_vfs(NULL)) !=
+	    SQLITE_OK) {
 		*err = set_err("cannot record to %s: exists and cannot be opened: %s", path,
 			       db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -EIO;
 	}
+	db_guard(db);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_stmt *st = NULL;
 	const char *writer = NULL;
 	int64_t schema = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT key, value FROM schema_info WHERE key IN "
-			       "('writer','ingero_top_schema')",
-			       -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
+	int rc = sqlite3_prepare_v2(db,
+				    "SELECT key, value FROM schema_info WHERE key IN "
+				    "('writer','ingero_top_schema')",
+				    -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		while ((rc = db_step(st)) == SQLITE_ROW) {
 			const char *k = (const char *)sqlite3_column_text(st, 0);
 			if (k && !strcmp(k, "writer")) {
 				const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -281,7 +278,15 @@ static int check_existing(const char *path, const struct rec_opts *o, const char
 		}
 		sqlite3_finalize(st);
 	}
-	if (!writer || strcmp(writer, "ingero-top")) {
+	const char *refused = safefile_refusal(sf);
+	if (*refused) { /* a companion we will not use: say which */
+		*err = set_err("cannot record to %s: %s", path, refused);
+		ret = -EPERM;
+	} else if (!writer && rc != SQLITE_DONE && db_has_table(db, "schema_info")) {
+		*err = set_err("cannot record to %s: exists and cannot be read: %s", path,
+			       db_errmsg(db, rc));
+		ret = -EIO;
+	} else if (!writer || strcmp(writer, "ingero-top")) {
 		*err = set_err("cannot record to %s: file exists and is not an ingero-top "
 			       "recording (not appending to it)",
 			       path);
@@ -318,13 +323,14 @@ static int setup_schema(struct rec *r)
 	return rc;
 }
 
-static struct rec *rec_alloc(const char *path, const struct rec_opts *o)
+static struct rec *rec_alloc(struct safefile *sf, const struct rec_opts *o)
 {
 	struct rec *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->o = *o;
-	r->path = strdup(path);
+	r->sf = sf;
+	r->path = strdup(safefile_path(sf));
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv_work, NULL);
 	pthread_cond_init(&r->cv_done, NULL);
@@ -332,30 +338,49 @@ static struct rec *rec_alloc(const char *path, const struct rec_opts *o)
 	r->q = calloc(r->qcap, sizeof(*r->q));
 	r->batch = calloc(o->batch_events, sizeof(*r->batch));
 	if (!r->path || !r->q || !r->batch) {
+		r->sf = NULL; /* the caller's still */
 		rec_destroy(r);
 		return NULL;
 	}
 	return r;
 }
 
-/* Opens the file in WAL mode with the pragmas of a recording; the WAL is
- * bounded to 1/8 of --max-db (at least 16 pages, at most 1000). */
+/* SQLite's message, with the reason a companion file was refused when
+ * there is one (SQLite only says "unable to open database file"). */
+static const char *db_why(struct rec *r)
+{
+	static __thread char buf[PATH_MAX + 160];
+	const char *m = r->db ? sqlite3_errmsg(r->db) : "out of memory";
+	const char *why = safefile_refusal(r->sf);
+	if (!*why)
+		return m;
+	snprintf(buf, sizeof(buf), "%s: %s", m, why);
+	return buf;
+}
+
+/* Opens the held file in WAL mode (or, with no_wal, with the journal in
+ * memory) with the pragmas of a recording; the WAL is bounded to 1/8 of
+ * --max-db (at least 16 pages, at most 1000). */
 static const char *open_db(struct rec *r)
 {
 	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-	if (sqlite3_open_v2(r->path, &r->db, flags, NULL) != SQLITE_OK)
-		return r->db ? sqlite3_errmsg(r->db) : "out of memory";
+	if (sqlite3_open_v2(safefile_db_name(r->sf), &r->db, flags, safefile_vfs(NULL)) !=
+	    SQLITE_OK)
+		return db_why(r);
 	sqlite3_busy_timeout(r->db, 2000);
 	sqlite3_stmt *st;
 	char mode[16] = "";
-	if (sqlite3_prepare_v2(r->db, "PRAGMA journal_mode=WAL", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
+	const char *want = r->o.no_wal ? "memory" : "wal";
+	if (sqlite3_prepare_v2(
+		r->db, r->o.no_wal ? "PRAGMA journal_mode=MEMORY" : "PRAGMA journal_mode=WAL", -1,
+		&st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 			snprintf(mode, sizeof(mode), "%s",
 				 (const char *)sqlite3_column_text(st, 0));
 		sqlite3_finalize(st);
 	}
-	if (strcmp(mode, "wal"))
-		return mode[0] ? "cannot switch to WAL mode" : sqlite3_errmsg(r->db);
+	if (strcmp(mode, want))
+		return mode[0] ? "cannot switch to its journal mode" : db_why(r);
 	r->page_size = (uint64_t)db_query_int(r->db, "PRAGMA page_size", 4096, NULL);
 	unsigned ckpt = 1000;
 	if (r->o.max_db_bytes && r->o.max_db_bytes / 8 / r->page_size < ckpt)
@@ -368,7 +393,7 @@ static const char *open_db(struct rec *r)
 		 "PRAGMA journal_size_limit=%" PRIu64 "; PRAGMA cache_size=-16384;",
 		 ckpt, (uint64_t)ckpt * r->page_size);
 	if (db_exec(r->db, pragmas) != SQLITE_OK || setup_schema(r) != SQLITE_OK)
-		return sqlite3_errmsg(r->db);
+		return db_why(r);
 	return NULL;
 }
 
@@ -423,28 +448,56 @@ static int setup_nodes(struct rec *r)
 	return 0;
 }
 
+static void rec_defaults(struct rec_opts *o, const struct rec_opts *opts)
+{
+	*o = opts ? *opts : (struct rec_opts){0};
+	if (!o->batch_events)
+		o->batch_events = 4096;
+	if (!o->commit_ms)
+		o->commit_ms = 500;
+	if (!o->queue_events)
+		o->queue_events = 131072;
+}
+
 struct rec *rec_open(const char *path, const struct rec_opts *opts, const char **err)
+{
+	const char *dummy;
+	char why[PATH_MAX + 400];
+	struct safefile *sf;
+	if (!err)
+		err = &dummy;
+	*err = NULL;
+	if (!path || !*path) {
+		*err = set_err("cannot record: no file name");
+		return NULL;
+	}
+	int mode = opts && opts->exclusive ? SAFEFILE_CREATE : SAFEFILE_APPEND;
+	if (safefile_open(path, mode, &sf, why, sizeof(why))) {
+		*err = set_err("%s", why);
+		return NULL;
+	}
+	return rec_open_file(sf, opts, err);
+}
+
+struct rec *rec_open_file(struct safefile *sf, const struct rec_opts *opts, const char **err)
 {
 	const char *dummy, *why;
 	if (!err)
 		err = &dummy;
 	*err = NULL;
-	struct rec_opts o = opts ? *opts : (struct rec_opts){0};
-	if (!o.batch_events)
-		o.batch_events = 4096;
-	if (!o.commit_ms)
-		o.commit_ms = 500;
-	if (!o.queue_events)
-		o.queue_events = 131072;
-	if (!path || !*path) {
-		*err = set_err("cannot record: no file name");
+	struct rec_opts o;
+	rec_defaults(&o, opts);
+	const char *path = safefile_path(sf);
+	if (!safefile_created(sf) && safefile_size(sf) > 0 && check_existing(sf, err)) {
+		safefile_close(sf);
 		return NULL;
 	}
-	if (check_existing(path, &o, err))
-		return NULL;
-	struct rec *r = rec_alloc(path, &o);
+	struct rec *r = rec_alloc(sf, &o);
 	if (!r) {
 		*err = set_err("cannot record to %s: out of memory", path);
+		if (safefile_created(sf))
+			safefile_unlink(sf);
+		safefile_close(sf);
 		return NULL;
 	}
 	if ((why = open_db(r))) {
@@ -466,6 +519,11 @@ struct rec *rec_open(const char *path, const struct rec_opts *opts, const char *
 	}
 	return r;
 fail:
+	finalize_all(r);
+	sqlite3_close_v2(r->db);
+	r->db = NULL;
+	if (safefile_created(sf))
+		safefile_unlink(sf);
 	rec_destroy(r);
 	return NULL;
 }

@@ -28,7 +28,10 @@ struct rec_opts {
 	unsigned commit_ms;    /* commit at least this often (wall time); 0 = 500 */
 	unsigned queue_events; /* writer queue capacity; 0 = 131072 (~19 MB) */
 	int synchronous;       /* 1 = no writer thread: rec_event() writes inline */
-	int exclusive;	       /* 1 = fail if path exists and is not empty (flight files) */
+	int exclusive;	       /* 1 = fail if path exists (flight files) */
+	int no_wal;	       /* 1 = no WAL and no journal file: journal_mode=MEMORY, nothing
+				* beside the file (flight files, written once: a crash
+				* while writing leaves a damaged file) */
 	const char *node_name; /* name stored for node index 0; NULL = "" */
 };
 
@@ -42,12 +45,21 @@ struct rec_stats {
 	uint64_t commits;
 };
 
-/* Opens (creates, or appends to an existing ingero-top recording) path.
- * opts may be NULL for defaults. Returns NULL and sets *err (static or
- * thread-local text, valid until the next call; err may be NULL) on failure:
- * unwritable path, not an ingero-top recording, existing file with
- * opts->exclusive. */
+/* Opens (creates, or appends to an existing ingero-top recording) path,
+ * safely (store/safefile.h): never through a symbolic link, created 0600, an
+ * existing file only when it is a regular file of the caller's (or root's),
+ * nothing in a directory others may write without the sticky bit; SQLite
+ * works on the one descriptor opened here. opts may be NULL for defaults.
+ * Returns NULL and sets *err (thread-local text, valid until the next call;
+ * err may be NULL) on failure: unsafe or unwritable path, not an ingero-top
+ * recording, existing file with opts->exclusive. */
 struct rec *rec_open(const char *path, const struct rec_opts *opts, const char **err);
+/* The same on a file already opened with safefile_open (the flight recorder
+ * reserves its name on the caller's thread and writes in another). Takes
+ * sf in every case: on failure it is closed, and removed when it created
+ * the file. */
+struct safefile;
+struct rec *rec_open_file(struct safefile *sf, const struct rec_opts *opts, const char **err);
 
 /* Queues one event (copied). Returns 0; -ENOBUFS when the queue is full and
  * the event was dropped (counted in rec_stats.dropped); or the -errno that
@@ -81,8 +93,9 @@ void rec_get_stats(struct rec *r, struct rec_stats *st);
 
 /* Flushes, stamps sessions.stopped_at, builds the secondary indexes,
  * checkpoints the WAL and leaves a single self-contained file (journal mode
- * DELETE). Frees r. Returns 0 or the first -errno seen. rec_close(NULL) is a
- * no-op returning 0. */
+ * DELETE). Frees r. Returns 0 or the first -errno seen; -ESTALE when the
+ * path no longer names the file written (someone removed or replaced it).
+ * rec_close(NULL) is a no-op returning 0. */
 int rec_close(struct rec *r);
 
 /* Parses a size like "500M", "2g", "1048576", "10 GiB" into bytes (K/M/G/T

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "store/rec.h"
+#include "store/safefile.h"
 
 enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE };
 
@@ -34,6 +35,7 @@ struct rec_node_cmd {
 
 struct rec {
 	char *path;
+	struct safefile *sf; /* the file, held open (store/safefile.h) */
 	sqlite3 *db;
 	struct rec_opts o;
 	/* statements */

@@ -420,7 +420,7 @@ void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, i
 const char recfmt_event_select_sql[] =
     "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, node, comm, "
     "kind, start_ns, cpu, flags, state, stream, preempt_ns, blocked_ns, switches, other_pid, "
-    "other_comm, source, op FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id";
+    "other_comm, source, op, end_ns FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id";
 
 void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
 {
@@ -431,33 +431,47 @@ void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
 		memcpy(dst, t, (size_t)n < IG_COMM_LEN ? (size_t)n : IG_COMM_LEN);
 }
 
-void recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
-		       const char **node)
+int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
+		      const char **node, int64_t dur_max)
 {
+	int64_t v[RECFMT_EVENT_COLS];
 	memset(e, 0, sizeof(*e));
-	e->pid = (uint32_t)sqlite3_column_int64(st, 1);
-	e->tid = (uint32_t)sqlite3_column_int64(st, 2);
-	e->dur_ns = (uint64_t)sqlite3_column_int64(st, 3);
-	e->arg0 = (uint64_t)sqlite3_column_int64(st, 4);
-	e->arg1 = (uint64_t)sqlite3_column_int64(st, 5);
-	e->ret = (int32_t)sqlite3_column_int64(st, 6);
-	e->stack_id = (uint64_t)sqlite3_column_int64(st, 7);
-	e->cgroup_id = (uint64_t)sqlite3_column_int64(st, 8);
+	*node = NULL;
+	/* every numeric column once: an integer, or the row is refused */
+	for (int c = 0; c < RECFMT_EVENT_COLS; c++) {
+		if (c == 9 || c == 10 || c == 21)
+			continue; /* node, comm, other_comm */
+		sqlite3_value *x = sqlite3_column_value(st, c);
+		if (sqlite3_value_type(x) != SQLITE_INTEGER)
+			return -ERANGE;
+		v[c] = sqlite3_value_int64(x);
+	}
+	if (recfmt_event_check(v, dur_max))
+		return -ERANGE;
+	e->pid = (uint32_t)v[1];
+	e->tid = (uint32_t)v[2];
+	e->dur_ns = (uint64_t)v[3];
+	e->arg0 = (uint64_t)v[4];
+	e->arg1 = (uint64_t)v[5];
+	e->ret = (int32_t)v[6];
+	e->stack_id = (uint64_t)v[7];
+	e->cgroup_id = (uint64_t)v[8];
 	*node = (const char *)sqlite3_column_text(st, 9);
 	recfmt_column_comm(e->comm, st, 10);
-	e->kind = (uint16_t)sqlite3_column_int(st, 11);
-	e->ts_ns = (uint64_t)sqlite3_column_int64(st, 12);
-	e->cpu = (uint32_t)sqlite3_column_int64(st, 13);
-	e->flags = (uint32_t)sqlite3_column_int64(st, 14);
-	e->state = (uint8_t)sqlite3_column_int(st, 15);
-	e->stream = (uint64_t)sqlite3_column_int64(st, 16);
-	e->preempt_ns = (uint64_t)sqlite3_column_int64(st, 17);
-	e->blocked_ns = (uint64_t)sqlite3_column_int64(st, 18);
-	e->switches = (uint32_t)sqlite3_column_int64(st, 19);
-	e->other_pid = (uint32_t)sqlite3_column_int64(st, 20);
+	e->kind = (uint16_t)v[11];
+	e->ts_ns = (uint64_t)v[12];
+	e->cpu = (uint32_t)v[13];
+	e->flags = (uint32_t)v[14];
+	e->state = (uint8_t)v[15];
+	e->stream = (uint64_t)v[16];
+	e->preempt_ns = (uint64_t)v[17];
+	e->blocked_ns = (uint64_t)v[18];
+	e->switches = (uint32_t)v[19];
+	e->other_pid = (uint32_t)v[20];
 	recfmt_column_comm(e->other_comm, st, 21);
-	*source = sqlite3_column_int64(st, 22);
-	*op_id = sqlite3_column_int64(st, 23);
+	*source = v[22];
+	*op_id = v[23];
+	return 0;
 }
 
 const char recfmt_snapshot_insert_sql[] =
@@ -639,9 +653,14 @@ const char *recfmt_name_select_sql(int has_ppid)
 			  "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
 }
 
-void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
+int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
 {
 	memset(e, 0, sizeof(*e));
+	*node = NULL;
+	if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+	    !recfmt_col_in(st, 2, 1, RECFMT_TS_MAX_NS) ||
+	    !recfmt_col_in(st, 3, 0, RECFMT_PID_MAX) || !recfmt_col_in(st, 5, 0, RECFMT_PID_MAX))
+		return -ERANGE;
 	e->kind = IG_EV_COMM;
 	e->pid = (uint32_t)sqlite3_column_int64(st, 0);
 	recfmt_column_comm(e->comm, st, 1);
@@ -649,4 +668,5 @@ void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
 	e->tid = (uint32_t)sqlite3_column_int64(st, 3);
 	*node = (const char *)sqlite3_column_text(st, 4);
 	e->arg0 = (uint64_t)sqlite3_column_int64(st, 5); /* the ppid */
+	return 0;
 }

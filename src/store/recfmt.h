@@ -177,20 +177,24 @@ void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t 
 			 const char *default_version, uint64_t now_ns);
 
 /* Reading ingero-top's events: the SELECT (rows completing at or after ?1,
- * by completion time) and the row. Fills e but for op and node: *source,
- * *op_id and *node (text owned by st, may be NULL) are for the caller. */
+ * by completion time; RECFMT_EVENT_COLS columns) and the row. Fills e but
+ * for op and node: *source, *op_id and *node (text owned by st, may be
+ * NULL) are for the caller. Returns 0, or -ERANGE for a row to refuse (a
+ * numeric column that is not an integer, or recfmt_event_check). */
+#define RECFMT_EVENT_COLS 25
 extern const char recfmt_event_select_sql[];
-void recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
-		       const char **node);
+int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
+		      const char **node, int64_t dur_max);
 
 /* Reading chains and sessions of any file, ours or Ingero's (has_node: the
  * table has the node column). The SELECTs are static strings. A row is read
  * into an owned copy (rec_chain_clear / rec_session_clear); default_node is
  * used when the row names none. The JSON columns are parsed: Ingero's
  * timeline entries ({"layer","op","detail"}) become "LAYER op: detail" at
- * time 0; a column that is not valid JSON (what ingero-top wrote before it
- * used jansson) comes back as one entry holding the column's text. 0 or
- * -ENOMEM. */
+ * time 0 (as does an entry whose time is out of range); a column that is
+ * not valid JSON (what ingero-top wrote before it used jansson) comes back
+ * as one entry holding the column's text. 0, -ENOMEM, or (chains)
+ * -ERANGE for a row out of range (recfmt_chain_check). */
 const char *recfmt_chain_select_sql(int has_node);
 int recfmt_chain_read(sqlite3_stmt *st, int has_node, const char *default_node,
 		      struct rec_chain *out);
@@ -206,8 +210,45 @@ extern const char recfmt_stack_select_sql[];
 const char *recfmt_snapshot_select_sql(int has_node);
 void recfmt_snapshot_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
 const char *recfmt_name_select_sql(int has_ppid);
-void recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
+/* 0, or -ERANGE (times, pid, tid, ppid out of range: e is then unset). */
+int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
 /* Copies a name column into a comm field (cut at IG_COMM_LEN, zero-padded). */
 void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col);
+
+/* --- values read from a file ----------------------------------------------------------
+ * A row whose values are out of range is refused whole when it is read, and
+ * counted (replay_stats.refused); nothing is clamped. The bounds, also in
+ * docs/recording.md: */
+#define RECFMT_TS_MAX_NS 4102444800000000000ll /* times: 1 ns .. 2100-01-01T00:00:00Z */
+#define RECFMT_PID_MAX 4194304		       /* pids 1 .. 2^22 (PID_MAX_LIMIT); tids 0 .. */
+#define RECFMT_DUR_SLACK_NS 3600000000000ll    /* durations 0 .. the file's span + an hour */
+#define RECFMT_MIB_MAX (1ll << 40)	       /* memory figures of snapshots, MiB */
+#define RECFMT_LOAD_MAX 1e6		       /* load average */
+#define RECFMT_CHAIN_US_MAX (1ll << 40)	       /* chain p50/p99 (~12.7 days), us */
+#define RECFMT_RATIO_MAX 1e9		       /* chain tail ratio */
+#define RECFMT_BYTES_MAX (1ll << 50)	       /* bytes of a page allocation or an I/O, 1 PiB */
+
+/* 1 when column col holds an integer (or, _real, a finite number) within
+ * [lo, hi]: NULL, text and blobs are out of range. */
+int recfmt_col_in(sqlite3_stmt *st, int col, int64_t lo, int64_t hi);
+int recfmt_col_real_in(sqlite3_stmt *st, int col, double lo, double hi);
+int recfmt_ts_ok(int64_t ts);
+int recfmt_pid_ok(int64_t pid);
+/* The longest duration a row may have in a file whose rows' times span
+ * lo..hi (ns): the span plus an hour. */
+int64_t recfmt_dur_max(int64_t lo, int64_t hi);
+/* 0, or -ERANGE for a row to refuse: the integer columns v[] of a row of
+ * recfmt_event_select_sql (times, duration up to dur_max and end = start
+ * + duration, pids, cpu, state, off-CPU parts within the duration, a
+ * fork's child pid, bytes), a row of recfmt_snapshot_select_sql (cpu and
+ * memory 0..100 %), of recfmt_chain_select_sql. */
+int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max);
+/* The first (last = 0) or last completion time among the events rows in
+ * range, durations up to dur_max (own files: by idx_events_end); the
+ * first or last snapshot in range. SQL text in thread-local storage. */
+const char *recfmt_event_span_sql(int last, int64_t dur_max);
+const char *recfmt_snapshot_span_sql(int last);
+int recfmt_snapshot_check(sqlite3_stmt *st);
+int recfmt_chain_check(sqlite3_stmt *st);
 
 #endif

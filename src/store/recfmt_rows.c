@@ -245,7 +245,7 @@ static int parse_timeline(struct chain_lists *l, const char *col)
 			e.text = json_string_value(v);
 		} else if (json_is_object(v)) {
 			int64_t ts = ig_json_get_int(v, "ts_ns", ig_json_get_int(v, "t", 0));
-			e.ts_ns = ts > 0 ? (uint64_t)ts : 0;
+			e.ts_ns = recfmt_ts_ok(ts) ? (uint64_t)ts : 0; /* else: not known */
 			e.text = ig_json_get_str(v, "text", NULL);
 			if (!e.text)
 				e.text = compose_entry(l, v);
@@ -267,6 +267,8 @@ int recfmt_chain_read(sqlite3_stmt *st, int has_node, const char *default_node,
 {
 	struct chain_lists l = {0};
 	memset(out, 0, sizeof(*out));
+	if (recfmt_chain_check(st))
+		return -ERANGE;
 	int rc = parse_recs(&l, col_text(st, 6));
 	if (!rc)
 		rc = parse_timeline(&l, col_text(st, 11));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "store/db.h"
 #include "store/recfmt.h"
 
@@ -81,7 +82,19 @@ int rp_fail_read(struct replay *r, struct rfile *f, const char *what)
 {
 	if (!r->err[0])
 		snprintf(r->err, sizeof(r->err), "replay of %s failed: %s: %s", f->path, what,
-			 sqlite3_errmsg(f->db));
+			 db_errmsg(f->db, sqlite3_errcode(f->db)));
+	rp_one_line(r->err);
+	return -EIO;
+}
+
+int rp_fail_order(struct replay *r, struct rfile *f, const char *table)
+{
+	if (!r->err[0])
+		snprintf(r->err, sizeof(r->err),
+			 "replay of %s failed: corrupt database: the rows of %s do not come in "
+			 "the order of their index (an index does not match its table: run "
+			 "sqlite3 FILE 'PRAGMA integrity_check')",
+			 f->path, table);
 	rp_one_line(r->err);
 	return -EIO;
 }
@@ -99,17 +112,39 @@ void rp_span_add(struct rfile *f, uint64_t ts)
 		f->end = ts;
 }
 
-/* One row of an ingero-top file's events: op by the file's ops table. */
+/* One row of an ingero-top file's events: values checked, op by the file's
+ * ops table (an op it does not name, or of another kind, is refused). */
 static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e)
 {
 	int64_t src, op_id;
 	const char *node;
-	recfmt_event_read(st, e, &src, &op_id, &node);
-	e->node = (uint8_t)rp_node_for(r, f, node);
+	if (recfmt_event_read(st, e, &src, &op_id, &node, f->dur_max))
+		return ROW_REFUSE;
 	const struct opmap *m = rp_op_lookup(f, src, op_id);
-	if (!m || m->kind != e->kind || e->kind <= IG_EV_NONE || e->kind >= IG_EV_KIND_MAX)
-		return -1;
+	if (!m || (m->kind && m->kind != e->kind))
+		return ROW_REFUSE;
+	if (!m->kind)
+		return ROW_SKIP;
+	e->node = (uint8_t)rp_node_for(r, f, node);
 	e->op = (uint16_t)m->op;
+	return ROW_OK;
+}
+
+static const char *stream_table(int type)
+{
+	static const char *const t[] = {"process_names", "system_snapshots", "event_aggregates",
+					"events"};
+	return type >= 0 && type < S_NTYPES ? t[type] : "?";
+}
+
+/* Streams never go back: a head earlier than the last one means the rows
+ * did not come in the order the query asked for (a damaged index). */
+static int head_in_order(struct replay *r, struct stream *s)
+{
+	uint64_t k = rp_key(&s->head);
+	if (k < s->last_key)
+		return rp_fail_order(r, s->f, stream_table(s->type));
+	s->last_key = k;
 	return 0;
 }
 
@@ -136,16 +171,18 @@ static int stream_next(struct replay *r, struct stream *s)
 		return 0;
 	if (s->arr) {
 		array_next(r, s);
-		return 0;
+		return s->has_head ? head_in_order(r, s) : 0;
 	}
 	if (!s->st) {
 		s->eof = 1;
 		return 0;
 	}
-	if (s->type == S_EVENTS && f->writer == W_INGERO)
-		return rp_ingero_next(r, s);
+	if (s->type == S_EVENTS && f->writer == W_INGERO) {
+		int rc = rp_ingero_next(r, s);
+		return rc || !s->has_head ? rc : head_in_order(r, s);
+	}
 	for (;;) {
-		int rc = sqlite3_step(s->st);
+		int rc = db_step(s->st);
 		if (rc == SQLITE_DONE) {
 			s->eof = 1;
 			return 0;
@@ -153,25 +190,36 @@ static int stream_next(struct replay *r, struct stream *s)
 		if (rc != SQLITE_ROW)
 			return rp_fail_read(r, f, "reading");
 		const char *node = NULL;
+		int row = ROW_OK;
 		switch (s->type) {
 		case S_EVENTS:
 			r->st.rows++;
-			if (own_row(r, f, s->st, &s->head)) {
-				r->st.skipped++;
-				continue;
-			}
+			row = own_row(r, f, s->st, &s->head);
 			break;
 		case S_SNAP:
+			if (recfmt_snapshot_check(s->st)) {
+				row = ROW_REFUSE;
+				break;
+			}
 			recfmt_snapshot_read(s->st, &s->head, &node);
 			s->head.node = (uint8_t)rp_node_for(r, f, node);
 			break;
 		case S_COMM:
-			recfmt_name_read(s->st, &s->head, &node);
+			if (recfmt_name_read(s->st, &s->head, &node)) {
+				row = ROW_REFUSE;
+				break;
+			}
 			s->head.node = (uint8_t)rp_node_for(r, f, node);
 			break;
 		}
+		if (row == ROW_SKIP)
+			r->st.skipped++;
+		if (row == ROW_REFUSE)
+			r->st.refused++;
+		if (row != ROW_OK)
+			continue;
 		s->has_head = 1;
-		return 0;
+		return head_in_order(r, s);
 	}
 }
 
@@ -215,6 +263,7 @@ static int file_start_streams(struct replay *r, struct rfile *f)
 		s->eof = 0;
 		s->cursor_eof = 0;
 		s->last_stamp = INT64_MIN;
+		s->last_key = 0;
 		s->seq = 0;
 		s->apos = 0;
 		if (s->arr)
@@ -422,4 +471,18 @@ const char *replay_error(struct ig_source *src)
 {
 	struct replay *r = rp_of(src);
 	return r && r->err[0] ? r->err : NULL;
+}
+
+int replay_status(struct ig_source *src, struct ig_status *st)
+{
+	struct replay *r = rp_of(src);
+	uint64_t next;
+	if (!r)
+		return -EINVAL;
+	st->rows_refused = r->st.refused;
+	st->replay_next_ns = rp_peek(src, &next) ? 0 : next;
+	if (!r->err[0])
+		return 0;
+	snprintf(st->message, sizeof(st->message), "%s", r->err);
+	return -EIO;
 }

@@ -44,15 +44,23 @@
 
 struct replay_opts {
 	int no_aggregates; /* do not synthesise IG_EV_PAGE_ALLOC from event_aggregates */
+	/* Files smaller than this many bytes get PRAGMA integrity_check at open
+	 * (it also finds an index that does not match its table), larger ones
+	 * quick_check up to 256 MiB, nothing above. 0 = 16 MiB; -1 = never
+	 * (quick_check only). */
+	int64_t full_check_max;
 };
 
 /* Opens n recordings (n >= 1) as one source. Returns NULL and sets *err to
  * one line (thread-local storage, valid until the next call) naming the file
  * and the reason: missing, empty, not SQLite, truncated, corrupt, not a trace
- * database, unknown or newer schema version. Free with s->ops->free(s). A
- * file left with a hot WAL or journal (a recorder killed with -9) is copied
- * to a private temporary directory and recovered there; the input is still
- * not touched. */
+ * database, unknown or newer schema version, a project table that is a
+ * view. Free with s->ops->free(s). Every file is read through one
+ * descriptor (store/rofile.h): a file left with a hot WAL or journal (a
+ * recorder killed with -9) is recovered in memory; nothing is written
+ * anywhere. Every statement runs under the guard of store/db.h (SIGINT,
+ * a time limit per step). A stream whose rows go back in time (an index
+ * that does not match its table) stops with an error (replay_error). */
 struct ig_source *replay_open(const char *const *paths, int n, const char **err);
 struct ig_source *replay_open_opts(const char *const *paths, int n, const struct replay_opts *o,
 				   const char **err);
@@ -111,7 +119,8 @@ struct replay_file_info {
 	const char *writer;    /* "ingero-top" or "ingero" */
 	const char *version;   /* schema_info version, e.g. "0.9" */
 	int ingero_top_schema; /* 0 for Ingero files */
-	int recovered;	       /* 1 when a hot WAL/journal was recovered from a copy */
+	int recovered;	       /* 1 when pages of a hot WAL/journal were applied (in memory) */
+	const char *note;      /* "" or one line: a WAL or journal that was not used, and why */
 };
 int replay_file_count(struct ig_source *s);
 /* Fills *fi for file i; the strings are owned by s. 0 or -EINVAL. */
@@ -121,12 +130,20 @@ struct replay_stats {
 	uint64_t rows;	      /* events rows read */
 	uint64_t delivered;   /* events handed to emit (all kinds) */
 	uint64_t skipped;     /* rows with no ingero-top kind (sched_wakeup, net...) */
+	uint64_t refused;     /* rows refused: values out of range or an op the file's
+			       * ops table does not name (events, snapshots, names,
+			       * chains, page-allocation sums; docs/recording.md) */
 	uint64_t synthesized; /* IG_EV_PAGE_ALLOC made from event_aggregates */
 };
 void replay_get_stats(struct ig_source *s, struct replay_stats *st);
 
 /* Why poll() last failed (corruption found while reading), or NULL. */
 const char *replay_error(struct ig_source *s);
+
+/* What the views show of a replay, into st: rows_refused, replay_next_ns,
+ * and the failure (message). Returns -EIO when the replay failed, else 0. */
+struct ig_status;
+int replay_status(struct ig_source *s, struct ig_status *st);
 
 /* 1 when s is a replay source. */
 int replay_is(const struct ig_source *s);

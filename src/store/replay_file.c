@@ -1,10 +1,11 @@
-/* Replay files: checking and opening a recording read-only (a private
- * recovered copy when it has a hot WAL or journal), what kind of file it
- * is, its ops and nodes, and the tables read whole (chains, sessions,
- * process names, stacks). The rows themselves are recfmt's. */
+/* Replay files: checking and opening a recording read-only (through one
+ * descriptor, a hot WAL or journal applied in memory: store/rofile.h),
+ * refusing what a hostile file could use (views named like our tables),
+ * what kind of file it is, its ops and nodes, and the tables read whole
+ * (chains, sessions, process names, stacks). The rows themselves are
+ * recfmt's. */
 #include "store/replay_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 
 #include "store/db.h"
 #include "store/recfmt.h"
+#include "store/rofile.h"
 
 static __thread char errbuf[768];
 
@@ -41,176 +43,101 @@ const char *rp_err(const char *fmt, ...)
 
 /* --- opening a file ----------------------------------------------------------- */
 
-/* --- opening a file ----------------------------------------------------------- */
-
 static uint32_t be32(const unsigned char *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static int sidecar_size(const char *path, const char *suffix, off_t *size)
+/* Checks the file (as SQLite will see it, recovered pages included) before
+ * SQLite does: not empty, SQLite magic, not truncated according to its
+ * header. */
+static const char *precheck(struct rfile *f)
 {
-	char p[PATH_MAX + 16];
-	struct stat sb;
-	snprintf(p, sizeof(p), "%s%s", path, suffix);
-	if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode))
-		return 0;
-	*size = sb.st_size;
-	return sb.st_size > 0;
-}
-
-/* Checks the file before SQLite sees it: exists, regular, not empty, SQLite
- * magic, not truncated according to its header. */
-static const char *precheck(const char *path)
-{
-	off_t wal = 0;
-	int hot_wal = sidecar_size(path, "-wal", &wal);
-	struct stat sb;
-	if (stat(path, &sb) != 0)
-		return rp_err("cannot replay %s: %s", path, strerror(errno));
-	if (!S_ISREG(sb.st_mode))
-		return rp_err("cannot replay %s: not a regular file", path);
-	if (sb.st_size == 0)
-		return rp_err("cannot replay %s: empty file", path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return rp_err("cannot replay %s: %s", path, strerror(errno));
+	off_t size = rofile_size(f->ro);
+	if (size == 0)
+		return rp_err("cannot replay %s: empty file", f->path);
 	unsigned char h[100];
-	ssize_t n = read(fd, h, sizeof(h));
-	close(fd);
+	ssize_t n = rofile_read(f->ro, h, sizeof(h), 0);
+	if (n < 0)
+		return rp_err("cannot replay %s: %s", f->path, strerror((int)-n));
 	if (n < 16 || memcmp(h, "SQLite format 3", 16))
-		return rp_err("cannot replay %s: not an SQLite database", path);
+		return rp_err("cannot replay %s: not an SQLite database", f->path);
 	if (n < 100)
 		return rp_err("cannot replay %s: truncated (%zd bytes, shorter than the SQLite "
 			      "header)",
-			      path, n);
+			      f->path, n);
 	uint32_t page = (uint32_t)h[16] << 8 | h[17];
 	if (page == 1)
 		page = 65536;
 	if (page < 512 || (page & (page - 1)))
-		return rp_err("cannot replay %s: corrupt SQLite header (page size %u)", path, page);
+		return rp_err("cannot replay %s: corrupt SQLite header (page size %u)", f->path,
+			      page);
 	uint32_t pages = be32(h + 28);
-	/* with a WAL beside it the newest pages live there, not in the file */
-	if (pages && !hot_wal && be32(h + 92) == be32(h + 24) &&
-	    (uint64_t)pages * page > (uint64_t)sb.st_size)
-		return rp_err("cannot replay %s: truncated (%lld of %llu bytes)", path,
-			      (long long)sb.st_size, (unsigned long long)pages * page);
+	if (pages && be32(h + 92) == be32(h + 24) && (uint64_t)pages * page > (uint64_t)size)
+		return rp_err("cannot replay %s: truncated (%lld of %llu bytes)", f->path,
+			      (long long)size, (unsigned long long)pages * page);
 	return NULL;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
-	if (in < 0)
-		return -1;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out >= 0) {
-		char buf[1 << 16];
-		ssize_t n;
-		rc = 0;
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n) {
-				rc = -1;
-				break;
-			}
-		if (n < 0)
-			rc = -1;
-		if (close(out))
-			rc = -1;
-	}
-	close(in);
-	return rc;
-}
-
-static void rm_tmpdir(char *dir)
-{
-	if (!dir)
-		return;
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			char p[PATH_MAX + 300];
-			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
-/* URI-escapes path for "file:" URIs. */
-static char *uri_for(const char *path, const char *params)
-{
-	size_t n = strlen(path);
-	char *u = malloc(n * 3 + strlen(params) + 16);
-	if (!u)
-		return NULL;
-	char *p = u + sprintf(u, "file:");
-	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
-		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
-			p += sprintf(p, "%%%02X", *c);
-		else
-			*p++ = (char)*c;
-	}
-	sprintf(p, "?%s", params);
-	return u;
-}
-
-/* Opens the database: immutable and read-only; or, with a hot WAL/journal, a
- * private recovered copy. */
+/* Opens the database on the held descriptor (store/rofile.h), read-only
+ * and immutable, with what a hostile file could use against us turned
+ * off: views and triggers, functions in the schema, huge values; every
+ * statement under the guard (store/db.h). */
 static const char *open_db(struct rfile *f)
 {
-	off_t wal = 0, jnl = 0;
-	int hot = sidecar_size(f->path, "-wal", &wal) | sidecar_size(f->path, "-journal", &jnl);
-	const char *dbpath = f->path;
-	char copy[PATH_MAX + 64];
-	if (hot) {
-		const char *tmp = getenv("TMPDIR");
-		char tmpl[PATH_MAX];
-		snprintf(tmpl, sizeof(tmpl), "%s/ingero-top-replay.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(tmpl))
-			return rp_err("cannot replay %s: it has an unfinished WAL/journal and no "
-				      "temporary directory to recover it in: %s",
-				      f->path, strerror(errno));
-		f->tmpdir = strdup(tmpl);
-		snprintf(copy, sizeof(copy), "%s/db", tmpl);
-		char from[PATH_MAX + 16], to[PATH_MAX + 80];
-		int bad = copy_file(f->path, copy);
-		if (!bad && wal) {
-			snprintf(from, sizeof(from), "%s-wal", f->path);
-			snprintf(to, sizeof(to), "%s-wal", copy);
-			bad = copy_file(from, to);
-		}
-		if (!bad && jnl) {
-			snprintf(from, sizeof(from), "%s-journal", f->path);
-			snprintf(to, sizeof(to), "%s-journal", copy);
-			bad = copy_file(from, to);
-		}
-		if (bad)
-			return rp_err("cannot replay %s: cannot copy it to %s to recover its "
-				      "WAL/journal: %s",
-				      f->path, tmpl, strerror(errno));
-		dbpath = copy;
-	}
-	char *uri = uri_for(dbpath, hot ? "mode=rw" : "mode=ro&immutable=1");
-	if (!uri)
-		return rp_err("cannot replay %s: out of memory", f->path);
-	int flags = (hot ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_URI |
-		    SQLITE_OPEN_NOMUTEX;
-	int rc = sqlite3_open_v2(uri, &f->db, flags, NULL);
-	free(uri);
+	char why[256];
+	if (rofile_open(f->path, &f->ro, why, sizeof(why)))
+		return rp_err("cannot replay %s: %s", f->path, why);
+	const char *e = precheck(f);
+	if (e)
+		return e;
+	int rc = sqlite3_open_v2(rofile_db_name(f->ro), &f->db,
+				 SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, rofile_vfs());
 	if (rc != SQLITE_OK)
 		return rp_err("cannot replay %s: %s", f->path,
 			      f->db ? sqlite3_errmsg(f->db) : "out of memory");
-	if (hot) {
-		/* recover into the copy now, then read it like any other file */
-		sqlite3_exec(f->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
-	}
+	db_guard(f->db);
+	sqlite3_db_config(f->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	sqlite3_db_config(f->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(f->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(f->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_limit(f->db, SQLITE_LIMIT_LENGTH, 64 << 20);
+	db_exec(f->db, "PRAGMA cell_size_check=ON");
 	return NULL;
+}
+
+/* The project's tables must be tables: a view (or a virtual table) named
+ * like one could make a query run forever or read elsewhere. */
+static const char *check_master(struct rfile *f)
+{
+	sqlite3_stmt *st;
+	const char *e = NULL;
+	if (sqlite3_prepare_v2(
+		f->db,
+		"SELECT type, name, sql FROM sqlite_master WHERE lower(name) IN "
+		"('events','sources','ops','stack_traces','process_names','sessions',"
+		"'system_snapshots','causal_chains','schema_info','event_aggregates',"
+		"'ingero_top_nodes','ingero_top_pruned')",
+		-1, &st, NULL) != SQLITE_OK)
+		return rp_err("cannot replay %s: corrupt database: %s", f->path,
+			      sqlite3_errmsg(f->db));
+	int rc;
+	while (!e && (rc = db_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *sql = (const char *)sqlite3_column_text(st, 2);
+		if (!type || strcmp(type, "table"))
+			e = rp_err(
+			    "cannot replay %s: its %.40s is a %.20s, not a table (refusing it)",
+			    f->path, name ? name : "?", type ? type : "?");
+		else if (sql && !sqlite3_strnicmp(sql, "CREATE VIRTUAL", 14))
+			e = rp_err("cannot replay %s: its %.40s is a virtual table (refusing it)",
+				   f->path, name ? name : "?");
+	}
+	if (!e && rc != SQLITE_DONE)
+		e = rp_err("cannot replay %s: corrupt database: %s", f->path, db_errmsg(f->db, rc));
+	sqlite3_finalize(st);
+	return e;
 }
 
 static const char *read_schema_info(struct rfile *f)
@@ -224,7 +151,7 @@ static const char *read_schema_info(struct rfile *f)
 	    SQLITE_OK)
 		return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
 	int rc, own = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == SQLITE_ROW) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 		if (!k || !v)
@@ -239,7 +166,7 @@ static const char *read_schema_info(struct rfile *f)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return rp_err("cannot replay %s: corrupt database: %s", f->path,
-			      sqlite3_errmsg(f->db));
+			      db_errmsg(f->db, rc));
 	if (own < 0)
 		return rp_err("cannot replay %s: written by an unknown program (schema_info "
 			      "writer is not ingero-top)",
@@ -307,11 +234,11 @@ static const char *read_ops(struct rfile *f)
 			      sqlite3_errmsg(f->db));
 	size_t cap = 0;
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int kind, op;
+	while ((rc = db_step(st)) == SQLITE_ROW) {
+		int kind = 0, op = 0; /* kind 0: an op ingero-top has no use for */
 		if (recfmt_ingero_kind(sqlite3_column_int(st, 0),
 				       (const char *)sqlite3_column_text(st, 2), &kind, &op))
-			continue;
+			kind = op = 0;
 		if (rp_grow((void **)&f->ops, f->nops, &cap, sizeof(*f->ops))) {
 			sqlite3_finalize(st);
 			return rp_err("cannot replay %s: out of memory", f->path);
@@ -328,7 +255,7 @@ static const char *read_ops(struct rfile *f)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return rp_err("cannot replay %s: corrupt ops table: %s", f->path,
-			      sqlite3_errmsg(f->db));
+			      db_errmsg(f->db, rc));
 	return NULL;
 }
 
@@ -344,7 +271,7 @@ static void default_node(struct replay *r, struct rfile *f)
 	if (own_nodes &&
 	    sqlite3_prepare_v2(f->db, "SELECT name FROM ingero_top_nodes WHERE idx = 0", -1, &st,
 			       NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		if (db_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
 			snprintf(f->default_node, sizeof(f->default_node), "%s",
 				 (const char *)sqlite3_column_text(st, 0));
 		sqlite3_finalize(st);
@@ -353,7 +280,7 @@ static void default_node(struct replay *r, struct rfile *f)
 	    sqlite3_prepare_v2(f->db, "SELECT DISTINCT node FROM sessions WHERE node != ''", -1,
 			       &st, NULL) == SQLITE_OK) {
 		int n = 0;
-		while (sqlite3_step(st) == SQLITE_ROW && n < 2) {
+		while (db_step(st) == SQLITE_ROW && n < 2) {
 			if (!n)
 				snprintf(f->default_node, sizeof(f->default_node), "%s",
 					 (const char *)sqlite3_column_text(st, 0));
@@ -382,7 +309,7 @@ static void default_node(struct replay *r, struct rfile *f)
 	if (db_has_column(f->db, "sessions", "node") &&
 	    sqlite3_prepare_v2(f->db, "SELECT node FROM sessions WHERE node != '' ORDER BY id", -1,
 			       &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
+		while (db_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 0);
 			if (nm && *nm && (!own_nodes))
 				rp_node_register(r, nm, nm, -1);
@@ -394,7 +321,7 @@ static void default_node(struct replay *r, struct rfile *f)
 					    "SELECT idx, name FROM ingero_top_nodes "
 					    "WHERE idx > 0 ORDER BY idx",
 					    -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
+		while (db_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
 			if (nm && *nm)
 				rp_node_register(r, nm, nm, sqlite3_column_int(st, 0));
@@ -415,55 +342,73 @@ const struct opmap *rp_op_lookup(const struct rfile *f, int64_t src, int64_t id)
 	return NULL;
 }
 
+/* ingero-top files: the span of what is delivered (events by their end,
+ * snapshots, name events; rows in range only), and with it the longest
+ * duration a row may have: a first pass over the rows in range gives the
+ * span, the second the span of the rows whose duration fits it. */
 static const char *own_span(struct rfile *f)
 {
 	int ok = 1;
-	int64_t v;
-	const char *q[] = {
-	    "SELECT MIN(end_ns) FROM events",
-	    "SELECT MAX(end_ns) FROM events",
-	    "SELECT MIN(timestamp) FROM system_snapshots",
-	    "SELECT MAX(timestamp) FROM system_snapshots",
-	    f->has_names_ext ? "SELECT MIN(seen_at) FROM process_names WHERE is_event=1" : NULL,
-	    f->has_names_ext ? "SELECT MAX(seen_at) FROM process_names WHERE is_event=1" : NULL};
-	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
-		if (!q[i])
-			continue;
-		v = db_query_int(f->db, q[i], INT64_MIN, &ok);
+	int64_t lo =
+	    db_query_int(f->db, recfmt_event_span_sql(0, RECFMT_TS_MAX_NS), INT64_MIN, &ok);
+	int64_t hi =
+	    db_query_int(f->db, recfmt_event_span_sql(1, RECFMT_TS_MAX_NS), INT64_MIN, &ok);
+	f->dur_max = recfmt_dur_max(lo, hi);
+	char names[2][200];
+	for (int last = 0; last < 2; last++)
+		snprintf(names[last], sizeof(names[last]),
+			 "SELECT seen_at FROM process_names WHERE is_event=1 AND seen_at BETWEEN 1 "
+			 "AND %lld AND pid BETWEEN 1 AND %d ORDER BY seen_at %s LIMIT 1",
+			 RECFMT_TS_MAX_NS, RECFMT_PID_MAX, last ? "DESC" : "ASC");
+	for (int q = 0; ok && q < 6; q++) {
+		const char *sql = q < 2		     ? recfmt_event_span_sql(q, f->dur_max)
+				  : q < 4	     ? recfmt_snapshot_span_sql(q - 2)
+				  : f->has_names_ext ? names[q - 4]
+						     : NULL;
+		int64_t v = sql ? db_query_int(f->db, sql, INT64_MIN, &ok) : INT64_MIN;
 		if (v != INT64_MIN)
 			rp_span_add(f, (uint64_t)v);
 	}
 	if (!ok)
 		return rp_err("cannot replay %s: corrupt database: %s", f->path,
-			      sqlite3_errmsg(f->db));
+			      db_errmsg(f->db, sqlite3_errcode(f->db)));
 	return NULL;
+}
+
+/* A check of the structure, bounded so that big files still open fast:
+ * integrity_check (it also finds an index that does not match its table)
+ * for small files (replay_opts.full_check_max), quick_check up to 256 MiB,
+ * nothing above (corruption is then reported when it is met, through
+ * replay_error: a stream that goes back in time is a damaged index). */
+static const char *check_structure(struct replay *r, struct rfile *f)
+{
+	off_t size = rofile_size(f->ro);
+	int64_t full = r->o.full_check_max ? r->o.full_check_max : (16 << 20);
+	if (size >= (256 << 20))
+		return NULL;
+	sqlite3_stmt *st;
+	const char *sql = size < full ? "PRAGMA integrity_check(1)" : "PRAGMA quick_check(1)";
+	if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
+	int rc = db_step(st);
+	const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	const char *e = NULL;
+	if (!res || strcmp(res, "ok"))
+		e = rp_err("cannot replay %s: corrupt database: %s", f->path,
+			   res ? res : db_errmsg(f->db, rc));
+	sqlite3_finalize(st);
+	return e;
 }
 
 const char *rp_open_file(struct replay *r, struct rfile *f)
 {
-	const char *e = precheck(f->path);
+	const char *e = open_db(f);
 	if (!e)
-		e = open_db(f);
+		e = check_master(f);
+	if (!e)
+		e = check_structure(r, f);
 	if (e)
 		return e;
-	sqlite3_busy_timeout(f->db, 1000);
-	/* quick structural check, bounded so that big files still open fast */
-	struct stat sb;
-	if (stat(f->path, &sb) == 0 && sb.st_size < (256 << 20)) {
-		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(f->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
-			return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
-		int rc = sqlite3_step(st);
-		const char *res =
-		    rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-		if (!res || strcmp(res, "ok")) {
-			const char *e2 = rp_err("cannot replay %s: corrupt database: %s", f->path,
-						res ? res : sqlite3_errmsg(f->db));
-			sqlite3_finalize(st);
-			return e2;
-		}
-		sqlite3_finalize(st);
-	}
 	if ((e = read_schema_info(f)) || (e = check_columns(f)) || (e = read_ops(f)))
 		return e;
 	default_node(r, f);
@@ -479,10 +424,10 @@ void rp_file_free(struct rfile *f)
 		free(f->s[t].heap);
 		free(f->s[t].arr);
 	}
-	if (f->db)
-		sqlite3_close_v2(f->db);
-	rm_tmpdir(f->tmpdir);
-	free(f->tmpdir);
+	/* every statement is finalized: the connection closes now, and only
+	 * then may its descriptor go (a zombie connection would keep reading) */
+	if (!f->db || sqlite3_close(f->db) == SQLITE_OK)
+		rofile_close(f->ro);
 	free(f->path);
 	free(f->ops);
 	free(f->names);
@@ -557,12 +502,16 @@ static int read_rows(struct replay *r, const struct row_table *t, void **out, si
 		int hn = db_has_column(f->db, t->name, "node");
 		if (sqlite3_prepare_v2(f->db, t->sql(hn), -1, &st, NULL) != SQLITE_OK)
 			continue;
-		while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		while (!rc && db_step(st) == SQLITE_ROW) {
 			rc = rp_grow(out, *n, &cap, t->size);
 			if (!rc)
 				rc = t->read(st, hn, f->default_node, (char *)*out + *n * t->size);
 			if (!rc)
 				(*n)++;
+			if (rc == -ERANGE) { /* a row out of range: refused */
+				r->st.refused++;
+				rc = 0;
+			}
 		}
 		sqlite3_finalize(st);
 	}
@@ -613,8 +562,11 @@ int replay_process_names(struct ig_source *src, replay_name_fn cb, void *ctx)
 					    "seen_at, rowid",
 				       -1, &st, NULL) != SQLITE_OK)
 			continue;
-		while (sqlite3_step(st) == SQLITE_ROW) {
+		while (db_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
+			if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+			    !recfmt_col_in(st, 2, 0, RECFMT_TS_MAX_NS))
+				continue; /* out of range (the streams count such rows) */
 			unsigned node =
 			    rp_node_for(r, f, hn ? (const char *)sqlite3_column_text(st, 3) : NULL);
 			cb(ctx, (uint32_t)sqlite3_column_int64(st, 0), nm ? nm : "",
@@ -638,7 +590,7 @@ int replay_stacks(struct ig_source *src, replay_stack_fn fn, void *ctx)
 		    sqlite3_prepare_v2(f->db, recfmt_stack_select_sql, -1, &st, NULL) != SQLITE_OK)
 			continue; /* no stacks in this file */
 		int rc;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		while ((rc = db_step(st)) == SQLITE_ROW) {
 			const char *ips = (const char *)sqlite3_column_text(st, 1);
 			const char *frames = (const char *)sqlite3_column_text(st, 2);
 			if (!fn(ctx, (uint64_t)sqlite3_column_int64(st, 0), ips ? ips : "",
@@ -668,6 +620,7 @@ int replay_file_info(struct ig_source *src, int i, struct replay_file_info *fi)
 	fi->writer = f->writer == W_OWN ? "ingero-top" : "ingero";
 	fi->version = f->version;
 	fi->ingero_top_schema = f->writer == W_OWN ? f->top_schema : 0;
-	fi->recovered = f->tmpdir != NULL;
+	fi->recovered = rofile_recovered(f->ro) > 0;
+	fi->note = rofile_note(f->ro);
 	return 0;
 }

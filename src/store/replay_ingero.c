@@ -30,31 +30,68 @@ static const char *names_get(const struct rfile *f, uint32_t pid)
 	return f->names[slot].pid == pid ? f->names[slot].comm : NULL;
 }
 
-/* Ingero row: rowid, timestamp, pid, tid, source, op, duration, arg0, arg1,
- * ret_code, stack_hash, cgroup_id, node?, comm? */
+/* Columns of an Ingero row (rp_ingero_events_sql): rowid, timestamp, pid,
+ * tid, source, op, duration, arg0, arg1, ret_code, stack_hash, cgroup_id,
+ * then node? and comm? (text). */
+enum { IC_STAMP = 1, IC_PID, IC_TID, IC_SRC, IC_OP, IC_DUR, IC_ARG0, IC_ARG1, IC_RET, IC_NUM = 12 };
+
+static int in(int64_t v, int64_t lo, int64_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
+/* Are the values of an Ingero row in range (recfmt.h's bounds)? The
+ * interval it describes must lie within them too. */
+static int ingero_row_ok(const struct rfile *f, const int64_t *v, int kind)
+{
+	int64_t stamp = v[IC_STAMP], dur = v[IC_DUR];
+	if (!in(stamp, 1, RECFMT_TS_MAX_NS) || !in(dur, 0, f->dur_max) ||
+	    !in(v[IC_PID], 1, RECFMT_PID_MAX) || !in(v[IC_TID], 0, RECFMT_PID_MAX) ||
+	    !in(v[IC_RET], INT32_MIN, INT32_MAX))
+		return 0;
+	if (recfmt_end_stamped(kind) ? !recfmt_ts_ok(stamp - dur) : !recfmt_ts_ok(stamp + dur))
+		return 0;
+	if (kind == IG_EV_FORK && !in(v[IC_ARG1], 1, RECFMT_PID_MAX))
+		return 0;
+	if (kind == IG_EV_BLOCK_IO && !in(v[IC_ARG0], 0, RECFMT_BYTES_MAX / 512))
+		return 0;
+	if (kind == IG_EV_PAGE_ALLOC && !in(v[IC_ARG0], 0, RECFMT_BYTES_MAX))
+		return 0;
+	return 1;
+}
+
+/* Ingero row: returns enum rp_row; e is set for ROW_OK. Each numeric
+ * column is read once, and must be an integer. */
 static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e,
 		      int node_col, int comm_col)
 {
-	const struct opmap *m =
-	    rp_op_lookup(f, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+	int64_t v[IC_NUM];
+	for (int c = 0; c < IC_NUM; c++) {
+		sqlite3_value *x = sqlite3_column_value(st, c);
+		if (sqlite3_value_type(x) != SQLITE_INTEGER)
+			return ROW_REFUSE;
+		v[c] = sqlite3_value_int64(x);
+	}
+	const struct opmap *m = rp_op_lookup(f, v[IC_SRC], v[IC_OP]);
 	if (!m)
-		return -1;
+		return ROW_REFUSE; /* an op the file's own ops table does not name */
+	if (!m->kind)
+		return ROW_SKIP;
+	if (!ingero_row_ok(f, v, m->kind))
+		return ROW_REFUSE;
 	memset(e, 0, sizeof(*e));
-	int64_t stamp = sqlite3_column_int64(st, 1);
-	int64_t dur = sqlite3_column_int64(st, 6);
-	if (dur < 0)
-		dur = 0;
+	int64_t stamp = v[IC_STAMP], dur = v[IC_DUR];
 	e->kind = (uint16_t)m->kind;
 	e->op = (uint16_t)m->op;
-	e->pid = (uint32_t)sqlite3_column_int64(st, 2);
-	e->tid = (uint32_t)sqlite3_column_int64(st, 3);
+	e->pid = (uint32_t)v[IC_PID];
+	e->tid = (uint32_t)v[IC_TID];
 	e->dur_ns = (uint64_t)dur;
 	e->ts_ns = (uint64_t)(recfmt_end_stamped(m->kind) ? stamp - dur : stamp);
-	e->arg0 = (uint64_t)sqlite3_column_int64(st, 7);
-	e->arg1 = (uint64_t)sqlite3_column_int64(st, 8);
-	e->ret = (int32_t)sqlite3_column_int64(st, 9);
-	e->stack_id = (uint64_t)sqlite3_column_int64(st, 10);
-	e->cgroup_id = (uint64_t)sqlite3_column_int64(st, 11);
+	e->arg0 = (uint64_t)v[IC_ARG0];
+	e->arg1 = (uint64_t)v[IC_ARG1];
+	e->ret = (int32_t)v[IC_RET];
+	e->stack_id = (uint64_t)v[10];
+	e->cgroup_id = (uint64_t)v[11];
 	switch (m->kind) {
 	case IG_EV_CALL:
 		e->flags = IG_F_NO_SPLIT;
@@ -80,7 +117,7 @@ static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struc
 		if (n)
 			memcpy(e->comm, n, IG_COMM_LEN);
 	}
-	return 0;
+	return ROW_OK;
 }
 
 /* --- the reorder heap ------------------------------------------------------------- */
@@ -156,7 +193,7 @@ int rp_ingero_next(struct replay *r, struct stream *s)
 			s->eof = 1;
 			return 0;
 		}
-		int rc = sqlite3_step(s->st);
+		int rc = db_step(s->st);
 		if (rc == SQLITE_DONE) {
 			s->cursor_eof = 1;
 			continue;
@@ -165,11 +202,18 @@ int rp_ingero_next(struct replay *r, struct stream *s)
 			return rp_fail_read(r, f, "reading events");
 		r->st.rows++;
 		struct ig_event e;
-		if (ingero_row(r, f, s->st, &e, node_col, comm_col)) {
-			r->st.skipped++;
+		int row = ingero_row(r, f, s->st, &e, node_col, comm_col);
+		if (row != ROW_OK) {
+			if (row == ROW_SKIP)
+				r->st.skipped++;
+			else
+				r->st.refused++;
 			continue;
 		}
-		s->last_stamp = sqlite3_column_int64(s->st, 1);
+		int64_t stamp = sqlite3_column_int64(s->st, 1);
+		if (stamp < s->last_stamp) /* the heap needs rows by timestamp */
+			return rp_fail_order(r, f, "events");
+		s->last_stamp = stamp;
 		if (heap_push(s, &e, s->seq++))
 			return -ENOMEM;
 	}
@@ -190,14 +234,8 @@ void rp_ingero_events_sql(struct rfile *f, char *buf, size_t len)
 
 /* Ingero: the exact first and last completion times of deliverable rows,
  * looking only at rows within w_ns of the first and last timestamps. */
-static const char *ingero_span(struct replay *r, struct rfile *f)
+static const char *ingero_span(struct replay *r, struct rfile *f, int64_t lo, int64_t hi)
 {
-	int ok = 1;
-	int64_t lo = db_query_int(f->db, "SELECT MIN(timestamp) FROM events", INT64_MIN, &ok);
-	int64_t hi = db_query_int(f->db, "SELECT MAX(timestamp) FROM events", INT64_MIN, &ok);
-	if (!ok)
-		return rp_err("cannot replay %s: corrupt events table: %s", f->path,
-			      sqlite3_errmsg(f->db));
 	if (lo == INT64_MIN)
 		return NULL;
 	char sql[256];
@@ -209,15 +247,15 @@ static const char *ingero_span(struct replay *r, struct rfile *f)
 	if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return rp_err("cannot replay %s: %s", f->path, sqlite3_errmsg(f->db));
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(st)) == SQLITE_ROW) {
 		struct ig_event e;
-		if (!ingero_row(r, f, st, &e, -1, -1))
+		if (ingero_row(r, f, st, &e, -1, -1) == ROW_OK)
 			rp_span_add(f, rp_key(&e));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return rp_err("cannot replay %s: corrupt events table: %s", f->path,
-			      sqlite3_errmsg(f->db));
+			      db_errmsg(f->db, rc));
 	return NULL;
 }
 
@@ -231,7 +269,7 @@ static int cmp_ev(const void *a, const void *b)
 
 /* Ingero: process names, delivered at the start of the file (Ingero
  * stamps them when the session ends), as a small sorted array. */
-static void ingero_names(struct rfile *f)
+static void ingero_names(struct replay *r, struct rfile *f)
 {
 	sqlite3_stmt *st;
 	struct stream *s = &f->s[S_COMM];
@@ -240,8 +278,13 @@ static void ingero_names(struct rfile *f)
 			       -1, &st, NULL) != SQLITE_OK)
 		return;
 	size_t cap = 0;
-	while (sqlite3_step(st) == SQLITE_ROW &&
+	while (db_step(st) == SQLITE_ROW &&
 	       !rp_grow((void **)&s->arr, s->alen, &cap, sizeof(*s->arr))) {
+		if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+		    !recfmt_col_in(st, 2, 0, RECFMT_TS_MAX_NS)) {
+			r->st.refused++;
+			continue;
+		}
 		struct ig_event *e = &s->arr[s->alen++];
 		memset(e, 0, sizeof(*e));
 		e->kind = IG_EV_COMM;
@@ -316,10 +359,17 @@ static const char *ingero_aggregates(struct replay *r, struct rfile *f)
 		return NULL;
 	size_t cap = 1;
 	int rc = 0;
-	while (!rc && sqlite3_step(st) == SQLITE_ROW && s->alen < (1u << 20))
+	while (!rc && db_step(st) == SQLITE_ROW && s->alen < (1u << 20)) {
+		if (!recfmt_col_in(st, 0, 1, RECFMT_TS_MAX_NS - 60000000000ll) ||
+		    !recfmt_col_in(st, 1, 1, RECFMT_PID_MAX) ||
+		    !recfmt_col_in(st, 2, 1, RECFMT_BYTES_MAX)) {
+			r->st.refused++;
+			continue;
+		}
 		rc = spread_minute(f, s, &cap, (uint64_t)sqlite3_column_int64(st, 0),
 				   (uint32_t)sqlite3_column_int64(st, 1),
 				   (uint64_t)sqlite3_column_int64(st, 2));
+	}
 	sqlite3_finalize(st);
 	if (rc)
 		return rp_err("cannot replay %s: out of memory", f->path);
@@ -336,31 +386,46 @@ const char *rp_ingero_prepare(struct replay *r, struct rfile *f)
 	f->names = calloc(RP_NAME_SLOTS, sizeof(*f->names));
 	if (!f->names)
 		return rp_err("cannot replay %s: out of memory", f->path);
+	/* the span of the stamps in range, and so the longest duration allowed */
+	char sql[640];
+	int ok = 1;
+	snprintf(sql, sizeof(sql),
+		 "SELECT timestamp FROM events WHERE timestamp BETWEEN 1 AND %lld "
+		 "ORDER BY timestamp %s LIMIT 1",
+		 RECFMT_TS_MAX_NS, "ASC");
+	int64_t lo = db_query_int(f->db, sql, INT64_MIN, &ok);
+	snprintf(sql, sizeof(sql),
+		 "SELECT timestamp FROM events WHERE timestamp BETWEEN 1 AND %lld "
+		 "ORDER BY timestamp %s LIMIT 1",
+		 RECFMT_TS_MAX_NS, "DESC");
+	int64_t hi = db_query_int(f->db, sql, INT64_MIN, &ok);
+	f->dur_max = recfmt_dur_max(lo, hi);
 	/* longest call: how far a completion can lie after its row's stamp */
-	char sql[512];
-	size_t n = (size_t)snprintf(sql, sizeof(sql), "SELECT MAX(duration) FROM events WHERE 0");
+	size_t n = (size_t)snprintf(sql, sizeof(sql),
+				    "SELECT MAX(duration) FROM events WHERE duration BETWEEN 0 "
+				    "AND %lld AND (0",
+				    (long long)f->dur_max);
 	for (size_t i = 0; i < f->nops && n < sizeof(sql) - 64; i++)
-		if (!recfmt_end_stamped(f->ops[i].kind))
+		if (f->ops[i].kind && !recfmt_end_stamped(f->ops[i].kind))
 			n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 					      " OR (source = %d AND op = %" PRId64 ")",
 					      f->ops[i].src, f->ops[i].id);
-	int ok = 1;
+	if (n < sizeof(sql) - 2)
+		snprintf(sql + n, sizeof(sql) - n, ")");
 	int64_t w = db_query_int(f->db, sql, 0, &ok);
 	if (!ok)
 		return rp_err("cannot replay %s: corrupt events table: %s", f->path,
-			      sqlite3_errmsg(f->db));
+			      db_errmsg(f->db, sqlite3_errcode(f->db)));
 	f->w_ns = w > 0 ? (uint64_t)w : 0;
-	if ((e = ingero_span(r, f)))
+	if ((e = ingero_span(r, f, lo, hi)))
 		return e;
 	/* snapshots belong to the span too */
-	int64_t a =
-	    db_query_int(f->db, "SELECT MIN(timestamp) FROM system_snapshots", INT64_MIN, &ok);
-	int64_t b =
-	    db_query_int(f->db, "SELECT MAX(timestamp) FROM system_snapshots", INT64_MIN, &ok);
+	int64_t a = db_query_int(f->db, recfmt_snapshot_span_sql(0), INT64_MIN, &ok);
+	int64_t b = db_query_int(f->db, recfmt_snapshot_span_sql(1), INT64_MIN, &ok);
 	if (a != INT64_MIN)
 		rp_span_add(f, (uint64_t)a);
 	if (b != INT64_MIN)
 		rp_span_add(f, (uint64_t)b);
-	ingero_names(f);
+	ingero_names(r, f);
 	return ingero_aggregates(r, f);
 }

@@ -20,12 +20,16 @@ enum rp_writer { W_INGERO = 0, W_OWN = 1 };
  * context, then events. */
 enum rp_stype { S_COMM = 0, S_SNAP = 1, S_AGG = 2, S_EVENTS = 3, S_NTYPES };
 
-/* A row of a file's ops table that ingero-top has a kind for. */
+/* A row of a file's ops table; kind 0 when ingero-top has no use for the
+ * op (sched_wakeup, tcp...): its rows are skipped, not refused. */
 struct opmap {
 	int src;
 	int64_t id;
 	int kind, op;
 };
+
+/* What a reader makes of a row. */
+enum rp_row { ROW_OK = 0, ROW_SKIP = 1, ROW_REFUSE = 2 };
 
 struct pending {
 	struct ig_event e;
@@ -40,6 +44,7 @@ struct stream {
 	sqlite3_stmt *st;
 	int has_head, eof;
 	struct ig_event head;
+	uint64_t last_key; /* key of the last head: a stream never goes back */
 	uint64_t seq;
 	/* Ingero events: reorder heap (rows come by timestamp; a call's
 	 * completion is later than its timestamp by its duration) */
@@ -57,10 +62,12 @@ struct name_slot {
 	char comm[IG_COMM_LEN];
 };
 
+struct rofile;
+
 struct rfile {
 	int idx;
-	char *path;   /* as given */
-	char *tmpdir; /* private copy when recovering a hot WAL/journal */
+	char *path;	   /* as given */
+	struct rofile *ro; /* the file, held open (store/rofile.h) */
 	sqlite3 *db;
 	int writer;
 	char version[16];
@@ -72,6 +79,7 @@ struct rfile {
 	size_t nops;
 	int map[8][64];	     /* fast (source, op_id) -> index into ops, -1 = none */
 	uint64_t w_ns;	     /* longest duration of a start-stamped row (calls) */
+	int64_t dur_max;     /* longest duration a row may have (recfmt_dur_max) */
 	uint64_t start, end; /* span of what this file delivers */
 	int has_span;
 	struct name_slot *names; /* Ingero files: pid -> name */
@@ -112,6 +120,8 @@ int rp_node_register(struct replay *r, const char *key, const char *display, int
 unsigned rp_node_for(struct replay *r, struct rfile *f, const char *name);
 /* Records why reading failed (first error wins); returns -EIO. */
 int rp_fail_read(struct replay *r, struct rfile *f, const char *what);
+/* The same for a stream that went back in time: a damaged index. */
+int rp_fail_order(struct replay *r, struct rfile *f, const char *table);
 void rp_span_add(struct rfile *f, uint64_t ts);
 
 /* replay_file.c */
@@ -133,7 +143,8 @@ const char *rp_ingero_prepare(struct replay *r, struct rfile *f);
 /* The SELECT of an Ingero file's events from ?1 (by timestamp). */
 void rp_ingero_events_sql(struct rfile *f, char *buf, size_t len);
 /* Advances the events stream of an Ingero file to its next head: rows come
- * by timestamp and are reordered by completion through a heap. */
+ * by timestamp and are reordered by completion through a heap. Rows out of
+ * range are refused and counted. */
 int rp_ingero_next(struct replay *r, struct stream *s);
 
 #endif

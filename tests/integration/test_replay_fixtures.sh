@@ -28,7 +28,7 @@ export IG_TRACES=${IG_TRACES:-$PWD/tests/fixtures/ingero}
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 rc=0
-for t in test_replay test_rec test_flight test_sysinfo test_json; do
+for t in test_replay test_rec test_flight test_sysinfo test_json test_safefile test_replay_hostile; do
 	gcc $CF -o "$tmp/$t" "tests/unit/$t.c" "${objs[@]}" -lsqlite3 -ljansson -lm -lpthread || exit 1
 	echo "== $t (ASan/UBSan)"
 	arg=""

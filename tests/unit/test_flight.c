@@ -10,6 +10,7 @@
 #include "store/replay.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,70 @@ static void test_cap_and_big(const char *dir, uint64_t base)
 	flight_free(f);
 }
 
+/* Stacks: asked for on the thread that polls (the stacks module is not
+ * thread-safe), once per distinct id, written to stack_traces. */
+static pthread_t main_thread;
+static int stack_calls, stack_wrong_thread;
+
+static int stack_fn(void *ctx, uint64_t id, char **ips, char **frames)
+{
+	stack_calls++;
+	stack_wrong_thread += !pthread_equal(pthread_self(), main_thread);
+	if (id % 2) /* odd ids: no frames known */
+		return -1;
+	*ips = strdup("[\"0x1\"]");
+	*frames = strdup("[{\"s\": \"main+0x1\", \"f\": \"app\"}]");
+	return 0;
+}
+
+/* The ring across chunks: a cap that is not a multiple of the chunk keeps
+ * exactly the newest events, in order; the save is them, with the stacks. */
+static void test_chunks_and_stacks(const char *dir, uint64_t base)
+{
+	main_thread = pthread_self();
+	struct flight *f = flight_new(1e6, 10000);
+	for (int i = 0; i < 25000; i++) {
+		struct ig_event e;
+		ev(&e, base + (uint64_t)i * 1000, i);
+		e.stack_id = e.kind == IG_EV_CALL ? 1 + (uint64_t)(i % 10) : 0;
+		flight_push(f, &e);
+	}
+	CHECK(flight_count(f) == 10000 && flight_capped(f) == 15000);
+	char path[4200], msg[4400];
+	/* calls with stacks, no stack source: saved without stack_traces */
+	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
+	CHECK(wait_poll(f, msg, sizeof(msg)));
+	CHECKF(strstr(msg, "saved 10000 events"), "%s", msg);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces") == 0);
+	flight_set_stacks(f, stack_fn, NULL);
+	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
+	CHECK(stack_calls == 0); /* not on the caller of flight_save */
+	CHECK(wait_poll(f, msg, sizeof(msg)));
+	CHECKF(strstr(msg, "saved 10000 events"), "%s", msg);
+	CHECK(stack_calls == 10 && stack_wrong_thread == 0);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces") == 5);
+	const char *paths[] = {path}, *err = NULL;
+	struct ig_source *s = replay_open(paths, 1, &err);
+	CHECKF(s, "%s", err ? err : "?");
+	struct got g = {0};
+	while (s && s->ops->poll(s, on_ev, &g, 1000) > 0)
+		;
+	size_t next = 15000, ordered = 0;
+	for (size_t i = 0; i < g.n; i++)
+		if (g.v[i].kind != IG_EV_COMM)
+			ordered += g.v[i].arg0 == next++;
+	CHECKF(ordered == 10000, "%zu of the newest 10000 in order", ordered);
+	free(g.v);
+	if (s)
+		s->ops->free(s);
+	/* a save whose saver still waits for its stacks: freeing serves them */
+	stack_calls = 0;
+	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
+	flight_free(f);
+	CHECK(stack_calls == 10 && stack_wrong_thread == 0);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces") == 5);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/ig-test-flight.XXXXXX";
@@ -244,6 +309,7 @@ int main(void)
 	flight_free(f);
 
 	test_cap_and_big(dir, base);
+	test_chunks_and_stacks(dir, base);
 
 	char cmd[200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -80,7 +80,7 @@ static void synth(struct ig_event *e, uint64_t base, int i)
 	rand_comm(e->comm, i % 17 == 0);
 	if (kind == IG_EV_COMM)
 		return;
-	e->dur_ns = rnd() % 50000000;
+	e->dur_ns = 1 + rnd() % 50000000;
 	e->cpu = (uint32_t)(rnd() % 64);
 	e->cgroup_id = rnd();
 	switch (kind) {
@@ -91,8 +91,9 @@ static void synth(struct ig_event *e, uint64_t base, int i)
 		e->arg0 = rnd();
 		e->arg1 = rnd() % 5;
 		e->stream = rnd();
+		/* off-CPU parts within the call (replay refuses more than 100 %) */
 		e->preempt_ns = rnd() % e->dur_ns;
-		e->blocked_ns = rnd() % e->dur_ns;
+		e->blocked_ns = rnd() % (e->dur_ns - e->preempt_ns);
 		e->switches = (uint32_t)(rnd() % 100);
 		e->other_pid = (uint32_t)(rnd() % 65536);
 		rand_comm(e->other_comm, i % 13 == 0);
@@ -148,6 +149,9 @@ static int replay_all(const char *path, struct vec *out, struct ig_source **keep
 	int rc;
 	while ((rc = s->ops->poll(s, on_ev, out, 4096)) > 0)
 		;
+	struct replay_stats st;
+	replay_get_stats(s, &st);
+	CHECKF(st.refused == 0, "%s: %" PRIu64 " rows refused", path, st.refused);
 	if (keep)
 		*keep = s;
 	else
@@ -535,8 +539,10 @@ static void test_max_db(void)
 	for (int i = 0; i < N; i++) {
 		struct ig_event e;
 		synth(&e, base, i); /* ~1 ms apart: 120 s */
-		if (e.kind == IG_EV_SNAPSHOT || e.kind == IG_EV_COMM)
+		if (e.kind == IG_EV_SNAPSHOT || e.kind == IG_EV_COMM) {
 			e.kind = IG_EV_EXIT;
+			e.pid = e.tid = 1000; /* a snapshot has none: replay refuses pid 0 */
+		}
 		e.dur_ns = 1000;
 		while (rec_event(r, &e) == -ENOBUFS)
 			usleep(1000);
@@ -626,10 +632,12 @@ static void crash_child(const char *path, int fd)
 	for (uint64_t i = 0;; i++) {
 		struct ig_event e;
 		synth(&e, 0, (int)i);
-		if (e.kind == IG_EV_SNAPSHOT || e.kind == IG_EV_COMM)
+		if (e.kind == IG_EV_SNAPSHOT || e.kind == IG_EV_COMM) {
 			e.kind = IG_EV_EXIT;
+			e.pid = e.tid = 1000; /* a snapshot has none: replay refuses pid 0 */
+		}
 		e.ts_ns = wall_ns();
-		e.dur_ns = 0;
+		e.dur_ns = e.preempt_ns = e.blocked_ns = 0;
 		rec_event(r, &e);
 		if (i % 64)
 			continue;
