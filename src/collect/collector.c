@@ -2,6 +2,7 @@
  * library discovery and uprobe attachment, ring-buffer decoding. */
 #include "collect/collector_priv.h"
 
+#include "collect/container.h"
 #include "collect/discover.h"
 #include "collect/ksyms.h"
 #include "collect/elfsym.h"
@@ -114,13 +115,14 @@ static int read_stat(uint32_t pid, char comm[IG_COMM_LEN], uint32_t *ppid)
 }
 
 /* The first time a process shows up, reports its name as the kernel has it
- * for the process (the main thread's comm), not the calling thread's, and
- * its parent. */
+ * for the process (the main thread's comm), not the calling thread's, its
+ * parent and its container (read once: a process stays in its container). */
 static void name_process(struct collector *c, const struct ig_event *e)
 {
 	uint32_t h = (e->pid * 2654435761u) & 4095;
 	struct ig_event n = {0};
 	uint32_t ppid = 0;
+	char container[IG_CONTAINER_LEN];
 
 	while (c->named[h]) {
 		if (c->named[h] == e->pid)
@@ -141,6 +143,8 @@ static void name_process(struct collector *c, const struct ig_event *e)
 	n.pid = e->pid;
 	n.tid = e->pid;
 	n.arg0 = ppid;
+	if (!container_of_pid(e->pid, container, sizeof(container)))
+		n.container = container;
 	c->emit(c->emit_ctx, &n);
 }
 

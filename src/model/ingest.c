@@ -4,6 +4,7 @@
  * allocation-outlier thresholds). */
 #include "model/model_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -619,10 +620,15 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 			c->exit_ns = 0;
 			if (!c->comm[0])
 				copy_comm(c->comm, comm);
+			if (parent->container[0]) /* a child starts in its parent's cgroup */
+				memcpy(c->container, parent->container, sizeof(c->container));
 		}
 		break;
 	}
 	case IG_EV_COMM:
+		if (e->container && e->container[0]) /* the process's, whichever thread */
+			snprintf(proc_get(m, e->pid, end)->container, IG_CONTAINER_LEN, "%s",
+				 e->container);
 		if (e->tid && e->tid != e->pid) { /* a thread renamed itself */
 			struct thread *t = thread_find(m, e->tid);
 			if (t && e->comm[0])
