@@ -95,7 +95,10 @@ const char *synth_name(int scenario);
 /* Scenario by name ("cpu_contention"), -1 when unknown. */
 int synth_by_name(const char *name);
 
-/* The same stream as an event source (source.h); fd is -1, peek_ts given.
+/* The same stream as an event source (core/source.h), the whole vtable: fd
+ * -1, peek_ts, a status like a replay's (mode, span), paced as fast as
+ * possible or held while paused (set_pace), seekable (made again from the
+ * start: same config, same events), done at its end, described in a line.
  * NULL when out of memory. */
 struct ig_source *synth_source_new(const struct synth_cfg *cfg);
 
