@@ -26,16 +26,19 @@ static int flight_stack(void *ctx, uint64_t id, char **ips, char **frames)
 }
 
 /* Session facts for recordings and flight-recorder files: the host's
- * (sysinfo, read into *facts, which rs points into) and this session's. */
-static void describe_session(struct session *s, struct rec_session *rs, struct sysinfo_facts *facts,
-			     char *pids, size_t plen)
+ * (sysinfo, read once into s->facts, which rs points into) and this
+ * session's (its host name, pids, command). */
+static void describe_session(struct session *s, struct rec_session *rs, char *pids, size_t plen)
 {
+	const struct sysinfo_facts *facts = &s->facts;
+
 	pids[0] = 0;
 	for (int i = 0; i < s->cli.npids; i++) {
 		size_t l = strlen(pids);
 		snprintf(pids + l, plen - l, "%s%d", i ? "," : "", s->cli.pids[i]);
 	}
-	sysinfo_read(facts);
+	if (!s->have_facts)
+		s->have_facts = !sysinfo_read(&s->facts);
 	*rs = (struct rec_session){
 	    .started_at_ns = ig_unix_now_ns(),
 	    .cpu_model = facts->cpu_model,
@@ -55,7 +58,6 @@ int session_open_record(struct session *s, char *err, size_t errlen)
 	struct rec_opts ro = {.max_db_bytes = s->cli.max_db, .node_name = s->st.host};
 	const char *why = NULL;
 	char pids[256];
-	struct sysinfo_facts facts;
 	struct rec_session rs;
 
 	s->rec = rec_open(s->cli.record, &ro, &why);
@@ -67,7 +69,7 @@ int session_open_record(struct session *s, char *err, size_t errlen)
 				 why ? why : "unknown error");
 		return -EINVAL;
 	}
-	describe_session(s, &rs, &facts, pids, sizeof(pids));
+	describe_session(s, &rs, pids, sizeof(pids));
 	rec_session_info(s->rec, &rs);
 	snprintf(s->st.recording, sizeof(s->st.recording), "%s", s->cli.record);
 	return 0;
@@ -76,11 +78,10 @@ int session_open_record(struct session *s, char *err, size_t errlen)
 void session_open_flight(struct session *s)
 {
 	char pids[256];
-	struct sysinfo_facts facts;
 	struct rec_session rs;
 
 	s->flight = flight_new(s->cli.flight_s, FLIGHT_DEFAULT_MAX_EVENTS);
-	describe_session(s, &rs, &facts, pids, sizeof(pids));
+	describe_session(s, &rs, pids, sizeof(pids));
 	if (s->flight)
 		flight_set_session(s->flight, &rs);
 	if (s->flight && s->stacks)

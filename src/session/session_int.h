@@ -7,6 +7,7 @@
 
 #include "session/session.h"
 
+#include "collect/sysinfo.h"
 #include "core/source.h"
 #include "core/status.h"
 
@@ -28,6 +29,8 @@ struct session {
 	struct rec *rec;
 	struct flight *flight;
 	const char *no_flight; /* why there is none, for session_flight_save */
+	struct sysinfo_facts facts; /* read once, for the sessions rows */
+	bool have_facts;
 	struct stacks *stacks;
 	uint64_t rec_chain_gen;
 	/* detection times of the chains the recordings hold, sorted (jumps) */
