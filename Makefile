@@ -103,6 +103,9 @@ $(BUILD)/obj/src/%.o: src/%.c $(HDRS) bpf/ingero.h $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# app/ sits on top of everything, the viewer included: "tui/tui.h".
+$(BUILD)/obj/src/app/%.o: CFLAGS += -I.
+
 $(BUILD)/obj/tui/%.o: tui/%.c $(HDRS) $(wildcard tui/*.h) | $(BUILD)/obj/tui
 	$(CC) $(CFLAGS) -Itui -c $< -o $@
 
