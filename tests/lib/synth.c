@@ -309,9 +309,6 @@ struct synth {
 	uint32_t seq[BUF];
 	int n, i;
 	int done;
-	/* as a source: held at hold_ns while paused, else as fast as possible */
-	bool paused;
-	uint64_t hold_ns;
 };
 
 const char *synth_name(int sc)
@@ -774,10 +771,13 @@ static void refill(struct synth *s)
 	sort_buf(s);
 }
 
-/* The stream from its start (a function of cfg alone). */
-static void init(struct synth *s, const struct synth_cfg *cfg)
+struct synth *synth_new(const struct synth_cfg *cfg)
 {
-	memset(s, 0, sizeof(*s));
+	if (!cfg || cfg->scenario < 0 || cfg->scenario >= SYNTH_MAX)
+		return NULL;
+	struct synth *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
 	s->cfg = *cfg;
 	s->r = &recipes[cfg->scenario];
 	if (!s->cfg.start_ns)
@@ -793,15 +793,6 @@ static void init(struct synth *s, const struct synth_cfg *cfg)
 	s->next_page = s->cfg.start_ns + 10 * MS;
 	s->next_extra =
 	    s->cfg.start_ns; /* phase-locked to the seconds: each window holds as many */
-}
-
-struct synth *synth_new(const struct synth_cfg *cfg)
-{
-	if (!cfg || cfg->scenario < 0 || cfg->scenario >= SYNTH_MAX)
-		return NULL;
-	struct synth *s = calloc(1, sizeof(*s));
-	if (s)
-		init(s, cfg);
 	return s;
 }
 
@@ -820,6 +811,11 @@ int synth_next(struct synth *s, struct ig_event *e)
 	return 1;
 }
 
+const struct synth_cfg *synth_config(const struct synth *s)
+{
+	return &s->cfg;
+}
+
 int synth_peek_ts(struct synth *s, uint64_t *ts)
 {
 	if (s->i >= s->n && !s->done)
@@ -828,121 +824,4 @@ int synth_peek_ts(struct synth *s, uint64_t *ts)
 		return -ENODATA;
 	*ts = s->buf[s->i].ts_ns;
 	return 0;
-}
-
-/* --- as an event source ------------------------------------------------------ */
-
-/* A recorded-like stream: always ready, as fast as possible unless paused,
- * seekable (the stream is made again from its start: it is a function of
- * its config), done at its end. No periodic work beyond its status. */
-
-static int src_fd(struct ig_source *src)
-{
-	return -1;
-}
-
-static int src_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
-{
-	struct synth *s = src->priv;
-	struct ig_event e;
-	int n = 0;
-	while (n < max && synth_next(s, &e)) {
-		emit(ctx, &e);
-		n++;
-	}
-	return n ? n : -ENODATA;
-}
-
-static int src_peek(struct ig_source *src, uint64_t *ts)
-{
-	return synth_peek_ts(src->priv, ts);
-}
-
-static uint64_t src_tick(struct ig_source *src, uint64_t now_ns, ig_emit_fn emit, void *ctx,
-			 struct ig_status *st)
-{
-	struct synth *s = src->priv;
-	st->mode = IG_MODE_REPLAY;
-	st->replay_start_ns = s->cfg.start_ns;
-	st->replay_end_ns = s->end_ns;
-	return UINT64_MAX;
-}
-
-static uint64_t src_pace(struct ig_source *src, uint64_t now_ns)
-{
-	struct synth *s = src->priv;
-	return s->paused ? s->hold_ns : UINT64_MAX;
-}
-
-static int src_set_pace(struct ig_source *src, uint64_t pos_ns, double speed, bool paused)
-{
-	struct synth *s = src->priv;
-	s->paused = paused;
-	s->hold_ns = pos_ns;
-	return 0;
-}
-
-static int src_seek(struct ig_source *src, uint64_t ts_ns)
-{
-	struct synth *s = src->priv;
-	struct synth_cfg cfg = s->cfg;
-	bool paused = s->paused;
-	uint64_t hold = s->hold_ns, ts;
-	struct ig_event e;
-
-	init(s, &cfg);
-	s->paused = paused;
-	s->hold_ns = hold;
-	while (synth_peek_ts(s, &ts) == 0 && ts < ts_ns)
-		synth_next(s, &e);
-	return 0;
-}
-
-static bool src_done(struct ig_source *src)
-{
-	uint64_t ts;
-	return synth_peek_ts(src->priv, &ts) == -ENODATA;
-}
-
-static void src_describe(struct ig_source *src, FILE *f)
-{
-	struct synth *s = src->priv;
-	fprintf(f, "synthetic: %s, %.0f s from %llu\n", synth_name(s->cfg.scenario), s->cfg.seconds,
-		(unsigned long long)s->cfg.start_ns);
-}
-
-static void src_free(struct ig_source *src)
-{
-	if (!src)
-		return;
-	synth_free(src->priv);
-	free(src);
-}
-
-static const struct ig_source_ops synth_ops = {
-    .name = "synth",
-    .fd = src_fd,
-    .poll = src_poll,
-    .peek_ts = src_peek,
-    .tick = src_tick,
-    .pace = src_pace,
-    .set_pace = src_set_pace,
-    .seek = src_seek,
-    .done = src_done,
-    .describe = src_describe,
-    .free = src_free,
-};
-
-struct ig_source *synth_source_new(const struct synth_cfg *cfg)
-{
-	struct ig_source *src = calloc(1, sizeof(*src));
-	struct synth *s = synth_new(cfg);
-	if (!src || !s) {
-		free(src);
-		synth_free(s);
-		return NULL;
-	}
-	src->ops = &synth_ops;
-	src->priv = s;
-	return src;
 }
