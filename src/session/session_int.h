@@ -28,7 +28,7 @@ struct session {
 	/* recording */
 	struct rec *rec;
 	struct flight *flight;
-	const char *no_flight; /* why there is none, for session_flight_save */
+	const char *no_flight;	    /* why there is none, for session_flight_save */
 	struct sysinfo_facts facts; /* read once, for the sessions rows */
 	bool have_facts;
 	struct stacks *stacks;
