@@ -32,10 +32,12 @@ if ! mkdir -p "$D" "$K" 2>/dev/null; then
 	exit 77
 fi
 
-# Each workload moves itself into its cgroup before it execs; the shell
+# Each workload moves itself into its cgroup before it execs, as a runtime
+# moves a container's first process: it was traced (and named) on the host
+# before (the sleep), the program it execs is in the container. The shell
 # that launches them stays where ingero-top is.
-run="sh -c 'echo \$\$ >$D/cgroup.procs && exec $WL --iters 30 --kernels 1 --expect $TMP/d.expect' &
-sh -c 'echo \$\$ >$K/cgroup.procs && exec $WL --iters 30 --kernels 1 --expect $TMP/k.expect' &
+run="sh -c 'sleep 0.2; echo \$\$ >$D/cgroup.procs && exec $WL --iters 30 --kernels 1 --expect $TMP/d.expect' &
+sh -c 'sleep 0.2; echo \$\$ >$K/cgroup.procs && exec $WL --iters 30 --kernels 1 --expect $TMP/k.expect' &
 wait"
 "$IG" --batch --summary --no-system-libs --record "$TMP/run.db" -- sh -c "$run" \
 	>"$TMP/live.txt" 2>"$TMP/live.err"
