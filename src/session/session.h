@@ -1,6 +1,6 @@
 /* A session: a source (core/source.h: live collection, a replay, or any
  * source a test makes), the model and the detector, and what records them,
- * pumped by one loop. The batch loop (src/app/main.c) and the full-screen
+ * pumped by one loop. The batch loop (src/app/batch.c) and the full-screen
  * viewer (tui/) both drive a session the same way, whatever its source:
  *
  *   poll({session_fd(s), stdin}, session_timeout_ms(s));
