@@ -95,10 +95,17 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/*.h $(BUILD)/vmlinux.h | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# Kept after the build (make deletes intermediates), or every make would
+# regenerate the skeleton and so rebuild every object.
+.SECONDARY: $(BPF_OBJ) $(SKELS) $(TEST_TOOLS_SKELS) $(TEST_TOOLS_SKELS:.skel.h=.bpf.o)
+
 # --- user space --------------------------------------------------------------
 $(BUILD)/obj/src/%.o: src/%.c $(HDRS) bpf/ingero.h $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# app/ sits on top of everything, the viewer included: "tui/tui.h".
+$(BUILD)/obj/src/app/%.o: CFLAGS += -I.
 
 $(BUILD)/obj/tui/%.o: tui/%.c $(HDRS) $(wildcard tui/*.h) | $(BUILD)/obj/tui
 	$(CC) $(CFLAGS) -Itui -c $< -o $@

@@ -9,8 +9,4 @@ int explain_main(int argc, char **argv);
 int query_main(int argc, char **argv);
 int mcp_main(int argc, char **argv);
 
-/* The subcommand named by argv[1], or NULL: main() dispatches on it. */
-typedef int (*handover_main_fn)(int argc, char **argv);
-handover_main_fn handover_command(int argc, char **argv);
-
 #endif

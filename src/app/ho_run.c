@@ -147,7 +147,7 @@ static void read_hosts(struct ho_run *r, const struct ho_target *t)
 			l += (size_t)snprintf(r->command + l, sizeof(r->command) - l, "%s%s",
 					      i ? " " : "", t->cmd[i]);
 		r->hosts[0] = (struct explain_host){
-		    .node = r->facts.host,
+		    .node = session_status(r->s)->host, /* the recordings' node name */
 		    .kernel = r->facts.kernel,
 		    .os = r->facts.os_release,
 		    .cpu_model = r->facts.cpu_model,

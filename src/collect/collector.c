@@ -2,6 +2,7 @@
  * library discovery and uprobe attachment, ring-buffer decoding. */
 #include "collect/collector_priv.h"
 
+#include "collect/container.h"
 #include "collect/discover.h"
 #include "collect/ksyms.h"
 #include "collect/elfsym.h"
@@ -113,27 +114,35 @@ static int read_stat(uint32_t pid, char comm[IG_COMM_LEN], uint32_t *ppid)
 	return 0;
 }
 
-/* The first time a process shows up, reports its name as the kernel has it
- * for the process (the main thread's comm), not the calling thread's, and
- * its parent. */
-static void name_process(struct collector *c, const struct ig_event *e)
+/* Remembers that pid was named: false when it was already. */
+static bool mark_named(struct collector *c, uint32_t pid)
 {
-	uint32_t h = (e->pid * 2654435761u) & 4095;
-	struct ig_event n = {0};
-	uint32_t ppid = 0;
+	uint32_t h = (pid * 2654435761u) & 4095;
 
 	while (c->named[h]) {
-		if (c->named[h] == e->pid)
-			return;
+		if (c->named[h] == pid)
+			return false;
 		h = (h + 1) & 4095;
 	}
 	if (c->nnamed >= 3072) { /* keep probes short: start over */
 		memset(c->named, 0, sizeof(c->named));
 		c->nnamed = 0;
-		h = (e->pid * 2654435761u) & 4095;
+		h = (pid * 2654435761u) & 4095;
 	}
-	c->named[h] = e->pid;
+	c->named[h] = pid;
 	c->nnamed++;
+	return true;
+}
+
+/* Reports e's process as /proc has it now: its name as the kernel has it
+ * for the process (the main thread's comm, not the calling thread's), its
+ * parent and its container. */
+static void emit_name(struct collector *c, const struct ig_event *e)
+{
+	struct ig_event n = {0};
+	uint32_t ppid = 0;
+	char container[IG_CONTAINER_LEN];
+
 	if (read_stat(e->pid, n.comm, &ppid))
 		return;
 	n.kind = IG_EV_COMM;
@@ -141,7 +150,19 @@ static void name_process(struct collector *c, const struct ig_event *e)
 	n.pid = e->pid;
 	n.tid = e->pid;
 	n.arg0 = ppid;
+	if (!container_of_pid(e->pid, container, sizeof(container)))
+		n.container = container;
 	c->emit(c->emit_ctx, &n);
+}
+
+/* The first time a process shows up, its name event. A process stays in
+ * its container, but a runtime moves its first process into the
+ * container's cgroup before the exec of the entrypoint: after an exec of a
+ * target the name event comes again (on_record). */
+static void name_process(struct collector *c, const struct ig_event *e)
+{
+	if (mark_named(c, e->pid))
+		emit_name(c, e);
 }
 
 /* Looks at pid's mappings for CUDA libraries after delay_ns (once: a
@@ -228,6 +249,10 @@ static int on_record(void *ctx, void *data, size_t len)
 			e.arg0 = ppid;
 	}
 	c->emit(c->emit_ctx, &e);
+	if (e.kind == IG_EV_EXEC) { /* the new program, maybe in a container now */
+		mark_named(c, e.pid);
+		emit_name(c, &e);
+	}
 	if (++c->delivered >= c->budget)
 		return -E2BIG; /* stop here; the record itself was consumed */
 	return 0;

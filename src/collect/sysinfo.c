@@ -1,5 +1,8 @@
-/* Session facts from uname, /proc/cpuinfo, /proc/meminfo, /etc/os-release. */
+/* Session facts from uname, /proc/cpuinfo, /etc/os-release, and the
+ * memory total the host meters read (hostinfo.c). */
 #include "collect/sysinfo.h"
+
+#include "collect/hostinfo.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -57,23 +60,15 @@ int sysinfo_parse_cpu_model(const char *text, char *out, int len)
 	return line_value(text, "model name", ':', out, len);
 }
 
-int sysinfo_parse_mem_total_mb(const char *text, uint64_t *mb)
-{
-	char v[64];
-	if (line_value(text, "MemTotal", ':', v, sizeof(v)))
-		return -ENOENT;
-	*mb = strtoull(v, NULL, 10) / 1024; /* kB */
-	return 0;
-}
-
 int sysinfo_read(struct sysinfo_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	struct utsname u;
-	if (uname(&u) == 0) {
-		snprintf(f->host, sizeof(f->host), "%s", u.nodename);
+	struct hostinfo_mem mem;
+	if (uname(&u) == 0)
 		snprintf(f->kernel, sizeof(f->kernel), "%s", u.release);
-	}
+	if (hostinfo_mem_read(&mem) == 0)
+		f->mem_total_mb = mem.total_mb;
 	char *t = slurp("/etc/os-release", 16384);
 	if (t)
 		sysinfo_parse_os_release(t, f->os_release, sizeof(f->os_release));
@@ -81,10 +76,6 @@ int sysinfo_read(struct sysinfo_facts *f)
 	t = slurp("/proc/cpuinfo", 1 << 20);
 	if (t)
 		sysinfo_parse_cpu_model(t, f->cpu_model, sizeof(f->cpu_model));
-	free(t);
-	t = slurp("/proc/meminfo", 16384);
-	if (t)
-		sysinfo_parse_mem_total_mb(t, &f->mem_total_mb);
 	free(t);
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	f->cpu_cores = n > 0 ? (unsigned)n : 0;

@@ -1,14 +1,14 @@
-/* Session facts for recordings (Ingero's sessions table): host, kernel, OS,
- * CPU model and cores, memory. Read once from uname, /proc and /etc; the
- * per-second host meters are in hostinfo.h. The session turns them into
- * the sessions row of a recording. */
+/* Session facts for recordings (Ingero's sessions table): kernel, OS, CPU
+ * model and cores, memory. Read once from uname, /proc and /etc; the
+ * per-second host meters are in hostinfo.h (the memory total comes from
+ * there too). The session turns them into the sessions row of a recording,
+ * with its own host name (ig_status.host). */
 #ifndef IG_SYSINFO_H
 #define IG_SYSINFO_H
 
 #include <stdint.h>
 
 struct sysinfo_facts {
-	char host[72];
 	char kernel[128];     /* uname -r */
 	char os_release[128]; /* PRETTY_NAME of /etc/os-release */
 	char cpu_model[128];  /* first "model name" of /proc/cpuinfo */
@@ -20,10 +20,9 @@ struct sysinfo_facts {
 int sysinfo_read(struct sysinfo_facts *f);
 
 /* Pure parsers (for tests): the value of "key" in an os-release text (quotes
- * removed), the first "model name" of a cpuinfo text, MemTotal of a meminfo
- * text in MiB. Return 0, or -ENOENT when absent. */
+ * removed), the first "model name" of a cpuinfo text. Return 0, or -ENOENT
+ * when absent. */
 int sysinfo_parse_os_release(const char *text, char *out, int len);
 int sysinfo_parse_cpu_model(const char *text, char *out, int len);
-int sysinfo_parse_mem_total_mb(const char *text, uint64_t *mb);
 
 #endif

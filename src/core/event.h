@@ -18,7 +18,8 @@ enum ig_kind {
 	IG_EV_BLOCK_IO,   /* block request: ts_ns = issue, dur_ns = latency,
 			   * arg0 = bytes, op = IG_IO_* */
 	IG_EV_SNAPSHOT,   /* system snapshot: see struct ig_snapshot fields below */
-	IG_EV_COMM,       /* process name (or name change) for pid: comm; arg0 = ppid (0 = unknown) */
+	IG_EV_COMM,       /* process name (or name change) for pid: comm; arg0 = ppid (0 = unknown);
+			   * container (collect/container.h) when the source knows it */
 	IG_EV_KIND_MAX,
 };
 
@@ -36,6 +37,8 @@ enum ig_copy_dir { IG_DIR_H2H = 0, IG_DIR_H2D = 1, IG_DIR_D2H = 2, IG_DIR_D2D = 
 
 #define IG_COMM_LEN 16
 #define IG_NODE_LEN 32
+/* A container name ("k8s:<pod uid>/<id>" is the longest) and its NUL. */
+#define IG_CONTAINER_LEN 64
 
 /* Flags on IG_EV_CALL / IG_EV_OFFCPU. */
 #define IG_F_IN_CALL 0x1     /* off-CPU interval started inside a traced call */
@@ -74,6 +77,12 @@ struct ig_event {
 	char other_comm[IG_COMM_LEN]; /* comm of other_pid */
 	char comm[IG_COMM_LEN];       /* comm of pid when known (may be empty) */
 	uint64_t stack_id;            /* user stack hash, 0 = none */
+	/* IG_EV_COMM: the process's container or service ("docker:<id>",
+	 * "k8s:<pod uid>/<id>", "<unit>.service", "-" for the host;
+	 * collect/container.h), NULL or "" when the source does not know it.
+	 * Like the event, valid only during the emit call: whoever keeps the
+	 * event copies the text (the flight ring's names, the recorder's queue). */
+	const char *container;
 };
 
 /* IG_EV_SNAPSHOT reuses fields: arg0 = cpu permille (0..1000 * ncpu not used:

@@ -1,5 +1,5 @@
 /* What the views show about the session itself (not the traced workload):
- * mode, collection health, recording. Filled by main/collector/replay,
+ * mode, collection health, recording. Filled by the session and its source,
  * read by batch, JSON and the TUI. Plain data. */
 #ifndef IG_STATUS_H
 #define IG_STATUS_H
@@ -46,9 +46,14 @@ struct ig_status {
 	uint64_t calls_too_deep;  /* calls nested deeper than the kernel keeps: lost */
 	uint64_t holds;		  /* times a process was stopped at an exec or a library
 				   * load until its libraries were attached (no loss) */
+	int cmd_status;		  /* exit status of the launched command (-- CMD; a --demo
+				   * scenario: 0 once it finished), -1 while it runs or
+				   * when there is none */
 	char recording[256];      /* recording file, "" when not recording */
 	char record_error[128];   /* why recording stopped, "" when fine */
 	char message[640];        /* last one-line notice for the user */
+	int failed;		  /* the source cannot go on (a replay's damaged file):
+				   * message says why */
 };
 
 #endif

@@ -4,6 +4,7 @@
  * allocation-outlier thresholds). */
 #include "model/model_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -652,6 +653,56 @@ static void ingest_snapshot(struct ig_model *m, const struct ig_event *e, uint64
 		gs->swap_max = e->preempt_ns;
 }
 
+/* pid forked arg0: the child has its parent's name and container. */
+static void ingest_fork(struct ig_model *m, const struct ig_event *e, uint64_t end)
+{
+	struct proc *parent = proc_get(m, e->pid, end);
+	if (!parent->comm[0] && e->comm[0])
+		copy_comm(parent->comm, e->comm);
+	char comm[IG_COMM_LEN];
+	copy_comm(comm, parent->comm);
+	if (e->arg0 && e->arg0 != e->pid) {
+		struct proc *c = proc_get(m, (uint32_t)e->arg0, end);
+		c->ppid = e->pid;
+		c->exited = 0; /* a reused pid: a new process */
+		c->exit_ns = 0;
+		if (!c->comm[0])
+			copy_comm(c->comm, comm);
+		if (parent->container[0]) /* a child starts in its parent's cgroup */
+			memcpy(c->container, parent->container, sizeof(c->container));
+	}
+}
+
+/* A name event (the process's or a thread's name, parent, container) or an
+ * exec (the new name of a process that lives on). */
+static void ingest_name(struct ig_model *m, const struct ig_event *e, uint64_t end)
+{
+	if (e->kind == IG_EV_COMM && e->container && e->container[0])
+		snprintf(proc_get(m, e->pid, end)->container, IG_CONTAINER_LEN, "%s",
+			 e->container); /* the process's, whichever thread */
+	if (e->kind == IG_EV_COMM && e->tid && e->tid != e->pid) { /* a thread renamed itself */
+		struct thread *t = thread_find(m, e->tid);
+		if (t && e->comm[0])
+			copy_comm(t->comm, e->comm);
+		return;
+	}
+	/* the main thread's name is the process's */
+	struct proc *p = proc_get(m, e->pid, end);
+	if (e->comm[0]) {
+		struct thread *t = thread_find(m, e->pid);
+		if (t)
+			copy_comm(t->comm, e->comm);
+	}
+	if (e->comm[0])
+		copy_comm(p->comm, e->comm);
+	if (e->kind == IG_EV_COMM && e->arg0 && !p->ppid)
+		p->ppid = (uint32_t)e->arg0; /* read from /proc when first seen */
+	if (e->kind == IG_EV_EXEC) {
+		p->exited = 0;
+		p->exit_ns = 0;
+	}
+}
+
 void model_ingest(struct ig_model *m, const struct ig_event *e)
 {
 	if (e->kind <= IG_EV_NONE || e->kind >= IG_EV_KIND_MAX || !e->ts_ns) {
@@ -685,46 +736,12 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 	case IG_EV_OFFCPU:
 		ingest_offcpu(m, e, end, sec, inwin);
 		break;
-	case IG_EV_FORK: {
-		struct proc *parent = proc_get(m, e->pid, end);
-		if (!parent->comm[0] && e->comm[0])
-			copy_comm(parent->comm, e->comm);
-		char comm[IG_COMM_LEN];
-		copy_comm(comm, parent->comm);
-		if (e->arg0 && e->arg0 != e->pid) {
-			struct proc *c = proc_get(m, (uint32_t)e->arg0, end);
-			c->ppid = e->pid;
-			c->exited = 0; /* a reused pid: a new process */
-			c->exit_ns = 0;
-			if (!c->comm[0])
-				copy_comm(c->comm, comm);
-		}
+	case IG_EV_FORK:
+		ingest_fork(m, e, end);
 		break;
-	}
 	case IG_EV_COMM:
-		if (e->tid && e->tid != e->pid) { /* a thread renamed itself */
-			struct thread *t = thread_find(m, e->tid);
-			if (t && e->comm[0])
-				copy_comm(t->comm, e->comm);
-			break;
-		}
-		/* the main thread's name is the process's */
-		__attribute__((fallthrough));
 	case IG_EV_EXEC:
-		p = proc_get(m, e->pid, end);
-		if (e->comm[0]) {
-			struct thread *t = thread_find(m, e->pid);
-			if (t)
-				copy_comm(t->comm, e->comm);
-		}
-		if (e->comm[0])
-			copy_comm(p->comm, e->comm);
-		if (e->kind == IG_EV_COMM && e->arg0 && !p->ppid)
-			p->ppid = (uint32_t)e->arg0; /* read from /proc when first seen */
-		if (e->kind == IG_EV_EXEC) {
-			p->exited = 0;
-			p->exit_ns = 0;
-		}
+		ingest_name(m, e, end);
 		break;
 	case IG_EV_EXIT:
 		p = proc_get(m, e->pid, end);

@@ -221,6 +221,11 @@ struct ig_culprit {
 struct ig_proc_stats {
 	uint32_t pid, ppid;
 	char comm[IG_COMM_LEN];
+	/* Its container or service as the collector named it ("docker:<id>",
+	 * "k8s:<pod uid>/<id>", "<unit>.service", "-" the host;
+	 * collect/container.h), "" when unknown (a recording made before
+	 * containers were recorded, an Ingero file, a process never named). */
+	char container[IG_CONTAINER_LEN];
 	uint64_t cgroup_id;
 	uint64_t first_ns, last_ns; /* first and last event time */
 	int exited;

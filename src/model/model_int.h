@@ -80,6 +80,7 @@ struct pslice {
 struct proc {
 	uint32_t pid, ppid;
 	char comm[IG_COMM_LEN];
+	char container[IG_CONTAINER_LEN]; /* "" unknown (ig_event.container) */
 	uint64_t cgroup_id;
 	uint64_t first_ns, last_ns;
 	uint32_t io_dev; /* device of the last block I/O (ig_event arg1) */

@@ -413,6 +413,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->pid = p->pid;
 	o->ppid = p->ppid;
 	copy_comm(o->comm, p->comm);
+	memcpy(o->container, p->container, sizeof(o->container));
 	o->cgroup_id = p->cgroup_id;
 	o->first_ns = p->first_ns;
 	o->last_ns = p->last_ns;

@@ -39,9 +39,15 @@ static const char *name(char *b, const char *comm)
 	return n ? esc_str(b, NAME_LEN, t, ESC_FIELD) : "-";
 }
 
+/* A name event's container as one field: escaped, "?" when unknown. */
+static const char *container(char *b, size_t n, const struct ig_event *e)
+{
+	return e->container && e->container[0] ? esc_str(b, n, e->container, ESC_FIELD) : "?";
+}
+
 char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 {
-	char c[NAME_LEN], o[NAME_LEN];
+	char c[NAME_LEN], o[NAME_LEN], ct[IG_CONTAINER_LEN * 4];
 	int n = snprintf(buf, len, "%" PRIu64 " %s pid=%u tid=%u", e->ts_ns, evfmt_kind(e->kind),
 			 e->pid, e->tid);
 	if (n < 0 || (size_t)n >= len)
@@ -79,7 +85,8 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 		snprintf(p, left, " bytes=%" PRIu64, e->arg0);
 		break;
 	case IG_EV_COMM:
-		snprintf(p, left, " comm=%s ppid=%" PRIu64, name(c, e->comm), e->arg0);
+		snprintf(p, left, " comm=%s ppid=%" PRIu64 " container=%s", name(c, e->comm),
+			 e->arg0, container(ct, sizeof(ct), e));
 		break;
 	case IG_EV_SNAPSHOT:
 		snprintf(p, left, " cpu_pct=%.1f mem_pct=%.1f avail_mb=%" PRIu64 " swap_mb=%" PRIu64
@@ -178,10 +185,14 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 	case IG_EV_PAGE_ALLOC:
 		jint(o, "bytes", e->arg0);
 		break;
-	case IG_EV_COMM:
+	case IG_EV_COMM: {
+		char u[IG_CONTAINER_LEN * 3];
 		jname(o, "comm", e->comm);
 		jint(o, "ppid", e->arg0);
+		esc_utf8_valid(u, sizeof(u), e->container ? e->container : "");
+		jstr(o, "container", u); /* "" unknown */
 		break;
+	}
 	case IG_EV_SNAPSHOT:
 		json_object_set_new(o, "cpu_pct", json_real((double)e->arg0 / 10.0));
 		json_object_set_new(o, "mem_pct", json_real((double)e->arg1 / 10.0));

@@ -205,6 +205,15 @@ static const char *col(char *b, const char *comm)
 	return esc_str(b, COL_LEN, comm, ESC_FIELD);
 }
 
+/* A container as one field (ig_proc_stats.container): escaped, "?" when
+ * unknown; b holds IG_CONTAINER_LEN * 4 bytes. */
+static const char *container_col(char *b, const char *container)
+{
+	if (!container[0])
+		return "?";
+	return esc_str(b, IG_CONTAINER_LEN * 4, container, ESC_FIELD);
+}
+
 static const char *mode_name(const struct ig_status *st)
 {
 	return st && st->mode == IG_MODE_REPLAY ? "replay" : "live";
@@ -389,7 +398,7 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		cloc_leave(&loc);
 		return -ENOMEM;
 	}
-	char a[24], b[24], c[24], d[24], cm[COL_LEN], w[COL_LEN + 16];
+	char a[24], b[24], c[24], d[24], cm[COL_LEN], w[COL_LEN + 16], ct[IG_CONTAINER_LEN * 4];
 
 	fprintf(f, "\n%-24s %9s %10s  %-12s %-12s %-12s %s\n", "OP", "CALLS", "RATE", "P50", "P95",
 		"P99", "MAX");
@@ -405,9 +414,9 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		    report_fmt_ns(d, sizeof(d), r->p->max));
 	}
 
-	fprintf(f, "\n%-10s %-16s %-14s %-22s %-22s %-22s %-22s %s\n", "PID", "COMM", "CALLS/S",
-		"OFFCPU-PREEMPTED", "OFFCPU-BLOCKED", "OFFCPU-UNKNOWN", "BETWEEN-CALLS",
-		"TOP-PREEMPTOR");
+	fprintf(f, "\n%-10s %-16s %-22s %-14s %-22s %-22s %-22s %-22s %s\n", "PID", "COMM",
+		"CONTAINER", "CALLS/S", "OFFCPU-PREEMPTED", "OFFCPU-BLOCKED", "OFFCPU-UNKNOWN",
+		"BETWEEN-CALLS", "TOP-PREEMPTOR");
 	int np = model_procs(m, procs, MAX_ROWS), shown = 0;
 	for (int i = 0; i < np; i++) {
 		const struct ig_proc_stats *p = &procs[i];
@@ -422,13 +431,13 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		snprintf(pid, sizeof(pid), "%u", p->pid);
 		snprintf(rate, sizeof(rate), "%.1f", v.rate);
 		fprintf(f,
-			"pid %-6s %-16s calls/s %-6s preempted %-7s %5.1f%%  blocked %-7s %5.1f%%  "
-			"unknown %-7s %5.1f%%  between %-7s %5.1f%%  top ",
-			pid, col(cm, p->comm), rate, report_fmt_ns(a, sizeof(a), v.pre),
-			pctof(v.pre, v.wall), report_fmt_ns(b, sizeof(b), v.blk),
-			pctof(v.blk, v.wall), report_fmt_ns(c, sizeof(c), v.unk),
-			pctof(v.unk, v.wall), report_fmt_ns(d, sizeof(d), v.btw),
-			pctof(v.btw, v.wall));
+			"pid %-6s %-16s container %-12s calls/s %-6s preempted %-7s %5.1f%%  "
+			"blocked %-7s %5.1f%%  unknown %-7s %5.1f%%  between %-7s %5.1f%%  top ",
+			pid, col(cm, p->comm), container_col(ct, p->container), rate,
+			report_fmt_ns(a, sizeof(a), v.pre), pctof(v.pre, v.wall),
+			report_fmt_ns(b, sizeof(b), v.blk), pctof(v.blk, v.wall),
+			report_fmt_ns(c, sizeof(c), v.unk), pctof(v.unk, v.wall),
+			report_fmt_ns(d, sizeof(d), v.btw), pctof(v.btw, v.wall));
 		if (p->npreemptors) {
 			snprintf(w, sizeof(w), "%s[%u]", col(cm, p->preemptors[0].comm),
 				 p->preemptors[0].pid);
@@ -676,6 +685,7 @@ static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p
 	bad |= JU(o, "pid", p->pid);
 	bad |= JU(o, "ppid", p->ppid);
 	bad |= JC(o, "comm", p->comm);
+	bad |= JS(o, "container", p->container); /* "" unknown */
 	bad |= JU(o, "cgroup_id", p->cgroup_id);
 	bad |= JI(o, "cuda", p->cuda);
 	bad |= JI(o, "exited", p->exited);

@@ -17,6 +17,7 @@ static const char usage[] =
     "       ingero-top --replay FILE.db [FILE2.db ...] [OPTIONS]\n"
     "       ingero-top check\n"
     "       ingero-top export --perfetto OUT.json FILE.db [FILE2.db ...]\n"
+    "       ingero-top explain|query|mcp ...   (docs/explain.md; each has --help)\n"
     "\n"
     "Live top for GPU workloads: CUDA runtime/driver calls (eBPF uprobes) joined\n"
     "with scheduler, memory and block-I/O events, per op and per thread.\n"
@@ -403,9 +404,65 @@ static void set_flag(struct cli *c, int opt, const char *arg)
 	}
 }
 
+/* One option getopt returned (its value in optarg): 0 to go on, 1 after
+ * the help or the version, -1 after an error line. Options that take the
+ * following words (--replay FILE..., --demo [NAME]) move optind. */
+static int take_option(struct cli *c, int opt, int argc, char **argv, bool *replay)
+{
+	switch (opt) {
+	case 'p':
+		return parse_pids(c, optarg) ? -1 : 0;
+	case 'n':
+	case 'd':
+	case 'w':
+	case OPT_FLIGHT:
+	case OPT_SPEED:
+	case OPT_MAX_DB:
+		return parse_number(c, opt, optarg) ? -1 : 0;
+	case OPT_PROMETHEUS:
+	case OPT_PROMETHEUS_PROCS:
+		return parse_prometheus(c, opt, optarg) ? -1 : 0;
+	case OPT_LIB:
+		if (c->nlibs == CLI_MAX_LIBS)
+			return bad("--lib", optarg, "too many libraries (16 at most)");
+		c->libs[c->nlibs++] = optarg;
+		return 0;
+	case OPT_REPLAY:
+		/* Every following word that is not an option is a file. */
+		*replay = true;
+		while (optind < argc && argv[optind][0] != '-') {
+			if (c->nreplay == CLI_MAX_REPLAY)
+				return bad("--replay", argv[optind], "too many files (16 at most)");
+			c->replay[c->nreplay++] = argv[optind++];
+		}
+		return 0;
+	case OPT_DEMO:
+		/* An optional scenario name follows as a separate word. */
+		c->demo = "cpu-contention";
+		if (optind < argc && argv[optind][0] != '-')
+			c->demo = argv[optind++];
+		return 0;
+	case 'h':
+		fputs(usage, stdout);
+		return 1;
+	case 'V':
+		printf("ingero-top %s\n", IG_VERSION);
+		return 1;
+	case ':': {
+		char o[4] = {'-', (char)optopt, 0};
+		return missing(!strncmp(argv[optind - 1], "--", 2) ? argv[optind - 1] : o);
+	}
+	case '?':
+		return unknown(argv);
+	default:
+		set_flag(c, opt, optarg);
+		return 0;
+	}
+}
+
 int cli_parse(struct cli *c, int argc, char **argv)
 {
-	int opt;
+	int opt, r;
 	bool replay = false;
 
 	memset(c, 0, sizeof(*c));
@@ -426,60 +483,8 @@ int cli_parse(struct cli *c, int argc, char **argv)
 		if (optarg && optarg == argv[optind - 1] && !strncmp(optarg, "--", 2) &&
 		    optind >= 2)
 			return missing(argv[optind - 2]);
-		switch (opt) {
-		case 'p':
-			if (parse_pids(c, optarg))
-				return -1;
-			break;
-		case 'n':
-		case 'd':
-		case 'w':
-		case OPT_FLIGHT:
-		case OPT_SPEED:
-		case OPT_MAX_DB:
-			if (parse_number(c, opt, optarg))
-				return -1;
-			break;
-		case OPT_PROMETHEUS:
-		case OPT_PROMETHEUS_PROCS:
-			if (parse_prometheus(c, opt, optarg))
-				return -1;
-			break;
-		case OPT_LIB:
-			if (c->nlibs == CLI_MAX_LIBS)
-				return bad("--lib", optarg, "too many libraries (16 at most)");
-			c->libs[c->nlibs++] = optarg;
-			break;
-		case OPT_REPLAY:
-			/* Every following word that is not an option is a file. */
-			replay = true;
-			while (optind < argc && argv[optind][0] != '-') {
-				if (c->nreplay == CLI_MAX_REPLAY)
-					return bad("--replay", argv[optind], "too many files (16 at most)");
-				c->replay[c->nreplay++] = argv[optind++];
-			}
-			break;
-		case OPT_DEMO:
-			/* An optional scenario name follows as a separate word. */
-			c->demo = "cpu-contention";
-			if (optind < argc && argv[optind][0] != '-')
-				c->demo = argv[optind++];
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
-		case 'V':
-			printf("ingero-top %s\n", IG_VERSION);
-			return 1;
-		case ':': {
-			char o[4] = {'-', (char)optopt, 0};
-			return missing(!strncmp(argv[optind - 1], "--", 2) ? argv[optind - 1] : o);
-		}
-		case '?':
-			return unknown(argv);
-		default:
-			set_flag(c, opt, optarg);
-		}
+		if ((r = take_option(c, opt, argc, argv, &replay)))
+			return r;
 	}
 	return check_combinations(c, argc, argv, replay);
 }

@@ -1,12 +1,18 @@
-/* A session: the source (live collector or replay), the model, and what
- * records them, pumped by one loop. The batch loop (src/main.c) and the
- * full-screen viewer (tui/) both drive a session the same way:
+/* A session: a source (core/source.h: live collection, a replay, or any
+ * source a test makes), the model and the detector, and what records them,
+ * pumped by one loop. The batch loop (src/app/batch.c) and the full-screen
+ * viewer (tui/) both drive a session the same way, whatever its source:
  *
  *   poll({session_fd(s), stdin}, session_timeout_ms(s));
- *   session_pump(s, budget);   // events -> model (and recorder, flight ring)
- *   session_tick(s);           // periodic work on wall time, model clock
+ *   session_pump(s, budget);   // events due by the source's pace -> model
+ *                              // (and stacks, recorder, flight ring)
+ *   session_tick(s);           // the source's periodic work, model clock
  *   if (session_done(s)) ...
  *
+ * Code: session.c (life cycle, the loop), open.c (which source, with its
+ * stacks, recording and flight recorder), source_live.c and command.c (live
+ * collection, a launched command), source_replay.c (recordings and their
+ * pace), seek.c (pause, speed, seeking), record.c (recording, flight).
  * Not thread-safe; one thread owns it. */
 #ifndef IG_SESSION_H
 #define IG_SESSION_H
@@ -23,29 +29,39 @@ struct ig_model;
 
 /* Creates the session the options ask for: live (needs privileges) or
  * replay. On failure returns NULL with a one-line reason in err. A command
- * (cli->cmd) is started, stopped until probes are attached. */
+ * (cli->cmd) is started, held until probes are attached. */
 struct session *session_new(const struct cli *cli, char *err, size_t errlen);
-/* Ends a live session: stops a launched command still running (SIGTERM),
- * flushes and closes the recording. Returns 0, or -EIO when the recording
- * failed (disk full, ...) with the whole reason, on one line, in err
- * (err may be NULL). session_free calls it when the caller did not. */
+/* A session over src (tests: the synthetic source), which it owns from now
+ * on (freed on failure too); cli gives the window (window_s) and nothing
+ * else is opened: no recording, no flight recorder, no stacks. */
+struct ig_source;
+struct session *session_new_source(struct ig_source *src, const struct cli *cli, char *err,
+				   size_t errlen);
+/* Flushes and closes the recording. Returns 0, or -EIO when the recording
+ * failed (disk full, ...) with the whole reason, on one line, in err (err
+ * may be NULL). session_free calls it when the caller did not. */
 int session_stop(struct session *s, char *err, size_t errlen);
-/* session_stop, then frees everything. session_free(NULL) is a no-op. */
+/* session_stop, then frees everything; the source stops a launched command
+ * still running (SIGTERM) and a demo scenario. session_free(NULL) is a
+ * no-op. */
 void session_free(struct session *s);
 
 /* A descriptor to poll for readability, or -1 (replay: use the timeout). */
 int session_fd(struct session *s);
 /* Milliseconds until session_pump/session_tick have work, for poll(). */
 int session_timeout_ms(struct session *s);
-/* Ingests at most budget events. Returns the number ingested, or -errno. */
+/* Ingests at most budget of the events due by the source's pace. Returns
+ * the number ingested, or -errno. */
 int session_pump(struct session *s, int budget);
-/* Periodic work: collector rescans and page deltas, system snapshots, the
- * model clock, status counters. Cheap; call after every poll wake-up. */
+/* Periodic work: the source's (collector rescans and page deltas, system
+ * snapshots, the launched command), the model clock, the recording, status
+ * counters. Cheap; call after every poll wake-up. */
 void session_tick(struct session *s);
 /* True when there is nothing more to see: the launched command exited and
  * its events were drained, or the replay reached its end. */
 bool session_done(struct session *s);
-/* Exit status of the launched command (-1 when none or not yet). */
+/* Exit status of the launched command (-1 when none or not yet; also
+ * session_status()->cmd_status). */
 int session_cmd_status(struct session *s);
 
 /* The model. A backward seek replaces it with a new one: fetch it again
@@ -59,22 +75,25 @@ struct stacks *session_stacks(struct session *s);
 /* The status the views show (owned by the session, refreshed by tick). */
 struct ig_status *session_status(struct session *s);
 
-/* Views: freeze (live: collection continues) or pause replay. */
+/* Views: freeze (live: collection continues) or pause replay (it goes on
+ * from where it stopped when resumed). */
 void session_set_paused(struct session *s, bool paused);
 /* Forgets the statistics (the r key). */
 void session_reset(struct session *s);
 
-/* Replay controls; -ENOTSUP in live mode. Speed 0 = as fast as possible. */
+/* Replay controls; -ENOTSUP for a source paced by the wall clock (live).
+ * Speed 0 = as fast as possible. */
 int session_set_speed(struct session *s, double speed);
 int session_seek(struct session *s, int64_t delta_ns);
 /* Moves to the first detection of the next (dir 1) or previous (dir -1)
  * recorded or detected chain. */
 int session_jump_chain(struct session *s, int dir);
 
-/* Batch replay: ingests every event up to event time until and moves the
- * model clock there; at or past the end of the recording, everything left.
- * Returns 1 while events remain, 0 at the end, -errno when the replay
- * failed (session_status()->message says why). */
+/* Batch replay: ingests every event up to event time until, whatever the
+ * pace, and moves the model clock there; at or past the end of the
+ * recording, everything left. Returns 1 while events remain, 0 at the end,
+ * -errno: -ENOTSUP for a source without look-ahead (live), -EIO when the
+ * replay failed (session_status()->message says why). */
 int session_replay_to(struct session *s, uint64_t until);
 
 /* End of the run: moves the model clock to the next whole second after the

@@ -29,6 +29,7 @@ struct name {
 	uint32_t pid;
 	uint8_t node;
 	char comm[IG_COMM_LEN];
+	char container[IG_CONTAINER_LEN]; /* "" unknown */
 };
 
 struct chunk {
@@ -271,9 +272,13 @@ static void remember_name(struct flight *f, const struct ig_event *e)
 	if (!e->comm[0] || !e->pid)
 		return;
 	struct name *n = &f->names[(e->pid * 2654435761u) % NAME_SLOTS];
+	if (n->pid != e->pid || n->node != e->node)
+		n->container[0] = 0; /* another process: its container is not known yet */
 	n->pid = e->pid;
 	n->node = e->node;
 	memcpy(n->comm, e->comm, IG_COMM_LEN);
+	if (e->kind == IG_EV_COMM && e->container && e->container[0])
+		snprintf(n->container, sizeof(n->container), "%s", e->container);
 }
 
 void flight_push(struct flight *f, const struct ig_event *e)
@@ -378,6 +383,7 @@ static int write_events(struct rec *r, struct job *j, struct htab *seen)
 		e.pid = e.tid = j->names[i].pid;
 		e.node = j->names[i].node;
 		memcpy(e.comm, j->names[i].comm, IG_COMM_LEN);
+		e.container = j->names[i].container;
 		rc = rec_event(r, &e);
 	}
 	for (size_t c = 0; !rc && c < j->nchunks; c++) {

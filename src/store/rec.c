@@ -65,6 +65,13 @@ static int enqueue(struct rec *r, struct rec_item *it)
 int rec_event(struct rec *r, const struct ig_event *e)
 {
 	struct rec_item it = {.type = IT_EVENT, .e = *e};
+	it.e.container = NULL;
+	/* the writer runs later: it gets its own copy of the container */
+	if (e->kind == IG_EV_COMM && e->container && e->container[0]) {
+		if (!(it.p = strdup(e->container)))
+			return -ENOMEM;
+		it.e.container = it.p;
+	}
 	return enqueue(r, &it);
 }
 

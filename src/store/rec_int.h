@@ -14,7 +14,9 @@ enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE };
 
 /* One queued item: an event by value, anything else as owned data in p
  * (IT_CHAIN: struct rec_chain copy, IT_SESSION: struct rec_session copy,
- * IT_STACK: struct rec_stack_cmd, IT_NODE: struct rec_node_cmd). */
+ * IT_STACK: struct rec_stack_cmd, IT_NODE: struct rec_node_cmd; IT_EVENT:
+ * the copy of a name event's container that e.container points to, or
+ * NULL). */
 struct rec_item {
 	int type;
 	void *p;

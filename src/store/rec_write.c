@@ -401,7 +401,7 @@ void *rec_writer_main(void *arg)
 		if (!failed && n)
 			rec_write_batch(r, r->batch, n);
 		for (size_t i = 0; i < n; i++)
-			if (r->batch[i].type != IT_EVENT)
+			if (r->batch[i].type != IT_EVENT || r->batch[i].p)
 				rec_item_free(&r->batch[i]);
 		if (!r->err)
 			rec_commit_by_time(r);

@@ -267,7 +267,8 @@ static const char schema_sql[] =
     "  tid INTEGER NOT NULL DEFAULT 0,\n"
     "  node TEXT NOT NULL DEFAULT '',\n"
     "  is_event INTEGER NOT NULL DEFAULT 0,\n"
-    "  ppid INTEGER NOT NULL DEFAULT 0\n"
+    "  ppid INTEGER NOT NULL DEFAULT 0,\n"
+    "  container TEXT NOT NULL DEFAULT ''\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS idx_process_names_pid ON process_names(pid);\n"
     "CREATE TABLE IF NOT EXISTS event_aggregates (\n"
@@ -314,7 +315,9 @@ static const char *const schema_notes[][2] = {
      "o.op_id ORDER BY e.timestamp DESC LIMIT 20"},
     {"system_snapshots_note", "System metrics sampled every 1s during recording."},
     {"process_names_note", "PID-to-name mapping; ingero-top adds a row per name change "
-			   "(seen_at = when the name was seen; ppid = parent pid, 0 = unknown)."},
+			   "(seen_at = when the name was seen; ppid = parent pid, 0 = unknown; "
+			   "container = docker:<id>, k8s:<pod uid>/<id>, <unit>.service, - for "
+			   "the host, '' unknown)."},
     {"ingero_top_columns_note",
      "events.start_ns/end_ns: interval in Unix ns (call entry/exit, switch-out/back on CPU, "
      "I/O issue/completion); timestamp follows Ingero (entry for calls, end for sched_switch "
@@ -344,6 +347,9 @@ int recfmt_create(sqlite3 *db, const char *writer_version)
 	if (rc == SQLITE_OK && !db_has_column(db, "process_names", "ppid"))
 		rc = db_exec(db, "ALTER TABLE process_names ADD COLUMN ppid INTEGER NOT NULL "
 				 "DEFAULT 0");
+	if (rc == SQLITE_OK && !db_has_column(db, "process_names", "container"))
+		rc = db_exec(db, "ALTER TABLE process_names ADD COLUMN container TEXT NOT NULL "
+				 "DEFAULT ''");
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(sources) / sizeof(sources[0]); i++)
 		rc = insert_row(db, "INSERT OR IGNORE INTO sources VALUES (%d, %Q, %Q)",
 				sources[i].id, sources[i].name, sources[i].desc);
@@ -490,8 +496,8 @@ void recfmt_snapshot_bind(sqlite3_stmt *st, const struct ig_event *e, const char
 }
 
 const char recfmt_name_insert_sql[] =
-    "INSERT INTO process_names (pid, name, seen_at, tid, node, is_event, ppid) VALUES "
-    "(?1,?2,?3,?4,?5,?6,?7)";
+    "INSERT INTO process_names (pid, name, seen_at, tid, node, is_event, ppid, container) "
+    "VALUES (?1,?2,?3,?4,?5,?6,?7,?8)";
 
 void recfmt_name_bind(sqlite3_stmt *st, const struct ig_event *e, const char *node, int is_event)
 {
@@ -502,6 +508,7 @@ void recfmt_name_bind(sqlite3_stmt *st, const struct ig_event *e, const char *no
 	bind_str(st, 5, node);
 	sqlite3_bind_int(st, 6, is_event);
 	sqlite3_bind_int64(st, 7, is_event ? (int64_t)e->arg0 : 0); /* name events: the ppid */
+	bind_str(st, 8, is_event ? e->container : ""); /* and the container when known */
 }
 
 const char recfmt_stack_insert_sql[] = "INSERT OR REPLACE INTO stack_traces VALUES (?1,?2,?3)";
@@ -645,15 +652,19 @@ void recfmt_snapshot_read(sqlite3_stmt *st, struct ig_event *e, const char **nod
 	*node = sqlite3_column_count(st) > 6 ? (const char *)sqlite3_column_text(st, 6) : NULL;
 }
 
-const char *recfmt_name_select_sql(int has_ppid)
+const char *recfmt_name_select_sql(int has_ppid, int has_container)
 {
-	return has_ppid ? "SELECT pid, name, seen_at, tid, node, ppid FROM process_names WHERE "
+	if (has_container) /* ppid came first */
+		return "SELECT pid, name, seen_at, tid, node, ppid, container FROM process_names "
+		       "WHERE is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
+	return has_ppid ? "SELECT pid, name, seen_at, tid, node, ppid, '' FROM process_names WHERE "
 			  "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid"
-			: "SELECT pid, name, seen_at, tid, node, 0 FROM process_names WHERE "
+			: "SELECT pid, name, seen_at, tid, node, 0, '' FROM process_names WHERE "
 			  "is_event = 1 AND seen_at >= ?1 ORDER BY seen_at, rowid";
 }
 
-int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
+int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node,
+		     const char **container)
 {
 	memset(e, 0, sizeof(*e));
 	*node = NULL;
@@ -668,5 +679,6 @@ int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node)
 	e->tid = (uint32_t)sqlite3_column_int64(st, 3);
 	*node = (const char *)sqlite3_column_text(st, 4);
 	e->arg0 = (uint64_t)sqlite3_column_int64(st, 5); /* the ppid */
+	*container = (const char *)sqlite3_column_text(st, 6);
 	return 0;
 }

@@ -140,7 +140,7 @@ int recfmt_end_stamped(int kind);
 /* --- schema --------------------------------------------------------------------- */
 
 /* Creates what is missing in db: every table, idx_events_end, the columns
- * older ingero-top files lack (process_names.ppid), the sources and ops
+ * older ingero-top files lack (process_names.ppid and .container), the sources and ops
  * rows, and schema_info (version, writer, ingero_top_schema,
  * ingero_top_version, unit notes). Run it inside the caller's transaction.
  * Returns an SQLite result code. */
@@ -204,14 +204,17 @@ int recfmt_session_read(sqlite3_stmt *st, int has_node, const char *default_node
 extern const char recfmt_stack_select_sql[];
 
 /* The host snapshots of any file and the name events of ingero-top's files
- * (process_names rows with is_event = 1; has_ppid: the column exists),
- * both from time ?1 on, in time order. A row is read into e; *node gets the
- * row's node text (owned by st; NULL when the table has no node column). */
+ * (process_names rows with is_event = 1; has_ppid, has_container: the
+ * columns exist), both from time ?1 on, in time order. A row is read into
+ * e; *node gets the row's node text (owned by st; NULL when the table has no
+ * node column), *container the name event's container ("" when unknown;
+ * owned by st: e->container is left NULL for the caller to point at a copy). */
 const char *recfmt_snapshot_select_sql(int has_node);
 void recfmt_snapshot_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
-const char *recfmt_name_select_sql(int has_ppid);
+const char *recfmt_name_select_sql(int has_ppid, int has_container);
 /* 0, or -ERANGE (times, pid, tid, ppid out of range: e is then unset). */
-int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node);
+int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node,
+		     const char **container);
 /* Copies a name column into a comm field (cut at IG_COMM_LEN, zero-padded). */
 void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col);
 

@@ -204,13 +204,17 @@ static int stream_next(struct replay *r, struct stream *s)
 			recfmt_snapshot_read(s->st, &s->head, &node);
 			s->head.node = (uint8_t)rp_node_for(r, f, node);
 			break;
-		case S_COMM:
-			if (recfmt_name_read(s->st, &s->head, &node)) {
+		case S_COMM: {
+			const char *cont = NULL;
+			if (recfmt_name_read(s->st, &s->head, &node, &cont)) {
 				row = ROW_REFUSE;
 				break;
 			}
 			s->head.node = (uint8_t)rp_node_for(r, f, node);
+			snprintf(s->container, sizeof(s->container), "%s", cont ? cont : "");
+			s->head.container = s->container[0] ? s->container : NULL;
 			break;
+		}
 		}
 		if (row == ROW_SKIP)
 			r->st.skipped++;
@@ -246,7 +250,7 @@ static const char *stream_sql(struct rfile *f, int type, char *buf, size_t len)
 			   : NULL;
 	case S_COMM:
 		return f->writer == W_OWN && f->has_names_ext
-			   ? recfmt_name_select_sql(f->has_names_ppid)
+			   ? recfmt_name_select_sql(f->has_names_ppid, f->has_names_container)
 			   : NULL;
 	}
 	return NULL;
@@ -326,6 +330,11 @@ static int rp_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
 		if (!s)
 			return n ? n : -ENODATA;
 		struct ig_event e = s->head;
+		char cont[IG_CONTAINER_LEN]; /* the stream's copy is the next row's */
+		if (e.container) {
+			snprintf(cont, sizeof(cont), "%s", e.container);
+			e.container = cont;
+		}
 		int rc = stream_next(r, s);
 		emit(ctx, &e);
 		n++;

@@ -219,6 +219,8 @@ static const char *check_columns(struct rfile *f)
 	f->has_names_ext = db_has_table(f->db, "process_names") &&
 			   db_has_column(f->db, "process_names", "is_event");
 	f->has_names_ppid = f->has_names_ext && db_has_column(f->db, "process_names", "ppid");
+	f->has_names_container =
+	    f->has_names_ext && db_has_column(f->db, "process_names", "container");
 	f->has_snap_node = db_has_column(f->db, "system_snapshots", "node");
 	f->has_chain_node = db_has_column(f->db, "causal_chains", "node");
 	return NULL;

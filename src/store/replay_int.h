@@ -45,6 +45,7 @@ struct stream {
 	int has_head, eof;
 	struct ig_event head;
 	uint64_t last_key; /* key of the last head: a stream never goes back */
+	char container[IG_CONTAINER_LEN]; /* what head.container points to */
 	uint64_t seq;
 	/* Ingero events: reorder heap (rows come by timestamp; a call's
 	 * completion is later than its timestamp by its duration) */
@@ -72,7 +73,8 @@ struct rfile {
 	int writer;
 	char version[16];
 	int top_schema;
-	int has_node, has_comm, has_names_ext, has_names_ppid, has_snap_node, has_chain_node;
+	int has_node, has_comm, has_names_ext, has_names_ppid, has_names_container, has_snap_node,
+	    has_chain_node;
 	char default_node[128];
 	unsigned default_node_idx;
 	struct opmap *ops;

@@ -45,7 +45,7 @@ diff -u "$TMP/live.chains" "$TMP/rp.chains" >/dev/null && ok "replay: same chain
 # The workload's parent (ingero-top, which launched it) is recorded and
 # replayed with its name.
 wpid=$(awk '$1 == "pid" {print $2; exit}' "$TMP/run.expect")
-ppid=$(sqlite3 "$TMP/run.db" "SELECT ppid FROM process_names WHERE pid = $wpid AND is_event = 1 LIMIT 1")
+ppid=$(sqlite3 "$TMP/run.db" "SELECT ppid FROM process_names WHERE pid = $wpid AND is_event = 1 AND ppid > 0 LIMIT 1")
 [ -n "$ppid" ] && [ "$ppid" -gt 1 ] && ok "recorded ppid of the workload: $ppid" || bad "recorded ppid: '$ppid'"
 replay --json >"$TMP/rp.json" 2>/dev/null
 python3 -c '

@@ -811,6 +811,11 @@ int synth_next(struct synth *s, struct ig_event *e)
 	return 1;
 }
 
+const struct synth_cfg *synth_config(const struct synth *s)
+{
+	return &s->cfg;
+}
+
 int synth_peek_ts(struct synth *s, uint64_t *ts)
 {
 	if (s->i >= s->n && !s->done)
@@ -819,58 +824,4 @@ int synth_peek_ts(struct synth *s, uint64_t *ts)
 		return -ENODATA;
 	*ts = s->buf[s->i].ts_ns;
 	return 0;
-}
-
-/* --- as an event source ------------------------------------------------------ */
-
-static int src_fd(struct ig_source *src)
-{
-	return -1;
-}
-
-static int src_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
-{
-	struct synth *s = src->priv;
-	struct ig_event e;
-	int n = 0;
-	while (n < max && synth_next(s, &e)) {
-		emit(ctx, &e);
-		n++;
-	}
-	return n ? n : -ENODATA;
-}
-
-static int src_peek(struct ig_source *src, uint64_t *ts)
-{
-	return synth_peek_ts(src->priv, ts);
-}
-
-static void src_free(struct ig_source *src)
-{
-	if (!src)
-		return;
-	synth_free(src->priv);
-	free(src);
-}
-
-static const struct ig_source_ops synth_ops = {
-    .name = "synth",
-    .fd = src_fd,
-    .poll = src_poll,
-    .peek_ts = src_peek,
-    .free = src_free,
-};
-
-struct ig_source *synth_source_new(const struct synth_cfg *cfg)
-{
-	struct ig_source *src = calloc(1, sizeof(*src));
-	struct synth *s = synth_new(cfg);
-	if (!src || !s) {
-		free(src);
-		synth_free(s);
-		return NULL;
-	}
-	src->ops = &synth_ops;
-	src->priv = s;
-	return src;
 }

@@ -91,12 +91,18 @@ int synth_next(struct synth *s, struct ig_event *e);
  * it keeps a replay deterministic. */
 int synth_peek_ts(struct synth *s, uint64_t *ts);
 
+/* The config in effect (defaults filled in: start, seconds, pid); owned by s. */
+const struct synth_cfg *synth_config(const struct synth *s);
+
 const char *synth_name(int scenario);
 /* Scenario by name ("cpu_contention"), -1 when unknown. */
 int synth_by_name(const char *name);
 
-/* The same stream as an event source (source.h); fd is -1, peek_ts given.
- * NULL when out of memory. */
+/* The same stream as an event source (core/source.h, synth_source.c), the
+ * whole vtable: fd -1, peek_ts, a status like a replay's (mode, span), paced
+ * as fast as possible or held while paused (set_pace), seekable (made again
+ * from the start: same config, same events), done at its end, described in
+ * a line. NULL when out of memory. */
 struct ig_source *synth_source_new(const struct synth_cfg *cfg);
 
 #endif

@@ -75,11 +75,14 @@ static void ev(struct ig_event *e, uint64_t ts, int i)
 struct got {
 	struct ig_event *v;
 	size_t n, cap;
+	int docker777; /* name events of 777 with its container */
 };
 
 static void on_ev(void *ctx, const struct ig_event *e)
 {
 	struct got *g = ctx;
+	g->docker777 += e->kind == IG_EV_COMM && e->pid == 777 && e->container &&
+			!strcmp(e->container, "docker:4f1e2d3c4b5a");
 	if (g->n == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 1024;
 		g->v = realloc(g->v, g->cap * sizeof(*g->v));
@@ -119,7 +122,7 @@ static void check_saved(const char *path, size_t n, const char *const *recs,
 			}
 		}
 		CHECKF(events == n, "saved %zu of %zu", events, n);
-		CHECK(names == 6 && found777 == 1);
+		CHECK(names == 6 && found777 == 1 && g.docker777 == 1);
 		struct rec_chain *c;
 		size_t nc;
 		CHECK(replay_chains(s, &c, &nc) == 0 && nc == 1 &&
@@ -273,7 +276,10 @@ int main(void)
 	CHECK(flight_set_session(f, &ses) == 0);
 	struct ig_event comm = {.kind = IG_EV_COMM, .pid = 777, .ts_ns = base};
 	snprintf(comm.comm, sizeof(comm.comm), "longlived");
+	char cont[IG_CONTAINER_LEN] = "docker:4f1e2d3c4b5a";
+	comm.container = cont;
 	flight_push(f, &comm);
+	cont[0] = 0; /* the ring kept its own copy */
 	size_t n = flight_count(f);
 
 	char path[4200], msg[4400];

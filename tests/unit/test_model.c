@@ -349,6 +349,11 @@ static void test_other_kinds(void)
 	e.pid = 50;
 	e.ts_ns = T0;
 	strcpy(e.comm, "trainer");
+	char cont[IG_CONTAINER_LEN] = "docker:4f1e2d3c4b5a";
+	e.container = cont;
+	model_ingest(m, &e);
+	cont[0] = 0;	    /* the model kept a copy */
+	e.container = NULL; /* a name event without a container keeps it */
 	model_ingest(m, &e);
 	e = (struct ig_event){0};
 	e.kind = IG_EV_FORK;
@@ -385,10 +390,17 @@ static void test_other_kinds(void)
 
 	struct ig_proc_stats p;
 	CHECK(model_proc(m, 50, &p) == 0 && !strcmp(p.comm, "trainer") && !p.cuda);
+	CHECK(!strcmp(p.container, "docker:4f1e2d3c4b5a"));
 	CHECK(p.page_bytes_win == 10 << 20 && p.page_bytes_life == 10 << 20);
 	CHECK(p.io_ops_win == 10 && p.io_bytes_win == 40960 && p.io_max_ns_win == 10 * MS);
 	CHECK(p.io_lat_ns_win == 55 * MS);
 	CHECK(model_proc(m, 51, &p) == 0 && p.ppid == 50 && !strcmp(p.comm, "worker") && p.exited);
+	CHECK(!strcmp(p.container, "docker:4f1e2d3c4b5a")); /* forked in its parent's */
+	e = (struct ig_event){.kind = IG_EV_COMM, .pid = 52, .tid = 53, .ts_ns = T0 + 2 * SEC};
+	e.container = "k8s:0123456789abcdef0123456789abcdef";
+	model_ingest(m, &e); /* a thread's name event names its process's container */
+	CHECK(model_proc(m, 52, &p) == 0 && !strcmp(p.container, e.container));
+	CHECK(model_proc(m, 77, &p) != 0 || !p.container[0]);
 	CHECK(!strcmp(model_comm(m, 51), "worker") && !strcmp(model_comm(m, 77), ""));
 	struct ig_host h;
 	model_host(m, &h);

@@ -154,11 +154,13 @@ static void test_text(void)
 	/* the op with the most time comes first */
 	CHECK(strstr(t, "\ncudaStreamSynchronize") < strstr(t, "\ncudaMemcpyAsync"));
 	/* process rows */
-	CHECK(grep(t,
-		   "^pid 4821 +python3 +calls/s [0-9.]+ +preempted [0-9.]+m?s +[0-9.]+% +blocked "
-		   "[^ ]+ +[0-9.]+% +unknown 0ns +0\\.0% +between [^ ]+ +[0-9.]+% +top "
-		   "stress-ng\\[2231\\] 100%$",
-		   NULL, 0));
+	CHECK(grep(
+	    t,
+	    "^pid 4821 +python3 +container \\? +calls/s [0-9.]+ +preempted [0-9.]+m?s +[0-9.]+% "
+	    "+blocked "
+	    "[^ ]+ +[0-9.]+% +unknown 0ns +0\\.0% +between [^ ]+ +[0-9.]+% +top "
+	    "stress-ng\\[2231\\] 100%$",
+	    NULL, 0));
 	/* chains */
 	CHECK(grep(t, "^CHAINS 2$", NULL, 0));
 	CHECK(grep(t,
@@ -213,8 +215,33 @@ static void test_text(void)
 	strcpy(e.comm, "Web Content");
 	model_ingest(m, &e);
 	t = render(m, NULL, NULL, 0);
-	CHECK(grep(t, "^pid 9 +Web_Content +calls/s ", NULL, 0));
+	CHECK(grep(t, "^pid 9 +Web_Content +container \\? +calls/s ", NULL, 0));
 	CHECK(grep(t, "^cudaMalloc +1 ", NULL, 0));
+	free(t);
+	/* the container of a name event: text (escaped) and JSON */
+	struct ig_event n = {.kind = IG_EV_COMM, .ts_ns = e.ts_ns, .pid = 9, .tid = 9};
+	strcpy(n.comm, "Web Content");
+	n.container = "k8s:0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/4f1e2d3c4b5a";
+	model_ingest(m, &n);
+	t = render(m, NULL, NULL, 0);
+	CHECK(grep(t,
+		   "^pid 9 +Web_Content +container "
+		   "k8s:0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/4f1e2d3c4b5a calls/s ",
+		   NULL, 0));
+	CHECK(grep(t, "^PID +COMM +CONTAINER +CALLS/S ", NULL, 0));
+	free(t);
+	n.container = "a b\x1b[2J.service";
+	model_ingest(m, &n);
+	t = render(m, NULL, NULL, 0);
+	CHECK(
+	    grep(t, "^pid 9 +Web_Content +container a_b\\\\x1b\\[2J\\.service calls/s ", NULL, 0));
+	free(t);
+	t = render(m, NULL, NULL, 1);
+	json_t *v = json_loads(t, 0, NULL);
+	json_t *p0 = json_array_get(json_object_get(v, "procs"), 0);
+	CHECK(p0 &&
+	      !strcmp(json_string_value(json_object_get(p0, "container")), "a b\x1b[2J.service"));
+	json_decref(v);
 	free(t);
 	an_model_free(m);
 }

@@ -1,0 +1,192 @@
+/* What the session writes: the recording (--record) and the flight
+ * recorder's ring (--flight), their session facts, the chains when the
+ * detector's generation changes, the stacks as they are resolved. */
+#include "session/session_int.h"
+
+#include "collect/collector.h"
+#include "collect/sysinfo.h"
+#include "core/log.h"
+#include "core/ops.h"
+#include "detect/detect.h"
+#include "stacks/stacks.h"
+#include "store/flight.h"
+#include "store/rec.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void record_stack(void *ctx, uint64_t id, const char *ips, const char *frames)
+{
+	rec_stack(ctx, id, ips, frames);
+}
+
+static int flight_stack(void *ctx, uint64_t id, char **ips, char **frames)
+{
+	return stacks_json(ctx, id, ips, frames);
+}
+
+/* Session facts for recordings and flight-recorder files: the host's
+ * (sysinfo, read once into s->facts, which rs points into) and this
+ * session's (its host name, pids, command). */
+static void describe_session(struct session *s, struct rec_session *rs, char *pids, size_t plen)
+{
+	const struct sysinfo_facts *facts = &s->facts;
+
+	/* the command, and the probe cost measured here (replay corrects with it) */
+	snprintf(s->flags, sizeof(s->flags), "%s%sprobe_ns=%u", s->cli.cmd ? s->cli.cmd[0] : "",
+		 s->cli.cmd ? " " : "", s->st.probe_ns);
+	pids[0] = 0;
+	for (int i = 0; i < s->cli.npids; i++) {
+		size_t l = strlen(pids);
+		snprintf(pids + l, plen - l, "%s%d", i ? "," : "", s->cli.pids[i]);
+	}
+	if (!s->have_facts)
+		s->have_facts = !sysinfo_read(&s->facts);
+	*rs = (struct rec_session){
+	    .started_at_ns = ig_unix_now_ns(),
+	    .cpu_model = facts->cpu_model,
+	    .cpu_cores = facts->cpu_cores,
+	    .mem_total_mb = facts->mem_total_mb,
+	    .kernel = facts->kernel,
+	    .os_release = facts->os_release,
+	    .version = "ingero-top " IG_VERSION,
+	    .pid_filter = pids,
+	    .flags = s->flags,
+	    .node = s->st.host,
+	};
+}
+
+int session_open_record(struct session *s, char *err, size_t errlen)
+{
+	struct rec_opts ro = {.max_db_bytes = s->cli.max_db, .node_name = s->st.host};
+	const char *why = NULL;
+	char pids[256];
+	struct rec_session rs;
+
+	s->rec = rec_open(s->cli.record, &ro, &why);
+	if (!s->rec) { /* rec_open's messages name the file already */
+		if (why && !strncmp(why, "cannot record to ", 17))
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
+				 why ? why : "unknown error");
+		return -EINVAL;
+	}
+	describe_session(s, &rs, pids, sizeof(pids));
+	rec_session_info(s->rec, &rs);
+	snprintf(s->st.recording, sizeof(s->st.recording), "%s", s->cli.record);
+	return 0;
+}
+
+void session_open_flight(struct session *s)
+{
+	char pids[256];
+	struct rec_session rs;
+
+	s->flight = flight_new(s->cli.flight_s, FLIGHT_DEFAULT_MAX_EVENTS);
+	describe_session(s, &rs, pids, sizeof(pids));
+	if (s->flight)
+		flight_set_session(s->flight, &rs);
+	if (s->flight && s->stacks)
+		flight_set_stacks(s->flight, flight_stack, s->stacks);
+}
+
+/* A detector chain as a causal_chains row, pointing into c and into the
+ * caller's recs[IG_CHAIN_MAX_RECS] and tl[IG_CHAIN_MAX_TIMELINE]. */
+static void chain_row(const struct ig_chain *c, struct rec_chain *row, const char **recs,
+		      struct rec_tl *tl)
+{
+	int nrecs = c->nrecs < IG_CHAIN_MAX_RECS ? c->nrecs : IG_CHAIN_MAX_RECS;
+	int ntl = c->ntimeline < IG_CHAIN_MAX_TIMELINE ? c->ntimeline : IG_CHAIN_MAX_TIMELINE;
+	for (int k = 0; k < nrecs; k++)
+		recs[k] = c->recs[k];
+	for (int k = 0; k < ntl; k++)
+		tl[k] = (struct rec_tl){.ts_ns = c->timeline[k].ts_ns, .text = c->timeline[k].text};
+	*row = (struct rec_chain){
+	    .id = c->id_str,
+	    .detected_at_ns = c->first_seen_ns,
+	    .severity = detect_sev_name(c->severity),
+	    .summary = c->summary,
+	    .root_cause = detect_class_name(c->cls),
+	    .explanation = c->explanation,
+	    .recs = recs,
+	    .nrecs = (size_t)(nrecs > 0 ? nrecs : 0),
+	    .cuda_op = c->op ? ig_op_name(c->op) : "",
+	    .p99_us = c->p99_ns / 1000,
+	    .p50_us = c->p50_ns / 1000,
+	    .tail_ratio = c->tail_ratio,
+	    .timeline = tl,
+	    .ntimeline = (size_t)(ntl > 0 ? ntl : 0),
+	};
+}
+
+void session_record_chains(struct session *s)
+{
+	const struct ig_detect *d = s->det;
+	uint64_t gen = detect_generation(d);
+	const char *recs[IG_CHAIN_MAX_RECS];
+	struct rec_tl tl[IG_CHAIN_MAX_TIMELINE];
+
+	if ((!s->rec && !s->flight) || gen == s->rec_chain_gen)
+		return;
+	s->rec_chain_gen = gen;
+	for (int i = 0; i < detect_count(d); i++) {
+		struct rec_chain rc;
+		chain_row(detect_chain(d, i), &rc, recs, tl);
+		if (s->rec)
+			rec_chain(s->rec, &rc);
+		if (s->flight)
+			flight_chain(s->flight, &rc);
+	}
+}
+
+void session_record_tick(struct session *s)
+{
+	if (s->stacks && s->rec)
+		stacks_drain(s->stacks, record_stack, s->rec);
+	if (s->flight && flight_poll(s->flight, s->st.message, sizeof(s->st.message)))
+		log_msg(LOG_INFO, "%s", s->st.message);
+	if (s->rec && rec_error(s->rec) && !s->st.record_error[0])
+		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
+			 rec_error(s->rec));
+}
+
+int session_close_record(struct session *s, char *err, size_t errlen)
+{
+	if (!s->rec)
+		return 0;
+	if (s->stacks) {
+		stacks_flush(s->stacks, 2000);
+		stacks_drain(s->stacks, record_stack, s->rec);
+	}
+	session_record_chains(s);
+	const char *why = rec_error(s->rec);
+	if (why && err)
+		snprintf(err, errlen, "%s", why);
+	int c = rec_close(s->rec);
+	if (!why && c && err)
+		snprintf(err, errlen, "cannot finish the recording %s: %s", s->cli.record,
+			 strerror(-c));
+	s->rec = NULL;
+	return why || c ? -EIO : 0;
+}
+
+int session_flight_save(struct session *s)
+{
+	char path[512];
+
+	if (!s->flight) {
+		snprintf(s->st.message, sizeof(s->st.message), "no flight recorder in %s",
+			 s->no_flight);
+		return -ENOTSUP;
+	}
+	int r =
+	    flight_save(s->flight, s->cli.flight_dir ? s->cli.flight_dir : ".", path, sizeof(path));
+	if (r)
+		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: %s",
+			 r == -EBUSY ? "a save is already running" : flight_error(s->flight));
+	else
+		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: saving %s", path);
+	log_msg(LOG_INFO, "%s", s->st.message);
+	return r;
+}

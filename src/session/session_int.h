@@ -1,0 +1,67 @@
+/* Inside the session: the state shared by its files. session.c (life
+ * cycle, ingest, the loop), open.c (which source, its stacks, recording and
+ * flight recorder), record.c (recording, flight recorder, session facts),
+ * seek.c (pace, seeking, chain jumps, batch replay). Not for other modules. */
+#ifndef IG_SESSION_INT_H
+#define IG_SESSION_INT_H
+
+#include "session/session.h"
+
+#include "collect/sysinfo.h"
+#include "core/source.h"
+#include "core/status.h"
+
+struct session {
+	struct cli cli;
+	struct ig_source *src; /* owned: live, replay, or one given (tests) */
+	struct ig_model *model;
+	struct ig_detect *det; /* judges the model's windows (model/window.h) */
+	struct ig_status st;
+	session_event_hook hook;
+	void *hook_ctx;
+	/* the loop */
+	uint64_t pos_ns;      /* event time reached: the model clock may go there */
+	uint64_t tick_due_ns; /* wall time the source wants its next tick by */
+	bool at_end;	      /* the stream said it has no more */
+	uint64_t last_ev_ns;  /* latest completion time ingested */
+	uint64_t rate_t0_ns, rate_events0;
+	/* recording */
+	struct rec *rec;
+	struct flight *flight;
+	const char *no_flight;	    /* why there is none, for session_flight_save */
+	struct sysinfo_facts facts; /* read once, for the sessions rows */
+	bool have_facts;
+	char flags[160]; /* the sessions row's flags (record.c, describe_session) */
+	struct stacks *stacks;
+	uint64_t rec_chain_gen;
+	/* detection times of the chains the recordings hold, sorted (jumps) */
+	uint64_t *marks;
+	size_t nmarks;
+};
+
+/* session.c: the one ingest function every source emits into (ctx: the
+ * session), and the pump that seeking shares: ingests at most budget events
+ * up to event time until (a source without look-ahead: what is waiting).
+ * Returns the number ingested, or -errno when none was. */
+void session_ingest(void *ctx, const struct ig_event *e);
+int session_pump_until(struct session *s, uint64_t until, int budget);
+/* The model clock to pos_ns, never past an event still to come. */
+void session_advance(struct session *s);
+
+/* open.c: the source the options ask for, its stacks, and, live, the
+ * recording and the flight recorder. 0, or -errno with the reason in err. */
+int session_open(struct session *s, char *err, size_t errlen);
+
+/* record.c */
+int session_open_record(struct session *s, char *err, size_t errlen);
+void session_open_flight(struct session *s);
+/* Writes the chains that changed since the last call (recording, flight). */
+void session_record_chains(struct session *s);
+/* Periodic: stacks into the recording, the flight recorder's and the
+ * recording's notices into the status. */
+void session_record_tick(struct session *s);
+/* Flushes the stacks and the chains and closes the recording: 0, or -EIO
+ * with the reason on one line in err (may be NULL). */
+int session_close_record(struct session *s, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,346 @@
+/* The session over any source (core/source.h). The synthetic source fills
+ * the whole vtable: driven by the batch loop (pump, tick, done, finish) it
+ * gives what feeding its events to a model directly gives; paused it holds,
+ * resumed it goes on; seeking back rebuilds the model to what feeding up to
+ * that time gives, seeking forward too; the batch replay's steps give the
+ * loop's result. A source without look-ahead (live-like: no peek, no seek,
+ * no pace control) answers -ENOTSUP to the replay controls, its events are
+ * all taken, its tick's wish sets the poll timeout, its done ends the loop,
+ * its describe is the session's. No root, no kernel, no wall-clock limit. */
+#include "analysis.h"
+#include "check.h"
+#include "collect/collector.h"
+#include "core/ops.h"
+#include "session/session.h"
+#include "synth.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEC 1000000000ULL
+
+static struct cli opts(void)
+{
+	struct cli c;
+	memset(&c, 0, sizeof(c));
+	c.window_s = 10;
+	c.speed = 1;
+	c.interval_s = 1;
+	return c;
+}
+
+static struct synth_cfg scenario(void)
+{
+	return (struct synth_cfg){.scenario = SYNTH_CPU_CONTENTION, .seconds = 12};
+}
+
+static struct session *synth_session(void)
+{
+	struct synth_cfg cfg = scenario();
+	struct cli c = opts();
+	char err[256] = "";
+	struct session *s = session_new_source(synth_source_new(&cfg), &c, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	return s;
+}
+
+/* The model fed directly: every event up to event time upto (all when
+ * UINT64_MAX, then the last second closed as session_finish does). */
+static struct ig_model *reference(uint64_t upto, uint64_t *nevents)
+{
+	struct synth_cfg cfg = scenario();
+	struct synth *sy = synth_new(&cfg);
+	struct ig_model *m = an_model_new(NULL);
+	struct ig_event e;
+	uint64_t ts, last = 0;
+
+	*nevents = 0;
+	while (synth_peek_ts(sy, &ts) == 0 && ts <= upto && synth_next(sy, &e)) {
+		model_ingest(m, &e);
+		if (e.ts_ns + e.dur_ns > last)
+			last = e.ts_ns + e.dur_ns;
+		(*nevents)++;
+	}
+	model_advance(m, upto != UINT64_MAX ? upto : (last / SEC + 1) * SEC);
+	synth_free(sy);
+	return m;
+}
+
+/* The same calls per op, and the same chains (class, severity, first seen). */
+static int same_analysis(const struct ig_model *a, const struct ig_detect *da,
+			 const struct ig_model *b, const struct ig_detect *db, const char *what)
+{
+	int ok = 1;
+	for (int op = 1; op < IG_OP_MAX; op++) {
+		struct ig_series_stats x, y;
+		int rx = model_op_stats(a, op, &x), ry = model_op_stats(b, op, &y);
+		if (rx != ry ||
+		    (!rx && (x.calls_life != y.calls_life || x.life.p99 != y.life.p99))) {
+			fprintf(stderr, "%s: %s differs\n", what, ig_op_name(op));
+			ok = 0;
+		}
+	}
+	if (detect_count(da) != detect_count(db)) {
+		fprintf(stderr, "%s: %d chains, want %d\n", what, detect_count(da),
+			detect_count(db));
+		return 0;
+	}
+	for (int i = 0; i < detect_count(da); i++) {
+		const struct ig_chain *x = detect_chain(da, i), *y = detect_chain(db, i);
+		if (x->cls != y->cls || x->severity != y->severity ||
+		    x->first_seen_ns != y->first_seen_ns) {
+			fprintf(stderr, "%s: chain %d differs: %s/%s\n", what, i,
+				detect_class_name(x->cls), detect_class_name(y->cls));
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+/* The batch loop: pump, tick until done, finish. */
+static void test_loop(void)
+{
+	struct session *s = synth_session();
+	uint64_t n;
+	struct ig_model *ref = reference(UINT64_MAX, &n);
+	int rounds = 0;
+
+	CHECK(session_fd(s) == -1);
+	CHECK(session_status(s)->mode == IG_MODE_REPLAY); /* the source's tick filled it */
+	while (!session_done(s) && rounds++ < 1000000) {
+		CHECK(session_pump(s, 1000) >= 0);
+		session_tick(s);
+	}
+	session_finish(s);
+	CHECK(session_done(s));
+	CHECKF(session_status(s)->events_total == n, "%llu events, want %llu",
+	       (unsigned long long)session_status(s)->events_total, (unsigned long long)n);
+	CHECK(detect_count(session_detect(s)) > 0);
+	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "loop"));
+	CHECK(session_cmd_status(s) == -1);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	session_describe(s, f);
+	fclose(f);
+	CHECKF(text && !strncmp(text, "synthetic: cpu_contention, 12 s", 31), "%s", text);
+	free(text);
+	an_model_free(ref);
+	session_free(s);
+}
+
+/* Paused, the pace holds at the position; resumed, it goes on. */
+static void test_pause(void)
+{
+	struct session *s = synth_session();
+
+	CHECK(session_pump(s, 500) == 500);
+	session_tick(s);
+	session_set_paused(s, true);
+	CHECK(session_status(s)->paused);
+	uint64_t pos = session_status(s)->replay_pos_ns;
+	session_pump(s, 1000); /* events at the very position (ties) may come */
+	uint64_t held = session_status(s)->events_total;
+	for (int i = 0; i < 5; i++) {
+		CHECK(session_pump(s, 1000) == 0);
+		session_tick(s);
+	}
+	CHECK(session_status(s)->events_total == held);
+	CHECK(session_status(s)->replay_pos_ns == pos);
+	CHECK(!session_done(s));
+	session_set_paused(s, false);
+	CHECK(session_pump(s, 1000) == 1000);
+	CHECK(session_set_speed(s, 4) == 0 && session_status(s)->replay_speed == 4);
+	session_free(s);
+}
+
+/* Back: the model is rebuilt from the start up to the new position (the
+ * views fetch it again); forward: ingested up to it. */
+static void test_seek(void)
+{
+	struct session *s = synth_session();
+	uint64_t n;
+
+	while (!session_done(s)) {
+		session_pump(s, 4096);
+		session_tick(s);
+	}
+	uint64_t end = session_status(s)->replay_pos_ns;
+	CHECK(end > session_status(s)->replay_start_ns + 10 * SEC);
+	CHECK(session_seek(s, -(int64_t)(5 * SEC)) == 0);
+	CHECK(session_status(s)->replay_pos_ns == end - 5 * SEC);
+	struct ig_model *ref = reference(end - 5 * SEC, &n);
+	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "back"));
+	an_model_free(ref);
+
+	CHECK(session_seek(s, 2 * SEC) == 0);
+	ref = reference(end - 3 * SEC, &n);
+	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "forward"));
+	an_model_free(ref);
+
+	/* before the start: clamped to it, an empty model */
+	CHECK(session_seek(s, -(int64_t)(60 * SEC)) == 0);
+	struct ig_model_totals t;
+	model_totals(session_model(s), &t);
+	CHECK(t.calls == 0);
+	/* recorded chains: none in a synthetic stream, so the detector's own */
+	CHECK(session_jump_chain(s, 1) == 0 && detect_count(session_detect(s)) > 0);
+	session_free(s);
+}
+
+/* The batch replay's steps (session_replay_to) give the loop's result. */
+static void test_steps(void)
+{
+	struct session *s = synth_session();
+	uint64_t n;
+	struct ig_model *ref = reference(UINT64_MAX, &n);
+	const struct ig_status *st = session_status(s);
+	uint64_t next = st->replay_start_ns + SEC;
+	int more = 1, steps = 0;
+
+	while (more > 0 && steps++ < 1000) {
+		more = session_replay_to(s, next);
+		CHECK(st->replay_pos_ns == next);
+		next += SEC;
+	}
+	CHECK(more == 0 && steps >= 12);
+	session_finish(s);
+	CHECK(st->events_total == n);
+	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "steps"));
+	an_model_free(ref);
+	session_free(s);
+}
+
+/* A live-like source: whatever it holds has happened; no look-ahead, no
+ * seeking, no pace control. */
+struct fake {
+	struct ig_source src;
+	struct ig_event ev[3];
+	int next, ticks;
+	uint64_t due_ns; /* what its tick asks for */
+	uint64_t paced;	 /* the last pace it gave */
+	int freed;
+};
+
+static int fake_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
+{
+	struct fake *f = src->priv;
+	int n = 0;
+	while (n < max && f->next < 3) {
+		emit(ctx, &f->ev[f->next++]);
+		n++;
+	}
+	return n;
+}
+
+static uint64_t fake_tick(struct ig_source *src, uint64_t now_ns, ig_emit_fn emit, void *ctx,
+			  struct ig_status *st)
+{
+	struct fake *f = src->priv;
+	f->ticks++;
+	st->mode = IG_MODE_LIVE;
+	st->probes_attached = 7;
+	return f->due_ns;
+}
+
+static uint64_t fake_pace(struct ig_source *src, uint64_t now_ns)
+{
+	struct fake *f = src->priv;
+	return f->paced = now_ns - SEC;
+}
+
+static bool fake_done(struct ig_source *src)
+{
+	struct fake *f = src->priv;
+	return f->next == 3 && f->ticks >= 3;
+}
+
+static void fake_describe(struct ig_source *src, FILE *out)
+{
+	fputs("fake: 3 events\n", out);
+}
+
+static void fake_free(struct ig_source *src)
+{
+	((struct fake *)src->priv)->freed = 1;
+}
+
+static const struct ig_source_ops fake_ops = {
+    .name = "fake",
+    .poll = fake_poll,
+    .tick = fake_tick,
+    .pace = fake_pace,
+    .done = fake_done,
+    .describe = fake_describe,
+    .free = fake_free,
+};
+
+static void test_live_like(void)
+{
+	static struct fake f; /* outlives the session: it says it was freed */
+	struct cli c = opts();
+	char err[256] = "";
+	uint64_t now = ig_unix_now_ns();
+
+	f.src = (struct ig_source){.ops = &fake_ops, .priv = &f};
+	for (int i = 0; i < 3; i++)
+		f.ev[i] = (struct ig_event){.kind = IG_EV_CALL,
+					    .op = IG_OP_CUDA_LAUNCH_KERNEL,
+					    .ts_ns = now - 5 * SEC + (uint64_t)i * 1000,
+					    .dur_ns = 500,
+					    .pid = 42,
+					    .tid = 42};
+	f.ev[0] =
+	    (struct ig_event){.kind = IG_EV_COMM, .ts_ns = now - 5 * SEC, .pid = 42, .tid = 42};
+	strcpy(f.ev[0].comm, "trainer");
+	f.ev[0].container = "k8s:0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/4f1e2d3c4b5a";
+	f.due_ns = now + 5000000; /* 5 ms */
+	struct session *s = session_new_source(&f.src, &c, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	CHECK(f.ticks == 1 && session_status(s)->mode == IG_MODE_LIVE &&
+	      session_status(s)->probes_attached == 7);
+	CHECK(session_fd(s) == -1);
+	int tmo = session_timeout_ms(s);
+	CHECKF(tmo >= 0 && tmo <= 6, "timeout %d ms for a tick due in 5 ms", tmo);
+	f.due_ns = 0; /* overdue */
+	session_tick(s);
+	CHECK(session_timeout_ms(s) == 0);
+	f.due_ns = UINT64_MAX; /* no wish: the idle timeout */
+	session_tick(s);
+	CHECK(session_timeout_ms(s) == 100);
+
+	CHECK(session_seek(s, SEC) == -ENOTSUP);
+	CHECK(session_set_speed(s, 2) == -ENOTSUP);
+	CHECK(session_jump_chain(s, 1) == -ENOTSUP);
+	CHECK(session_replay_to(s, now) == -ENOTSUP);
+	session_set_paused(s, true); /* the views freeze; the source goes on */
+	CHECK(session_pump(s, 2) == 2 && session_pump(s, 2) == 1 && session_pump(s, 2) == 0);
+	session_tick(s);
+	CHECK(session_done(s));
+	/* the clock follows the pace, events or not */
+	CHECK(session_status(s)->replay_pos_ns == f.paced);
+	CHECK(model_now(session_model(s)) >= f.paced);
+	struct ig_proc_stats p;
+	CHECK(model_proc(session_model(s), 42, &p) == 0 && p.calls_life == 2 &&
+	      !strcmp(p.container, "k8s:0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/4f1e2d3c4b5a"));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&text, &len);
+	session_describe(s, o);
+	fclose(o);
+	CHECK(text && !strcmp(text, "fake: 3 events\n"));
+	free(text);
+	session_free(s);
+	CHECK(f.freed);
+}
+
+int main(void)
+{
+	test_loop();
+	test_pause();
+	test_seek();
+	test_steps();
+	test_live_like();
+	return check_done("test_session");
+}
