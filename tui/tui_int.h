@@ -259,15 +259,50 @@ static inline const struct ig_detect *tui_detect(struct tui *t)
 	return session_detect(t->s);
 }
 
-/* --- tui.c ----------------------------------------------------------------- */
+/* --- tui.c: the loop ------------------------------------------------------------ */
 uint64_t tui_now_ms(void);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- term.c: the terminal --------------------------------------------------------- */
+#include <signal.h>
+/* Set by the signal handlers, read and cleared by the loop. */
+extern volatile sig_atomic_t term_sig_quit, term_sig_winch, term_sig_tstp, term_sig_cont;
+/* Puts the terminal in curses mode (restored on every path, crashes
+ * included) and sets t->ascii, t->colors and t->mono_why. -1 after printing
+ * why the terminal cannot be used. */
+int term_open(struct tui *t);
+void term_close(void);
+void term_resize(void);
+/* Ctrl-Z: gives the screen back, stops, and takes it again on fg. */
+void term_suspend(void);
+
+/* --- screens.c: the screen stack and the frame ------------------------------------ */
 struct tui_view *tui_top(struct tui *t);
 /* Opens a screen above the current one (its lists start fresh) and reads
  * its data. Returns TF_REDRAW. */
 int tui_push(struct tui *t, const struct tui_view *v);
+/* Closes the screen on top (not the main one); returns TF_REDRAW or 0. */
+int tui_pop(struct tui *t);
 /* The context of the screen on top: KC_MAIN, KC_DRILL or KC_TEXT. */
 unsigned tui_context(struct tui *t);
+void tui_view_init_lists(struct tui_view *v);
+/* Reads the data of a screen (its update function). */
+void tui_view_update(struct tui *t, struct tui_view *v);
+/* Tab / Shift-Tab: the next or previous pane or list. */
+int tui_focus_move(struct tui *t, struct tui_view *v, int dir);
+/* Lays the main screen out for the terminal's size. */
+void tui_layout(struct tui *t);
+/* Draws everything and calls doupdate() once. */
+void tui_frame(struct tui *t);
+/* Reads the model again: the main screen's snapshot and the screen on top. */
+void tui_refresh(struct tui *t);
+
+/* --- input.c: keys ---------------------------------------------------------------- */
+/* One key: returns TF_* flags. */
+int tui_handle_key(struct tui *t, int ch);
+struct tui_list *tui_focused_list(struct tui *t);
+/* Loads a theme by name or path; a notice and -errno when it cannot. */
+int tui_set_theme(struct tui *t, const char *name);
 
 /* --- draw.c ----------------------------------------------------------------- */
 void draw_apply_theme(struct tui *t);
