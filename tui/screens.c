@@ -32,6 +32,8 @@ const struct tui_screen *tui_screen_ops(int id)
 		return &screen_help;
 	case SCR_LOG:
 		return &screen_log;
+	case SCR_SETUP:
+		return &screen_setup;
 	default:
 		return NULL;
 	}
@@ -46,6 +48,7 @@ unsigned tui_context(struct tui *t)
 void tui_view_update(struct tui *t, struct tui_view *v)
 {
 	const struct tui_screen *sc = tui_screen_ops(v->screen);
+	tui_spans(t);
 	if (sc && sc->update)
 		sc->update(t, v);
 }
@@ -90,7 +93,7 @@ int tui_pop(struct tui *t)
 	for (int i = 0; i < TUI_LISTS; i++)
 		list_free(&v->lists[i]);
 	t->depth--;
-	t->prompt = t->menu = 0;
+	t->modal = MODAL_NONE;
 	tui_view_update(t, tui_top(t)); /* its data is one screen's worth old */
 	return TF_REDRAW;
 }
@@ -164,40 +167,74 @@ static void draw_too_small(struct tui *t)
 	}
 }
 
-static void draw_menu(struct tui *t, struct tui_view *v)
+/* The box of a menu: over the focused pane on the main screen, else at
+ * the top of the body; w columns, up to n entries and a line of help. */
+static struct tui_rect menu_box(struct tui *t, struct tui_view *v, int n, int w)
 {
-	if (!v->ft_cols)
-		return;
-	int n = v->ft_ncols, w = 24;
-	int h = n + 2;
-	/* over the focused pane on the main screen, else at the top of the body */
 	const struct tui_rect *body = &t->lay.r[AREA_BODY];
 	if (v->screen == SCR_MAIN && v->focus >= 0 && v->focus < 3 &&
 	    t->lay.visible[tui_panes[v->focus]->area]) {
 		const struct tui_rect *pr = &t->lay.r[tui_panes[v->focus]->area];
-		if (pr->h >= 4)
+		if (pr->h >= n + 4 || pr->h >= 12)
 			body = pr;
 	}
+	int h = n + 4;
 	if (h > body->h)
 		h = body->h;
 	struct tui_rect box = {body->y, body->x + 1, h, w};
-	if (box.w > body->w)
-		box.w = body->w;
-	struct tui_rect inner = {box.y + 1, box.x + 1, box.h - 2, box.w - 2};
+	if (box.w > body->w - 1)
+		box.w = body->w - 1;
+	return box;
+}
+
+/* The sort menu (F6: the columns, with what the chosen one means) or the
+ * signal menu (F9). */
+static void draw_menu(struct tui *t, struct tui_view *v)
+{
+	int sig = t->modal == MODAL_SIGNAL;
+	int n = sig ? tui_nsignals : v->ft_ncols;
+	if (!sig && !v->ft_cols)
+		return;
+	struct tui_rect box = menu_box(t, v, n, t->lay.cols >= 100 ? 72 : 56);
+	struct tui_rect inner = {box.y + 1, box.x + 1, box.h - 4, box.w - 2};
 	for (int y = 0; y < box.h; y++)
 		draw_fill(t, &box, y, TH_PROMPT);
 	draw_box(t, &box, TH_PROMPT);
-	draw_text(t, &box, 0, 2, box.w - 4, TH_PROMPT, " Sort by ");
+	draw_text(t, &box, 0, 2, box.w - 4, TH_PROMPT, sig ? " Send a signal " : " Sort by ");
 	int top = t->menu_sel >= inner.h ? t->menu_sel - inner.h + 1 : 0;
 	struct tui_list *l = tui_focused_list(t);
+	const char *help = "";
 	for (int i = 0; i < inner.h && top + i < n; i++) {
 		int c = top + i;
-		char line[64];
-		snprintf(line, sizeof(line), "%c %s", l && l->sort_col == c ? '*' : ' ',
-			 v->ft_cols[c].title[0] == '!' ? "! severity" : v->ft_cols[c].title);
-		if (c == t->menu_sel)
+		char line[96];
+		if (sig)
+			snprintf(line, sizeof(line), "  %-8s %s", tui_signals[c].name,
+				 tui_signals[c].what);
+		else
+			snprintf(line, sizeof(line), "%c %s", l && l->sort_col == c ? '*' : ' ',
+				 v->ft_cols[c].title[0] == '!' ? "! severity"
+							       : v->ft_cols[c].title);
+		if (c == t->menu_sel) {
 			draw_fill(t, &inner, i, TH_CURSOR);
+			if (!sig && v->ft_cols[c].help)
+				help = v->ft_cols[c].help;
+		}
 		draw_text(t, &inner, i, 0, -1, c == t->menu_sel ? TH_CURSOR : TH_PROMPT, line);
+	}
+	/* what the chosen column means, wrapped on the last two rows */
+	if (help[0] && box.h >= 5) {
+		char clean[256];
+		tui_clip_words(clean, sizeof(clean), help, 2 * (box.w - 2), t->ascii);
+		size_t cut = tui_text_prefix(clean, box.w - 2);
+		if (clean[cut]) {
+			size_t b = cut;
+			while (b > 0 && clean[b - 1] != ' ')
+				b--;
+			if (b)
+				cut = b;
+		}
+		draw_printf(t, &box, box.h - 3, 1, TH_PROMPT, "%.*s", (int)cut, clean);
+		draw_text(t, &box, box.h - 2, 1, box.w - 2, TH_PROMPT, clean + cut);
 	}
 }
 
@@ -205,6 +242,7 @@ void tui_frame(struct tui *t)
 {
 	struct tui_view *v = tui_top(t);
 	erase();
+	tui_hits_reset(t);
 	if (t->lay.too_small) {
 		draw_too_small(t);
 	} else {
@@ -222,22 +260,12 @@ void tui_frame(struct tui *t)
 			if (sc && b->w >= sc->min_w && b->h >= 3)
 				sc->draw(t, v, b);
 		}
-		if (t->menu)
+		if (t->modal == MODAL_SORT || t->modal == MODAL_SIGNAL)
 			draw_menu(t, v);
 		pane_hint.draw(t, v, &t->lay.r[AREA_HINT], 0);
 	}
-	if (!t->prompt)
-		leaveok(stdscr, TRUE);
-	else
-		leaveok(stdscr, FALSE);
+	leaveok(stdscr, t->modal == MODAL_FILTER || t->modal == MODAL_SEARCH ? FALSE : TRUE);
 	wnoutrefresh(stdscr);
 	doupdate();
 	t->frames++;
-}
-
-void tui_refresh(struct tui *t)
-{
-	snap_take(t);
-	if (t->depth > 1)
-		tui_view_update(t, tui_top(t));
 }

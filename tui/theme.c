@@ -59,6 +59,15 @@ static const struct {
 	[TH_MESSAGE] = { "message", TH_NORMAL },
 	[TH_ERROR] = { "error", TH_NORMAL },
 	[TH_PROMPT] = { "prompt", TH_CURSOR },
+	[TH_ENDED] = { "ended", TH_PAUSED },
+	[TH_PART_GPU] = { "part_gpu", TH_BAR },
+	[TH_PART_API] = { "part_api", TH_NORMAL },
+	[TH_PART_HOST] = { "part_host", TH_NORMAL },
+	[TH_PART_IO] = { "part_io", TH_BLOCKED },
+	[TH_PART_WAIT] = { "part_wait", TH_BLOCKED },
+	[TH_PART_SLEEP] = { "part_sleep", TH_DIM },
+	[TH_PART_FAULT] = { "part_fault", TH_BLOCKED },
+	[TH_PART_UNKNOWN] = { "part_unknown", TH_DIM },
 };
 /* clang-format on */
 

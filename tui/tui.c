@@ -35,7 +35,7 @@ void tui_message(struct tui *t, const char *fmt, ...)
 	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
 	va_end(ap);
 	t->msg_until_ms = tui_now_ms() + 3000;
-	log_msg(LOG_DEBUG, "ui: %s", t->msg);
+	log_msg(LOG_INFO, "%s", t->msg);
 }
 
 static void tui_free(struct tui *t)
@@ -49,6 +49,8 @@ static void tui_free(struct tui *t)
 	free(t->thd);
 	free(t->ald);
 	free(t->skd);
+	tui_frozen_free(&t->pause);
+	tui_frozen_free(&t->last);
 	free(t);
 }
 
@@ -273,7 +275,7 @@ int tui_run(struct session *s, const struct cli *cli)
 	t->depth = 1;
 	t->stack[0].screen = SCR_MAIN;
 	tui_view_init_lists(&t->stack[0]);
-	snap_take(t);
+	tui_refresh(t);
 	t->next_refresh_ms = tui_now_ms() + (uint64_t)t->interval_ms;
 	run_loop(t);
 	term_close();

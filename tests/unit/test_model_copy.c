@@ -35,8 +35,8 @@ static char *dump(const struct ig_model *m, const struct ig_detect *d)
 	for (int i = 0; i < nops; i++) {
 		const struct hist *h = model_op_hist(m, ops[i], 0, 0);
 		const struct hist *hl = model_op_hist(m, ops[i], 0, 1);
-		fprintf(f, "op %d win %llu life %llu\n", ops[i],
-			h ? (unsigned long long)h->n : 0, hl ? (unsigned long long)hl->n : 0);
+		fprintf(f, "op %d win %llu life %llu\n", ops[i], h ? (unsigned long long)h->n : 0,
+			hl ? (unsigned long long)hl->n : 0);
 		int n = model_slow_calls(m, ops[i], 0, calls, 64);
 		for (int k = 0; k < n; k++)
 			fprintf(f, "slow %llu %llu %u\n", (unsigned long long)calls[k].ts_ns,
