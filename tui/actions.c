@@ -202,6 +202,8 @@ int tui_confirmed(struct tui *t, const struct tui_confirm *c)
 	switch (c->what) {
 	case CONFIRM_RESET:
 		session_reset(t->s);
+		if (t->paused)
+			tui_pause(t, 1); /* the reset is what the frozen screens show */
 		tui_message(t, "statistics and alerts reset");
 		log_msg(LOG_INFO, "statistics and alerts reset by the user");
 		return TF_REDRAW | TF_REFRESH;
@@ -318,8 +320,19 @@ static int general_action(struct tui *t, int action, int ch)
 	return 0;
 }
 
+static int replay_move(struct tui *t, int action);
+
 /* Replay controls. */
 static int replay_action(struct tui *t, int action, int ch)
+{
+	int r = replay_move(t, action);
+	/* paused, the screens show the new position, still frozen */
+	if (t->paused && action != ACT_SPEED_UP && action != ACT_SPEED_DOWN)
+		tui_pause(t, 1);
+	return r;
+}
+
+static int replay_move(struct tui *t, int action)
 {
 	int r;
 	if (replay_only(t, action))

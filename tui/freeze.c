@@ -85,7 +85,7 @@ static void track_activity(struct tui *t)
 	int was = t->ended;
 	t->ended =
 	    t->last.m && tot.calls && tot.now_ns >= t->active_ns + TUI_QUIET_S * 1000000000ull;
-	if (t->ended && !was)
+	if (t->ended && !was && !session_done(t->s))
 		tui_message(t,
 			    "no CUDA calls for %d s: the view stays at the last activity "
 			    "(z: since the start)",

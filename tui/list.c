@@ -314,7 +314,7 @@ static void rows_select(struct tui_list *l, const struct layout_rows *L, int pag
 
 /* The columns: fit columns are measured on the rows, hidden ones left out. */
 static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout_rows *L, int w,
-			int reserve, struct layout_rows *out)
+			int reserve, int force, struct layout_rows *out)
 {
 	short nat[32];
 	int ncols = out->ncols;
@@ -345,14 +345,31 @@ static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout
 	if (reserve <= 0 || reserve >= w)
 		return;
 	/* room for the title's text (the span, the position), when growable
-	 * columns alone would take it */
+	 * columns alone would take it; a filter the user set is always shown,
+	 * the least important columns make room for it */
 	short x2[32], w2[32];
 	tui_cols_fit2(tb->cols, ncols, w - reserve, nat, hidden, x2, w2);
-	for (int c = 0; c < ncols; c++)
+	for (int c = 0; c < ncols && !force; c++)
 		if ((x2[c] < 0) != (out->cx[c] < 0))
 			return;
 	memcpy(out->cx, x2, sizeof(x2[0]) * (size_t)ncols);
 	memcpy(out->cw, w2, sizeof(w2[0]) * (size_t)ncols);
+}
+
+/* The text at the right of the title row, most useful first (it is cut on
+ * the right when room is short): the filter, the position, the title. */
+static void title_info(const struct tui_list *l, int nd, const char *title, char *info, size_t n)
+{
+	size_t io = 0;
+	int page = l->page;
+	info[0] = 0;
+	if (l->filter[0])
+		io += (size_t)snprintf(info + io, n - io, "filter \"%s\" ", l->filter);
+	if (page > 0 && nd > page && io < n)
+		io += (size_t)snprintf(info + io, n - io, "%d-%d/%d ", l->top + 1,
+				       l->top + page < nd ? l->top + page : nd, nd);
+	if (title && *title && io < n)
+		snprintf(info + io, n - io, "%s ", title);
 }
 
 /* The title row: column titles (the sorted one marked) and, right-aligned
@@ -362,7 +379,6 @@ static void title_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 		       const char *title)
 {
 	int tslot = focused ? TH_COL_TITLE_FOCUS : TH_COL_TITLE;
-	int page = l->page, nd = L->nd;
 	draw_fill(t, r, 0, tslot);
 	for (int c = 0; c < L->ncols; c++) {
 		if (L->cx[c] < 0)
@@ -373,16 +389,8 @@ static void title_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 		else
 			draw_text(t, r, 0, L->cx[c], L->cw[c], slot, tb->cols[c].title);
 	}
-	char info[160] = "";
-	size_t io = 0;
-	/* most useful first: the text is cut on the right when room is short */
-	if (l->filter[0])
-		io += (size_t)snprintf(info + io, sizeof(info) - io, "filter \"%s\" ", l->filter);
-	if (page > 0 && nd > page && io < sizeof(info))
-		io += (size_t)snprintf(info + io, sizeof(info) - io, "%d-%d/%d ", l->top + 1,
-				       l->top + page < nd ? l->top + page : nd, nd);
-	if (title && *title && io < sizeof(info))
-		snprintf(info + io, sizeof(info) - io, "%s ", title);
+	char info[160];
+	title_info(l, L->nd, title, info, sizeof(info));
 	if (!info[0])
 		return;
 	int used = 0;
@@ -462,7 +470,9 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 	if (l->search_go && l->search[0] && L.nd)
 		search_step(tb, l, &L);
 	rows_select(l, &L, r->h - 1 > 0 ? r->h - 1 : 0);
-	cols_layout(t, tb, &L, r->w, title ? tui_text_cols(title) + 2 : 0, &L);
+	char info[160];
+	title_info(l, L.nd, title, info, sizeof(info));
+	cols_layout(t, tb, &L, r->w, info[0] ? tui_text_cols(info) + 1 : 0, l->filter[0] != 0, &L);
 	title_draw(t, tb, l, r, &L, focused, title);
 	rows_draw(t, tb, l, r, &L, focused);
 	tui_hit_table(t, v, l, r, L.cx, L.cw, L.ncols);

@@ -52,17 +52,18 @@ struct bctx {
 	struct tui *t;
 	const struct ig_series_stats *rows;
 	int threads;
+	int life; /* figures since the start */
 };
 
 static const struct ig_pcts *bpcts(const struct bctx *c, const struct ig_series_stats *s)
 {
-	return c->t->life ? &s->life : &s->win;
+	return c->life ? &s->life : &s->win;
 }
 
 static double bratio(const struct bctx *c, const struct ig_series_stats *s)
 {
 	const struct ig_pcts *pc = bpcts(c, s);
-	return c->t->life ? (pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0) : s->tail_ratio;
+	return c->life ? (pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0) : s->tail_ratio;
 }
 
 static uint64_t b_key(void *ctx, int row)
@@ -75,7 +76,7 @@ static void b_tail_cell(const struct bctx *c, const struct ig_series_stats *s, c
 			int *slot)
 {
 	double share = -1;
-	if (c->t->life)
+	if (c->life)
 		share = -1;
 	else if (c->threads)
 		share = thread_preempt_share(s);
@@ -107,7 +108,9 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	}
 	case B_RATE:
-		fmt_rate(buf, n, tui_rate(c->t, s->calls_win, s->calls_life));
+		fmt_rate(buf, n,
+			 c->life ? fig_rate(s->calls_life, c->t->span_life_ns)
+				 : fig_rate(s->calls_win, c->t->span_win_ns));
 		break;
 	case B_P50:
 	case B_P99:
@@ -129,7 +132,7 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		b_tail_cell(c, s, buf, n, slot);
 		break;
 	case B_PREEMPTOR:
-		if (s->top_preemptor_pid && !c->t->life) {
+		if (s->top_preemptor_pid && !c->life) {
 			char pct[16];
 			snprintf(buf, n, "%s %s",
 				 fmt_culprit(b, sizeof(b), s->top_preemptor_comm,
@@ -153,7 +156,7 @@ static double b_num(void *ctx, int row, int col, int *ok)
 	case B_ID:
 		return -(double)(c->threads ? s->tid : s->pid);
 	case B_RATE:
-		return tui_rate(c->t, s->calls_win, s->calls_life);
+		return c->life ? (double)s->calls_life : (double)s->calls_win;
 	case B_P50:
 		return (double)pc->p50;
 	case B_P99:
@@ -172,10 +175,10 @@ static double b_num(void *ctx, int row, int col, int *ok)
 }
 
 void op_breakdown_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-			const struct ig_series_stats *rows, int n, int threads,
+			const struct ig_series_stats *rows, int n, int threads, int life,
 			const struct tui_rect *r, int focused)
 {
-	struct bctx bc = {t, rows, threads};
+	struct bctx bc = {t, rows, threads, life};
 	struct tui_table tb = {
 	    .cols = threads ? bcols_thread : bcols_proc,
 	    .ncols = B_N,
@@ -184,7 +187,7 @@ void op_breakdown_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .key = b_key,
 	    .cell = b_cell,
 	    .num = b_num,
-	    .empty = t->life ? "no calls since the start" : "no calls in the window",
+	    .empty = life ? "no calls since the start" : "no calls in the window",
 	};
 	table_draw(t, v, &tb, l, r, focused, NULL);
 }
@@ -318,7 +321,8 @@ static double s_num(void *ctx, int row, int col, int *ok)
 }
 
 void op_slow_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-		   const struct ig_call_rec *calls, int n, const struct tui_rect *r, int focused)
+		   const struct ig_call_rec *calls, int n, int life, const struct tui_rect *r,
+		   int focused)
 {
 	struct tui_table tb = {
 	    .cols = scols,
@@ -328,7 +332,7 @@ void op_slow_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .key = s_key,
 	    .cell = s_cell,
 	    .num = s_num,
-	    .empty = t->life ? "no calls since the start" : "no calls in the window",
+	    .empty = life ? "no calls since the start" : "no calls in the window",
 	};
 	table_draw(t, v, &tb, l, r, focused, NULL);
 }

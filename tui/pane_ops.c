@@ -34,7 +34,7 @@ const struct tui_col ops_cols[C_N] = {
 	[C_TAILPRE] = { "TAILPRE", 7, 0, 2, 'r', 0,
 		"share of the tail calls' time (calls at or above p95) spent preempted: runnable "
 		"but not running, CPU contention (window only)" },
-	[C_BYTES] = { "BYTES/S", 10, 0, 6, 'r', 0,
+	[C_BYTES] = { "BYTES/S", 11, 0, 6, 'r', 0,
 		"bytes copied or allocated per second (window only)" },
 	[C_SPARK] = { "P99 TREND", 10, 110, 5, 'l', 0,
 		"p99 of each second of the window, oldest on the left" },

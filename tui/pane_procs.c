@@ -44,7 +44,7 @@ const struct tui_col procs_cols[C_N] = {
 	[C_WAKER] = { "WAKER", 5, 0, 2, 'l', 1,
 		"the task that woke the feeding threads most between calls (a data loader, a "
 		"lock holder), with its share of that wait (window only)" },
-	[C_MEM] = { "MEM", 7, 0, 5, 'r', 0, "pages the process allocated (window, or since the start)" },
+	[C_MEM] = { "MEM", 9, 0, 5, 'r', 0, "pages the process allocated (window, or since the start)" },
 	[C_THREADS] = { "THR", 4, 0, 4, 'r', 0, "threads seen" },
 };
 const int procs_ncols = C_N;
@@ -272,6 +272,9 @@ static void procs_footer(struct tui *t, const struct tui_rect *r, int y)
 	for (int i = 0; i < t->snap->nprocs; i++)
 		if (t->snap->procs[i].pid == pid)
 			p = &t->snap->procs[i];
+	/* on the folded helpers: the busiest CUDA process (the model's first) */
+	if (!p && t->snap->nprocs && t->snap->procs[0].cuda)
+		p = &t->snap->procs[0];
 	draw_fill(t, r, y, TH_NORMAL);
 	if (!p) {
 		draw_text(t, r, y, 1, -1, TH_DIM,

@@ -20,14 +20,11 @@ static void op_update(struct tui *t, struct tui_view *v)
 	int r = v->pid ? model_op_proc_stats(m, v->op, v->pid, &d->st)
 		       : model_op_stats(m, v->op, &d->st);
 	d->valid = r == 0;
-	/* the window's histogram; since the start with z, or when the window
-	 * is empty (an idle op) */
-	const struct hist *h = t->life ? NULL : model_op_hist(m, v->op, v->pid, 0);
-	d->hist_life = 0;
-	if (!h || h->n == 0) {
-		h = model_op_hist(m, v->op, v->pid, 1);
-		d->hist_life = h != NULL;
-	}
+	/* the window; since the start with z, or when the op made no call in
+	 * the window (an idle op, a sparse recording): every section then */
+	d->life = t->life || !d->valid || !d->st.win.n;
+	const struct hist *h = model_op_hist(m, v->op, v->pid, d->life);
+	d->hist_life = d->life;
 	d->hist_ok = h != NULL;
 	if (h)
 		d->hist = *h;
@@ -36,8 +33,7 @@ static void op_update(struct tui *t, struct tui_view *v)
 	else
 		d->nprocs = model_op_procs(m, v->op, d->procs, TUI_MAX_PROCS);
 	int max = (int)(sizeof(d->slow) / sizeof(d->slow[0]));
-	d->slow_life = t->life;
-	d->nslow = t->life ? model_slow_calls_life(m, v->op, v->pid, d->slow, max)
+	d->nslow = d->life ? model_slow_calls_life(m, v->op, v->pid, d->slow, max)
 			   : model_slow_calls(m, v->op, v->pid, d->slow, max);
 	struct stacks *st = session_stacks(t->s);
 	d->stacks_on = st != NULL;
@@ -170,7 +166,7 @@ static void op_numbers(struct tui *t, const struct tui_rect *r)
 {
 	const struct ig_series_stats *s = &t->opd->st;
 	char a[32], b[32], c[32], e[32], g[32], h2[32], p[48], line[320];
-	int life = t->life || !s->win.n;
+	int life = t->opd->life;
 	const struct ig_pcts *pc = life ? &s->life : &s->win;
 	double ratio = pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0;
 	double rate = life ? fig_rate(s->calls_life, t->span_life_ns)
@@ -250,14 +246,14 @@ static void op_sections(struct tui *t, struct tui_view *v, const struct tui_rect
 	if (h[S_BREAK]) {
 		struct tui_rect tr =
 		    draw_section_top(t, &sr[S_BREAK], v->pid ? "per thread" : "per process");
-		op_breakdown_table(t, v, &v->lists[0], d->procs, d->nprocs, v->pid != 0, &tr,
-				   v->focus == 0);
+		op_breakdown_table(t, v, &v->lists[0], d->procs, d->nprocs, v->pid != 0, d->life,
+				   &tr, v->focus == 0);
 	}
 	if (h[S_SLOW]) {
 		struct tui_rect tr = draw_section_top(t, &sr[S_SLOW],
-						      d->slow_life ? "slowest calls since the start"
-								   : "slowest calls in the window");
-		op_slow_table(t, v, &v->lists[1], d->slow, d->nslow, &tr, v->focus == 1);
+						      d->life ? "slowest calls since the start"
+							      : "slowest calls in the window");
+		op_slow_table(t, v, &v->lists[1], d->slow, d->nslow, d->life, &tr, v->focus == 1);
 	}
 	if (h[S_STK]) {
 		struct tui_rect tr = draw_section_top(t, &sr[S_STK], "top stacks by tail time");

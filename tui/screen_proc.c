@@ -25,7 +25,9 @@ static const struct tui_col tcols[T_N] = {
 	[T_WAIT] = { "WAIT%", 5, 0, 0, 'r', 0,
 		"share of its wall time asleep between calls (I/O, another task, timers, faults)" },
 	[T_SW] = { "SW", 5, 0, 3, 'r', 0, "context switches (window)" },
-	[T_SYNC] = { "SYNCS", 6, 0, 4, 'r', 0, "syncs and synchronous copies (window)" },
+	[T_SYNC] = { "SYNCS", 6, 0, 4, 'r', 0,
+		"syncs and synchronous copies (window; a driver sync inside a runtime sync counts "
+		"once)" },
 	[T_LAST] = { "LAST PREEMPTOR", 14, 0, 2, 'l', 1, "who preempted it last" },
 };
 /* clang-format on */
@@ -86,7 +88,7 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		fmt_count(buf, n, th->switches, 5);
 		break;
 	case T_SYNC:
-		fmt_count(buf, n, th->sync_calls_win, 6);
+		fmt_count(buf, n, th->sync_calls_win - th->sync_nested_win, 6);
 		break;
 	case T_LAST:
 		if (th->last_preemptor_pid)
@@ -121,7 +123,7 @@ static double t_num(void *ctx, int row, int col, int *ok)
 	case T_SW:
 		return th->switches;
 	case T_SYNC:
-		return (double)th->sync_calls_win;
+		return (double)(th->sync_calls_win - th->sync_nested_win);
 	}
 	*ok = 0;
 	return 0;

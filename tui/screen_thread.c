@@ -144,11 +144,12 @@ static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect 
 	const struct ig_op_info *oi = th->main_op > 0 ? ig_op_info(th->main_op) : NULL;
 	double rate = tui_rate(t, th->calls_win, th->calls_life);
 	draw_printf(t, r, 1, 1, TH_NORMAL,
-		    "%s: %llu CUDA calls, %s/s, mostly %s  switches %u  syncs %llu (%s)",
+		    "%s: %llu CUDA calls, %s/s, mostly %s  window: switches %u, syncs %llu (%s)",
 		    t->life ? "since the start" : "window",
 		    (unsigned long long)(t->life ? th->calls_life : th->calls_win),
 		    fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-", th->switches,
-		    (unsigned long long)th->sync_calls_win, fmt_ns(a, sizeof(a), th->sync_ns_win));
+		    (unsigned long long)(th->sync_calls_win - th->sync_nested_win),
+		    fmt_ns(a, sizeof(a), th->sync_ns_win - th->sync_nested_ns_win));
 	return 2 + timebar_lines(t, r, 2, "where the time goes",
 				 t->life ? &th->life_parts : &th->parts, t->life);
 }
@@ -175,10 +176,10 @@ static int call_head(struct tui *t, struct tui_view *v, const struct tui_rect *r
 	else if (d->oldest_ns > v->call_ts_ns)
 		draw_printf(
 		    t, r, y++, 1, TH_DIM,
-		    "the model keeps a thread's last %d intervals; the oldest kept began at "
-		    "%s, after the call began: %s",
+		    "only a thread's last %d intervals are kept; the oldest began %s, after "
+		    "this call began: %s",
 		    IG_TL_MAX, fmt_clock_ms(f, sizeof(f), d->oldest_ns),
-		    d->noff ? "earlier ones are not shown" : "those of the call are gone");
+		    d->noff ? "earlier ones are gone" : "its intervals are gone");
 	return y;
 }
 
@@ -201,8 +202,10 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	    .key = o_key,
 	    .cell = o_cell,
 	    .num = o_num,
-	    .empty = v->call_dur_ns ? "no off-CPU interval during this call: it stayed on the CPU"
-				    : "no off-CPU intervals recorded for this thread",
+	    .empty = !v->call_dur_ns ? "no off-CPU intervals recorded for this thread"
+		     : d->oldest_ns > v->call_ts_ns || !d->noff_kept
+			 ? "none kept for this call (see above)"
+			 : "no off-CPU interval during this call: it stayed on the CPU",
 	};
 	v->nfocus = 1;
 	v->focus = 0;

@@ -34,7 +34,7 @@ void tui_message(struct tui *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
 	va_end(ap);
-	t->msg_until_ms = tui_now_ms() + 3000;
+	t->msg_until_ms = tui_now_ms() + 5000;
 	log_msg(LOG_INFO, "%s", t->msg);
 }
 

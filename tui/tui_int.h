@@ -170,7 +170,7 @@ struct tui_opdata {
 	int nprocs;
 	struct ig_series_stats procs[TUI_MAX_PROCS];
 	int nslow;
-	int slow_life; /* slow holds the slowest since the start */
+	int life; /* every section since the start: z, or no call in the window */
 	struct ig_call_rec slow[IG_SLOW_MAX * 4];
 	int stacks_on; /* the session has stacks */
 	int nstk;
@@ -517,10 +517,11 @@ void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 char *tui_span_title(struct tui *t, char *buf, size_t n);
 /* The op screen's tables (op_tables.c). */
 void op_breakdown_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-			const struct ig_series_stats *rows, int n, int threads,
+			const struct ig_series_stats *rows, int n, int threads, int life,
 			const struct tui_rect *r, int focused);
 void op_slow_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-		   const struct ig_call_rec *calls, int n, const struct tui_rect *r, int focused);
+		   const struct ig_call_rec *calls, int n, int life, const struct tui_rect *r,
+		   int focused);
 void op_stacks_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 		     const struct stacks_stat *stk, int n, int stacks_on, const struct tui_rect *r,
 		     int focused);

@@ -52,9 +52,32 @@ expect '(wl_worker|wl_launch)\+0x' "slow call stack: workload frames"
 keys Escape
 keys o
 expect '^ thread [0-9]+ \(wl-worker-0\) of workload\[' "o on a slow call: its thread, by name"
-expect ' blocked +in a CUDA cal.* \[irq\]' "thread timeline: syncs woken by the timer interrupt, [irq]"
+expect '^ during cudaLaunchKernel at [0-9:.]+, [0-9.]+(ns|us|ms|s)' "o: the intervals during that call"
 keys Escape
 expect 'slowest calls in the window' "back to the op screen"
+keys Escape
+expect '^! GPU API' "back to the main screen"
+# a sync's newest slow call: o shows the thread asleep during it, woken by
+# the timer interrupt ([irq]) that ends the shim's wait
+keys /
+keys C-u
+text cudaStreamSynchronize
+keys Enter
+keys Enter
+expect '^ cudaStreamSynchronize  runtime API' "the sync op"
+keys Tab
+keys '<'
+keys '<'
+keys '<'
+keys I
+keys Home
+keys o
+expect '^ during cudaStreamSynchronize at ' "o on the newest slow sync"
+expect ' blocked +in a CUDA cal.* \[irq\]' "during the sync: blocked, woken by the timer interrupt"
+expect 'these intervals: preempted [0-9.]+(ns|us|ms), blocked [0-9.]+(us|ms)' \
+	"what the intervals during the call add up to"
+keys Escape
+keys Escape
 keys Escape
 expect '^! GPU API' "back to the main screen"
 keys q
