@@ -328,7 +328,9 @@ int tui_theme_load(struct tui_theme *t, const char *name, char *err, size_t errl
 	}
 	const char *text = tui_theme_builtin(name);
 	if (!text) {
-		snprintf(err, errlen, "theme '%s' not found (looked for %s.theme in themes/)", name,
+		snprintf(err, errlen,
+			 "unknown theme '%s': use default, light, high-contrast, monochrome, a "
+			 "NAME.theme in $INGERO_THEME_DIR or themes/, or a path to a .theme file",
 			 name);
 		return -ENOENT;
 	}

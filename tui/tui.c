@@ -260,6 +260,14 @@ static void run_loop(struct tui *t)
 	}
 }
 
+int tui_check_options(const struct cli *cli, char *err, size_t errlen)
+{
+	struct tui_theme th;
+	if (cli->theme && tui_theme_load(&th, cli->theme, err, errlen))
+		return -1;
+	return 0;
+}
+
 int tui_run(struct session *s, const struct cli *cli)
 {
 	struct tui *t = tui_new(s, cli);

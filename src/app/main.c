@@ -22,6 +22,27 @@
 
 /* The viewer lives in tui/ (curses stays out of src/). */
 int tui_run(struct session *s, const struct cli *cli) __attribute__((weak));
+int tui_check_options(const struct cli *cli, char *err, size_t errlen) __attribute__((weak));
+
+/* Errors about the arguments come first, before privileges and the
+ * terminal: a theme that cannot be loaded, a recording that cannot be
+ * read. Returns the exit code, 0 to go on. */
+static int check_arguments(const struct cli *cli)
+{
+	char err[512];
+	if (tui_check_options && tui_check_options(cli, err, sizeof(err))) {
+		fprintf(stderr, "ingero-top: %s\n", err);
+		return 2;
+	}
+	for (int i = 0; i < cli->nreplay; i++)
+		if (access(cli->replay[i], R_OK)) {
+			fprintf(stderr, "ingero-top: cannot replay ");
+			esc_fputs(stderr, cli->replay[i], 0);
+			fprintf(stderr, ": %s\n", strerror(errno));
+			return 1;
+		}
+	return 0;
+}
 
 static volatile sig_atomic_t stop_flag, flight_flag;
 
@@ -191,6 +212,9 @@ int main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (cli.check)
 		return check_run(stdout);
+	r = check_arguments(&cli);
+	if (r)
+		return r;
 
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_stop };
