@@ -20,10 +20,10 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototy
 CFLAGS  ?= -O2 -g
 CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -DIG_VERSION='"$(VERSION)"' \
 	   -fno-omit-frame-pointer -I$(BUILD) -Isrc -Ibpf
-LDLIBS  := -lbpf -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -lpthread
+LDLIBS  := -lbpf -ldw -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -lpthread
 
 # Build and test dependencies, from Debian's archive.
-DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libjansson-dev \
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
 	     procps util-linux locales
 

@@ -42,9 +42,10 @@
 /* A frame as stored: strings are offsets into the stack's blob. */
 struct iframe {
 	uint8_t kind;
-	int line;
+	int line; /* Python: the line; native: the source line (src), 0 = none */
 	uint64_t ip, off;
 	uint32_t sym, file, text;
+	uint32_t src; /* native: source file of line (base name), 0 = none */
 };
 
 struct stk {
@@ -650,6 +651,18 @@ static void badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int lin
 	f->sym = sym && *sym ? bstr(b, sym) : 0;
 	f->file = file && *file ? bstr(b, file) : 0;
 	f->text = bstr(b, text);
+	f->src = 0;
+}
+
+static const char *base_name(const char *p);
+
+/* A native frame with its source file:line (DWARF line tables). */
+static void badd_src(struct builder *b, uint64_t ip, uint64_t off, const char *sym,
+		     const char *file, const char *text, const char *src, int line)
+{
+	badd(b, STACKS_NATIVE, ip, off, src && *src ? line : 0, sym, file, text);
+	if (src && *src && line > 0 && b->n > 0)
+		b->fr[b->n - 1].src = bstr(b, base_name(src));
 }
 
 static const char *base_name(const char *p)
@@ -823,9 +836,12 @@ static void resolve_native(struct stacks *st, struct rproc *p, uint64_t ip, stru
 	int r = p && p->maps ? sym_resolve(st->sym, p->maps, ip, true, &si) : -ESRCH;
 
 	if (r == 0) {
-		snprintf(text, sizeof(text), "%s+0x%" PRIx64 " (%s%s)", si.name, si.off,
-			 base_name(si.path), si.flags & SYM_F_DELETED ? ", deleted" : "");
-		badd(b, STACKS_NATIVE, ip, si.off, 0, si.name, si.path, text);
+		char src[128] = "";
+		if (si.src_file && si.src_line > 0)
+			snprintf(src, sizeof(src), " %s:%d", base_name(si.src_file), si.src_line);
+		snprintf(text, sizeof(text), "%s+0x%" PRIx64 " (%s%s)%s", si.name, si.off,
+			 base_name(si.path), si.flags & SYM_F_DELETED ? ", deleted" : "", src);
+		badd_src(b, ip, si.off, si.name, si.path, text, si.src_file, si.src_line);
 		st->stats.frames_resolved++;
 		return;
 	}
@@ -1122,9 +1138,11 @@ static struct rec_frame rec_frame_of(const struct stk *s, const struct iframe *f
 		return (struct rec_frame){.kind = REC_FRAME_NATIVE,
 					  .ip = f->ip,
 					  .off = f->off,
+					  .line = f->src ? f->line : 0,
 					  .sym = sym,
 					  .file = base_name(file),
-					  .note = ""};
+					  .note = "",
+					  .src = f->src ? s->blob + f->src : ""};
 	}
 }
 
@@ -1167,9 +1185,12 @@ static int add_rec_frame(void *ctx, const struct rec_frame *f)
 	if (*f->sym) {
 		char *dm = sym_demangle(f->sym);
 		const char *sym = dm ? dm : f->sym;
-		tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s", sym, f->off,
-		     *f->file ? " (" : "", f->file, *f->file ? ")" : "");
-		badd(b, STACKS_NATIVE, f->ip, f->off, f->line, sym, f->file, text);
+		char src[128] = "";
+		if (f->src && *f->src && f->line > 0)
+			snprintf(src, sizeof(src), " %s:%d", f->src, f->line);
+		tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s%s", sym, f->off,
+		     *f->file ? " (" : "", f->file, *f->file ? ")" : "", src);
+		badd_src(b, f->ip, f->off, sym, f->file, text, f->src, f->line);
 		free(dm);
 	} else if (f->off && *f->file) {
 		tfmt(text, sizeof(text), "0x%" PRIx64 " (%s+0x%" PRIx64 ")", f->ip, f->file,

@@ -1,8 +1,10 @@
 /* Native symbolisation: /proc/PID/maps capture, ELF symbol tables through
  * libelf cached per build-id, address translation through PT_LOAD segments,
- * libiberty demangling. See symbolize.h. */
+ * libiberty demangling, source file:line through libdw's line tables when
+ * the file (or its debug file) has DWARF. See symbolize.h. */
 #include "stacks/symbolize.h"
 
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -20,6 +22,7 @@
 #define MAX_SEGS 16
 #define DEFAULT_MAX_BYTES (256ull << 20)
 #define DEBUG_DIR "/usr/lib/debug/.build-id"
+#define MAX_DWARF 16 /* line tables kept open at once (each holds an fd) */
 
 struct symbol {
 	uint64_t addr;
@@ -47,6 +50,10 @@ struct elf_ent {
 	char *names;
 	uint64_t bytes;
 	uint64_t last_use;
+	/* line tables (libdw), opened on the first lookup */
+	int dw_state; /* 0: not tried, 1: open, -1: no line information */
+	Dwarf *dw;
+	int dw_fd;
 };
 
 /* (device, inode) -> elf_ent, so that the same file in many processes is
@@ -63,6 +70,7 @@ struct sym_cache {
 	int ninos, capinos;
 	uint64_t clock;
 	uint64_t max_bytes;
+	int ndw; /* elf_ents whose line tables are open */
 	struct sym_cache_stats st;
 	char *demangled; /* last sym_resolve result, owned */
 };
@@ -111,11 +119,23 @@ static void elf_unload(struct sym_cache *c, struct elf_ent *e)
 	}
 }
 
+static void dw_close(struct sym_cache *c, struct elf_ent *e)
+{
+	if (e->dw_state != 1)
+		return;
+	dwarf_end(e->dw);
+	close(e->dw_fd);
+	e->dw = NULL;
+	e->dw_state = 0;
+	c->ndw--;
+}
+
 void sym_cache_free(struct sym_cache *c)
 {
 	if (!c)
 		return;
 	for (int i = 0; i < c->nelfs; i++) {
+		dw_close(c, c->elfs[i]);
 		elf_unload(c, c->elfs[i]);
 		free(c->elfs[i]);
 	}
@@ -585,6 +605,67 @@ static int identify(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, 
 	return e->state == ELF_FAILED ? -ENOEXEC : i;
 }
 
+/* ---- source lines (libdw) ------------------------------------------------------ */
+
+/* Opens the line tables of e: the mapped file's own DWARF, else its debug
+ * file by build-id. At most MAX_DWARF stay open: the least recently used
+ * one is closed first. */
+static void dw_open(struct sym_cache *c, struct sym_proc *p, struct sym_map *m,
+		    struct elf_ent *e)
+{
+	char root[64], dbg[PATH_MAX];
+	e->dw_state = -1;
+	if (c->ndw >= MAX_DWARF) {
+		struct elf_ent *old = NULL;
+		for (int i = 0; i < c->nelfs; i++)
+			if (c->elfs[i]->dw_state == 1 &&
+			    (!old || c->elfs[i]->last_use < old->last_use))
+				old = c->elfs[i];
+		if (old) {
+			dw_close(c, old);
+			old->dw_state = 0; /* may be opened again */
+		}
+	}
+	int fd = open_mapped(p, m, root, sizeof(root));
+	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	if (!dw && e->build_id[0]) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(dbg, sizeof(dbg), "%s%s/%.2s/%s.debug", root[0] && fd >= 0 ? root : "",
+			 DEBUG_DIR, e->build_id, e->build_id + 2);
+		fd = open(dbg, O_RDONLY | O_CLOEXEC);
+		dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	}
+	if (!dw) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	e->dw = dw;
+	e->dw_fd = fd;
+	e->dw_state = 1;
+	c->ndw++;
+}
+
+/* The source file and line of vaddr (an ELF address of e), when its line
+ * tables have it. */
+static void src_line(struct sym_cache *c, struct sym_proc *p, struct sym_map *m,
+		     struct elf_ent *e, uint64_t vaddr, struct sym_info *out)
+{
+	Dwarf_Die cu;
+	int line = 0;
+	if (!e->dw_state)
+		dw_open(c, p, m, e);
+	if (e->dw_state != 1 || !dwarf_addrdie(e->dw, vaddr, &cu))
+		return;
+	Dwarf_Line *l = dwarf_getsrc_die(&cu, vaddr);
+	const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+	if (!src || dwarf_lineno(l, &line) || line <= 0)
+		return;
+	out->src_file = src;
+	out->src_line = line;
+}
+
 static struct sym_proc *proc_new(int pid)
 {
 	struct sym_proc *p = calloc(1, sizeof(*p));
@@ -780,6 +861,7 @@ int sym_resolve(struct sym_cache *c, struct sym_proc *p, uint64_t addr, bool ret
 	c->demangled = sym_demangle(name);
 	out->name = c->demangled ? c->demangled : name;
 	out->off = vaddr - s->addr;
+	src_line(c, p, m, e, ret_addr && vaddr ? vaddr - 1 : vaddr, out);
 	return 0;
 }
 
