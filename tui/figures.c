@@ -51,3 +51,21 @@ double fig_share(double frac)
 		return -1;
 	return frac > 1 ? 1 : frac;
 }
+
+int fig_during_call(struct ig_offcpu_rec *off, int n, uint64_t ts_ns, uint64_t dur_ns,
+		    uint64_t *pre, uint64_t *blk)
+{
+	int k = 0;
+	*pre = *blk = 0;
+	for (int i = 0; i < n; i++) {
+		const struct ig_offcpu_rec o = off[i];
+		if (o.ts_ns >= ts_ns + dur_ns || o.ts_ns + o.dur_ns <= ts_ns)
+			continue;
+		if (o.state == IG_OFF_PREEMPTED)
+			*pre += o.dur_ns;
+		else if (o.state == IG_OFF_BLOCKED)
+			*blk += o.dur_ns;
+		off[k++] = o;
+	}
+	return k;
+}

@@ -31,6 +31,14 @@ int fig_part_group(int part);
  * sum of its processes'. A span under a second counts as a second. */
 double fig_rate(uint64_t calls, uint64_t span_ns);
 
+/* The off-CPU intervals of off[n] (oldest first, as the model keeps them)
+ * that overlap the call [ts_ns, ts_ns + dur_ns), moved to the front of
+ * off[]; their preempted and blocked time in *pre and *blk. Returns how
+ * many. When off[0] began after the call began, the thread's intervals
+ * during the call may be older than those the model keeps. */
+int fig_during_call(struct ig_offcpu_rec *off, int n, uint64_t ts_ns, uint64_t dur_ns,
+		    uint64_t *pre, uint64_t *blk);
+
 /* A share for a cell: frac clamped to 0..1 (a negative frac is "no
  * value" and stays negative). */
 double fig_share(double frac);

@@ -88,26 +88,6 @@ static double o_num(void *ctx, int row, int col, int *ok)
 	return 0;
 }
 
-/* The intervals that overlap the call [ts, ts + dur). */
-static void keep_during_call(struct tui_threaddata *d, uint64_t ts, uint64_t dur)
-{
-	int n = 0;
-	d->noff_kept = d->noff;
-	d->oldest_ns = d->noff ? d->off[0].ts_ns : 0;
-	d->in_call_pre = d->in_call_blk = 0;
-	for (int i = 0; i < d->noff; i++) {
-		const struct ig_offcpu_rec *o = &d->off[i];
-		if (o->ts_ns >= ts + dur || o->ts_ns + o->dur_ns <= ts)
-			continue;
-		if (o->state == IG_OFF_PREEMPTED)
-			d->in_call_pre += o->dur_ns;
-		else if (o->state == IG_OFF_BLOCKED)
-			d->in_call_blk += o->dur_ns;
-		d->off[n++] = *o;
-	}
-	d->noff = n;
-}
-
 static void thread_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_threaddata *d = t->thd;
@@ -121,8 +101,12 @@ static void thread_update(struct tui *t, struct tui_view *v)
 			break;
 		}
 	d->noff = model_thread_offcpu(m, v->tid, d->off, IG_TL_MAX);
-	if (v->call_dur_ns)
-		keep_during_call(d, v->call_ts_ns, v->call_dur_ns);
+	if (v->call_dur_ns) {
+		d->noff_kept = d->noff;
+		d->oldest_ns = d->noff ? d->off[0].ts_ns : 0;
+		d->noff = fig_during_call(d->off, d->noff, v->call_ts_ns, v->call_dur_ns,
+					  &d->in_call_pre, &d->in_call_blk);
+	}
 	d->valid = 1;
 }
 

@@ -282,8 +282,46 @@ static void glossary_complete(void)
 		      gloss_part_letter(k));
 }
 
+/* o on a slow call: the thread's intervals during the call, and what they
+ * add up to; on a model fed by hand. */
+static void during_call(void)
+{
+	const uint64_t t0 = 1767225600ull * SEC, MS = 1000000;
+	struct ig_model *m = model_new(NULL);
+	struct ig_event e = {0};
+	e.kind = IG_EV_CALL, e.pid = e.tid = 42, e.op = IG_OP_CUDA_STREAM_SYNC;
+	e.ts_ns = t0 + 100 * MS, e.dur_ns = 50 * MS;
+	e.preempt_ns = 10 * MS, e.blocked_ns = 30 * MS;
+	strcpy(e.comm, "py");
+	/* intervals: one before the call, two inside, one ending inside, one after */
+	const uint64_t at[5] = {50, 110, 125, 95, 170}, len[5] = {10, 10, 20, 10, 5};
+	const int state[5] = {IG_OFF_BLOCKED, IG_OFF_PREEMPTED, IG_OFF_BLOCKED, IG_OFF_BLOCKED,
+			      IG_OFF_PREEMPTED};
+	for (int i = 0; i < 5; i++) {
+		struct ig_event o = {0};
+		o.kind = IG_EV_OFFCPU, o.pid = o.tid = 42, o.state = (uint8_t)state[i];
+		o.ts_ns = t0 + at[i] * MS, o.dur_ns = len[i] * MS;
+		model_ingest(m, &o);
+	}
+	model_ingest(m, &e);
+	struct ig_offcpu_rec off[IG_TL_MAX];
+	int n = model_thread_offcpu(m, 42, off, IG_TL_MAX);
+	uint64_t pre, blk;
+	int k = fig_during_call(off, n, e.ts_ns, e.dur_ns, &pre, &blk);
+	CHECKF(n == 5 && k == 3, "kept %d, during the call %d", n, k);
+	CHECKF(pre == 10 * MS && blk == 30 * MS, "during the call: preempted %llu blocked %llu",
+	       (unsigned long long)pre, (unsigned long long)blk);
+	for (int i = 0; i < k; i++)
+		CHECK(off[i].ts_ns < e.ts_ns + e.dur_ns && off[i].ts_ns + off[i].dur_ns > e.ts_ns);
+	/* a call older than every kept interval: none of them */
+	n = model_thread_offcpu(m, 42, off, IG_TL_MAX);
+	CHECK(fig_during_call(off, n, t0, 20 * MS, &pre, &blk) == 0 && !pre && !blk);
+	model_free(m);
+}
+
 int main(int argc, char **argv)
 {
+	during_call();
 	glossary_complete();
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
