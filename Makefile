@@ -144,7 +144,8 @@ $(BUILD)/tests/tools/%.skel.h: $(BUILD)/tests/tools/%.bpf.o
 $(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) $(TESTLIB) $(TEST_TOOLS_SKELS) | $(BUILD)/tests/tools
 	$(CC) $(CFLAGS) -Itests/lib -I$(BUILD)/tests/tools -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/unit
+# (the viewer's unit tests include tui/*.c: they follow its changes too)
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(TESTLIB) $(wildcard tui/*.c tui/*.h) | $(BUILD)/tests/unit
 	$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/bench
