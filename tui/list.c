@@ -313,8 +313,26 @@ static void rows_select(struct tui_list *l, const struct layout_rows *L, int pag
 }
 
 /* The columns: fit columns are measured on the rows, hidden ones left out. */
+/* Lays the columns out in w - reserve columns when that hides no column the
+ * full width shows (drop_low: none of priority 0 or 1). Returns 1 when it
+ * did. */
+static int keep_room(struct tui_table *tb, int ncols, int w, int reserve, const short *nat,
+		     unsigned hidden, int drop_low, struct layout_rows *out)
+{
+	short x2[32], w2[32];
+	if (reserve <= 0 || reserve >= w)
+		return 0;
+	tui_cols_fit2(tb->cols, ncols, w - reserve, nat, hidden, x2, w2);
+	for (int c = 0; c < ncols; c++)
+		if (out->cx[c] >= 0 && x2[c] < 0 && (!drop_low || tb->cols[c].prio < 2))
+			return 0;
+	memcpy(out->cx, x2, sizeof(x2[0]) * (size_t)ncols);
+	memcpy(out->cw, w2, sizeof(w2[0]) * (size_t)ncols);
+	return 1;
+}
+
 static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout_rows *L, int w,
-			int reserve, int force, struct layout_rows *out)
+			int reserve, int reserve_filter, struct layout_rows *out)
 {
 	short nat[32];
 	int ncols = out->ncols;
@@ -342,18 +360,11 @@ static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout
 	tb->cell_depth = 0;
 	unsigned hidden = tui_hidden_cols(t, tb->cols);
 	tui_cols_fit2(tb->cols, ncols, w, nat, hidden, out->cx, out->cw);
-	if (reserve <= 0 || reserve >= w)
-		return;
-	/* room for the title's text (the span, the position), when growable
-	 * columns alone would take it; a filter the user set is always shown,
-	 * the least important columns make room for it */
-	short x2[32], w2[32];
-	tui_cols_fit2(tb->cols, ncols, w - reserve, nat, hidden, x2, w2);
-	for (int c = 0; c < ncols && !force; c++)
-		if ((x2[c] < 0) != (out->cx[c] < 0))
-			return;
-	memcpy(out->cx, x2, sizeof(x2[0]) * (size_t)ncols);
-	memcpy(out->cw, w2, sizeof(w2[0]) * (size_t)ncols);
+	/* room for the title's text (the span, the position) when growable
+	 * columns alone would take it; for a filter the user set, columns of
+	 * priority 2 and more may make room too */
+	if (!keep_room(tb, ncols, w, reserve, nat, hidden, 0, out))
+		keep_room(tb, ncols, w, reserve_filter, nat, hidden, 1, out);
 }
 
 /* The text at the right of the title row, most useful first (it is cut on
@@ -472,7 +483,10 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 	rows_select(l, &L, r->h - 1 > 0 ? r->h - 1 : 0);
 	char info[160];
 	title_info(l, L.nd, title, info, sizeof(info));
-	cols_layout(t, tb, &L, r->w, info[0] ? tui_text_cols(info) + 1 : 0, l->filter[0] != 0, &L);
+	char finfo[160];
+	title_info(l, 0, NULL, finfo, sizeof(finfo)); /* the filter alone */
+	cols_layout(t, tb, &L, r->w, info[0] ? tui_text_cols(info) + 1 : 0,
+		    finfo[0] ? tui_text_cols(finfo) + 1 : 0, &L);
 	title_draw(t, tb, l, r, &L, focused, title);
 	rows_draw(t, tb, l, r, &L, focused);
 	tui_hit_table(t, v, l, r, L.cx, L.cw, L.ncols);

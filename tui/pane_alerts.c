@@ -109,14 +109,11 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	table_draw(t, v, &tb, l, r, focused, title);
 }
 
+/* No title text: the header says how many alerts are active, and the
+ * alert text keeps the whole width. */
 static void alerts_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
-	int nact = 0;
-	char title[48];
-	for (int i = 0; i < t->snap->nchains; i++)
-		nact += t->snap->chains[i].active != 0;
-	snprintf(title, sizeof(title), "%d active", nact);
-	chains_table(t, v, &v->lists[2], t->snap->chains, t->snap->nchains, r, focused, title);
+	chains_table(t, v, &v->lists[2], t->snap->chains, t->snap->nchains, r, focused, NULL);
 }
 
 static int alerts_want(struct tui *t)

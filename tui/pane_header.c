@@ -5,6 +5,7 @@
  * last notice. It uses 1 to 3 rows; what does not fit on a row moves to
  * the next, what does not fit at all is left out, least important last. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -197,6 +198,21 @@ static void row2_meters(struct tui *t, struct flow *f, const struct ig_host *hos
 	}
 }
 
+#define STATUS_MSG_MS 15000 /* a session notice leads the last row this long */
+
+/* The text with the user's home directory as "~": paths fit better. */
+static void home_short(char *out, size_t n, const char *text)
+{
+	const char *home = getenv("HOME");
+	size_t hl = home ? strlen(home) : 0;
+	const char *p = hl > 1 ? strstr(text, home) : NULL;
+	if (!p || (p[hl] != '/' && p[hl] != 0)) {
+		snprintf(out, n, "%s", text);
+		return;
+	}
+	snprintf(out, n, "%.*s~%s", (int)(p - text), text, p + hl);
+}
+
 static int pct_slot(double pct)
 {
 	return pct >= 90 ? TH_METER_CRIT : pct >= 70 ? TH_METER_WARN : TH_HEADER_VALUE;
@@ -207,8 +223,13 @@ static int pct_slot(double pct)
 static void row_status(struct tui *t, struct flow *f, const struct ig_status *st,
 		       const struct ig_host *host, int rows)
 {
-	char a[64], c[256];
+	char a[64], c[256], msg[640];
 	int drops = st->drops_kernel || st->drops_user;
+	/* a fresh notice of the session (a flight save and its path) first */
+	home_short(msg, sizeof(msg), st->message);
+	int fresh = msg[0] && tui_now_ms() - t->status_msg_ms < STATUS_MSG_MS;
+	if (fresh)
+		seg(f, "", msg, TH_MESSAGE);
 	seg(f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
 	if (rows >= 3)
 		seg(f, "events", fmt_count(a, sizeof(a), st->events_total, 7), TH_HEADER_VALUE);
@@ -245,8 +266,8 @@ static void row_status(struct tui *t, struct flow *f, const struct ig_status *st
 	} else if (st->record_error[0]) {
 		seg(f, "REC stopped:", st->record_error, TH_ERROR);
 	}
-	if (st->message[0])
-		seg(f, "", st->message, TH_MESSAGE);
+	if (msg[0] && !fresh)
+		seg(f, "", msg, TH_MESSAGE);
 }
 
 static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)

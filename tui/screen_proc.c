@@ -199,14 +199,18 @@ static int proc_head(struct tui *t, const struct tui_rect *r)
 	culprits(t, r, y++, "preempted by: ", p, p->preemptors, p->npreemptors);
 	culprits(t, r, y++, "woken by (between calls): ", p, p->wakers, p->nwakers);
 	if (p->page_bytes_win || p->io_ops_win) {
-		draw_printf(t, r, y++, 1, TH_NORMAL,
-			    "window: page allocations %s  block I/O %llu requests %s, latency %s "
-			    "total, %s max",
-			    fmt_bytes(a, sizeof(a), p->page_bytes_win),
-			    (unsigned long long)p->io_ops_win,
-			    fmt_bytes(b, sizeof(b), p->io_bytes_win),
-			    fmt_ns(c2, sizeof(c2), p->io_lat_ns_win),
-			    fmt_ns(e, sizeof(e), p->io_max_ns_win));
+		int x = 1;
+		if (p->page_bytes_win)
+			x += draw_printf(t, r, y, x, TH_NORMAL, "window: page allocations %s  ",
+					 fmt_bytes(a, sizeof(a), p->page_bytes_win));
+		if (p->io_ops_win)
+			draw_printf(t, r, y, x, TH_NORMAL,
+				    "%sblock I/O %llu requests %s, latency %s total, %s max",
+				    x == 1 ? "window: " : "", (unsigned long long)p->io_ops_win,
+				    fmt_bytes(b, sizeof(b), p->io_bytes_win),
+				    fmt_ns(c2, sizeof(c2), p->io_lat_ns_win),
+				    fmt_ns(e, sizeof(e), p->io_max_ns_win));
+		y++;
 	}
 	return y;
 }

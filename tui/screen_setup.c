@@ -52,6 +52,13 @@ static uint64_t set_key(void *ctx, int row)
 	return (uint64_t)row + 1;
 }
 
+/* The settings in their order, whatever the sort column. */
+static double set_num(void *ctx, int row, int col, int *ok)
+{
+	*ok = 1;
+	return -(double)row;
+}
+
 static void fixed_cell(struct tui *t, int row, int col, char *buf, size_t n)
 {
 	static const char *const names[] = {"Theme", "Refresh", "Figures", "Processes",
@@ -119,6 +126,7 @@ static void setup_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	    .nrows = nitems(),
 	    .key = set_key,
 	    .cell = set_cell,
+	    .num = set_num,
 	    .empty = "",
 	};
 	draw_fill(t, r, 0, TH_TITLE);

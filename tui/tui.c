@@ -212,10 +212,12 @@ static void after_events(struct tui *t, struct loop *L)
 	}
 	const struct ig_status *st = session_status(t->s);
 	if (strcmp(st->message, t->last_status_msg) != 0) {
-		/* a new notice from the session (flight save, recording): the
-		 * header may have no room left, the hint line always has */
+		/* a new notice from the session (flight save, recording): first
+		 * on the header's last row for a while (the whole path), and in
+		 * row 1 as a notice on a small header */
 		snprintf(t->last_status_msg, sizeof(t->last_status_msg), "%s", st->message);
-		if (st->message[0])
+		t->status_msg_ms = now;
+		if (st->message[0] && t->lay.header_rows < 3)
 			tui_message(t, "%.150s", st->message);
 		L->dirty = 1;
 	}

@@ -331,6 +331,7 @@ struct tui {
 	char msg[160]; /* a notice in the hint line */
 	uint64_t msg_until_ms;
 	char last_status_msg[sizeof(((struct ig_status *)0)->message)];
+	uint64_t status_msg_ms; /* when the session's notice last changed */
 };
 
 /* --- freeze.c: what the screens read ----------------------------------------------- */
