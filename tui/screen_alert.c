@@ -53,9 +53,9 @@ static void build(struct tui *t, int width)
 			  "latency   p50 %s  p99 %s  p99/p50 %s", fmt_ns(a, sizeof(a), c->p50_ns),
 			  fmt_ns(b, sizeof(b), c->p99_ns), fmt_ratio(e, sizeof(e), c->tail_ratio));
 	lines_add(
-	    &lines, TH_NORMAL, 1, "seen      %s to %s (first %s ago), fired %u times, highest %s",
+	    &lines, TH_NORMAL, 1, "seen      %s to %s (first %s ago), fired %u time%s, highest %s",
 	    fmt_clock(a, sizeof(a), c->first_seen_ns), fmt_clock(b, sizeof(b), c->last_seen_ns),
-	    fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0), c->fired,
+	    fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0), c->fired, c->fired == 1 ? "" : "s",
 	    detect_sev_name(c->max_severity));
 
 	lines_add(&lines, TH_SECTION, 0, "Explanation");

@@ -188,9 +188,12 @@ static void note_end(struct tui *t, struct loop *L, uint64_t now)
 		} else if (st->mode == IG_MODE_REPLAY) {
 			tui_message(t, "end of the recording: [ seeks back, q quits");
 		}
-		if (st->mode == IG_MODE_LIVE)
+		if (st->mode == IG_MODE_LIVE) {
 			tui_message(t, "the command exited (status %d): q quits",
 				    session_cmd_status(t->s));
+			/* what it printed on its way out went over the screen */
+			clearok(curscr, TRUE);
+		}
 		L->relayout = L->dirty = 1;
 	}
 	L->done_noted = at_end;
