@@ -55,8 +55,8 @@ static void build(struct tui *t, int width)
 	lines_add(
 	    &lines, TH_NORMAL, 1, "seen      %s to %s (first %s ago), fired %u time%s, highest %s",
 	    fmt_clock(a, sizeof(a), c->first_seen_ns), fmt_clock(b, sizeof(b), c->last_seen_ns),
-	    fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0), c->fired, c->fired == 1 ? "" : "s",
-	    detect_sev_name(c->max_severity));
+	    fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0), c->fired,
+	    c->fired == 1 ? "" : "s", detect_sev_name(c->max_severity));
 
 	lines_add(&lines, TH_SECTION, 0, "Explanation");
 	lines_wrap(&lines, TH_NORMAL, 1, width, c->explanation);
