@@ -21,10 +21,10 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototy
 CFLAGS  ?= -O2 -g
 CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -DIG_VERSION='"$(VERSION)"' \
 	   -fno-omit-frame-pointer -I$(BUILD) -Isrc -Ibpf
-LDLIBS  := -lbpf -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -lpthread
+LDLIBS  := -lbpf -ldw -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -lpthread
 
 # Build and test dependencies, from Debian's archive.
-DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libjansson-dev \
+DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libjansson-dev \
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
 	     procps util-linux locales prometheus curl libclang-rt-14-dev
 
@@ -181,7 +181,8 @@ $(BUILD)/tests/tools/%.skel.h: $(BUILD)/tests/tools/%.bpf.o
 $(BUILD)/tests/tools/%: tests/tools/%.c $(CORE_LIB) $(TESTLIB) $(TEST_TOOLS_SKELS) | $(BUILD)/tests/tools
 	$(CC) $(CFLAGS) -Itests/lib -I$(BUILD)/tests/tools -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/unit
+# (the viewer's unit tests include tui/*.c: they follow its changes too)
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(TESTLIB) $(wildcard tui/*.c tui/*.h) | $(BUILD)/tests/unit
 	$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/bench

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "detect/detect.h"
 #include "tui_int.h"
@@ -239,6 +240,16 @@ char *fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid)
 	if (!pid)
 		snprintf(buf, n, "-");
 	else
-		snprintf(buf, n, "%.*s[%u]", IG_COMM_LEN, comm && *comm ? comm : "?", pid);
+		snprintf(buf, n, "%.*s[%u]%s", IG_COMM_LEN, comm && *comm ? comm : "?", pid,
+			 pid == (uint32_t)getpid() ? " (self)" : "");
+	return buf;
+}
+
+char *fmt_culprit(char *buf, size_t n, const char *comm, uint32_t pid, uint32_t owner)
+{
+	if (pid && pid == owner)
+		snprintf(buf, n, "own threads");
+	else
+		fmt_proc(buf, n, comm, pid);
 	return buf;
 }

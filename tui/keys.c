@@ -14,23 +14,35 @@
 const struct tui_binding tui_bindings[] = {
 	/* general */
 	{ ACT_HELP, { 'h', '?', KEY_F(1) }, KC_ALL, 0, "General", "Help",
-	  "Show this help (any list key scrolls it; Esc closes it)" },
+	  "Show this help: the keys, what every column means (any list key scrolls it; Esc "
+	  "closes it)" },
 	{ ACT_QUIT, { 'q', KEY_F(10) }, KC_ALL, 0, NULL, "Quit",
 	  "Quit and restore the terminal" },
 	{ ACT_PAUSE, { 'p', ' ' }, KC_ALL, 0, NULL, "Pause",
-	  "Pause or resume: freeze the view (live: collection continues; replay: playback "
-	  "stops)" },
+	  "Pause or resume: every screen, drill-downs included, shows one frozen moment (live: "
+	  "collection continues; replay: playback stops)" },
+	{ ACT_LIFETIME, { 'z' }, KC_ALL, 0, NULL, "Session",
+	  "Figures over the rolling window, or over the whole session since the start, on "
+	  "every screen (as perf top's z)" },
+	{ ACT_NEXT_ALERT, { 'n' }, KC_ALL, 0, NULL, "Alert",
+	  "Open the top alert, from anywhere; on an alert screen, the next alert" },
+	{ ACT_PREV_ALERT, { 'N' }, KC_ALL, 0, NULL, NULL,
+	  "On an alert screen, the previous alert (elsewhere: the top alert)" },
+	{ ACT_SETUP, { KEY_F(2) }, KC_ALL, 0, NULL, "Setup",
+	  "Setup: theme, refresh interval, window or session, tree, the columns of each pane" },
 	{ ACT_RESET, { 'r' }, KC_ALL, 0, NULL, "Reset",
-	  "Reset the statistics and the alerts (names of known processes are kept)" },
-	{ ACT_THEME, { 't' }, KC_ALL, 0, NULL, "Theme",
+	  "Reset the statistics and the alerts, after asking (y); names of known processes are "
+	  "kept, the recording keeps everything" },
+	{ ACT_THEME, { 't' }, KC_ALL, 0, NULL, NULL,
 	  "Next theme: default, light, high-contrast, monochrome (colour themes are "
 	  "disabled by NO_COLOR and --no-color)" },
 	{ ACT_FLIGHT, { 'w' }, KC_ALL, 0, NULL, "Save",
-	  "Save the flight recorder (the last minutes of events) to a file; the header "
-	  "shows where" },
+	  "Save the flight recorder (the last minutes of events) in your state directory "
+	  "(--flight-dir, $XDG_STATE_HOME/ingero-top, ~/.local/state/ingero-top or "
+	  "/var/tmp); the header and the log say where" },
 	{ ACT_LOG, { 'l' }, KC_ALL, 0, NULL, "Log",
-	  "Show the message log (ingero-top and libbpf messages; they never go over the "
-	  "screen)" },
+	  "Show the message log (ingero-top and libbpf messages and every notice; they never "
+	  "go over the screen)" },
 	{ ACT_REDRAW, { CTRL('L') }, KC_ALL, 0, NULL, NULL, "Redraw the whole screen" },
 	/* moving around */
 	{ ACT_FOCUS_NEXT, { '\t' }, KC_MAIN | KC_DRILL, 0, "Moving around", "Pane",
@@ -44,33 +56,53 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_HOME, { KEY_HOME, 'g' }, KC_ALL, 0, NULL, NULL, "First row of the list" },
 	{ ACT_END, { KEY_END, 'G' }, KC_ALL, 0, NULL, NULL, "Last row of the list" },
 	{ ACT_ENTER, { '\n', '\r', KEY_ENTER }, KC_MAIN | KC_DRILL, 0, NULL, "Details",
-	  "Open the selected op, process, thread, alert or stack (on a slow call: its stack)" },
+	  "Open the selected op, process, thread, alert or stack (on a slow call: its stack; "
+	  "on the folded helpers: unfold them)" },
 	{ ACT_OFFCPU, { 'o' }, KC_DRILL, 0, NULL, NULL,
-	  "On a slow call of the op screen: open its thread's off-CPU timeline" },
+	  "On a slow call of the op screen: its thread's off-CPU intervals during that call" },
 	{ ACT_BACK, { 27, KEY_BACKSPACE, 127, '\b' }, KC_ALL, 0, NULL, "Back",
 	  "Back to the previous screen, where the selection was left; on the main screen, "
 	  "clear the filter" },
 	/* tables */
 	{ ACT_SORT_PREV, { '<', ',' }, KC_MAIN | KC_DRILL, 0, "Tables", NULL,
-	  "Sort the focused table by the column to the left" },
+	  "Sort the focused table by the column to the left (and say what it means)" },
 	{ ACT_SORT_NEXT, { '>', '.' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
-	  "Sort the focused table by the column to the right" },
+	  "Sort the focused table by the column to the right (and say what it means)" },
 	{ ACT_SORT_MENU, { KEY_F(6) }, KC_MAIN | KC_DRILL, 0, NULL, "Sort",
-	  "Choose the sort column of the focused table from a menu" },
+	  "Choose the sort column of the focused table from a menu that explains each" },
 	{ ACT_SORT_INVERT, { 'I' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
 	  "Invert the sort order of the focused table" },
+	{ ACT_SORT_MEM, { 'M' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Sort by memory (MEM, bytes), as in htop" },
+	{ ACT_SORT_CPU, { 'P' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Sort by processor (CPU%), or by P99 in op tables, as in htop" },
+	{ ACT_SORT_TIME, { 'T' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Sort by time (WALL, GPU%, DURATION), as in htop" },
+	{ ACT_EXPLAIN, { 'e' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Explain the sorted column of the focused table in one line" },
 	{ ACT_FILTER, { '/', KEY_F(4) }, KC_MAIN | KC_DRILL, 0, NULL, "Filter",
 	  "Filter the focused table by text (Enter keeps the filter, Esc clears it)" },
+	{ ACT_SEARCH, { KEY_F(3) }, KC_MAIN | KC_DRILL, 0, NULL, "Search",
+	  "Search the focused table: the selection jumps to the next row that contains the "
+	  "text as you type; F3 again, the next one" },
+	/* processes */
+	{ ACT_TREE, { KEY_F(5) }, KC_MAIN, 0, "Processes", NULL,
+	  "Processes as a tree (children under their parent) or a flat list" },
+	{ ACT_KILL, { KEY_F(9) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Send a signal to the selected process, after choosing it and saying y (live)" },
+	{ ACT_NICE_DOWN, { KEY_F(7) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Renice the selected process by -1 (higher priority), after asking (live)" },
+	{ ACT_NICE_UP, { KEY_F(8) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
+	  "Renice the selected process by +1 (lower priority), after asking (live)" },
 	/* replay */
 	{ ACT_SPEED_UP, { '+', '=' }, KC_ALL, 1, "Replay", "Faster", "Replay twice as fast" },
 	{ ACT_SPEED_DOWN, { '-', '_' }, KC_ALL, 1, NULL, "Slower", "Replay half as fast" },
 	{ ACT_SEEK_FWD, { ']' }, KC_ALL, 1, NULL, "Seek", "Seek 10 s forward" },
 	{ ACT_SEEK_BACK, { '[' }, KC_ALL, 1, NULL, NULL, "Seek 10 s back" },
-	{ ACT_NEXT_ALERT, { 'n' }, KC_ALL, 0, NULL, "Alert",
-	  "Jump to the next alert (replay: to where it was first detected; live: select it)" },
-	{ ACT_PREV_ALERT, { 'N' }, KC_ALL, 0, NULL, NULL,
-	  "Jump to the previous alert (replay: to where it was first detected; live: select "
-	  "it)" },
+	{ ACT_SEEK_ALERT_NEXT, { '}' }, KC_ALL, 1, NULL, NULL,
+	  "Seek to where the next alert was first detected" },
+	{ ACT_SEEK_ALERT_PREV, { '{' }, KC_ALL, 1, NULL, NULL,
+	  "Seek to where the previous alert was first detected" },
 };
 /* clang-format on */
 const int tui_nbindings = (int)(sizeof(tui_bindings) / sizeof(tui_bindings[0]));
@@ -183,8 +215,13 @@ int tui_keys_markdown(FILE *f)
 			b->help);
 	}
 	fprintf(f, "\nIn live mode the replay-only keys say \"replay only\" and do nothing.\n\n"
-		   "While the filter prompt is open, printable keys edit the text, Backspace\n"
-		   "deletes, Enter keeps the filter and Esc clears it. In the sort menu, Up,\n"
-		   "Down and Enter choose a column and Esc cancels.\n");
+		   "While the filter or search prompt is open, printable keys edit the text,\n"
+		   "Backspace deletes, Enter keeps it and Esc clears it (F3 in the search\n"
+		   "prompt: the next match). In the sort and signal menus, Up, Down and Enter\n"
+		   "choose and Esc cancels. A question (reset, signal, renice) waits for y;\n"
+		   "any other key cancels.\n\n"
+		   "The mouse: a click on a row selects it (a double click opens it), a click\n"
+		   "on a column title sorts by that column (again: the other way), a click on\n"
+		   "a key of the hint bar presses it, the wheel scrolls.\n");
 	return ferror(f) ? -EIO : 0;
 }

@@ -41,6 +41,19 @@ enum tui_action {
 	ACT_NEXT_ALERT,
 	ACT_PREV_ALERT,
 	ACT_OFFCPU,
+	ACT_LIFETIME,	     /* z: window or since the start */
+	ACT_SETUP,	     /* F2 */
+	ACT_SEARCH,	     /* F3 */
+	ACT_TREE,	     /* F5 */
+	ACT_KILL,	     /* F9 */
+	ACT_NICE_DOWN,	     /* F7: higher priority */
+	ACT_NICE_UP,	     /* F8: lower priority */
+	ACT_SORT_MEM,	     /* M */
+	ACT_SORT_CPU,	     /* P */
+	ACT_SORT_TIME,	     /* T */
+	ACT_EXPLAIN,	     /* e: what the sorted column means */
+	ACT_SEEK_ALERT_NEXT, /* } */
+	ACT_SEEK_ALERT_PREV, /* { */
 	ACT_MAX,
 };
 

@@ -163,23 +163,65 @@ static int row_matches(struct tui_table *tb, int row, const char *filter)
 	return 0;
 }
 
-void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct tui_list *l,
-		const struct tui_rect *r, int focused, const char *title)
-{
-	static struct sort_ent ents[TUI_MAX_ROWS];
+/* What one frame of a table lays out: display rows (data rows and group
+ * titles), their tree depth, and the columns. */
+struct layout_rows {
+	int nd;
+	int disp[TUI_MAX_ROWS];		 /* data row, or -1 - group for a group title */
+	signed char depth[TUI_MAX_ROWS]; /* tree depth of a data row */
 	short cx[32], cw[32];
-	int ncols = tb->ncols > 32 ? 32 : tb->ncols;
-	int n = 0;
+	int ncols;
+};
 
-	if (!l->keys)
-		list_init(l, l->sort_col, l->sort_inv);
-	if (l->sort_col < 0 || l->sort_col >= ncols)
-		l->sort_col = 0;
-	if (focused) {
-		v->ft_cols = tb->cols;
-		v->ft_ncols = ncols;
+/* Rows in tree order: each root in sort order, then its children (in sort
+ * order) under it. ents are sorted; out gets the same rows. */
+static int tree_order(struct tui_table *tb, const struct sort_ent *ents, int n,
+		      struct sort_ent *out, signed char *depth)
+{
+	static int parent_of[TUI_MAX_ROWS];
+	static unsigned char done[TUI_MAX_ROWS];
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		int p = tb->parent(tb->ctx, ents[i].row), root = 1;
+		/* a parent that is not shown (filtered out) makes a root */
+		for (int j = 0; p >= 0 && j < n; j++)
+			if (ents[j].row == p)
+				root = 0, p = j;
+		parent_of[i] = root ? -1 : p;
+		done[i] = 0;
 	}
-	/* filter and sort keys */
+	/* depth-first from each root; an explicit stack of (index, depth) */
+	static int stk[TUI_MAX_ROWS], sdep[TUI_MAX_ROWS];
+	for (int i = 0; i < n; i++) {
+		if (parent_of[i] >= 0 || done[i])
+			continue;
+		int sp = 0;
+		stk[sp] = i, sdep[sp++] = 0;
+		while (sp && k < n) {
+			int cur = stk[--sp], d = sdep[sp];
+			if (done[cur])
+				continue;
+			done[cur] = 1;
+			depth[k] = (signed char)(d > 20 ? 20 : d);
+			out[k++] = ents[cur];
+			/* children pushed last-first so they pop in sort order */
+			for (int j = n - 1; j >= 0; j--)
+				if (parent_of[j] == cur && !done[j] && sp < TUI_MAX_ROWS)
+					stk[sp] = j, sdep[sp++] = d + 1;
+		}
+	}
+	for (int i = 0; i < n && k < n; i++) /* a cycle: whatever is left */
+		if (!done[i])
+			depth[k] = 0, out[k++] = ents[i];
+	return k;
+}
+
+/* Filters and sorts the rows (groups, tree) into L and the list's keys. */
+static void rows_layout(struct tui_table *tb, struct tui_list *l, struct layout_rows *L)
+{
+	static struct sort_ent ents[TUI_MAX_ROWS], tree[TUI_MAX_ROWS];
+	static signed char tdepth[TUI_MAX_ROWS];
+	int n = 0;
 	for (int i = 0; i < tb->nrows && n < TUI_MAX_ROWS; i++) {
 		if (l->filter[0] && !row_matches(tb, i, l->filter))
 			continue;
@@ -197,23 +239,48 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 	}
 	sort_inv_g = l->sort_inv;
 	qsort(ents, (size_t)n, sizeof(ents[0]), cmp_ent);
-
-	/* display rows: group titles and data rows */
-	static int disp[TUI_MAX_ROWS];
+	const struct sort_ent *rows = ents;
+	if (tb->parent) {
+		n = tree_order(tb, ents, n, tree, tdepth);
+		rows = tree;
+	}
 	int nd = 0, last_group = -1;
 	for (int i = 0; i < n && nd < TUI_MAX_ROWS; i++) {
-		if (tb->group && ents[i].group != last_group && nd + 1 < TUI_MAX_ROWS) {
-			last_group = ents[i].group;
+		if (tb->group && rows[i].group != last_group && nd + 1 < TUI_MAX_ROWS) {
+			last_group = rows[i].group;
 			l->keys[nd] = ROW_GROUP | (uint64_t)(unsigned)last_group;
-			disp[nd++] = -1 - last_group;
+			L->depth[nd] = 0;
+			L->disp[nd++] = -1 - last_group;
 		}
-		l->keys[nd] = tb->key(tb->ctx, ents[i].row) & ~ROW_GROUP;
-		disp[nd++] = ents[i].row;
+		l->keys[nd] = tb->key(tb->ctx, rows[i].row) & ~ROW_GROUP;
+		L->depth[nd] = tb->parent ? tdepth[i] : 0;
+		L->disp[nd++] = rows[i].row;
 	}
-	l->n = nd;
+	L->nd = l->n = nd;
+}
 
-	/* the selection follows its key; else stays at its index */
-	int found = -1;
+/* F3: moves the selection to the next row (after the selection, wrapping)
+ * whose cells contain the search text. */
+static void search_step(struct tui_table *tb, struct tui_list *l, const struct layout_rows *L)
+{
+	l->search_go = 0;
+	l->search_miss = 1;
+	for (int k = 1; k <= L->nd; k++) {
+		int d = (l->sel + k) % L->nd;
+		if (L->disp[d] < 0 || !row_matches(tb, L->disp[d], l->search))
+			continue;
+		l->sel = d;
+		l->sel_key = l->keys[d];
+		l->search_miss = 0;
+		return;
+	}
+}
+
+/* The selection follows its key (else stays at its index), and the list
+ * scrolls so that it shows. */
+static void rows_select(struct tui_list *l, const struct layout_rows *L, int page)
+{
+	int nd = L->nd, found = -1;
 	for (int i = 0; i < nd; i++)
 		if (!(l->keys[i] & ROW_GROUP) && l->keys[i] == l->sel_key) {
 			found = i;
@@ -232,11 +299,6 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 			l->sel--;
 		l->sel_key = selectable(l, l->sel) ? l->keys[l->sel] : 0;
 	}
-
-	/* scroll so that the selection shows */
-	int page = r->h - 1;
-	if (page < 0)
-		page = 0;
 	l->page = page;
 	if (l->sel < l->top)
 		l->top = l->sel;
@@ -248,88 +310,186 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 		l->top = 0;
 	if (l->top > 0 && l->top == l->sel && (l->keys[l->top - 1] & ROW_GROUP))
 		l->top--; /* keep the group title of the first row in view */
+}
 
-	/* title row */
-	tui_cols_fit(tb->cols, ncols, r->w, cx, cw);
+/* The columns: fit columns are measured on the rows, hidden ones left out. */
+/* Lays the columns out in w - reserve columns when that hides no column the
+ * full width shows (drop_low: none of priority 0 or 1). Returns 1 when it
+ * did. */
+static int keep_room(struct tui_table *tb, int ncols, int w, int reserve, const short *nat,
+		     unsigned hidden, int drop_low, struct layout_rows *out)
+{
+	short x2[32], w2[32];
+	if (reserve <= 0 || reserve >= w)
+		return 0;
+	tui_cols_fit2(tb->cols, ncols, w - reserve, nat, hidden, x2, w2);
+	for (int c = 0; c < ncols; c++)
+		if (out->cx[c] >= 0 && x2[c] < 0 && (!drop_low || tb->cols[c].prio < 2))
+			return 0;
+	memcpy(out->cx, x2, sizeof(x2[0]) * (size_t)ncols);
+	memcpy(out->cw, w2, sizeof(w2[0]) * (size_t)ncols);
+	return 1;
+}
+
+static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout_rows *L, int w,
+			int reserve, int reserve_filter, struct layout_rows *out)
+{
+	short nat[32];
+	int ncols = out->ncols;
+	for (int c = 0; c < ncols; c++) {
+		nat[c] = -1;
+		if (!tb->cols[c].fit)
+			continue;
+		int widest = tui_text_cols(tb->cols[c].title);
+		for (int d = 0; d < L->nd; d++) {
+			char buf[256];
+			int slot = TH_NORMAL;
+			if (L->disp[d] < 0)
+				continue;
+			buf[0] = 0;
+			tb->cell_w = 0;
+			tb->cell_depth = L->depth[d];
+			tb->cell(tb->ctx, L->disp[d], c, buf, sizeof(buf), &slot);
+			char clean[256];
+			int cw = tui_text_clean(clean, sizeof(clean), buf, -1, t->ascii);
+			if (cw > widest)
+				widest = cw;
+		}
+		nat[c] = (short)(widest > 200 ? 200 : widest);
+	}
+	tb->cell_depth = 0;
+	unsigned hidden = tui_hidden_cols(t, tb->cols);
+	tui_cols_fit2(tb->cols, ncols, w, nat, hidden, out->cx, out->cw);
+	/* room for the title's text (the span, the position) when growable
+	 * columns alone would take it; for a filter the user set, columns of
+	 * priority 2 and more may make room too */
+	if (!keep_room(tb, ncols, w, reserve, nat, hidden, 0, out))
+		keep_room(tb, ncols, w, reserve_filter, nat, hidden, 1, out);
+}
+
+/* The text at the right of the title row, most useful first (it is cut on
+ * the right when room is short): the filter, the position, the title. */
+static void title_info(const struct tui_list *l, int nd, const char *title, char *info, size_t n)
+{
+	size_t io = 0;
+	int page = l->page;
+	info[0] = 0;
+	if (l->filter[0])
+		io += (size_t)snprintf(info + io, n - io, "filter \"%s\" ", l->filter);
+	if (page > 0 && nd > page && io < n)
+		io += (size_t)snprintf(info + io, n - io, "%d-%d/%d ", l->top + 1,
+				       l->top + page < nd ? l->top + page : nd, nd);
+	if (title && *title && io < n)
+		snprintf(info + io, n - io, "%s ", title);
+}
+
+/* The title row: column titles (the sorted one marked) and, right-aligned
+ * where it covers no title, the filter, the position and the table's title. */
+static void title_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
+		       const struct tui_rect *r, const struct layout_rows *L, int focused,
+		       const char *title)
+{
 	int tslot = focused ? TH_COL_TITLE_FOCUS : TH_COL_TITLE;
 	draw_fill(t, r, 0, tslot);
-	for (int c = 0; c < ncols; c++) {
-		if (cx[c] < 0)
+	for (int c = 0; c < L->ncols; c++) {
+		if (L->cx[c] < 0)
 			continue;
 		int slot = (c == l->sort_col) ? TH_COL_SORTED : tslot;
 		if (tb->cols[c].align == 'r')
-			draw_text_right(t, r, 0, cx[c], cw[c], slot, tb->cols[c].title);
+			draw_text_right(t, r, 0, L->cx[c], L->cw[c], slot, tb->cols[c].title);
 		else
-			draw_text(t, r, 0, cx[c], cw[c], slot, tb->cols[c].title);
+			draw_text(t, r, 0, L->cx[c], L->cw[c], slot, tb->cols[c].title);
 	}
-	char info[160] = "";
-	size_t io = 0;
-	/* most useful first: the text is cut on the right when room is short */
-	if (l->filter[0])
-		io += (size_t)snprintf(info + io, sizeof(info) - io, "filter \"%s\" ", l->filter);
-	if (page > 0 && nd > page && io < sizeof(info))
-		io += (size_t)snprintf(info + io, sizeof(info) - io, "%d-%d/%d ", l->top + 1,
-				       l->top + page < nd ? l->top + page : nd, nd);
-	if (title && *title && io < sizeof(info))
-		snprintf(info + io, sizeof(info) - io, "%s ", title);
-	if (info[0]) {
-		/* right-aligned, only where it does not cover a column title */
-		int used = 0;
-		for (int c = 0; c < ncols; c++)
-			if (cx[c] >= 0) {
-				int end = tb->cols[c].align == 'r'
-					      ? cx[c] + cw[c]
-					      : cx[c] + tui_text_cols(tb->cols[c].title);
-				if (end > used)
-					used = end;
-			}
-		int room = r->w - used - 1;
-		if (room > 4) {
-			char clean[160];
-			int cols = tui_text_clean(clean, sizeof(clean), info, room, t->ascii);
-			draw_text(t, r, 0, r->w - cols, cols, l->filter[0] ? TH_COL_SORTED : tslot,
-				  clean);
+	char info[160];
+	title_info(l, L->nd, title, info, sizeof(info));
+	if (!info[0])
+		return;
+	int used = 0;
+	for (int c = 0; c < L->ncols; c++)
+		if (L->cx[c] >= 0) {
+			int end = tb->cols[c].align == 'r'
+				      ? L->cx[c] + L->cw[c]
+				      : L->cx[c] + tui_text_cols(tb->cols[c].title);
+			if (end > used)
+				used = end;
 		}
+	int room = r->w - used - 1;
+	if (room > 4) {
+		char clean[160];
+		int cols = tui_text_clean(clean, sizeof(clean), info, room, t->ascii);
+		draw_text(t, r, 0, r->w - cols, cols, l->filter[0] ? TH_COL_SORTED : tslot, clean);
 	}
+}
 
-	/* rows */
-	for (int i = 0; i < page; i++) {
+static void rows_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
+		      const struct tui_rect *r, const struct layout_rows *L, int focused)
+{
+	for (int i = 0; i < l->page; i++) {
 		int d = l->top + i;
-		if (d >= nd)
+		if (d >= L->nd)
 			break;
 		int y = i + 1;
-		if (disp[d] < 0) {
-			int g = -1 - disp[d];
+		if (L->disp[d] < 0) {
+			int g = -1 - L->disp[d];
 			draw_fill(t, r, y, TH_NORMAL);
 			draw_text(t, r, y, 0, -1, TH_GROUP,
 				  tb->group_title ? tb->group_title(tb->ctx, g) : "");
 			continue;
 		}
-		int row = disp[d];
+		int row = L->disp[d];
 		int cur = (d == l->sel) ? (focused ? TH_CURSOR : TH_CURSOR_DIM) : -1;
 		if (cur >= 0)
 			draw_fill(t, r, y, cur);
-		for (int c = 0; c < ncols; c++) {
-			if (cx[c] < 0)
+		for (int c = 0; c < L->ncols; c++) {
+			if (L->cx[c] < 0)
 				continue;
 			char buf[512];
 			int slot = TH_NORMAL;
 			buf[0] = 0;
-			tb->cell_w = cw[c];
+			tb->cell_w = L->cw[c];
+			tb->cell_depth = L->depth[d];
 			tb->cell(tb->ctx, row, c, buf, sizeof(buf), &slot);
-			tb->cell_w = 0;
+			tb->cell_w = tb->cell_depth = 0;
 			if (cur >= 0)
 				slot = cur;
 			if (tb->cols[c].align == 'r')
-				draw_text_right(t, r, y, cx[c], cw[c], slot, buf);
+				draw_text_right(t, r, y, L->cx[c], L->cw[c], slot, buf);
 			else
-				draw_text(t, r, y, cx[c], cw[c], slot, buf);
+				draw_text(t, r, y, L->cx[c], L->cw[c], slot, buf);
 		}
 	}
-	if (nd == 0 && page > 0)
+	if (L->nd == 0 && l->page > 0)
 		draw_text(t, r, 1, 1, -1, TH_DIM,
 			  l->filter[0] ? "no rows match the filter (Esc clears it)"
 				       : (tb->empty ? tb->empty : "nothing yet"));
+}
+
+void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct tui_list *l,
+		const struct tui_rect *r, int focused, const char *title)
+{
+	static struct layout_rows L;
+	L.ncols = tb->ncols > 32 ? 32 : tb->ncols;
+	if (!l->keys)
+		list_init(l, l->sort_col, l->sort_inv);
+	if (l->sort_col < 0 || l->sort_col >= L.ncols)
+		l->sort_col = 0;
+	if (focused) {
+		v->ft_cols = tb->cols;
+		v->ft_ncols = L.ncols;
+	}
+	rows_layout(tb, l, &L);
+	if (l->search_go && l->search[0] && L.nd)
+		search_step(tb, l, &L);
+	rows_select(l, &L, r->h - 1 > 0 ? r->h - 1 : 0);
+	char info[160];
+	title_info(l, L.nd, title, info, sizeof(info));
+	char finfo[160];
+	title_info(l, 0, NULL, finfo, sizeof(finfo)); /* the filter alone */
+	cols_layout(t, tb, &L, r->w, info[0] ? tui_text_cols(info) + 1 : 0,
+		    finfo[0] ? tui_text_cols(finfo) + 1 : 0, &L);
+	title_draw(t, tb, l, r, &L, focused, title);
+	rows_draw(t, tb, l, r, &L, focused);
+	tui_hit_table(t, v, l, r, L.cx, L.cw, L.ncols);
 }
 
 /* --- scrolling text ------------------------------------------------------------- */

@@ -1,30 +1,35 @@
-/* The alerts pane: causal chains, active first and most severe first (the
- * detector's order), one line each with severity, age, class, op, process
- * and the summary. Resolved chains stay listed, dimmed, for a while.
- * Enter opens the chain. */
+/* The alerts pane: causal chains in the detector's order (active first,
+ * INFO last, by impact), one line each: severity, age, impact and the
+ * summary, which leads with the cause and the culprit ("CPU contention by
+ * ig-hog[2771]: ...") and is cut at a word. Resolved chains stay listed,
+ * dimmed, for a while. Enter opens the chain. */
 #include <stdio.h>
 #include <string.h>
 
 #include "tui_int.h"
 
 /* clang-format off */
-enum { C_SEV, C_AGE, C_CLASS, C_OP, C_PROC, C_SUMMARY, C_N };
+enum { C_SEV, C_AGE, C_IMPACT, C_SUMMARY, C_N };
 
-static const struct tui_col cols[C_N] = {
-	[C_SEV] = { "SEV", 4, 0, 0, 'l' },
-	[C_AGE] = { "AGE", 5, 0, 1, 'r' },
-	[C_CLASS] = { "CAUSE", 16, 0, 4, 'l' },
-	[C_OP] = { "OP", 14, 0, 5, 'l' },
-	[C_PROC] = { "PROCESS", 15, 0, 2, 'l' },
-	/* the summary says it all: the other columns go first */
-	[C_SUMMARY] = { "ALERT", 40, 400, 0, 'l' },
+const struct tui_col alerts_cols[C_N] = {
+	[C_SEV] = { "SEV", 4, 0, 0, 'l', 0,
+		"severity: follows the impact and whether the culprit is confirmed" },
+	[C_AGE] = { "AGE", 5, 0, 1, 'r', 0, "since the alert was first detected" },
+	[C_IMPACT] = { "IMPACT", 6, 0, 2, 'r', 0,
+		"share of the feeding threads' wall time the cause takes (what alerts are "
+		"ranked by)" },
+	/* the cause and the culprit first, cut at a word: never inside a name[pid] */
+	[C_SUMMARY] = { "ALERT", 30, 400, 0, 'l', 0,
+		"the cause and who causes it, then the numbers; Enter shows the evidence" },
 };
+const int alerts_ncols = C_N;
 /* clang-format on */
 
 struct chains_ctx {
 	struct tui *t;
 	const struct ig_chain *rows;
 	int n;
+	struct tui_table *tb;
 };
 
 static uint64_t chains_key(void *ctx, int row)
@@ -47,20 +52,21 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	case C_AGE:
 		fmt_age(buf, n, now > ch->first_seen_ns ? now - ch->first_seen_ns : 0);
 		break;
-	case C_CLASS:
-		snprintf(buf, n, "%s", detect_class_title(ch->cls));
+	case C_IMPACT:
+		fmt_pct(buf, n, fig_share(ch->impact));
 		break;
-	case C_OP:
-		snprintf(buf, n, "%s", ch->op > 0 ? ig_op_name(ch->op) : "-");
-		break;
-	case C_PROC:
-		fmt_proc(buf, n, ch->comm, ch->pid);
-		break;
-	case C_SUMMARY:
-		snprintf(buf, n, "%s%s", dim ? "(resolved) " : "", ch->summary);
+	case C_SUMMARY: {
+		char full[320], clean[320];
+		snprintf(full, sizeof(full), "%s%s", dim ? "(resolved) " : "", ch->summary);
+		tui_text_clean(clean, sizeof(clean), full, -1, c->t->ascii);
+		if (c->tb && c->tb->cell_w > 0)
+			tui_clip_words(buf, n, clean, c->tb->cell_w, c->t->ascii);
+		else
+			snprintf(buf, n, "%s", clean);
 		if (!dim)
 			*slot = ch->severity >= IG_SEV_HIGH ? TH_ALERT_HIGH : TH_NORMAL;
 		break;
+	}
 	}
 	if (dim)
 		*slot = TH_DIM;
@@ -76,6 +82,8 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 		return (double)(c->n - row); /* the detector's order */
 	case C_AGE:
 		return -(double)ch->first_seen_ns; /* youngest first */
+	case C_IMPACT:
+		return ch->impact;
 	}
 	*ok = 0;
 	return 0;
@@ -86,9 +94,9 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 		  const struct ig_chain *rows, int nrows, const struct tui_rect *r, int focused,
 		  const char *title)
 {
-	struct chains_ctx c = {t, rows, nrows};
+	struct chains_ctx c = {t, rows, nrows, NULL};
 	struct tui_table tb = {
-	    .cols = cols,
+	    .cols = alerts_cols,
 	    .ncols = C_N,
 	    .ctx = &c,
 	    .nrows = nrows,
@@ -97,17 +105,15 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .num = num_cb,
 	    .empty = "no alerts: no latency tail with a host-side cause",
 	};
+	c.tb = &tb;
 	table_draw(t, v, &tb, l, r, focused, title);
 }
 
+/* No title text: the header says how many alerts are active, and the
+ * alert text keeps the whole width. */
 static void alerts_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
-	int nact = 0;
-	char title[48];
-	for (int i = 0; i < t->snap->nchains; i++)
-		nact += t->snap->chains[i].active != 0;
-	snprintf(title, sizeof(title), "%d active", nact);
-	chains_table(t, v, &v->lists[2], t->snap->chains, t->snap->nchains, r, focused, title);
+	chains_table(t, v, &v->lists[2], t->snap->chains, t->snap->nchains, r, focused, NULL);
 }
 
 static int alerts_want(struct tui *t)

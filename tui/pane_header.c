@@ -1,9 +1,11 @@
-/* The header: mode (LIVE, REPLAY xSPEED and position, PAUSED), host, time,
- * CPU / memory / load meters, events/s, drops (red when not zero), probes,
- * recording state and the session's last notice. It uses 1 to 3 rows; what
- * does not fit on a row moves to the next, what does not fit at all is left
- * out, least important last. */
+/* The header: what the view is (LIVE, REPLAY xSPEED and position, PAUSED,
+ * ENDED 2m ago, since start), the alerts ("3 alerts (worst HIGH)"), the
+ * notice of the moment, host, time, CPU / memory / load meters, events/s,
+ * drops (red when not zero), probes, recording state and the session's
+ * last notice. It uses 1 to 3 rows; what does not fit on a row moves to
+ * the next, what does not fit at all is left out, least important last. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -53,30 +55,67 @@ static const char *speed_text(char *buf, size_t n, double speed)
 	return buf;
 }
 
-static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
+/* " ENDED 2m03s ago " when every traced process exited (or the command
+ * did), " IDLE 12s " when they are alive but make no CUDA call. */
+static void ended_badge(struct tui *t, char *buf, size_t n)
 {
-	const struct ig_status *st = session_status(t->s);
-	struct ig_host host;
-	struct flow f = {t, r, 0, 0};
+	char a[32];
+	const struct tui_snap *sn = t->snap;
+	int alive = 0;
+	for (int i = 0; i < sn->nprocs; i++)
+		alive += sn->procs[i].cuda && !sn->procs[i].exited;
+	int gone = session_done(t->s) || !alive;
+	fmt_age(a, sizeof(a), tui_ended_ago_ns(t));
+	snprintf(buf, n, gone ? " ENDED %s ago " : " IDLE %s ", a);
+}
+
+/* "3 alerts (worst HIGH)", "1 alert (MED)", "no alerts": the active ones. */
+static int alerts_text(struct tui *t, char *buf, size_t n)
+{
+	int nact = 0, worst = -1;
+	for (int i = 0; i < t->snap->nchains; i++)
+		if (t->snap->chains[i].active) {
+			nact++;
+			if (t->snap->chains[i].severity > worst)
+				worst = t->snap->chains[i].severity;
+		}
+	if (!nact)
+		snprintf(buf, n, "no alerts");
+	else if (nact == 1)
+		snprintf(buf, n, "1 alert (%s)", detect_sev_name(worst));
+	else
+		snprintf(buf, n, "%d alerts (worst %s)", nact, detect_sev_name(worst));
+	return worst;
+}
+
+static void row1_right(struct tui *t, struct flow *f, const struct ig_status *st);
+
+/* Row 1: what the view is (mode, paused, ended, since the start), where
+ * a replay is, drops, the alerts, the notice, the host and the clock. */
+static void row1(struct tui *t, struct flow *f, const struct ig_status *st, int rows)
+{
+	const struct tui_rect *r = f->r;
 	char a[64], b[64], c[256], sp[16];
-	int rows = r->h;
-
-	model_host(tui_model(t), &host);
-	for (int y = 0; y < rows; y++)
-		draw_fill(t, r, y, TH_HEADER);
-
-	/* row 1: mode, position, alerts, host, clock */
 	if (st->mode == IG_MODE_REPLAY) {
 		snprintf(a, sizeof(a), " REPLAY %s%s ", t->ascii ? "x" : "\u00d7",
 			 speed_text(sp, sizeof(sp), st->replay_speed));
-		f.x += draw_text(t, r, 0, f.x, -1, TH_MODE_REPLAY, a);
+		f->x += draw_text(t, r, 0, f->x, -1, TH_MODE_REPLAY, a);
 	} else {
-		f.x += draw_text(t, r, 0, f.x, -1, TH_MODE_LIVE, " LIVE ");
+		f->x += draw_text(t, r, 0, f->x, -1, TH_MODE_LIVE, " LIVE ");
 	}
 	if (t->paused || st->paused) {
-		f.x++;
-		f.x += draw_text(t, r, 0, f.x, -1, TH_PAUSED, " PAUSED ");
+		f->x++;
+		f->x += draw_text(t, r, 0, f->x, -1, TH_PAUSED, " PAUSED ");
 	}
+	if (t->ended) {
+		ended_badge(t, a, sizeof(a));
+		f->x++;
+		f->x += draw_text(t, r, 0, f->x, -1, TH_ENDED, a);
+	}
+	if (t->life)
+		seg(f, "", "since start", TH_MESSAGE);
+	if (t->cli->demo && st->mode == IG_MODE_REPLAY)
+		seg(f, "", "not root: replaying a recording", TH_MESSAGE);
 	if (st->mode == IG_MODE_REPLAY && st->replay_end_ns > st->replay_start_ns) {
 		uint64_t pos = st->replay_pos_ns > st->replay_start_ns
 				   ? st->replay_pos_ns - st->replay_start_ns
@@ -86,130 +125,174 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 			pos = len;
 		snprintf(c, sizeof(c), "%s/%s %.0f%%", fmt_age(a, sizeof(a), pos),
 			 fmt_age(b, sizeof(b), len), 100.0 * (double)pos / (double)len);
-		seg(&f, "at", c, TH_HEADER_VALUE);
+		seg(f, "at", c, TH_HEADER_VALUE);
 	}
 	/* drops come early: they must never be the thing that is cut */
-	int drops = st->drops_kernel || st->drops_user;
-	if (drops || rows == 1) {
+	if (st->drops_kernel || st->drops_user || rows == 1) {
 		snprintf(c, sizeof(c), "k %llu u %llu", (unsigned long long)st->drops_kernel,
 			 (unsigned long long)st->drops_user);
-		seg(&f, "drops", c, drops ? TH_DROPS_BAD : TH_DROPS_OK);
+		seg(f, "drops", c, st->drops_kernel || st->drops_user ? TH_DROPS_BAD : TH_DROPS_OK);
 	}
-	/* alerts: how many are active and the worst */
-	int nact = 0, worst = -1;
-	for (int i = 0; i < t->snap->nchains; i++)
-		if (t->snap->chains[i].active) {
-			nact++;
-			if (t->snap->chains[i].severity > worst)
-				worst = t->snap->chains[i].severity;
-		}
-	if (nact) {
-		snprintf(c, sizeof(c), "%d %s", nact, sev_short(worst));
-		seg(&f, "alerts", c, sev_slot(worst));
-	} else {
-		seg(&f, "alerts", "0", TH_HEADER_VALUE);
-	}
-	if (rows == 1) {
-		seg(&f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
-	}
-	/* the clock sits at the right end of row 1 when there is room */
-	fmt_clock(a, sizeof(a), st->now_ns ? st->now_ns : model_now(tui_model(t)));
-	int host_w = (int)strnlen(st->host, sizeof(st->host));
-	if (rows == 1 || f.y > 0) {
-		seg(&f, "", a, TH_HEADER_VALUE);
-	} else {
-		int cx = r->w - 8;
-		if (cx > f.x + 2) {
-			draw_text(t, r, 0, cx, 8, TH_HEADER_VALUE, a);
-			if (host_w && cx - host_w - 2 > f.x + 2)
-				draw_text(t, r, 0, cx - host_w - 2, host_w, TH_HEADER_LABEL,
-					  st->host);
-		}
-	}
+	int worst = alerts_text(t, c, sizeof(c));
+	seg(f, "", c, worst >= 0 ? sev_slot(worst) : TH_HEADER_VALUE);
 	if (rows == 1)
-		return;
+		seg(f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
+	row1_right(t, f, st);
+}
 
-	/* row 2: meters (full header) or compact numbers */
-	flow_break(&f);
-	if (f.y < 1)
-		f.y = 1;
-	if (rows >= 3) {
-		int w = r->w;
-		int mw = (w - 24) / 2;
-		if (mw > 40)
-			mw = 40;
-		if (host.valid) {
-			snprintf(a, sizeof(a), "%.1f%%", host.cpu_pct);
-			draw_meter(t, r, f.y, 0, mw, "CPU", host.cpu_pct, a);
-			snprintf(a, sizeof(a), "%.1f%%", host.mem_pct);
-			draw_meter(t, r, f.y, mw + 2, mw, "MEM", host.mem_pct, a);
-			f.x = 2 * mw + 4;
-			snprintf(a, sizeof(a), "%.2f", host.load1);
-			seg(&f, "load", a, TH_HEADER_VALUE);
-			if (host.swap_mb) {
-				snprintf(a, sizeof(a), "%lluM", (unsigned long long)host.swap_mb);
-				seg(&f, "swap", a, TH_METER_CRIT);
-			}
-		} else {
-			seg(&f, "host", "no snapshot yet", TH_DIM);
+/* The end of row 1: the notice of the moment (it may push the host name
+ * and the clock out), else the host and the clock at the right edge. */
+static void row1_right(struct tui *t, struct flow *f, const struct ig_status *st)
+{
+	const struct tui_rect *r = f->r;
+	char clock[16], clean[512], clip[512];
+	fmt_clock(clock, sizeof(clock), st->now_ns ? st->now_ns : model_now(tui_model(t)));
+	int host_w = (int)strnlen(st->host, sizeof(st->host));
+	int x = f->y == 0 ? f->x + 2 : r->w; /* row 1 is full when the flow moved on */
+	int cx = r->w - 8;		     /* where the clock goes */
+	int show_clock = 1, show_host = host_w > 0;
+	if (t->msg[0] && tui_now_ms() < t->msg_until_ms && x < r->w - 10) {
+		/* the notice keeps at least 30 columns: the host goes first, then
+		 * the clock */
+		int room = cx - 1 - host_w - 2 - x;
+		if (room < 30) {
+			show_host = 0;
+			room = cx - 1 - x;
 		}
-		flow_break(&f);
-		if (f.y < 2)
-			f.y = 2;
-		seg(&f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
-		seg(&f, "events", fmt_count(a, sizeof(a), st->events_total, 7),
-		    TH_HEADER_VALUE);
-		if (!drops) {
-			snprintf(c, sizeof(c), "k %llu u %llu",
-				 (unsigned long long)st->drops_kernel,
-				 (unsigned long long)st->drops_user);
-			seg(&f, "drops", c, TH_DROPS_OK);
+		if (room < 30) {
+			show_clock = 0;
+			room = r->w - 1 - x;
 		}
-	} else {
-		seg(&f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
-		if (!drops) {
-			snprintf(c, sizeof(c), "k %llu u %llu",
-				 (unsigned long long)st->drops_kernel,
-				 (unsigned long long)st->drops_user);
-			seg(&f, "drops", c, TH_DROPS_OK);
-		}
+		tui_text_clean(clean, sizeof(clean), t->msg, -1, t->ascii);
+		tui_clip_words(clip, sizeof(clip), clean, room, t->ascii);
+		draw_text(t, r, 0, x, room, TH_MESSAGE, clip);
 	}
-	if (rows < 3 && host.valid) {
-		snprintf(a, sizeof(a), "%.0f%%", host.cpu_pct);
-		seg(&f, "CPU", a,
-		    host.cpu_pct >= 90	 ? TH_METER_CRIT
-		    : host.cpu_pct >= 70 ? TH_METER_WARN
-					 : TH_HEADER_VALUE);
-		snprintf(a, sizeof(a), "%.0f%%", host.mem_pct);
-		seg(&f, "MEM", a,
-		    host.mem_pct >= 90	 ? TH_METER_CRIT
-		    : host.mem_pct >= 70 ? TH_METER_WARN
-					 : TH_HEADER_VALUE);
-		snprintf(a, sizeof(a), "%.2f", host.load1);
-		seg(&f, "load", a, TH_HEADER_VALUE);
+	if (!show_clock || cx <= x)
+		return;
+	draw_text(t, r, 0, cx, 8, TH_HEADER_VALUE, clock);
+	if (show_host && cx - host_w - 2 > x)
+		draw_text(t, r, 0, cx - host_w - 2, host_w, TH_HEADER_LABEL, st->host);
+}
+
+/* Row 2 of a full header: CPU and memory meters, load, swap. */
+static void row2_meters(struct tui *t, struct flow *f, const struct ig_host *host)
+{
+	const struct tui_rect *r = f->r;
+	char a[64];
+	int mw = (r->w - 24) / 2;
+	if (mw > 40)
+		mw = 40;
+	if (!host->valid) {
+		seg(f, "host", "no snapshot yet", TH_DIM);
+		return;
+	}
+	snprintf(a, sizeof(a), "%.1f%%", host->cpu_pct);
+	draw_meter(t, r, f->y, 0, mw, "CPU", host->cpu_pct, a);
+	snprintf(a, sizeof(a), "%.1f%%", host->mem_pct);
+	draw_meter(t, r, f->y, mw + 2, mw, "MEM", host->mem_pct, a);
+	f->x = 2 * mw + 4;
+	snprintf(a, sizeof(a), "%.2f", host->load1);
+	seg(f, "load", a, TH_HEADER_VALUE);
+	if (host->swap_mb) {
+		seg(f, "swap", fmt_bytes(a, sizeof(a), host->swap_mb << 20), TH_METER_CRIT);
+	}
+}
+
+#define STATUS_MSG_MS 15000 /* a session notice leads the last row this long */
+
+/* The text with the user's home directory as "~": paths fit better. */
+static void home_short(char *out, size_t n, const char *text)
+{
+	const char *home = getenv("HOME");
+	size_t hl = home ? strlen(home) : 0;
+	const char *p = hl > 1 ? strstr(text, home) : NULL;
+	if (!p || (p[hl] != '/' && p[hl] != 0)) {
+		snprintf(out, n, "%s", text);
+		return;
+	}
+	snprintf(out, n, "%.*s~%s", (int)(p - text), text, p + hl);
+}
+
+static int pct_slot(double pct)
+{
+	return pct >= 90 ? TH_METER_CRIT : pct >= 70 ? TH_METER_WARN : TH_HEADER_VALUE;
+}
+
+/* The rest: events, drops, host numbers on a small header, probes,
+ * targets, the recording and the session's last notice. */
+static void row_status(struct tui *t, struct flow *f, const struct ig_status *st,
+		       const struct ig_host *host, int rows)
+{
+	char a[64], c[256], msg[640];
+	int drops = st->drops_kernel || st->drops_user;
+	/* a fresh notice of the session (a flight save and its path) first */
+	home_short(msg, sizeof(msg), st->message);
+	int fresh = msg[0] && tui_now_ms() - t->status_msg_ms < STATUS_MSG_MS;
+	if (fresh)
+		seg(f, "", msg, TH_MESSAGE);
+	seg(f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
+	if (rows >= 3)
+		seg(f, "events", fmt_count(a, sizeof(a), st->events_total, 7), TH_HEADER_VALUE);
+	if (!drops) {
+		snprintf(c, sizeof(c), "k %llu u %llu", (unsigned long long)st->drops_kernel,
+			 (unsigned long long)st->drops_user);
+		seg(f, "drops", c, TH_DROPS_OK);
+	}
+	if (rows < 3 && host->valid) {
+		snprintf(a, sizeof(a), "%.0f%%", host->cpu_pct);
+		seg(f, "CPU", a, pct_slot(host->cpu_pct));
+		snprintf(a, sizeof(a), "%.0f%%", host->mem_pct);
+		seg(f, "MEM", a, pct_slot(host->mem_pct));
+		snprintf(a, sizeof(a), "%.2f", host->load1);
+		seg(f, "load", a, TH_HEADER_VALUE);
 	}
 	if (st->mode == IG_MODE_LIVE) {
 		snprintf(c, sizeof(c), "%d", st->probes_attached);
-		seg(&f, "probes", c, TH_HEADER_VALUE);
+		seg(f, "probes", c, TH_HEADER_VALUE);
 		snprintf(c, sizeof(c), "%d", st->probes_failed);
-		seg(&f, "failed", c, st->probes_failed ? TH_DROPS_BAD : TH_HEADER_VALUE);
+		seg(f, "failed", c, st->probes_failed ? TH_DROPS_BAD : TH_HEADER_VALUE);
 		if (st->probes_missing) {
 			snprintf(c, sizeof(c), "%d", st->probes_missing);
-			seg(&f, "missing", c, TH_HEADER_VALUE);
+			seg(f, "missing", c, TH_HEADER_VALUE);
 		}
 		snprintf(c, sizeof(c), "%d", st->targets);
-		seg(&f, "targets", c, TH_HEADER_VALUE);
+		seg(f, "targets", c, TH_HEADER_VALUE);
 	}
 	if (st->recording[0]) {
 		const char *base = strrchr(st->recording, '/');
 		snprintf(c, sizeof(c), "%s %.200s", t->ascii ? "REC" : "\u25cf REC",
 			 base ? base + 1 : st->recording);
-		seg(&f, "", c, TH_RECORDING);
+		seg(f, "", c, TH_RECORDING);
 	} else if (st->record_error[0]) {
-		seg(&f, "REC stopped:", st->record_error, TH_ERROR);
+		seg(f, "REC stopped:", st->record_error, TH_ERROR);
 	}
-	if (st->message[0])
-		seg(&f, "", st->message, TH_MESSAGE);
+	if (msg[0] && !fresh)
+		seg(f, "", msg, TH_MESSAGE);
+}
+
+static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
+{
+	const struct ig_status *st = session_status(t->s);
+	struct ig_host host;
+	struct flow f = {t, r, 0, 0};
+	int rows = r->h;
+
+	model_host(tui_model(t), &host);
+	for (int y = 0; y < rows; y++)
+		draw_fill(t, r, y, TH_HEADER);
+	row1(t, &f, st, rows);
+	if (rows == 1)
+		return;
+	flow_break(&f);
+	if (f.y < 1)
+		f.y = 1;
+	if (rows >= 3) {
+		row2_meters(t, &f, &host);
+		flow_break(&f);
+		if (f.y < 2)
+			f.y = 2;
+	}
+	row_status(t, &f, st, &host, rows);
 }
 
 static int header_want(struct tui *t)

@@ -1,35 +1,52 @@
 /* The last line: key hints for the screen on top, generated from the key
- * table; or the filter prompt; or a notice for a few seconds. */
+ * table, always there (notices go to the header and the log); or, while
+ * one is open, the filter or search prompt, the keys of a menu, or a y/N
+ * question. Each hint is a click target. */
 #include <stdio.h>
 #include <string.h>
 
 #include "tui_int.h"
 
-static void hint_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
+static void prompt_draw(struct tui *t, const struct tui_rect *r)
 {
-	char buf[192];
-	int x = 0;
+	struct tui_list *l = tui_focused_list(t);
+	int search = t->modal == MODAL_SEARCH, x = 0;
+	x += draw_text(t, r, 0, x, -1, TH_PROMPT, search ? "Search: " : "Filter: ");
+	x += draw_text(t, r, 0, x, -1, TH_PROMPT, t->prompt_buf);
+	int cx = x;
+	x += draw_text(t, r, 0, x, -1, TH_HINT_KEY, " ");
+	const char *keys = search ? "Enter keep  F3 next  Esc clear" : "Enter keep  Esc clear";
+	if (search && l && l->search[0] && l->search_miss)
+		keys = "not found  F3 again from the top  Esc clear";
+	draw_text(t, r, 0, x + 1, -1, TH_HINT_LABEL, keys);
+	move(r->y, r->x + (cx < r->w ? cx : r->w - 1));
+}
 
-	draw_fill(t, r, 0, TH_HINT_LABEL);
-	if (t->prompt) {
-		x += draw_text(t, r, 0, x, -1, TH_PROMPT, "Filter: ");
-		x += draw_text(t, r, 0, x, -1, TH_PROMPT, t->prompt_buf);
-		int cx = x;
-		x += draw_text(t, r, 0, x, -1, TH_HINT_KEY, " ");
-		draw_text(t, r, 0, x + 1, -1, TH_HINT_LABEL, "Enter keep  Esc clear");
-		move(r->y, r->x + (cx < r->w ? cx : r->w - 1));
-		return;
-	}
-	if (t->menu) {
-		draw_text(t, r, 0, 0, -1, TH_HINT_LABEL,
-			  " Sort by: Up/Down choose, Enter sort, I invert, Esc cancel");
-		return;
-	}
-	if (t->msg[0] && tui_now_ms() < t->msg_until_ms) {
-		draw_fill(t, r, 0, TH_MESSAGE);
-		draw_text(t, r, 0, 1, -1, TH_MESSAGE, t->msg);
-		return;
-	}
+/* The label of a hint: some say what pressing the key gives now. */
+static const char *hint_label(struct tui *t, const struct tui_binding *b)
+{
+	if (b->action == ACT_PAUSE && t->paused)
+		return "Resume";
+	if (b->action == ACT_LIFETIME && t->life)
+		return "Window";
+	return b->hint;
+}
+
+/* htop users look for F1, F6, F10: the F-key of a letter binding. */
+static int hint_key(const struct tui_binding *b)
+{
+	int key = b->keys[0];
+	int letter = (key >= 'a' && key <= 'z') || (key >= 'A' && key <= 'Z');
+	for (int k = 0; letter && k < KEYS_PER_ACTION && b->keys[k]; k++)
+		if (b->keys[k] >= KEY_F(1) && b->keys[k] <= KEY_F(12))
+			return b->keys[k];
+	return key;
+}
+
+static void hints_draw(struct tui *t, const struct tui_rect *r)
+{
+	char buf[64];
+	int x = 0;
 	unsigned ctx = tui_context(t);
 	int replay = session_status(t->s)->mode == IG_MODE_REPLAY;
 	for (int i = 0; i < tui_nbindings && x < r->w; i++) {
@@ -41,23 +58,43 @@ static void hint_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 			continue;
 		if (b->action == ACT_ENTER && ctx == KC_TEXT)
 			continue;
-		/* htop users look for F1, F6, F10: show the F-key of a letter binding */
-		int key = b->keys[0];
-		int letter = (key >= 'a' && key <= 'z') || (key >= 'A' && key <= 'Z');
-		for (int k = 0; letter && k < KEYS_PER_ACTION && b->keys[k]; k++)
-			if (b->keys[k] >= KEY_F(1) && b->keys[k] <= KEY_F(12)) {
-				key = b->keys[k];
-				break;
-			}
-		tui_key_name(key, buf, sizeof(buf));
+		tui_key_name(hint_key(b), buf, sizeof(buf));
+		const char *label = hint_label(t, b);
 		int kw = tui_text_cols(buf);
-		int lw = (int)strlen(b->hint);
+		int lw = (int)strlen(label);
 		if (x + kw + lw > r->w)
 			break;
+		int x0 = x;
 		x += draw_text(t, r, 0, x, -1, TH_HINT_KEY, buf);
-		x += draw_text(t, r, 0, x, -1, TH_HINT_LABEL, b->hint);
+		x += draw_text(t, r, 0, x, -1, TH_HINT_LABEL, label);
+		tui_hit_key(t, r->y, r->x + x0, x - x0, b->action);
 		x += 1;
 	}
+}
+
+static void hint_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
+{
+	draw_fill(t, r, 0, TH_HINT_LABEL);
+	switch (t->modal) {
+	case MODAL_FILTER:
+	case MODAL_SEARCH:
+		prompt_draw(t, r);
+		return;
+	case MODAL_SORT:
+		draw_text(t, r, 0, 0, -1, TH_HINT_LABEL,
+			  " Sort by: Up/Down choose, Enter sort, I invert, Esc cancel");
+		return;
+	case MODAL_SIGNAL:
+		draw_text(t, r, 0, 0, -1, TH_HINT_LABEL,
+			  " Signal: Up/Down choose, Enter send (after y), Esc cancel");
+		return;
+	case MODAL_CONFIRM:
+		draw_fill(t, r, 0, TH_PROMPT);
+		draw_text(t, r, 0, 0, -1, TH_HINT_KEY, "y/N");
+		draw_text(t, r, 0, 4, -1, TH_PROMPT, t->confirm.question);
+		return;
+	}
+	hints_draw(t, r);
 }
 
 const struct tui_pane pane_hint = {

@@ -1,35 +1,45 @@
 /* The GPU API pane: one row per op, grouped runtime / driver / graph, with
- * window latency percentiles, the tail ratio, the share of the feeding
- * threads' wall time, the share of tail time spent preempted, a severity
- * flag and a p99 sparkline where the width allows. Enter opens the op. */
+ * latency percentiles, the tail ratio, the share of the calling threads'
+ * wall time, the share of tail time spent preempted, a severity flag and a
+ * p99 trend that uses the width it has; over the window, or since the
+ * start (z). Op names are the real symbols, or the abbreviations the help
+ * lists when the column is narrow. Enter opens the op. */
 #include <stdio.h>
 #include <string.h>
 
-#include "report/report.h"
 #include "tui_int.h"
 
 /* clang-format off */
 enum {
 	C_FLAG, C_NAME, C_CALLS, C_RATE, C_P50, C_P95, C_P99, C_MAX, C_RATIO, C_WALL,
-	C_TAILPRE, C_SPARK, C_N,
+	C_TAILPRE, C_BYTES, C_SPARK, C_N,
 };
-/* clang-format on */
 
-/* clang-format off */
-static const struct tui_col cols[C_N] = {
-	[C_FLAG] = { "!", 1, 0, 0, 'l' },
-	[C_NAME] = { "GPU API", 17, 6, 0, 'l' },
-	[C_CALLS] = { "CALLS", 6, 0, 4, 'r' },
-	[C_RATE] = { "CALLS/S", 7, 0, 1, 'r' },
-	[C_P50] = { "P50", 6, 0, 1, 'r' },
-	[C_P95] = { "P95", 6, 0, 3, 'r' },
-	[C_P99] = { "P99", 6, 0, 0, 'r' },
-	[C_MAX] = { "MAX", 6, 0, 3, 'r' },
-	[C_RATIO] = { "P99/P50", 7, 0, 2, 'r' },
-	[C_WALL] = { "WALL", 5, 0, 2, 'r' },
-	[C_TAILPRE] = { "TAILPRE", 7, 0, 2, 'r' },
-	[C_SPARK] = { "P99 TREND", 10, 50, 5, 'l' },
+const struct tui_col ops_cols[C_N] = {
+	[C_FLAG] = { "!", 1, 0, 0, 'l', 0,
+		"worst active alert on the op: H(igh) M(edium) L(ow) I(nfo)" },
+	[C_NAME] = { "GPU API", 17, 8, 0, 'l', 0,
+		"the CUDA function (abbreviated when narrow: the help lists the abbreviations)" },
+	[C_CALLS] = { "CALLS", 6, 0, 4, 'r', 0, "calls since the start (or the last reset)" },
+	[C_RATE] = { "CALLS/S", 7, 0, 1, 'r', 0,
+		"calls per second over the window (since the start with z)" },
+	[C_P50] = { "P50", 6, 0, 1, 'r', 0, "median latency (window, or since the start)" },
+	[C_P95] = { "P95", 6, 0, 3, 'r', 0, "95th percentile latency" },
+	[C_P99] = { "P99", 6, 0, 0, 'r', 0,
+		"99th percentile latency: yellow at a 3x tail over p50, red at 10x" },
+	[C_MAX] = { "MAX", 6, 0, 3, 'r', 0, "slowest call" },
+	[C_RATIO] = { "P99/P50", 7, 0, 2, 'r', 0, "the tail ratio: how far p99 is from p50" },
+	[C_WALL] = { "WALL", 5, 0, 2, 'r', 0,
+		"share of the calling threads' wall time spent in this op (window only)" },
+	[C_TAILPRE] = { "TAILPRE", 7, 0, 2, 'r', 0,
+		"share of the tail calls' time (calls at or above p95) spent preempted: runnable "
+		"but not running, CPU contention (window only)" },
+	[C_BYTES] = { "BYTES/S", 11, 0, 6, 'r', 0,
+		"bytes copied or allocated per second (window only)" },
+	[C_SPARK] = { "P99 TREND", 10, 110, 5, 'l', 0,
+		"p99 of each second of the window, oldest on the left" },
 };
+const int ops_ncols = C_N;
 /* clang-format on */
 
 struct ops_ctx {
@@ -65,65 +75,136 @@ static const char *ops_group_title(void *ctx, int g)
 	}
 }
 
+/* The percentiles shown: the window's, or the lifetime's with z. */
+static const struct ig_pcts *shown_pcts(struct tui *t, const struct ig_series_stats *s)
+{
+	return t->life ? &s->life : &s->win;
+}
+
+static double shown_rate(struct tui *t, const struct ig_series_stats *s)
+{
+	return tui_rate(t, s->calls_win, s->calls_life);
+}
+
+static double shown_ratio(struct tui *t, const struct ig_series_stats *s)
+{
+	const struct ig_pcts *pc = shown_pcts(t, s);
+	if (!t->life)
+		return s->tail_ratio;
+	return pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0;
+}
+
+static void latency_cell(struct tui *t, const struct ig_series_stats *s, int col, char *buf,
+			 size_t n, int *slot)
+{
+	const struct ig_pcts *pc = shown_pcts(t, s);
+	uint64_t v = col == C_P50   ? pc->p50
+		     : col == C_P95 ? pc->p95
+		     : col == C_P99 ? pc->p99
+				    : pc->max;
+	if (!pc->n) {
+		snprintf(buf, n, "-");
+		*slot = TH_DIM;
+		return;
+	}
+	fmt_ns(buf, n, v);
+	if (col == C_P99)
+		*slot = p99_slot(shown_ratio(t, s));
+}
+
+/* Columns kept for the window only: "-" since the start. */
+static int window_only(struct tui *t, char *buf, size_t n, int *slot)
+{
+	if (!t->life)
+		return 0;
+	snprintf(buf, n, "-");
+	*slot = TH_DIM;
+	return 1;
+}
+
 static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s, int col, char *buf,
 		     size_t n, int *slot)
 {
 	const struct ig_op_info *oi = ig_op_info(s->op);
-	int win = s->win.n > 0;
+	int win = shown_pcts(t, s)->n > 0;
 	switch (col) {
-	case C_FLAG:
+	case C_FLAG: {
 		int sev = snap_severity(t->snap, s->op, 0);
 		if (sev >= 0) {
 			snprintf(buf, n, "%c", "ILMH"[sev & 3]);
 			*slot = sev_slot(sev);
 		}
 		break;
-	case C_NAME:
-		snprintf(buf, n, "%s", oi ? oi->short_name : "?");
+	}
+	case C_NAME: /* the real symbol when it fits */
+		snprintf(buf, n, "%s",
+			 !oi						  ? "?"
+			 : cell_w == 0 || (int)strlen(oi->name) <= cell_w ? oi->name
+									  : oi->short_name);
 		break;
 	case C_CALLS:
 		fmt_count(buf, n, s->calls_life, 6);
 		break;
 	case C_RATE:
-		fmt_rate(buf, n, s->calls_per_s);
+		fmt_rate(buf, n, shown_rate(t, s));
 		if (!win)
 			*slot = TH_DIM;
 		break;
 	case C_P50:
 	case C_P95:
 	case C_P99:
-	case C_MAX: {
-		uint64_t v = col == C_P50   ? s->win.p50
-			     : col == C_P95 ? s->win.p95
-			     : col == C_P99 ? s->win.p99
-					    : s->win.max;
-		if (!win) {
-			snprintf(buf, n, "-");
-			*slot = TH_DIM;
-			break;
-		}
-		report_fmt_ns(buf, n, v);
-		if (col == C_P99)
-			*slot = p99_slot(s->tail_ratio);
+	case C_MAX:
+		latency_cell(t, s, col, buf, n, slot);
 		break;
-	}
 	case C_RATIO:
-		fmt_ratio(buf, n, win ? s->tail_ratio : 0);
-		*slot = win ? p99_slot(s->tail_ratio) : TH_DIM;
+		fmt_ratio(buf, n, win ? shown_ratio(t, s) : 0);
+		*slot = win ? p99_slot(shown_ratio(t, s)) : TH_DIM;
 		break;
 	case C_WALL:
-		fmt_pct(buf, n, win ? s->wall_share : -1);
+		if (!window_only(t, buf, n, slot))
+			fmt_pct(buf, n, win ? fig_share(s->wall_share) : -1);
 		break;
 	case C_TAILPRE:
-		fmt_pct(buf, n, win && s->tail_calls ? s->tail_preempt_share : -1);
+		if (window_only(t, buf, n, slot))
+			break;
+		fmt_pct(buf, n, win && s->tail_calls ? fig_share(s->tail_preempt_share) : -1);
 		if (win && s->tail_preempt_share >= 0.25)
 			*slot = TH_PREEMPTED;
 		break;
+	case C_BYTES:
+		if (window_only(t, buf, n, slot))
+			break;
+		if (s->bytes_win) {
+			char b[24];
+			unsigned w = model_cfg(tui_model(t))->window_s;
+			snprintf(buf, n, "%s/s",
+				 fmt_bytes(b, sizeof(b), s->bytes_win / (w ? w : 1)));
+		} else {
+			snprintf(buf, n, "-");
+			*slot = TH_DIM;
+		}
+		break;
 	case C_SPARK: {
+		if (window_only(t, buf, n, slot))
+			break;
+		/* one sample per column, or several columns per sample on a
+		 * wide terminal: the trend uses the width it has */
 		int w = cell_w > 0 ? cell_w : s->spark_n;
-		if (w > s->spark_n)
-			w = s->spark_n;
-		tui_spark(buf, n, s->spark_p99, s->spark_n, w, 0, t->ascii);
+		int per = s->spark_n > 0 ? w / s->spark_n : 1;
+		if (per < 1)
+			per = 1;
+		if (per > 1) {
+			uint64_t wide[IG_WIN_MAX * 12];
+			int m = 0;
+			for (int i = 0; i < s->spark_n; i++)
+				for (int k = 0;
+				     k < per && m < (int)(sizeof(wide) / sizeof(wide[0])); k++)
+					wide[m++] = s->spark_p99[i];
+			tui_spark(buf, n, wide, m, m, 0, t->ascii);
+		} else {
+			tui_spark(buf, n, s->spark_p99, s->spark_n, w < s->spark_n ? w : s->spark_n,
+				  0, t->ascii);
+		}
 		*slot = TH_SPARK;
 		break;
 	}
@@ -132,6 +213,7 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 
 static double ops_num(struct tui *t, const struct ig_series_stats *s, int col, int *ok)
 {
+	const struct ig_pcts *pc = shown_pcts(t, s);
 	*ok = 1;
 	switch (col) {
 	case C_FLAG:
@@ -141,23 +223,24 @@ static double ops_num(struct tui *t, const struct ig_series_stats *s, int col, i
 	case C_CALLS:
 		return (double)s->calls_life;
 	case C_RATE:
-		return s->calls_per_s;
+		return shown_rate(t, s);
 	case C_P50:
-		return (double)s->win.p50;
+		return (double)pc->p50;
 	case C_P95:
-		return (double)s->win.p95;
+		return (double)pc->p95;
 	case C_P99:
-		return (double)s->win.p99;
+	case C_SPARK:
+		return (double)pc->p99;
 	case C_MAX:
-		return (double)s->win.max;
+		return (double)pc->max;
 	case C_RATIO:
-		return s->tail_ratio;
+		return shown_ratio(t, s);
 	case C_WALL:
 		return s->wall_share;
 	case C_TAILPRE:
 		return s->tail_preempt_share;
-	case C_SPARK:
-		return (double)s->win.p99;
+	case C_BYTES:
+		return (double)s->bytes_win;
 	}
 	*ok = 0;
 	return 0;
@@ -180,7 +263,7 @@ void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	       int focused, const char *title)
 {
 	struct tui_table tb = {
-	    .cols = cols,
+	    .cols = ops_cols,
 	    .ncols = C_N,
 	    .nrows = nrows,
 	    .key = ops_key,
@@ -195,13 +278,30 @@ void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	table_draw(t, v, &tb, l, r, focused, title);
 }
 
+/* "window 10s", "since start 1m20s", "window at last activity". */
+char *tui_span_title(struct tui *t, char *buf, size_t n)
+{
+	char a[32];
+	struct ig_model_totals tot;
+	model_totals(tui_model(t), &tot);
+	if (t->life)
+		snprintf(buf, n, "since start %s",
+			 fmt_age(a, sizeof(a),
+				 tot.now_ns > tot.first_ns && tot.first_ns
+				     ? tot.now_ns - tot.first_ns
+				     : 0));
+	else
+		snprintf(buf, n, "window %llus%s",
+			 (unsigned long long)(t->snap->window_ns / 1000000000ull),
+			 t->ended ? " at last activity" : "");
+	return buf;
+}
+
 static void ops_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
-	struct tui_list *l = &v->lists[0];
 	char title[64];
-	snprintf(title, sizeof(title), "window %llus",
-		 (unsigned long long)(t->snap->window_ns / 1000000000ull));
-	ops_table(t, v, l, t->snap->ops, t->snap->nops, 1, r, focused, title);
+	ops_table(t, v, &v->lists[0], t->snap->ops, t->snap->nops, 1, r, focused,
+		  tui_span_title(t, title, sizeof(title)));
 }
 
 static int ops_want(struct tui *t)

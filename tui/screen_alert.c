@@ -13,7 +13,7 @@ static struct tui_lines lines;
 static void alert_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_alertdata *d = t->ald;
-	const struct ig_chain *c = detect_find(tui_detect(t), v->chain_id);
+	const struct ig_chain *c = snap_chain(t->snap, v->chain_id);
 	if (c) {
 		d->c = *c;
 		d->valid = 1;
@@ -23,27 +23,6 @@ static void alert_update(struct tui *t, struct tui_view *v)
 	} else {
 		d->valid = 0;
 	}
-}
-
-static void fmt_evidence(char *buf, size_t n, const struct ig_evidence *e)
-{
-	char b[32];
-	if (strcmp(e->unit, "ns") == 0)
-		snprintf(buf, n, "%s", report_fmt_ns(b, sizeof(b), (uint64_t)(e->value + 0.5)));
-	else if (strcmp(e->unit, "B") == 0)
-		snprintf(buf, n, "%s", report_fmt_bytes(b, sizeof(b), (uint64_t)(e->value + 0.5)));
-	else if (strcmp(e->unit, "%") == 0)
-		snprintf(buf, n, "%.1f%%", e->value);
-	else if (strcmp(e->unit, "x") == 0)
-		snprintf(buf, n, "%.1fx", e->value);
-	else if (strcmp(e->unit, "/s") == 0)
-		snprintf(buf, n, "%.1f/s", e->value);
-	else if (strcmp(e->unit, "s") == 0)
-		snprintf(buf, n, "%.1f s", e->value);
-	else if (e->unit[0])
-		snprintf(buf, n, "%.6g %s", e->value, e->unit);
-	else
-		snprintf(buf, n, "%.6g", e->value);
 }
 
 static void build(struct tui *t, int width)
@@ -59,6 +38,8 @@ static void build(struct tui *t, int width)
 		  d->gone ? " (no longer tracked)" : "");
 	lines_wrap(&lines, sev_slot(c->severity), 1, width, c->summary);
 	lines_add(&lines, TH_NORMAL, 0, "%s", "");
+	lines_add(&lines, TH_NORMAL, 1, "impact    %s of the feeding threads' wall time",
+		  fmt_pct(e, sizeof(e), fig_share(c->impact)));
 	lines_add(&lines, TH_NORMAL, 1, "op        %s", c->op > 0 ? ig_op_name(c->op) : "-");
 	lines_add(&lines, TH_NORMAL, 1, "process   %s%s", fmt_proc(a, sizeof(a), c->comm, c->pid),
 		  c->tid ? "" : "");
@@ -66,26 +47,30 @@ static void build(struct tui *t, int width)
 		lines_add(&lines, TH_NORMAL, 1, "thread    %u (feeding thread)", c->tid);
 	if (c->culprit_pid)
 		lines_add(&lines, TH_PREEMPTED, 1, "culprit   %s",
-			  fmt_proc(b, sizeof(b), c->culprit_comm, c->culprit_pid));
+			  fmt_culprit(b, sizeof(b), c->culprit_comm, c->culprit_pid, c->pid));
 	if (c->p99_ns)
-		lines_add(
-		    &lines, p99_slot(c->tail_ratio), 1, "latency   p50 %s  p99 %s  p99/p50 %s",
-		    report_fmt_ns(a, sizeof(a), c->p50_ns), report_fmt_ns(b, sizeof(b), c->p99_ns),
-		    fmt_ratio(e, sizeof(e), c->tail_ratio));
-	lines_add(&lines, TH_NORMAL, 1,
-		  "seen      %s to %s (first %s ago), fired %u times, highest %s",
-		  fmt_clock(a, sizeof(a), c->first_seen_ns),
-		  fmt_clock(b, sizeof(b), c->last_seen_ns),
-		  fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0),
-		  c->fired, detect_sev_name(c->max_severity));
+		lines_add(&lines, p99_slot(c->tail_ratio), 1,
+			  "latency   p50 %s  p99 %s  p99/p50 %s", fmt_ns(a, sizeof(a), c->p50_ns),
+			  fmt_ns(b, sizeof(b), c->p99_ns), fmt_ratio(e, sizeof(e), c->tail_ratio));
+	lines_add(
+	    &lines, TH_NORMAL, 1, "seen      %s to %s (first %s ago), fired %u time%s, highest %s",
+	    fmt_clock(a, sizeof(a), c->first_seen_ns), fmt_clock(b, sizeof(b), c->last_seen_ns),
+	    fmt_age(e, sizeof(e), now > c->first_seen_ns ? now - c->first_seen_ns : 0), c->fired,
+	    c->fired == 1 ? "" : "s", detect_sev_name(c->max_severity));
 
 	lines_add(&lines, TH_SECTION, 0, "Explanation");
 	lines_wrap(&lines, TH_NORMAL, 1, width, c->explanation);
 
 	lines_add(&lines, TH_SECTION, 0, "Evidence");
 	for (int i = 0; i < c->nevidence && i < IG_CHAIN_MAX_EVIDENCE; i++) {
-		fmt_evidence(f, sizeof(f), &c->ev[i]);
-		lines_add(&lines, TH_NORMAL, 1, "%-24.24s %s", c->ev[i].key, f);
+		char text[320];
+		const char *what = gloss_evidence(c->ev[i].key);
+		report_fmt_evidence(f, sizeof(f), &c->ev[i]);
+		snprintf(text, sizeof(text), "%-22.22s %9s  %s", c->ev[i].key, f, what ? what : "");
+		int first = lines.n;
+		lines_wrap(&lines, TH_NORMAL, 1, width, text);
+		for (int k = first + 1; k < lines.n; k++)
+			lines.indent[k] = 35, lines.slot[k] = TH_DIM;
 	}
 	if (c->lacking[0]) {
 		lines_add(&lines, TH_DIM, 1, "%s", "missing evidence:");

@@ -17,6 +17,35 @@ static void wrap_hang(int width, const char *text, int hang)
 		lines.indent[k] = hang;
 }
 
+/* What every column of a pane means, from its column table. */
+static void cols_help(const char *title, const struct tui_col *cols, int n, int width)
+{
+	lines_add(&lines, TH_SECTION, 0, "%s", title);
+	for (int i = 0; i < n; i++) {
+		char text[320];
+		snprintf(text, sizeof(text), "%-13s %s", cols[i].title,
+			 cols[i].help ? cols[i].help : "");
+		wrap_hang(width, text, 15);
+	}
+}
+
+/* The op names the GPU API column abbreviates when it is narrow. */
+static void abbreviations(int width)
+{
+	char text[1024];
+	size_t o = 0;
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "Abbreviations:");
+	for (int op = 1; op < IG_OP_MAX && o < sizeof(text); op++) {
+		const struct ig_op_info *oi = ig_op_info(op);
+		if (oi && oi->name && strcmp(oi->name, oi->short_name))
+			o += (size_t)snprintf(text + o, sizeof(text) - o, " %s = %s;",
+					      oi->short_name, oi->name);
+	}
+	if (o > 0 && text[o - 1] == ';')
+		text[o - 1] = 0;
+	wrap_hang(width, text, 3);
+}
+
 static void build(struct tui *t, int width)
 {
 	const char *mode = session_status(t->s)->mode == IG_MODE_REPLAY ? "replay" : "live";
@@ -24,8 +53,9 @@ static void build(struct tui *t, int width)
 	lines_add(&lines, TH_TITLE, 0, " ingero-top %s  help (%s mode)", IG_VERSION, mode);
 	lines_wrap(&lines, TH_NORMAL, 1, width,
 		   "A live top for GPU workloads: CUDA API latency per op, where the feeding "
-		   "threads' time goes (CUDA, preempted, blocked, busy between calls), and "
-		   "alerts that name the host-side cause of a latency tail.");
+		   "threads' time goes (waiting for the GPU, on the CPU, preempted, asleep), and "
+		   "alerts that name the host-side cause and who causes it. e explains the sorted "
+		   "column of a table; F6 lists the columns with what they mean.");
 	for (int i = 0; i < tui_nbindings; i++) {
 		const struct tui_binding *b = &tui_bindings[i];
 		char keys[64], text[320];
@@ -43,33 +73,27 @@ static void build(struct tui *t, int width)
 		if (first < L->n)
 			L->slot[first] = TH_NORMAL;
 	}
-	lines_add(&lines, TH_SECTION, 0, "GPU API pane");
-	static const char *const ops_help[] = {
-	    "!         severity of the worst active alert on the op: H(igh) M(edium) L(ow) "
-	    "I(nfo)",
-	    "CALLS     calls since the start (or the last reset)",
-	    "CALLS/S   calls per second over the rolling window",
-	    "P50..MAX  latency percentiles over the window; P99 and P99/P50 turn yellow at "
-	    "a 3x tail, red at 10x",
-	    "WALL      share of the calling threads' wall time spent in this op",
-	    "TAILPRE   share of the tail calls' time (calls at or above p95) spent preempted, "
-	    "i.e. runnable but not running: CPU contention",
-	    "P99 TREND p99 of each second of the window, oldest on the left (wide terminals)",
-	};
-	for (size_t i = 0; i < sizeof(ops_help) / sizeof(ops_help[0]); i++)
-		wrap_hang(width, ops_help[i], 11);
-	lines_add(&lines, TH_SECTION, 0, "Processes pane");
-	static const char *const procs_help[] = {
-	    "CONTAINER     from /proc/PID/cgroup when live (docker:ID, cri:ID, a service), "
-	    "the cgroup id when replaying",
-	    "OFF%          off-CPU share of the feeding threads' wall time",
-	    "PRE% BLK%     of which preempted (runnable, waiting for a CPU) and blocked "
-	    "(asleep: GPU, lock, I/O)",
-	    "BETWEEN       off-CPU between CUDA calls: the GPU waits for the host",
-	    "TOP PREEMPTOR the process that took the CPU from them most, with its share",
-	};
-	for (size_t i = 0; i < sizeof(procs_help) / sizeof(procs_help[0]); i++)
-		wrap_hang(width, procs_help[i], 15);
+	cols_help("GPU API pane", ops_cols, ops_ncols, width);
+	abbreviations(width);
+	cols_help("Processes pane", procs_cols, procs_ncols, width);
+	cols_help("Alerts pane", alerts_cols, alerts_ncols, width);
+	lines_add(&lines, TH_SECTION, 0, "Where the time goes");
+	wrap_hang(width,
+		  "The wall time of the threads that call CUDA (the feeding threads) splits into "
+		  "parts that add up to it; GPU% CPU% PRE% WAIT% group them:",
+		  1);
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		char text[256];
+		snprintf(text, sizeof(text), "%-19s %s", gloss_part_label(k), gloss_part_help(k));
+		wrap_hang(width, text, 21);
+	}
+	lines_add(&lines, TH_SECTION, 0, "Freezing");
+	wrap_hang(width,
+		  "p freezes every screen at one moment. When no CUDA call came for 2 s (the "
+		  "target exited or went quiet), the screens stay at the last activity, marked "
+		  "ENDED or IDLE in the header, until calls come again. z shows every figure "
+		  "since the start instead of over the window.",
+		  1);
 	lines_add(&lines, TH_SECTION, 0, "Display");
 	char why[96] = "";
 	if (t->mono_why)

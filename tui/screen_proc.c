@@ -1,48 +1,57 @@
 /* The process screen (Enter on a process): where its feeding threads' wall
- * time went (CUDA, preempted, blocked, busy between calls), who preempted
- * and who woke them, its per-op table, its threads with their off-CPU split,
- * and its chains. */
+ * time goes (a bar of every part, with a legend), who preempted and who
+ * woke them, page allocations and block I/O, its per-op table, its threads
+ * with the same four shares as the processes pane, and its alerts; over
+ * the window or since the start (z). */
 #include <stdio.h>
 #include <string.h>
 
-#include "report/report.h"
 #include "tui_int.h"
 
 /* --- threads ------------------------------------------------------------------ */
 
 /* clang-format off */
-enum { T_TID, T_NAME, T_RATE, T_MAINOP, T_CUDA, T_OFF, T_PRE, T_BLK, T_BETWEEN, T_SW, T_SYNC,
-       T_LAST, T_N };
+enum { T_TID, T_NAME, T_RATE, T_MAINOP, T_GPU, T_CPU, T_PRE, T_WAIT, T_SW, T_SYNC, T_LAST, T_N };
 
 static const struct tui_col tcols[T_N] = {
-	[T_TID] = { "TID", 7, 0, 0, 'r' },
-	[T_NAME] = { "THREAD", 15, 0, 1, 'l' },
-	[T_RATE] = { "CALLS/S", 7, 0, 0, 'r' },
-	[T_MAINOP] = { "MAIN OP", 15, 4, 1, 'l' },
-	[T_CUDA] = { "CUDA%", 5, 0, 1, 'r' },
-	[T_OFF] = { "OFF%", 5, 0, 2, 'r' },
-	[T_PRE] = { "PRE%", 5, 0, 0, 'r' },
-	[T_BLK] = { "BLK%", 5, 0, 0, 'r' },
-	[T_BETWEEN] = { "BETWEEN", 7, 0, 1, 'r' },
-	[T_SW] = { "SW", 5, 0, 3, 'r' },
-	[T_SYNC] = { "SYNCS", 6, 0, 4, 'r' },
-	[T_LAST] = { "LAST PREEMPTOR", 16, 6, 2, 'l' },
+	[T_TID] = { "TID", 7, 0, 0, 'r', 0, "thread id" },
+	[T_NAME] = { "THREAD", 6, 0, 1, 'l', 1, "thread name (its comm, from its latest event)" },
+	[T_RATE] = { "CALLS/S", 7, 0, 0, 'r', 0, "CUDA calls per second" },
+	[T_MAINOP] = { "MAIN OP", 15, 6, 1, 'l', 0, "the op it spent most time in (window)" },
+	[T_GPU] = { "GPU%", 5, 0, 0, 'r', 0, "share of the thread's wall time waiting for the GPU" },
+	[T_CPU] = { "CPU%", 5, 0, 0, 'r', 0,
+		"share of its wall time running: CUDA API work and its own work" },
+	[T_PRE] = { "PRE%", 5, 0, 0, 'r', 0, "share of its wall time runnable but not running" },
+	[T_WAIT] = { "WAIT%", 5, 0, 0, 'r', 0,
+		"share of its wall time asleep between calls (I/O, another task, timers, faults)" },
+	[T_SW] = { "SW", 5, 0, 3, 'r', 0, "context switches (window)" },
+	[T_SYNC] = { "SYNCS", 6, 0, 4, 'r', 0,
+		"syncs and synchronous copies (window; a driver sync inside a runtime sync counts "
+		"once)" },
+	[T_LAST] = { "LAST PREEMPTOR", 14, 0, 2, 'l', 1, "who preempted it last" },
 };
 /* clang-format on */
 
-static double frac(uint64_t a, uint64_t b)
+static const struct ig_time_parts *tparts(struct tui *t, const struct ig_thread_stats *th)
 {
-	return b ? (double)a / (double)b : -1;
+	return t->life ? &th->life_parts : &th->parts;
 }
+
+struct tctx {
+	struct tui *t;
+	const struct ig_thread_stats *rows;
+};
 
 static uint64_t t_key(void *ctx, int row)
 {
-	return ((const struct ig_thread_stats *)ctx)[row].tid;
+	return ((const struct tctx *)ctx)->rows[row].tid;
 }
 
 static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 {
-	const struct ig_thread_stats *th = &((const struct ig_thread_stats *)ctx)[row];
+	const struct tctx *c = ctx;
+	const struct ig_thread_stats *th = &c->rows[row];
+	struct fig_split sp;
 	switch (col) {
 	case T_TID:
 		snprintf(buf, n, "%u", th->tid);
@@ -51,7 +60,7 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		snprintf(buf, n, "%.*s", IG_COMM_LEN, th->comm[0] ? th->comm : "-");
 		break;
 	case T_RATE:
-		fmt_rate(buf, n, th->calls_per_s);
+		fmt_rate(buf, n, tui_rate(c->t, th->calls_win, th->calls_life));
 		break;
 	case T_MAINOP:
 		if (th->main_op > 0 && ig_op_info(th->main_op))
@@ -59,34 +68,32 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		else
 			snprintf(buf, n, "-");
 		break;
-	case T_CUDA:
-		fmt_pct(buf, n, th->wall_ns ? th->cuda_pct / 100 : -1);
-		break;
-	case T_OFF:
-		fmt_pct(buf, n, th->wall_ns ? th->off_pct / 100 : -1);
-		break;
+	case T_GPU:
+	case T_CPU:
 	case T_PRE:
-		fmt_pct(buf, n, frac(th->off_preempt_ns, th->wall_ns));
-		if (frac(th->off_preempt_ns, th->wall_ns) >= 0.1)
+	case T_WAIT: {
+		int k = col == T_GPU   ? FIG_GPU
+			: col == T_CPU ? FIG_CPU
+			: col == T_PRE ? FIG_PRE
+				       : FIG_WAIT;
+		fig_split(tparts(c->t, th), &sp);
+		fmt_pct(buf, n, sp.valid ? sp.share[k] : -1);
+		if (k == FIG_PRE && sp.share[k] >= 0.1)
 			*slot = TH_PREEMPTED;
-		break;
-	case T_BLK:
-		fmt_pct(buf, n, frac(th->off_blocked_ns, th->wall_ns));
-		if (frac(th->off_blocked_ns, th->wall_ns) >= 0.5)
+		else if (k == FIG_WAIT && sp.share[k] >= 0.25)
 			*slot = TH_BLOCKED;
 		break;
-	case T_BETWEEN:
-		fmt_pct(buf, n, th->wall_ns ? th->between_pct / 100 : -1);
-		break;
+	}
 	case T_SW:
 		fmt_count(buf, n, th->switches, 5);
 		break;
 	case T_SYNC:
-		fmt_count(buf, n, th->sync_calls_win, 6);
+		fmt_count(buf, n, th->sync_calls_win - th->sync_nested_win, 6);
 		break;
 	case T_LAST:
 		if (th->last_preemptor_pid)
-			fmt_proc(buf, n, th->last_preemptor_comm, th->last_preemptor_pid);
+			fmt_culprit(buf, n, th->last_preemptor_comm, th->last_preemptor_pid,
+				    th->pid);
 		else
 			snprintf(buf, n, "-"), *slot = TH_DIM;
 		break;
@@ -95,27 +102,28 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 
 static double t_num(void *ctx, int row, int col, int *ok)
 {
-	const struct ig_thread_stats *th = &((const struct ig_thread_stats *)ctx)[row];
+	const struct tctx *c = ctx;
+	const struct ig_thread_stats *th = &c->rows[row];
+	struct fig_split sp;
+	fig_split(tparts(c->t, th), &sp);
 	*ok = 1;
 	switch (col) {
 	case T_TID:
 		return -(double)th->tid;
 	case T_RATE:
-		return th->calls_per_s;
-	case T_CUDA:
-		return th->cuda_pct;
-	case T_OFF:
-		return th->off_pct;
+		return tui_rate(c->t, th->calls_win, th->calls_life);
+	case T_GPU:
+		return sp.share[FIG_GPU];
+	case T_CPU:
+		return sp.share[FIG_CPU];
 	case T_PRE:
-		return frac(th->off_preempt_ns, th->wall_ns);
-	case T_BLK:
-		return frac(th->off_blocked_ns, th->wall_ns);
-	case T_BETWEEN:
-		return th->between_pct;
+		return sp.share[FIG_PRE];
+	case T_WAIT:
+		return sp.share[FIG_WAIT];
 	case T_SW:
 		return th->switches;
 	case T_SYNC:
-		return (double)th->sync_calls_win;
+		return (double)(th->sync_calls_win - th->sync_nested_win);
 	}
 	*ok = 0;
 	return 0;
@@ -126,143 +134,103 @@ static double t_num(void *ctx, int row, int col, int *ok)
 static void proc_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_procdata *d = t->procd;
-	d->valid = model_proc(tui_model(t), v->pid, &d->p) == 0;
-	d->nops = model_proc_ops(tui_model(t), v->pid, d->ops, IG_OP_MAX);
-	d->nthreads = model_threads(tui_model(t), v->pid, d->threads, TUI_MAX_THREADS);
+	struct ig_model *m = tui_model(t);
+	d->valid = model_proc(m, v->pid, &d->p) == 0;
+	d->nops = model_proc_ops(m, v->pid, d->ops, IG_OP_MAX);
+	d->nthreads = model_threads(m, v->pid, d->threads, TUI_MAX_THREADS);
 	d->nchains = 0;
-	int nc = detect_count(tui_detect(t));
-	for (int i = 0; i < nc && d->nchains < IG_CHAIN_MAX; i++) {
-		const struct ig_chain *c = detect_chain(tui_detect(t), i);
-		if (c && (c->pid == v->pid || c->culprit_pid == v->pid))
+	for (int i = 0; i < t->snap->nchains && d->nchains < IG_CHAIN_MAX; i++) {
+		const struct ig_chain *c = &t->snap->chains[i];
+		if (c->pid == v->pid || c->culprit_pid == v->pid)
 			d->chains[d->nchains++] = *c;
 	}
 }
 
 /* --- drawing ------------------------------------------------------------------ */
 
-/* One bar split in four: CUDA, preempted, blocked, on CPU between calls. */
-static void wall_bar(struct tui *t, const struct tui_rect *r, int y, const struct ig_proc_stats *p)
-{
-	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, "wall ");
-	int legend_w = 53;
-	int w = r->w - x - legend_w - 2;
-	if (w > 60)
-		w = 60;
-	if (w < 10) {
-		w = r->w - x - 1;
-		legend_w = 0;
-	}
-	if (!p->wall_ns || w <= 0)
-		return;
-	uint64_t cuda_on = p->cuda_ns > p->off_in_call_ns ? p->cuda_ns - p->off_in_call_ns : 0;
-	struct {
-		uint64_t ns;
-		int slot;
-		const char *glyph, *ascii;
-	} part[4] = {
-	    /* disjoint: CUDA time on CPU (its off-CPU time is counted as
-	     * preempted or blocked), off-CPU, busy between calls */
-	    {cuda_on, TH_BAR, "\u2588", "C"},
-	    {p->off_preempt_ns, TH_PREEMPTED, "\u2593", "P"},
-	    {p->off_blocked_ns + p->off_unknown_ns, TH_BLOCKED, "\u2592", "B"},
-	    {p->between_on_cpu_ns, TH_DIM, "\u2591", "."},
-	};
-	double total = 0;
-	for (int i = 0; i < 4; i++)
-		total += (double)part[i].ns;
-	if (total < (double)p->wall_ns)
-		total = (double)p->wall_ns;
-	int cx = x;
-	double acc = 0;
-	for (int i = 0; i < 4; i++) {
-		acc += (double)part[i].ns;
-		int end = x + (int)(acc / total * w + 0.5);
-		for (; cx < end && cx < x + w; cx++)
-			draw_text(t, r, y, cx, 1, part[i].slot,
-				  t->ascii ? part[i].ascii : part[i].glyph);
-	}
-	if (legend_w) {
-		char a[16], b[16], c[16], d[16];
-		int lx = x + w + 2;
-		lx += draw_printf(t, r, y, lx, TH_BAR, "CUDA on CPU %s ",
-				  fmt_pct(a, sizeof(a), frac(cuda_on, p->wall_ns)));
-		lx += draw_printf(t, r, y, lx, TH_PREEMPTED, "preempted %s ",
-				  fmt_pct(b, sizeof(b), p->off_preempt_pct / 100));
-		lx += draw_printf(
-		    t, r, y, lx, TH_BLOCKED, "blocked %s ",
-		    fmt_pct(c, sizeof(c), (p->off_blocked_pct + p->off_unknown_pct) / 100));
-		draw_printf(t, r, y, lx, TH_DIM, "busy %s",
-			    fmt_pct(d, sizeof(d), frac(p->between_on_cpu_ns, p->wall_ns)));
-	}
-}
-
 static void culprits(struct tui *t, const struct tui_rect *r, int y, const char *what,
-		     const struct ig_culprit *c, int n)
+		     const struct ig_proc_stats *p, const struct ig_culprit *c, int n)
 {
-	char a[48], b[32];
+	char a[48], b[32], pct[16];
 	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, what);
+	if (t->life) {
+		draw_text(t, r, y, x, -1, TH_DIM, "kept for the window only (z)");
+		return;
+	}
 	if (!n) {
 		draw_text(t, r, y, x, -1, TH_DIM, "nobody");
 		return;
 	}
 	for (int i = 0; i < n && x < r->w; i++)
-		x += draw_printf(t, r, y, x, i == 0 ? TH_PREEMPTED : TH_NORMAL, "%s%s %.0f%% (%s)",
-				 i ? ", " : "", fmt_proc(a, sizeof(a), c[i].comm, c[i].pid),
-				 c[i].share * 100, report_fmt_ns(b, sizeof(b), c[i].ns));
+		x += draw_printf(t, r, y, x, i == 0 ? TH_PREEMPTED : TH_NORMAL, "%s%s %s (%s)",
+				 i ? ", " : "",
+				 fmt_culprit(a, sizeof(a), c[i].comm, c[i].pid, p->pid),
+				 fmt_pct(pct, sizeof(pct), fig_share(c[i].share)),
+				 fmt_ns(b, sizeof(b), c[i].ns));
+}
+
+/* The head of the screen: title, calls, where the time goes, culprits,
+ * pages and I/O. Returns the rows used. */
+static int proc_head(struct tui *t, const struct tui_rect *r)
+{
+	const struct ig_proc_stats *p = &t->procd->p;
+	char a[48], b[48], c2[48], e[48], line[256];
+	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s",
+		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(t, p->pid, p->cgroup_id),
+		 p->ppid, p->threads, p->exited ? "  (exited)" : "");
+	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
+	int sev = snap_severity(t->snap, 0, p->pid);
+	if (sev >= 0)
+		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(sev), sev_short(sev));
+	double rate = tui_rate(t, p->calls_win, p->calls_life);
+	snprintf(line, sizeof(line), "%s: %llu CUDA calls, %s/s  (%llu since the start)",
+		 t->life ? "since the start" : "window",
+		 (unsigned long long)(t->life ? p->calls_life : p->calls_win),
+		 fmt_rate(a, sizeof(a), rate), (unsigned long long)p->calls_life);
+	draw_text(t, r, 1, 1, -1, TH_NORMAL, line);
+	char title[96];
+	if (p->feeder_tid)
+		snprintf(title, sizeof(title),
+			 "where the time goes: the feeding threads (the busiest: tid %u)",
+			 p->feeder_tid);
+	else
+		snprintf(title, sizeof(title), "where the time goes: its active threads");
+	int y = 2 + timebar_lines(t, r, 2, title, t->life ? &p->life_parts : &p->parts, t->life);
+	culprits(t, r, y++, "preempted by: ", p, p->preemptors, p->npreemptors);
+	culprits(t, r, y++, "woken by (between calls): ", p, p->wakers, p->nwakers);
+	if (p->page_bytes_win || p->io_ops_win) {
+		int x = 1;
+		if (p->page_bytes_win)
+			x += draw_printf(t, r, y, x, TH_NORMAL, "window: page allocations %s  ",
+					 fmt_bytes(a, sizeof(a), p->page_bytes_win));
+		if (p->io_ops_win)
+			draw_printf(t, r, y, x, TH_NORMAL,
+				    "%sblock I/O %llu requests %s, latency %s total, %s max",
+				    x == 1 ? "window: " : "", (unsigned long long)p->io_ops_win,
+				    fmt_bytes(b, sizeof(b), p->io_bytes_win),
+				    fmt_ns(c2, sizeof(c2), p->io_lat_ns_win),
+				    fmt_ns(e, sizeof(e), p->io_max_ns_win));
+		y++;
+	}
+	return y;
 }
 
 static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 {
 	const struct tui_procdata *d = t->procd;
-	const struct ig_proc_stats *p = &d->p;
-	char a[48], b[48], c2[48], line[256];
-
 	draw_fill(t, r, 0, TH_TITLE);
 	if (!d->valid) {
-		snprintf(line, sizeof(line), " process %u", v->pid);
-		draw_text(t, r, 0, 0, -1, TH_TITLE, line);
+		draw_printf(t, r, 0, 0, TH_TITLE, " process %u", v->pid);
 		draw_text(t, r, 2, 2, -1, TH_DIM, "not in the model (evicted, or reset)");
 		return;
 	}
-	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s",
-		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(t, p->pid, p->cgroup_id),
-		 p->ppid, p->threads, p->exited ? "  (exited)" : "");
-	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
-	int sev = detect_severity(tui_detect(t), 0, p->pid);
-	if (sev >= 0)
-		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(sev), sev_short(sev));
-	snprintf(line, sizeof(line),
-		 "CUDA calls %llu (%s/s)  off-CPU %.1f%% of wall: in calls %s, between calls %s  "
-		 "switches %u",
-		 (unsigned long long)p->calls_life, fmt_rate(a, sizeof(a), p->calls_per_s),
-		 p->off_pct, report_fmt_ns(b, sizeof(b), p->off_in_call_ns),
-		 report_fmt_ns(c2, sizeof(c2), p->off_between_ns), p->switches);
-	draw_text(t, r, 1, 1, -1, TH_NORMAL, line);
-	wall_bar(t, r, 2, p);
-	culprits(t, r, 3, "preempted by: ", p->preemptors, p->npreemptors);
-	culprits(t, r, 4, "woken by (between calls): ", p->wakers, p->nwakers);
-	int y0 = 5;
-	if (p->page_bytes_win || p->io_ops_win) {
-		char c[32], e[32];
-		draw_printf(
-		    t, r, 5, 1, TH_NORMAL,
-		    "page allocations %s  block I/O %llu requests %s, latency %s total, %s max",
-		    report_fmt_bytes(a, sizeof(a), p->page_bytes_win),
-		    (unsigned long long)p->io_ops_win,
-		    report_fmt_bytes(b, sizeof(b), p->io_bytes_win),
-		    report_fmt_ns(c, sizeof(c), p->io_lat_ns_win),
-		    report_fmt_ns(e, sizeof(e), p->io_max_ns_win));
-		y0 = 6;
-	}
-
+	int y0 = proc_head(t, r);
 	struct tui_rect body = {r->y + y0, r->x, r->h - y0, r->w};
 	enum { S_OPS, S_THREADS, S_CHAINS, S_NSEC };
 	int min[S_NSEC] = {4, 4, 3};
-	int want[S_NSEC] = {d->nops + 2, d->nthreads + 2, d->nchains + 2};
+	int want[S_NSEC] = {d->nops + 2, d->nthreads + 2, d->nchains + 2 < 3 ? 3 : d->nchains + 2};
 	int prio[S_NSEC] = {0, 1, 2};
 	int h[S_NSEC];
-	if (want[S_CHAINS] < 3)
-		want[S_CHAINS] = 3;
 	tui_stack(body.h, S_NSEC, min, want, prio, h);
 	struct tui_rect sr[S_NSEC];
 	int y = body.y;
@@ -278,10 +246,11 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 		ops_table(t, v, &v->lists[0], d->ops, d->nops, 0, &tr, v->focus == 0, NULL);
 	}
 	if (h[S_THREADS]) {
+		struct tctx tc = {t, d->threads};
 		struct tui_table tb = {
 		    .cols = tcols,
 		    .ncols = T_N,
-		    .ctx = (void *)d->threads,
+		    .ctx = &tc,
 		    .nrows = d->nthreads,
 		    .key = t_key,
 		    .cell = t_cell,
@@ -289,7 +258,7 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 		    .empty = "no threads seen",
 		};
 		struct tui_rect tr =
-		    draw_section_top(t, &sr[S_THREADS], "threads (off-CPU: % of wall time)");
+		    draw_section_top(t, &sr[S_THREADS], "threads (% of each thread's wall time)");
 		table_draw(t, v, &tb, &v->lists[1], &tr, v->focus == 1, NULL);
 	}
 	if (h[S_CHAINS]) {

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/report.h"
 #include "tui_int.h"
 
 static struct tui_lines lines;
@@ -57,8 +56,9 @@ static void stack_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	v->nfocus = 1;
 	v->focus = 0;
 	if (!d->on) {
-		draw_text(t, r, 1, 1, -1, TH_DIM,
-			  "stacks are off (--no-stacks, or none in the recording): no frames to show");
+		draw_text(
+		    t, r, 1, 1, -1, TH_DIM,
+		    "stacks are off (--no-stacks, or none in the recording): no frames to show");
 		return;
 	}
 	if (!v->stack_id) {
@@ -74,11 +74,11 @@ static void stack_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	lines_reset(&lines);
 	if (d->has_series) {
 		const struct stacks_stat *s = &d->ser;
-		lines_add(&lines, TH_NORMAL, 1, "calls %llu  total %s  max %s  tail calls %llu (%s)",
-			  (unsigned long long)s->calls, report_fmt_ns(a, sizeof(a), s->total_ns),
-			  report_fmt_ns(b, sizeof(b), s->max_ns),
-			  (unsigned long long)s->tail_calls,
-			  report_fmt_ns(c, sizeof(c), s->tail_ns));
+		lines_add(&lines, TH_NORMAL, 1,
+			  "calls %llu  total %s  max %s  tail calls %llu (%s)",
+			  (unsigned long long)s->calls, fmt_ns(a, sizeof(a), s->total_ns),
+			  fmt_ns(b, sizeof(b), s->max_ns), (unsigned long long)s->tail_calls,
+			  fmt_ns(c, sizeof(c), s->tail_ns));
 	}
 	if (d->pnote[0])
 		lines_add(&lines, TH_DIM, 1, "%s", d->pnote);
@@ -112,7 +112,12 @@ static int stack_key(struct tui *t, struct tui_view *v, int action, int key)
 		return TF_REDRAW;
 	}
 	if (action == ACT_OFFCPU && v->tid) {
-		struct tui_view nv = {.screen = SCR_THREAD, .pid = v->pid, .tid = v->tid};
+		struct tui_view nv = {.screen = SCR_THREAD,
+				      .pid = v->pid,
+				      .tid = v->tid,
+				      .call_ts_ns = v->call_ts_ns,
+				      .call_dur_ns = v->call_dur_ns,
+				      .call_op = v->call_op};
 		return tui_push(t, &nv);
 	}
 	return 0;

@@ -1,45 +1,51 @@
-/* The thread screen (Enter on a thread or a slow call): the thread's wall
- * time split, and its last off-CPU intervals: when, how long, preempted or
- * blocked, inside a CUDA call or between calls, on which CPU, and who
- * preempted or woke it. */
+/* The thread screen (Enter on a thread, o on a slow call): where the
+ * thread's wall time goes (a bar of every part), and its off-CPU intervals:
+ * when, how long, preempted or blocked, inside a CUDA call or between
+ * calls, on which CPU, and who preempted or woke it. Opened from a slow
+ * call, it shows the intervals during that call, and says so plainly when
+ * they are older than the last IG_TL_MAX the model keeps per thread. */
 #include <stdio.h>
 #include <string.h>
 
-#include "report/report.h"
 #include "tui_int.h"
 
 /* clang-format off */
 enum { O_WHEN, O_DUR, O_STATE, O_WHERE, O_CPU, O_BY, O_N };
 
 static const struct tui_col ocols[O_N] = {
-	[O_WHEN] = { "OFF-CPU AT", 12, 0, 0, 'l' },
-	[O_DUR] = { "DURATION", 8, 0, 0, 'r' },
-	[O_STATE] = { "STATE", 9, 0, 0, 'l' },
-	[O_WHERE] = { "WHERE", 13, 0, 1, 'l' },
-	[O_CPU] = { "CPU", 4, 0, 2, 'r' },
-	[O_BY] = { "PREEMPTED / WOKEN BY", 20, 10, 1, 'l' },
+	[O_WHEN] = { "OFF-CPU AT", 12, 0, 0, 'l', 0, "when the thread left the CPU (local time)" },
+	[O_DUR] = { "DURATION", 8, 0, 0, 'r', 0, "how long it stayed off the CPU" },
+	[O_STATE] = { "STATE", 9, 0, 0, 'l', 0,
+		"preempted (runnable, no CPU), blocked (asleep) or unknown (not recorded)" },
+	[O_WHERE] = { "WHERE", 13, 0, 1, 'l', 0, "inside a CUDA call or between calls" },
+	[O_CPU] = { "CPU", 4, 0, 2, 'r', 0, "the CPU it left" },
+	[O_BY] = { "PREEMPTED / WOKEN BY", 20, 0, 1, 'l', 1,
+		"who ran instead of it, or who woke it ([irq]: an interrupt, such as a timer)" },
 };
 /* clang-format on */
 
 static struct ig_thread_stats scratch[TUI_MAX_THREADS];
 
+struct octx {
+	const struct ig_offcpu_rec *rows;
+	uint32_t pid;
+};
+
 static uint64_t o_key(void *ctx, int row)
 {
-	return ((const struct ig_offcpu_rec *)ctx)[row].ts_ns & ~ROW_GROUP;
+	return ((const struct octx *)ctx)->rows[row].ts_ns & ~ROW_GROUP;
 }
 
 static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 {
-	const struct ig_offcpu_rec *o = &((const struct ig_offcpu_rec *)ctx)[row];
-	char b[32];
+	const struct octx *c = ctx;
+	const struct ig_offcpu_rec *o = &c->rows[row];
 	switch (col) {
 	case O_WHEN:
-		fmt_clock(b, sizeof(b), o->ts_ns);
-		snprintf(buf, n, "%s.%03llu", b,
-			 (unsigned long long)(o->ts_ns % 1000000000ull / 1000000ull));
+		fmt_clock_ms(buf, n, o->ts_ns);
 		break;
 	case O_DUR:
-		report_fmt_ns(buf, n, o->dur_ns);
+		fmt_ns(buf, n, o->dur_ns);
 		break;
 	case O_STATE:
 		if (o->state == IG_OFF_PREEMPTED)
@@ -57,7 +63,7 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	case O_BY:
 		if (o->other_pid)
-			fmt_proc(buf, n, o->other_comm, o->other_pid);
+			fmt_culprit(buf, n, o->other_comm, o->other_pid, c->pid);
 		else if (o->other_comm[0]) /* [irq], [idle]: no task */
 			snprintf(buf, n, "%.*s", IG_COMM_LEN, o->other_comm), *slot = TH_DIM;
 		else
@@ -68,7 +74,7 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 
 static double o_num(void *ctx, int row, int col, int *ok)
 {
-	const struct ig_offcpu_rec *o = &((const struct ig_offcpu_rec *)ctx)[row];
+	const struct ig_offcpu_rec *o = &((const struct octx *)ctx)->rows[row];
 	*ok = 1;
 	switch (col) {
 	case O_WHEN:
@@ -85,7 +91,8 @@ static double o_num(void *ctx, int row, int col, int *ok)
 static void thread_update(struct tui *t, struct tui_view *v)
 {
 	struct tui_threaddata *d = t->thd;
-	int n = model_threads(tui_model(t), v->pid, scratch, TUI_MAX_THREADS);
+	struct ig_model *m = tui_model(t);
+	int n = model_threads(m, v->pid, scratch, TUI_MAX_THREADS);
 	d->found = 0;
 	for (int i = 0; i < n; i++)
 		if (scratch[i].tid == v->tid) {
@@ -93,65 +100,101 @@ static void thread_update(struct tui *t, struct tui_view *v)
 			d->found = 1;
 			break;
 		}
-	d->noff = model_thread_offcpu(tui_model(t), v->tid, d->off, IG_TL_MAX);
+	d->noff = model_thread_offcpu(m, v->tid, d->off, IG_TL_MAX);
+	if (v->call_dur_ns) {
+		d->noff_kept = d->noff;
+		d->oldest_ns = d->noff ? d->off[0].ts_ns : 0;
+		d->noff = fig_during_call(d->off, d->noff, v->call_ts_ns, v->call_dur_ns,
+					  &d->in_call_pre, &d->in_call_blk);
+	}
 	d->valid = 1;
 }
 
-static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
+static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 {
 	const struct tui_threaddata *d = t->thd;
 	const struct ig_thread_stats *th = &d->th;
-	char a[48], b[32], c[32], e[32], line[256];
-
-	draw_fill(t, r, 0, TH_TITLE);
+	char a[48], b[32], line[256];
 	const char *tname = d->found ? th->comm : "";
 	snprintf(line, sizeof(line), " thread %u%s%.*s%s of %s", v->tid, tname[0] ? " (" : "",
 		 IG_COMM_LEN, tname, tname[0] ? ")" : "",
 		 fmt_proc(a, sizeof(a), model_comm(tui_model(t), v->pid), v->pid));
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
-	int y = 1;
-	if (d->found) {
-		const struct ig_op_info *oi = th->main_op > 0 ? ig_op_info(th->main_op) : NULL;
-		draw_printf(t, r, y++, 1, TH_NORMAL,
-			    "CUDA calls %llu (%s/s), mostly %s  CUDA %.0f%%  off-CPU %.0f%%  "
-			    "between calls %.0f%%  switches %u",
-			    (unsigned long long)th->calls_life,
-			    fmt_rate(b, sizeof(b), th->calls_per_s), oi ? oi->name : "-",
-			    th->cuda_pct, th->off_pct, th->between_pct, th->switches);
-		int x = 1;
-		x += draw_printf(t, r, y, x, TH_PREEMPTED, "preempted %s",
-				 report_fmt_ns(b, sizeof(b), th->off_preempt_ns));
-		x += draw_printf(t, r, y, x, TH_BLOCKED, "  blocked %s",
-				 report_fmt_ns(c, sizeof(c), th->off_blocked_ns));
-		x += draw_printf(t, r, y, x, TH_DIM, "  unknown %s",
-				 report_fmt_ns(e, sizeof(e), th->off_unknown_ns));
-		draw_printf(t, r, y++, x, TH_NORMAL, "  (in calls %s, between calls %s)",
-			    report_fmt_ns(b, sizeof(b), th->off_in_call_ns),
-			    report_fmt_ns(c, sizeof(c), th->off_between_ns));
-		if (th->sync_calls_win)
-			draw_printf(t, r, y++, 1, TH_NORMAL,
-				    "syncs and synchronous copies %llu, %s",
-				    (unsigned long long)th->sync_calls_win,
-				    report_fmt_ns(b, sizeof(b), th->sync_ns_win));
-	} else {
-		draw_text(t, r, y++, 1, -1, TH_DIM, "no statistics for this thread in the window");
+	if (!d->found) {
+		draw_text(t, r, 1, 1, -1, TH_DIM,
+			  "no statistics for this thread (evicted or reset)");
+		return 2;
 	}
+	const struct ig_op_info *oi = th->main_op > 0 ? ig_op_info(th->main_op) : NULL;
+	double rate = tui_rate(t, th->calls_win, th->calls_life);
+	draw_printf(t, r, 1, 1, TH_NORMAL,
+		    "%s: %llu CUDA calls, %s/s, mostly %s  window: switches %u, syncs %llu (%s)",
+		    t->life ? "since the start" : "window",
+		    (unsigned long long)(t->life ? th->calls_life : th->calls_win),
+		    fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-", th->switches,
+		    (unsigned long long)(th->sync_calls_win - th->sync_nested_win),
+		    fmt_ns(a, sizeof(a), th->sync_ns_win - th->sync_nested_ns_win));
+	return 2 + timebar_lines(t, r, 2, "where the time goes",
+				 t->life ? &th->life_parts : &th->parts, t->life);
+}
+
+/* Above the intervals of a call: the call, what the intervals add up to
+ * next to the call's own split, and what is no longer kept. */
+static int call_head(struct tui *t, struct tui_view *v, const struct tui_rect *r, int y)
+{
+	const struct tui_threaddata *d = t->thd;
+	char a[32], b[32], c[32], e[32], f[32];
+	const struct ig_op_info *oi = ig_op_info(v->call_op);
+	draw_printf(t, r, y++, 1, TH_SECTION, "during %s at %s, %s", oi ? oi->name : "the call",
+		    fmt_clock_ms(a, sizeof(a), v->call_ts_ns),
+		    fmt_ns(b, sizeof(b), v->call_dur_ns));
+	if (d->noff)
+		draw_printf(t, r, y++, 1, TH_NORMAL,
+			    "these intervals: preempted %s, blocked %s (they may begin before the "
+			    "call or end after it)",
+			    fmt_ns(c, sizeof(c), d->in_call_pre),
+			    fmt_ns(e, sizeof(e), d->in_call_blk));
+	if (!d->noff_kept)
+		draw_text(t, r, y++, 1, -1, TH_DIM,
+			  "no off-CPU interval of this thread is kept (evicted, or reset)");
+	else if (d->oldest_ns > v->call_ts_ns)
+		draw_printf(
+		    t, r, y++, 1, TH_DIM,
+		    "only a thread's last %d intervals are kept; the oldest began %s, after "
+		    "this call began: %s",
+		    IG_TL_MAX, fmt_clock_ms(f, sizeof(f), d->oldest_ns),
+		    d->noff ? "earlier ones are gone" : "its intervals are gone");
+	return y;
+}
+
+static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
+{
+	const struct tui_threaddata *d = t->thd;
+	draw_fill(t, r, 0, TH_TITLE);
+	int y = thread_head(t, v, r);
+	if (v->call_dur_ns)
+		y = call_head(t, v, r, y);
 	struct tui_rect tr = {r->y + y, r->x, r->h - y, r->w};
 	if (tr.h < 2)
 		return;
+	struct octx oc = {d->off, v->pid};
 	struct tui_table tb = {
 	    .cols = ocols,
 	    .ncols = O_N,
-	    .ctx = (void *)d->off,
+	    .ctx = &oc,
 	    .nrows = d->noff,
 	    .key = o_key,
 	    .cell = o_cell,
 	    .num = o_num,
-	    .empty = "no off-CPU intervals recorded for this thread",
+	    .empty = !v->call_dur_ns ? "no off-CPU intervals recorded for this thread"
+		     : d->oldest_ns > v->call_ts_ns || !d->noff_kept
+			 ? "none kept for this call (see above)"
+			 : "no off-CPU interval during this call: it stayed on the CPU",
 	};
 	v->nfocus = 1;
 	v->focus = 0;
-	table_draw(t, v, &tb, &v->lists[0], &tr, 1, "last off-CPU intervals");
+	table_draw(t, v, &tb, &v->lists[0], &tr, 1,
+		   v->call_dur_ns ? "off-CPU intervals during the call" : "last off-CPU intervals");
 }
 
 static int thread_key(struct tui *t, struct tui_view *v, int action, int key)

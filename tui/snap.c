@@ -1,5 +1,6 @@
-/* The main screen's copy of the model, taken once per refresh interval and
- * kept while paused; and container names of live processes. */
+/* The main screen's copy of the model's numbers and the chains, taken once
+ * per refresh interval from what the screens read (freeze.c); and container
+ * names of live processes. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,13 +25,27 @@ void snap_take(struct tui *t)
 	sn->nprocs = model_procs(m, sn->procs, TUI_MAX_PROCS);
 
 	sn->nchains = 0;
-	const struct ig_detect *d = tui_detect(t);
+	const struct tui_frozen *f = tui_frozen_now(t);
+	if (f) {
+		for (int i = 0; i < f->nchains; i++)
+			sn->chains[sn->nchains++] = f->chains[i];
+		return;
+	}
+	const struct ig_detect *d = session_detect(t->s);
 	int nc = detect_count(d);
 	for (int i = 0; i < nc && sn->nchains < IG_CHAIN_MAX; i++) {
 		const struct ig_chain *c = detect_chain(d, i);
 		if (c)
 			sn->chains[sn->nchains++] = *c;
 	}
+}
+
+const struct ig_chain *snap_chain(const struct tui_snap *sn, uint32_t id)
+{
+	for (int i = 0; i < sn->nchains; i++)
+		if (sn->chains[i].id == id)
+			return &sn->chains[i];
+	return NULL;
 }
 
 int snap_severity(const struct tui_snap *sn, int op, uint32_t pid)

@@ -169,12 +169,8 @@ int tui_text_wrap(const char *s, int width, void (*line)(void *ctx, const char *
 	return lines;
 }
 
-
-
-
-
-
-int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
+int tui_cols_fit2(const struct tui_col *c, int n, int width, const short *nat, unsigned hidden,
+		  short *x, short *w)
 {
 	int used = 0, any = 0;
 
@@ -183,18 +179,19 @@ int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
 	/* take columns by priority, lowest first; ties in table order */
 	for (int p = 0; p <= 100; p++) {
 		for (int i = 0; i < n; i++) {
-			if (c[i].prio != p)
+			if (c[i].prio != p || (i < 32 && (hidden >> i) & 1))
 				continue;
-			int need = c[i].width + (any ? 1 : 0);
+			int cw = nat && nat[i] >= 0 ? nat[i] : c[i].width;
+			int need = cw + (any ? 1 : 0);
 			if (used + need > width)
 				continue;
 			used += need, any = 1;
-			x[i] = 0, w[i] = c[i].width;
+			x[i] = 0, w[i] = (short)cw;
 		}
 	}
 	/* spare space to growable columns, in table order */
 	for (int i = 0; i < n && used < width; i++) {
-		if (x[i] < 0 || c[i].grow <= 0)
+		if (x[i] < 0 || c[i].grow <= 0 || c[i].fit)
 			continue;
 		int g = c[i].grow;
 		if (g > width - used)
@@ -209,6 +206,85 @@ int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
 		pos += w[i] + 1;
 	}
 	return used;
+}
+
+int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w)
+{
+	return tui_cols_fit2(c, n, width, NULL, 0, x, w);
+}
+
+int tui_clip_words(char *dst, size_t cap, const char *src, int cols, int ascii)
+{
+	const char *ell = ascii ? "..." : "\u2026";
+	int ell_w = ascii ? 3 : 1;
+	if (!cap)
+		return 0;
+	dst[0] = 0;
+	if (cols <= 0)
+		return 0;
+	int total = tui_text_cols(src);
+	if (total <= cols) {
+		snprintf(dst, cap, "%s", src);
+		return total;
+	}
+	if (cols <= ell_w) {
+		size_t b = tui_text_prefix(src, cols);
+		snprintf(dst, cap, "%.*s", (int)b, src);
+		return tui_text_cols(dst);
+	}
+	/* the longest prefix of words that leaves room for the ellipsis */
+	size_t cut = tui_text_prefix(src, cols - ell_w);
+	size_t end = cut;
+	if (src[cut] != ' ') {
+		while (end > 0 && src[end - 1] != ' ')
+			end--;
+		if (end == 0)
+			end = cut; /* one long word: cut it */
+	}
+	while (end > 0 && src[end - 1] == ' ')
+		end--;
+	snprintf(dst, cap, "%.*s%s", (int)end, src, ell);
+	return tui_text_cols(dst);
+}
+
+int tui_parts_cols(const uint64_t *ns, int n, uint64_t total, int cols, signed char *owner)
+{
+	int given[32] = {0}, sum = 0;
+	double rem[32] = {0};
+	if (n > 32)
+		n = 32;
+	for (int c = 0; c < cols; c++)
+		owner[c] = -1;
+	if (!total || cols <= 0)
+		return 0;
+	uint64_t all = 0;
+	for (int i = 0; i < n; i++)
+		all += ns[i];
+	if (all > total)
+		total = all; /* never more columns than the bar has */
+	for (int i = 0; i < n; i++) {
+		double exact = (double)ns[i] / (double)total * cols;
+		given[i] = (int)exact;
+		rem[i] = exact - given[i];
+		sum += given[i];
+	}
+	/* the columns the parts fill together, rounded; then the largest
+	 * remainders get the columns left */
+	int want = (int)((double)all / (double)total * cols + 0.5);
+	while (sum < want) {
+		int best = -1;
+		for (int i = 0; i < n; i++)
+			if (ns[i] && (best < 0 || rem[i] > rem[best]))
+				best = i;
+		if (best < 0)
+			break;
+		given[best]++, rem[best] = -1, sum++;
+	}
+	int c = 0;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < given[i] && c < cols; k++)
+			owner[c++] = (signed char)i;
+	return c;
 }
 
 char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint64_t vmax, int ascii)
@@ -379,4 +455,3 @@ char *tui_container_from_cgroup(const char *text, char *out, size_t n)
 	}
 	return out;
 }
-

@@ -37,12 +37,32 @@ struct tui_col {
 	short grow;  /* extra columns it may take when space is left (0: fixed) */
 	short prio;  /* 0: always shown; larger values are dropped first */
 	char align;  /* 'l' or 'r' */
+	/* 1: a cell is never cut (a name[pid]): the column is as wide as its
+	 * widest cell, or hidden when that does not fit */
+	char fit;
+	const char *help; /* one line: what the column means, of what it is a share */
 };
 /* Chooses the visible columns of a table for width columns of screen:
  * columns are taken by priority while they fit (one blank between columns),
  * spare space goes to growable columns in order, then x[] and w[] are set in
- * table order (x[i] = -1 for a hidden column). Returns the width used. */
+ * table order (x[i] = -1 for a hidden column). nat[i] (NULL: none; < 0: no
+ * override) replaces the natural width of column i (the widest cell of a
+ * fit column); bit i of hidden keeps column i out. Returns the width used. */
+int tui_cols_fit2(const struct tui_col *c, int n, int width, const short *nat, unsigned hidden,
+		  short *x, short *w);
 int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w);
+
+/* Copies the clean string src into dst within cols columns; when it is
+ * longer, it is cut at the end of a word and ends in an ellipsis ("..."
+ * in ascii), so that no name[pid] is cut in the middle. Returns the
+ * columns written. */
+int tui_clip_words(char *dst, size_t cap, const char *src, int cols, int ascii);
+
+/* Splits cols columns among n parts in proportion to ns[i] of total (the
+ * largest remainders round up), so that the columns add up to cols when
+ * the parts add up to total. owner[c] = the part of column c, or -1 for a
+ * column no part reaches. Returns the columns given to parts. */
+int tui_parts_cols(const uint64_t *ns, int n, uint64_t total, int cols, signed char *owner);
 
 /* A sparkline of the last cols values of v[0..n-1] (oldest first), scaled to
  * vmax (0: the largest of those values); a 0 value is a blank. Right-aligned
@@ -58,6 +78,5 @@ char *tui_bar(char *dst, size_t cap, double frac, int cols, int ascii);
  * /proc/PID/cgroup: "docker:0123456789ab", "cri:…", "crio:…", "podman:…",
  * "k8s:pod1234abcd", "ollama.service", or "-" on the host. Returns out. */
 char *tui_container_from_cgroup(const char *cgroup_text, char *out, size_t n);
-
 
 #endif

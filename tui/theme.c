@@ -59,6 +59,15 @@ static const struct {
 	[TH_MESSAGE] = { "message", TH_NORMAL },
 	[TH_ERROR] = { "error", TH_NORMAL },
 	[TH_PROMPT] = { "prompt", TH_CURSOR },
+	[TH_ENDED] = { "ended", TH_PAUSED },
+	[TH_PART_GPU] = { "part_gpu", TH_BAR },
+	[TH_PART_API] = { "part_api", TH_NORMAL },
+	[TH_PART_HOST] = { "part_host", TH_NORMAL },
+	[TH_PART_IO] = { "part_io", TH_BLOCKED },
+	[TH_PART_WAIT] = { "part_wait", TH_BLOCKED },
+	[TH_PART_SLEEP] = { "part_sleep", TH_DIM },
+	[TH_PART_FAULT] = { "part_fault", TH_BLOCKED },
+	[TH_PART_UNKNOWN] = { "part_unknown", TH_DIM },
 };
 /* clang-format on */
 
@@ -319,7 +328,9 @@ int tui_theme_load(struct tui_theme *t, const char *name, char *err, size_t errl
 	}
 	const char *text = tui_theme_builtin(name);
 	if (!text) {
-		snprintf(err, errlen, "theme '%s' not found (looked for %s.theme in themes/)", name,
+		snprintf(err, errlen,
+			 "unknown theme '%s': use default, light, high-contrast, monochrome, a "
+			 "NAME.theme in $INGERO_THEME_DIR or themes/, or a path to a .theme file",
 			 name);
 		return -ENOENT;
 	}

@@ -47,6 +47,16 @@ enum tui_slot {
 	TH_MESSAGE,    /* one-line notices */
 	TH_ERROR,      /* errors, "terminal too small" */
 	TH_PROMPT,     /* filter prompt and sort menu */
+	TH_ENDED,      /* "ENDED 2m ago" badge: the view stays at the last activity */
+	/* where the time goes: the parts of a bar (preempted parts use TH_PREEMPTED) */
+	TH_PART_GPU,	 /* waiting for the GPU */
+	TH_PART_API,	 /* CUDA API work on the CPU */
+	TH_PART_HOST,	 /* the host's own work between calls */
+	TH_PART_IO,	 /* block I/O wait */
+	TH_PART_WAIT,	 /* waiting for another task (a data loader, a lock) */
+	TH_PART_SLEEP,	 /* sleeping on a timer */
+	TH_PART_FAULT,	 /* page-fault stalls */
+	TH_PART_UNKNOWN, /* off CPU, reason not recorded */
 	TH_COUNT,
 };
 

@@ -52,7 +52,16 @@ static const struct {
 	  "hint_label       = black cyan\n"
 	  "message          = yellow default bold\n"
 	  "error            = white red bold\n"
-	  "prompt           = black yellow\n" },
+	  "prompt           = black yellow\n"
+	  "ended            = black magenta bold\n"
+	  "part_gpu         = green default\n"
+	  "part_api         = cyan default\n"
+	  "part_host        = yellow default\n"
+	  "part_io          = magenta default\n"
+	  "part_wait        = blue default bold\n"
+	  "part_sleep       = white default\n"
+	  "part_fault       = magenta default bold\n"
+	  "part_unknown     = bright-black default\n" },
 	{ "light",
 	  "# ingero-top light theme: dark text on a light terminal.\n"
 	  "name = light\n"
@@ -95,7 +104,16 @@ static const struct {
 	  "hint_label       = white blue\n"
 	  "message          = magenta default bold\n"
 	  "error            = white red bold\n"
-	  "prompt           = black yellow\n" },
+	  "prompt           = black yellow\n"
+	  "ended            = white magenta bold\n"
+	  "part_gpu         = green default\n"
+	  "part_api         = cyan default\n"
+	  "part_host        = yellow default\n"
+	  "part_io          = magenta default\n"
+	  "part_wait        = blue default bold\n"
+	  "part_sleep       = black default\n"
+	  "part_fault       = magenta default bold\n"
+	  "part_unknown     = bright-black default\n" },
 	{ "high-contrast",
 	  "# ingero-top high-contrast theme: bright colours on black, bold severities.\n"
 	  "name = high-contrast\n"
@@ -138,7 +156,16 @@ static const struct {
 	  "hint_label       = black bright-cyan\n"
 	  "message          = bright-yellow black bold\n"
 	  "error            = bright-white red bold\n"
-	  "prompt           = black bright-yellow bold\n" },
+	  "prompt           = black bright-yellow bold\n"
+	  "ended            = black bright-magenta bold\n"
+	  "part_gpu         = bright-green black\n"
+	  "part_api         = bright-cyan black\n"
+	  "part_host        = bright-yellow black\n"
+	  "part_io          = bright-magenta black\n"
+	  "part_wait        = bright-blue black bold\n"
+	  "part_sleep       = bright-white black\n"
+	  "part_fault       = bright-magenta black bold\n"
+	  "part_unknown     = white black\n" },
 	{ "monochrome",
 	  "# ingero-top monochrome theme: attributes only, no colours. Chosen\n"
 	  "# automatically for NO_COLOR, --no-color and terminals without colours.\n"
@@ -182,5 +209,14 @@ static const struct {
 	  "hint_label       = default default reverse\n"
 	  "message          = default default bold\n"
 	  "error            = default default bold reverse\n"
-	  "prompt           = default default reverse\n" },
+	  "prompt           = default default reverse\n"
+	  "ended            = default default bold reverse\n"
+	  "part_gpu         = default default\n"
+	  "part_api         = default default\n"
+	  "part_host        = default default bold\n"
+	  "part_io          = default default\n"
+	  "part_wait        = default default\n"
+	  "part_sleep       = default default\n"
+	  "part_fault       = default default\n"
+	  "part_unknown     = default default\n" },
 };

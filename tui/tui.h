@@ -12,4 +12,9 @@ struct cli;
  * 1 when the terminal cannot be used (after printing why). */
 int tui_run(struct session *s, const struct cli *cli);
 
+/* Checks the viewer's options before anything else runs (before the
+ * privileges and the terminal): a --theme that cannot be loaded. Returns
+ * 0, or -1 with a one-line reason in err. */
+int tui_check_options(const struct cli *cli, char *err, size_t errlen);
+
 #endif

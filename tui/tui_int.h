@@ -17,6 +17,8 @@
 #include "session/session.h"
 #include "stacks/stacks.h"
 #include "core/status.h"
+#include "figures.h"
+#include "glossary.h"
 #include "text.h"
 #include "theme.h"
 
@@ -29,8 +31,8 @@
 #define TUI_MAX_ROWS 1200 /* rows of any one table */
 #define TUI_MAX_PROCS 256
 #define TUI_MAX_THREADS 1024
-#define TUI_MAX_STACKS 64   /* stacks listed on the op screen */
-#define TUI_MAX_FRAMES 128  /* frames shown on the stack screen */
+#define TUI_MAX_STACKS 64      /* stacks listed on the op screen */
+#define TUI_MAX_FRAMES 128     /* frames shown on the stack screen */
 #define TUI_STACK 8	       /* screens open at once */
 #define TUI_LISTS 4	       /* lists per screen */
 #define ROW_GROUP (1ull << 63) /* key bit of group title rows (not selectable) */
@@ -43,10 +45,13 @@ struct tui_list {
 	int sort_col;	  /* column index in its table */
 	int sort_inv;	  /* reversed from the column's natural order */
 	char filter[64];
-	int page;	/* data rows shown by the last frame */
-	int n;		/* display rows of the last frame */
-	uint64_t *keys; /* their keys (owned, TUI_MAX_ROWS) */
-	int text;	/* scrolling text: moves scroll, no selection */
+	int page;	 /* data rows shown by the last frame */
+	int n;		 /* display rows of the last frame */
+	uint64_t *keys;	 /* their keys (owned, TUI_MAX_ROWS) */
+	int text;	 /* scrolling text: moves scroll, no selection */
+	char search[64]; /* F3: the text searched for */
+	int search_go;	 /* the next frame moves the selection to the next match */
+	int search_miss; /* the last search found nothing */
 };
 
 /* A table over some rows of data: columns, cells and sort keys. */
@@ -66,7 +71,11 @@ struct tui_table {
 	int (*group)(void *ctx, int row);
 	const char *(*group_title)(void *ctx, int g);
 	const char *empty; /* text shown when there are no rows */
-	int cell_w;	   /* width of the cell being drawn (0 when not drawing) */
+	/* Optional tree: the row of a row's parent, -1 for a root. Rows are
+	 * then shown depth-first, siblings in sort order. */
+	int (*parent)(void *ctx, int row);
+	int cell_w;	/* width of the cell being drawn (0 when not drawing) */
+	int cell_depth; /* tree depth of the row being drawn */
 };
 
 enum tui_screen_id {
@@ -78,6 +87,7 @@ enum tui_screen_id {
 	SCR_STACK,  /* one user stack (its frames) */
 	SCR_HELP,
 	SCR_LOG,
+	SCR_SETUP, /* F2: theme, columns, refresh */
 	SCR_MAX,
 };
 
@@ -88,8 +98,12 @@ struct tui_view {
 	uint32_t pid, tid; /* SCR_OP (0 = all), SCR_PROC, SCR_THREAD */
 	uint32_t chain_id; /* SCR_ALERT */
 	uint64_t stack_id; /* SCR_STACK (op: its op, -1 when none) */
-	int focus;	   /* focused list */
-	int nfocus;	   /* focusable lists shown by the last frame */
+	/* SCR_THREAD opened from a slow call (o): the call, whose off-CPU
+	 * intervals are shown; call_dur_ns 0 = the thread's latest intervals */
+	uint64_t call_ts_ns, call_dur_ns;
+	int call_op;
+	int focus;  /* focused list */
+	int nfocus; /* focusable lists shown by the last frame */
 	struct tui_list lists[TUI_LISTS];
 	/* the focused table, as drawn by the last frame (for sort and filter) */
 	const struct tui_col *ft_cols;
@@ -125,7 +139,10 @@ struct tui_screen {
 extern const struct tui_pane pane_header, pane_ops, pane_procs, pane_alerts, pane_hint;
 extern const struct tui_pane *const tui_panes[]; /* main-screen panes, NULL-terminated */
 extern const struct tui_screen screen_op, screen_proc, screen_thread, screen_alert, screen_stack,
-    screen_help, screen_log;
+    screen_help, screen_log, screen_setup;
+/* The columns of the main panes, for the setup screen and the help. */
+extern const struct tui_col ops_cols[], procs_cols[], alerts_cols[];
+extern const int ops_ncols, procs_ncols, alerts_ncols;
 const struct tui_screen *tui_screen_ops(int id);
 
 /* What the main screen shows, read from the model once per interval (and
@@ -153,6 +170,7 @@ struct tui_opdata {
 	int nprocs;
 	struct ig_series_stats procs[TUI_MAX_PROCS];
 	int nslow;
+	int life; /* every section since the start: z, or no call in the window */
 	struct ig_call_rec slow[IG_SLOW_MAX * 4];
 	int stacks_on; /* the session has stacks */
 	int nstk;
@@ -176,6 +194,10 @@ struct tui_threaddata {
 	int found;
 	int noff;
 	struct ig_offcpu_rec off[IG_TL_MAX];
+	/* opened from a call: off[] keeps the intervals during it */
+	int noff_kept;			   /* intervals the model kept for the thread */
+	uint64_t oldest_ns;		   /* the oldest of them began then */
+	uint64_t in_call_pre, in_call_blk; /* what off[] adds up to */
 };
 
 struct tui_stackdata {
@@ -200,6 +222,54 @@ struct tui_cont {
 	uint64_t start; /* when seen, to age entries out */
 	char name[40];
 };
+
+/* A copy of the model and the chains of the same moment. */
+struct tui_frozen {
+	struct ig_model *m;
+	struct ig_chain *chains; /* IG_CHAIN_MAX */
+	int nchains;
+	uint64_t at_ns; /* model time of the copy */
+};
+
+enum tui_modal {
+	MODAL_NONE = 0,
+	MODAL_FILTER,  /* / : the filter prompt of the focused table */
+	MODAL_SEARCH,  /* F3: the search prompt */
+	MODAL_SORT,    /* F6: the sort menu */
+	MODAL_SIGNAL,  /* F9: which signal */
+	MODAL_CONFIRM, /* y/N before something that cannot be undone */
+};
+
+/* A question waiting for y: what it asks and what y does. */
+enum { CONFIRM_RESET = 1, CONFIRM_KILL, CONFIRM_NICE };
+struct tui_confirm {
+	int what;
+	uint32_t pid;
+	int sig;  /* CONFIRM_KILL */
+	int nice; /* CONFIRM_NICE: the new nice value */
+	char question[160];
+};
+
+/* A region of the last frame a click may hit. */
+enum { HIT_ROWS = 1, HIT_TITLE, HIT_KEY };
+#define TUI_MAX_HITS 48
+struct tui_hit {
+	int kind;
+	struct tui_rect r;    /* on the screen */
+	int screen_depth;     /* the view it belongs to (t->stack index) */
+	int focus;	      /* HIT_ROWS, HIT_TITLE: the list's index in its view */
+	int top;	      /* HIT_ROWS: display row of r.y */
+	short cx[32], cw[32]; /* HIT_TITLE: columns, relative to r.x */
+	int ncols;
+	int action; /* HIT_KEY */
+};
+
+/* Main panes whose columns the setup screen can hide. */
+enum { TBL_OPS = 0, TBL_PROCS, TBL_ALERTS, TUI_NTABLES };
+
+/* No CUDA call for this long (event time): the view stays at the last
+ * activity. The detector stops judging a quiet feeder after as long. */
+#define TUI_QUIET_S 2
 
 struct tui {
 	struct session *s;
@@ -229,13 +299,30 @@ struct tui {
 	struct tui_stackdata *skd;
 	struct tui_cont cont[CONT_CACHE];
 	int paused;
-	double speed; /* replay speed we asked for */
+	double speed;		 /* replay speed we asked for */
+	struct tui_frozen pause; /* what every screen reads while paused */
+	struct tui_frozen last;	 /* the model at the last refresh that saw new calls */
+	int ended;		 /* no calls for TUI_QUIET_S: the screens read `last` */
+	uint64_t last_calls;	 /* calls counted at the last refresh */
+	uint64_t active_ns;	 /* model time of the last refresh that saw new calls */
+	int life;		 /* z: figures since the start instead of the window */
+	uint64_t span_win_ns;	 /* the window the model covers: the rates' denominator */
+	uint64_t span_life_ns;	 /* the time since the first event (z) */
 
-	/* modal input */
-	int prompt; /* filter prompt open on the focused list */
+	/* modal input: a prompt, a menu or a question in the hint line */
+	int modal; /* enum tui_modal */
 	char prompt_buf[64];
-	int menu; /* sort menu open */
 	int menu_sel;
+	struct tui_confirm confirm; /* MODAL_CONFIRM: what y does */
+
+	/* display settings (F2) */
+	unsigned hidden[TUI_NTABLES]; /* columns hidden in the main panes */
+	int tree;		      /* F5: processes as a tree */
+	int unfold;		      /* helper processes shown, not folded */
+
+	/* mouse: what the last frame drew where */
+	int nhits;
+	struct tui_hit hits[TUI_MAX_HITS];
 
 	/* timing */
 	int interval_ms;
@@ -244,30 +331,115 @@ struct tui {
 	char msg[160]; /* a notice in the hint line */
 	uint64_t msg_until_ms;
 	char last_status_msg[sizeof(((struct ig_status *)0)->message)];
+	uint64_t status_msg_ms; /* when the session's notice last changed */
 };
 
-/* The model of the session. Not cached: a replay seek backwards rebuilds
- * the model, so the pointer changes. */
-static inline struct ig_model *tui_model(struct tui *t)
-{
-	return session_model(t->s);
-}
+/* --- freeze.c: what the screens read ----------------------------------------------- */
+/* The model the screens read: the session's, or the copy taken at the pause
+ * or at the last activity. Not cached: a replay seek backwards rebuilds the
+ * session's model, and a pause swaps in a copy. */
+struct ig_model *tui_model(struct tui *t);
+/* The copy the screens read now (its chains), NULL when live. */
+const struct tui_frozen *tui_frozen_now(struct tui *t);
+void tui_frozen_free(struct tui_frozen *f);
+/* Reads the model again: activity, the main screen's snapshot, the screen
+ * on top. */
+void tui_refresh(struct tui *t);
+/* p: every screen freezes at one copy (on), or follows the live model. */
+void tui_pause(struct tui *t, int on);
+/* Notes the spans of tui_model() (the denominators of the rates). */
+void tui_spans(struct tui *t);
+/* Calls per second as the screens show them: calls_win over the window,
+ * or calls_life since the start (z), over the same span for every row. */
+double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life);
+/* How long ago the work stopped, when the view stays at the last activity
+ * (0 otherwise), in event time. */
+uint64_t tui_ended_ago_ns(struct tui *t);
 
-/* The detector of the session: chains and their severities. */
-static inline const struct ig_detect *tui_detect(struct tui *t)
-{
-	return session_detect(t->s);
-}
-
-/* --- tui.c ----------------------------------------------------------------- */
+/* --- tui.c: the loop ------------------------------------------------------------ */
 uint64_t tui_now_ms(void);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- term.c: the terminal --------------------------------------------------------- */
+#include <signal.h>
+/* Set by the signal handlers, read and cleared by the loop. */
+extern volatile sig_atomic_t term_sig_quit, term_sig_winch, term_sig_tstp, term_sig_cont;
+/* Puts the terminal in curses mode (restored on every path, crashes
+ * included) and sets t->ascii, t->colors and t->mono_why. -1 after printing
+ * why the terminal cannot be used. */
+int term_open(struct tui *t);
+void term_close(void);
+void term_resize(void);
+/* Ctrl-Z: gives the screen back, stops, and takes it again on fg. */
+void term_suspend(void);
+
+/* --- screens.c: the screen stack and the frame ------------------------------------ */
 struct tui_view *tui_top(struct tui *t);
 /* Opens a screen above the current one (its lists start fresh) and reads
  * its data. Returns TF_REDRAW. */
 int tui_push(struct tui *t, const struct tui_view *v);
+/* Closes the screen on top (not the main one); returns TF_REDRAW or 0. */
+int tui_pop(struct tui *t);
 /* The context of the screen on top: KC_MAIN, KC_DRILL or KC_TEXT. */
 unsigned tui_context(struct tui *t);
+void tui_view_init_lists(struct tui_view *v);
+/* Reads the data of a screen (its update function). */
+void tui_view_update(struct tui *t, struct tui_view *v);
+/* Tab / Shift-Tab: the next or previous pane or list. */
+int tui_focus_move(struct tui *t, struct tui_view *v, int dir);
+/* Lays the main screen out for the terminal's size. */
+void tui_layout(struct tui *t);
+/* Draws everything and calls doupdate() once. */
+void tui_frame(struct tui *t);
+
+/* --- input.c: keys ---------------------------------------------------------------- */
+/* One key: returns TF_* flags. */
+int tui_handle_key(struct tui *t, int ch);
+struct tui_list *tui_focused_list(struct tui *t);
+/* Closes the prompt, menu or question. */
+void tui_modal_close(struct tui *t);
+
+/* --- actions.c: what the keys do ----------------------------------------------------- */
+int tui_action(struct tui *t, int action, int ch);
+/* The signals F9 offers. */
+struct tui_signal {
+	int sig;
+	const char *name, *what;
+};
+extern const struct tui_signal tui_signals[];
+extern const int tui_nsignals;
+/* Asks "Send SIG to name[pid]? y/N" for t->confirm. */
+int tui_ask_kill(struct tui *t);
+/* Does what the question asked, after y. */
+int tui_confirmed(struct tui *t, const struct tui_confirm *c);
+/* Loads a theme by name or path; a notice and -errno when it cannot. */
+int tui_set_theme(struct tui *t, const char *name);
+
+/* --- mouse.c: clicks ---------------------------------------------------------------- */
+/* Forgets the regions of the last frame (at the start of a frame). */
+void tui_hits_reset(struct tui *t);
+/* Records a table drawn in r (its title row and its rows) for clicks. */
+void tui_hit_table(struct tui *t, struct tui_view *v, struct tui_list *l, const struct tui_rect *r,
+		   const short *cx, const short *cw, int ncols);
+/* Records a key of the hint bar at columns [x, x + w) of row y. */
+void tui_hit_key(struct tui *t, int y, int x, int w, int action);
+/* A mouse event: returns TF_* flags. */
+int tui_mouse(struct tui *t);
+/* The columns the user hid in the table of cols (setup), 0 for others. */
+unsigned tui_hidden_cols(struct tui *t, const struct tui_col *cols);
+
+/* --- timebar.c: where the time goes --------------------------------------------- */
+int timebar_slot(int part);
+/* The stacked bar of p's parts in w columns at (y, x) of r. */
+void timebar_draw(struct tui *t, const struct tui_rect *r, int y, int x, int w,
+		  const struct ig_time_parts *p);
+/* The legend of the non-zero parts, largest first, within w columns;
+ * compact: short labels. Returns the columns used. */
+int timebar_legend(struct tui *t, const struct tui_rect *r, int y, int x, int w,
+		   const struct ig_time_parts *p, int compact);
+/* A section title, the bar and its legend on rows y..y+2; returns 3. */
+int timebar_lines(struct tui *t, const struct tui_rect *r, int y, const char *title,
+		  const struct ig_time_parts *p, int life);
 
 /* --- draw.c ----------------------------------------------------------------- */
 void draw_apply_theme(struct tui *t);
@@ -298,8 +470,12 @@ int sev_slot(int sev);
 const char *sev_short(int sev);
 /* Slot of a p99 cell from its tail ratio. */
 int p99_slot(double tail_ratio);
-/* "python3[4821]", or "-" when pid is 0. */
+/* "python3[4821]", or "-" when pid is 0; ingero-top's own process is
+ * marked "ingero-top[812] (self)". */
 char *fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid);
+/* A culprit of process owner: fmt_proc, or "own threads" when it is the
+ * process itself (one of its threads preempted or woke another). */
+char *fmt_culprit(char *buf, size_t n, const char *comm, uint32_t pid, uint32_t owner);
 
 /* --- list.c ------------------------------------------------------------------ */
 void list_init(struct tui_list *l, int sort_col, int sort_inv);
@@ -332,17 +508,39 @@ void lines_draw(struct tui *t, const struct tui_lines *L, struct tui_list *l,
 		const struct tui_rect *r);
 
 /* --- tables shared between panes and screens ------------------------------------ */
+/* The pid selected in the processes pane (0: none, or the folded helpers). */
+uint64_t procs_selected_pid(struct tui *t);
 /* Op rows (pane_ops.c): grouped by API on the main screen. */
 void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	       const struct ig_series_stats *rows, int nrows, int grouped, const struct tui_rect *r,
 	       int focused, const char *title);
+/* "window 10s", "since start 1m20s", "window 10s at last activity". */
+char *tui_span_title(struct tui *t, char *buf, size_t n);
+/* The op screen's tables (op_tables.c). */
+void op_breakdown_table(struct tui *t, struct tui_view *v, struct tui_list *l,
+			const struct ig_series_stats *rows, int n, int threads, int life,
+			const struct tui_rect *r, int focused);
+void op_slow_table(struct tui *t, struct tui_view *v, struct tui_list *l,
+		   const struct ig_call_rec *calls, int n, int life, const struct tui_rect *r,
+		   int focused);
+void op_stacks_table(struct tui *t, struct tui_view *v, struct tui_list *l,
+		     const struct stacks_stat *stk, int n, int stacks_on, const struct tui_rect *r,
+		     int focused);
+uint64_t op_slow_key(const struct ig_call_rec *c);
+uint64_t op_stack_key(const struct stacks_stat *k);
+/* "12:03:04.123" (local time). */
+char *fmt_clock_ms(char *buf, size_t n, uint64_t ts_ns);
 /* Chain rows (pane_alerts.c). */
 void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 		  const struct ig_chain *rows, int nrows, const struct tui_rect *r, int focused,
 		  const char *title);
 
 /* --- snap.c ------------------------------------------------------------------ */
+/* The main screen's numbers and the chains, from tui_model() and the chains
+ * of the same moment. */
 void snap_take(struct tui *t);
+/* The chain with this id in the snapshot, NULL when none. */
+const struct ig_chain *snap_chain(const struct tui_snap *sn, uint32_t id);
 /* Highest severity of the snapshot's active chains on op (0 = any) in pid
  * (0 = any), -1 when none. */
 int snap_severity(const struct tui_snap *sn, int op, uint32_t pid);

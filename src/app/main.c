@@ -12,6 +12,7 @@
 #include "store/db.h"
 #include "tui/tui.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,26 @@ static void catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Errors about the arguments come first, before privileges and the
+ * terminal: a theme that cannot be loaded, a recording that cannot be
+ * read. Returns the exit code, 0 to go on. */
+static int check_arguments(const struct cli *cli)
+{
+	char err[512];
+	if (tui_check_options(cli, err, sizeof(err))) {
+		fprintf(stderr, "ingero-top: %s\n", err);
+		return 2;
+	}
+	for (int i = 0; i < cli->nreplay; i++)
+		if (access(cli->replay[i], R_OK)) {
+			fprintf(stderr, "ingero-top: cannot replay ");
+			esc_fputs(stderr, cli->replay[i], 0);
+			fprintf(stderr, ": %s\n", strerror(errno));
+			return 1;
+		}
+	return 0;
 }
 
 /* Live tracing needs privileges and BTF; the viewer a terminal. 0, or the
@@ -123,6 +144,8 @@ int main(int argc, char **argv)
 	r = cli_parse(&cli, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;
+	if ((r = check_arguments(&cli)))
+		return r;
 	catch_signals();
 	log_capture_libbpf(cli.verbose >= 2);
 	log_echo(cli.batch ? stderr : NULL, cli.verbose ? LOG_INFO : LOG_ERROR);

@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -54,20 +55,53 @@ int check_btf(char *why, size_t len)
 	return -ENOENT;
 }
 
+/* The libraries found, one per file: the paths that name the same file
+ * (symbolic links, the same directory by two names) are its aliases. */
+#define LIBS_MAX 32
+#define ALIASES_MAX 12
 struct libs_seen {
 	FILE *f;
 	int n;
-	char paths[32][256];
+	struct {
+		dev_t dev;
+		ino_t ino;
+		int naliases;
+		char path[256];			 /* the file itself (its real path) */
+		char aliases[ALIASES_MAX][256]; /* the names it was found by */
+	} lib[LIBS_MAX];
 };
 
 static void print_lib(void *ctx, const char *path, int pid)
 {
 	struct libs_seen *ls = ctx;
-	for (int i = 0; i < ls->n; i++)
-		if (!strcmp(ls->paths[i], path))
-			return;
-	if (ls->n < 32)
-		snprintf(ls->paths[ls->n++], 256, "%s", path);
+	struct stat st;
+	char real[PATH_MAX];
+	int have = stat(path, &st) == 0;
+	for (int i = 0; i < ls->n; i++) {
+		if (have ? (ls->lib[i].dev != st.st_dev || ls->lib[i].ino != st.st_ino)
+			 : strcmp(ls->lib[i].path, path))
+			continue;
+		int k = ls->lib[i].naliases;
+		for (int j = 0; j < k; j++)
+			if (!strcmp(ls->lib[i].aliases[j], path))
+				return;
+		if (strcmp(ls->lib[i].path, path) && k < ALIASES_MAX)
+			snprintf(ls->lib[i].aliases[ls->lib[i].naliases++], 256, "%s", path);
+		return;
+	}
+	if (ls->n >= LIBS_MAX)
+		return;
+	int i = ls->n++;
+	ls->lib[i].dev = have ? st.st_dev : 0;
+	ls->lib[i].ino = have ? st.st_ino : 0;
+	ls->lib[i].naliases = 0;
+	/* a path inside another process's root (/proc/PID/root/...) stays as it
+	 * is: resolved here, it would name a file of this mount namespace */
+	int own_ns = strncmp(path, "/proc/", 6) != 0;
+	snprintf(ls->lib[i].path, 256, "%.255s",
+		 have && own_ns && realpath(path, real) ? real : path);
+	if (strcmp(ls->lib[i].path, path))
+		snprintf(ls->lib[i].aliases[ls->lib[i].naliases++], 256, "%s", path);
 }
 
 int check_run(FILE *f)
@@ -152,7 +186,9 @@ int check_run(FILE *f)
 		      "is stopped (SIGSTOP) until its probes are live, about a millisecond, "
 		      "1 s at most; jobs of interactive shells are not");
 
-	struct libs_seen ls = { .f = f };
+	static struct libs_seen ls;
+	memset(&ls, 0, sizeof(ls));
+	ls.f = f;
 	discover_system_libs(print_lib, &ls);
 	int pids[256];
 	char esc[1024]; /* paths and names of other processes: untrusted */
@@ -161,8 +197,12 @@ int check_run(FILE *f)
 		discover_pid_libs(pids[i], print_lib, &ls);
 	fprintf(f, "%s %-14s %d found%s\n", ls.n ? "PASS" : "INFO", "CUDA libraries", ls.n,
 		ls.n ? ":" : " (processes that load one later are found while running)");
-	for (int i = 0; i < ls.n; i++)
-		fprintf(f, "     %-14s %s\n", "", esc_str(esc, sizeof(esc), ls.paths[i], 0));
+	for (int i = 0; i < ls.n; i++) {
+		fprintf(f, "     %-14s %s\n", "", esc_str(esc, sizeof(esc), ls.lib[i].path, 0));
+		for (int k = 0; k < ls.lib[i].naliases; k++)
+			fprintf(f, "     %-14s   also as %s\n", "",
+				esc_str(esc, sizeof(esc), ls.lib[i].aliases[k], 0));
+	}
 	fprintf(f, "INFO %-14s %d process%s using CUDA%s\n", "processes", np, np == 1 ? "" : "es",
 		np ? ":" : "");
 	for (int i = 0; i < np; i++) {

@@ -10,7 +10,7 @@
 
 #include "core/ops.h"
 
-static size_t series_size(unsigned W, int full)
+size_t series_size(unsigned W, int full)
 {
 	size_t s = sizeof(struct series) + W * sizeof(struct sslice);
 	if (full)
@@ -18,11 +18,12 @@ static size_t series_size(unsigned W, int full)
 	return s;
 }
 
-void series_clear(struct series *S, unsigned W, int full)
+void series_rebase(struct series *S, unsigned W, int full)
 {
 	char *p = (char *)S;
-	memset(S, 0, series_size(W, full));
 	S->sl = (struct sslice *)(p + sizeof(*S));
+	S->ct = NULL;
+	S->tail_win = S->tail = NULL;
 	if (full) {
 		char *q = (char *)(S->sl + W);
 		S->ct = (struct ctab *)q;
@@ -30,6 +31,12 @@ void series_clear(struct series *S, unsigned W, int full)
 		S->tail_win = (struct tailacc *)q;
 		S->tail = S->tail_win + TAILB;
 	}
+}
+
+void series_clear(struct series *S, unsigned W, int full)
+{
+	memset(S, 0, series_size(W, full));
+	series_rebase(S, W, full);
 	hist_clear(&S->life);
 	hist_clear(&S->win);
 	for (unsigned j = 0; j < W; j++)
@@ -324,13 +331,9 @@ static int sync_kind(const struct ig_event *e, const struct ig_op_info *oi)
 	return 0;
 }
 
-static void slow_add(struct ig_model *m, const struct ig_event *e, uint64_t sec)
+/* Keeps e in s if it is among its IG_SLOW_MAX slowest calls. */
+static void slow_insert(struct slowslice *s, const struct ig_event *e)
 {
-	struct slowslice *s = &m->slow[(size_t)e->op * m->W + sec % m->W];
-	if (s->sec != sec) {
-		s->sec = sec;
-		s->n = 0;
-	}
 	if (s->n == IG_SLOW_MAX && e->dur_ns <= s->r[IG_SLOW_MAX - 1].dur_ns)
 		return;
 	int i = s->n < IG_SLOW_MAX ? s->n++ : IG_SLOW_MAX - 1;
@@ -353,6 +356,18 @@ static void slow_add(struct ig_model *m, const struct ig_event *e, uint64_t sec)
 	r->flags = e->flags;
 	r->ret = e->ret;
 	r->op = e->op;
+}
+
+/* The slowest calls of the second (the window's) and since the start. */
+static void slow_add(struct ig_model *m, const struct ig_event *e, uint64_t sec)
+{
+	struct slowslice *s = &m->slow[(size_t)e->op * m->W + sec % m->W];
+	if (s->sec != sec) {
+		s->sec = sec;
+		s->n = 0;
+	}
+	slow_insert(s, e);
+	slow_insert(&m->slow_life[e->op], e);
 }
 
 static void for_each_series(struct ig_model *m,

@@ -55,6 +55,7 @@ void model_free(struct ig_model *m)
 	free(m->psl);
 	free(m->tsl);
 	free(m->slow);
+	free(m->slow_life);
 	free(m->gsl);
 	free(m->scratch_p);
 	window_free(m);
@@ -90,9 +91,10 @@ struct ig_model *model_new(const struct ig_model_cfg *cfg)
 	m->psl = calloc((size_t)c->max_procs * m->W, sizeof(*m->psl));
 	m->tsl = calloc((size_t)c->max_threads * m->W, sizeof(*m->tsl));
 	m->slow = calloc((size_t)IG_OP_MAX * m->W, sizeof(*m->slow));
+	m->slow_life = calloc(IG_OP_MAX, sizeof(*m->slow_life));
 	m->gsl = calloc(m->W, sizeof(*m->gsl));
 	m->scratch_p = calloc(c->max_procs, sizeof(*m->scratch_p));
-	if (!m->sp.s || !m->st.s || !m->procs || !m->threads || !m->psl || !m->tsl || !m->slow ||
+	if (!m->sp.s || !m->st.s || !m->procs || !m->threads || !m->psl || !m->tsl || !m->slow || !m->slow_life ||
 	    !m->gsl || !m->scratch_p)
 		goto fail;
 	return m;
@@ -137,6 +139,7 @@ void model_reset(struct ig_model *m)
 		memset(p->sl, 0, m->W * sizeof(*p->sl));
 	}
 	memset(m->slow, 0, (size_t)IG_OP_MAX * m->W * sizeof(*m->slow));
+	memset(m->slow_life, 0, IG_OP_MAX * sizeof(*m->slow_life));
 	memset(m->gsl, 0, m->W * sizeof(*m->gsl));
 	memset(&m->tot, 0, sizeof(m->tot));
 	if (m->started)

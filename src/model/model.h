@@ -49,6 +49,13 @@ struct ig_model;
 struct ig_model *model_new(const struct ig_model_cfg *cfg);
 void model_free(struct ig_model *m);
 const struct ig_model_cfg *model_cfg(const struct ig_model *m);
+/* A deep copy of src to read from (a view that stays still while src moves
+ * on): every read gives what it gives on src at the time of the copy. The
+ * copy has no window hook and must not ingest. dst (NULL: a new model) is
+ * overwritten and its memory reused when it has src's cfg. Returns dst, or
+ * NULL when out of memory (dst is then freed). Owned by the caller:
+ * model_free(). */
+struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src);
 
 /* The one ingest function. e is read, not kept. */
 void model_ingest(struct ig_model *m, const struct ig_event *e);
@@ -209,6 +216,10 @@ struct ig_call_rec {
  * first. Exact for the first IG_SLOW_MAX. Returns the count written. */
 int model_slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out,
 		     int max);
+/* The same since the start or the reset: the IG_SLOW_MAX slowest calls of
+ * op, of which those of pid (0 = any). */
+int model_slow_calls_life(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out,
+			  int max);
 
 /* A preemptor or a waker with its share. */
 struct ig_culprit {

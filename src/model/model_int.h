@@ -183,6 +183,7 @@ struct ig_model {
 	struct tslice *tsl;
 
 	struct slowslice *slow; /* IG_OP_MAX * W */
+	struct slowslice *slow_life; /* IG_OP_MAX: the slowest since the start */
 	struct gslice *gsl;	/* W */
 	struct ig_event host;	/* latest snapshot */
 	int host_valid;
@@ -250,7 +251,11 @@ void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uin
 int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
 	     uint64_t total);
 
-/* ingest.c */
+/* ingest.c: a series is one allocation of series_size() bytes; its slices,
+ * culprit table and tail sums follow the struct (series_rebase points at
+ * them, e.g. after a copy) */
+size_t series_size(unsigned W, int full);
+void series_rebase(struct series *S, unsigned W, int full);
 void series_clear(struct series *S, unsigned W, int full);
 struct series *series_alloc(unsigned W, int full);
 void model_expire(struct ig_model *m, uint64_t k);

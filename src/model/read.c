@@ -687,6 +687,19 @@ int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu
 	return t ? thread_offcpu(t, out, max) : 0;
 }
 
+int model_slow_calls_life(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out,
+			  int max)
+{
+	if (op <= 0 || op >= IG_OP_MAX || max <= 0)
+		return 0;
+	const struct slowslice *s = &m->slow_life[op];
+	int n = 0;
+	for (int k = 0; k < s->n && n < max; k++)
+		if (!pid || s->r[k].pid == pid)
+			out[n++] = s->r[k];
+	return n;
+}
+
 int model_slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out,
 		     int max)
 {

@@ -13,7 +13,11 @@
 #include "store/rec.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void record_stack(void *ctx, uint64_t id, const char *ips, const char *frames)
 {
@@ -171,17 +175,43 @@ int session_close_record(struct session *s, char *err, size_t errlen)
 	return why || c ? -EIO : 0;
 }
 
+/* Where a flight save goes without --flight-dir: the user's state
+ * directory ($XDG_STATE_HOME/ingero-top, else ~/.local/state/ingero-top),
+ * made on first use (mode 0700); else /var/tmp. Never the current
+ * directory, which may be a checkout. */
+static const char *flight_dir(char *buf, size_t n)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (xdg && xdg[0] == '/')
+		snprintf(buf, n, "%s/ingero-top", xdg);
+	else if (home && home[0] == '/')
+		snprintf(buf, n, "%s/.local/state/ingero-top", home);
+	else
+		return "/var/tmp";
+	/* mkdir -p: the components up to the last one may be missing too */
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		mkdir(buf, 0700);
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return "/var/tmp";
+	return access(buf, W_OK | X_OK) ? "/var/tmp" : buf;
+}
+
 int session_flight_save(struct session *s)
 {
-	char path[512];
+	char path[512], dir[PATH_MAX];
 
 	if (!s->flight) {
 		snprintf(s->st.message, sizeof(s->st.message), "no flight recorder in %s",
 			 s->no_flight);
 		return -ENOTSUP;
 	}
-	int r =
-	    flight_save(s->flight, s->cli.flight_dir ? s->cli.flight_dir : ".", path, sizeof(path));
+	const char *to = s->cli.flight_dir ? s->cli.flight_dir : flight_dir(dir, sizeof(dir));
+	int r = flight_save(s->flight, to, path, sizeof(path));
 	if (r)
 		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: %s",
 			 r == -EBUSY ? "a save is already running" : flight_error(s->flight));

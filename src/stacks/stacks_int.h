@@ -43,9 +43,10 @@ struct py_proc;
 /* A frame as stored: strings are offsets into the stack's blob. */
 struct iframe {
 	uint8_t kind; /* enum stacks_kind */
-	int line;
+	int line;     /* Python: the line; native: the source line (src), 0 = none */
 	uint64_t ip, off;
 	uint32_t sym, file, text;
+	uint32_t src; /* native: source file of line (base name), 0 = none */
 };
 
 /* One stack id; slot of stacks.stk_lru. */
@@ -195,6 +196,10 @@ void stk_pid_forget(struct stacks *st, uint32_t pid);
 void stk_binit(struct builder *b);
 void stk_badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, const char *sym,
 	      const char *file, const char *text);
+/* A native frame with its source file:line (DWARF line tables; src NULL or
+ * "" when not known). */
+void stk_badd_src(struct builder *b, uint64_t ip, uint64_t off, const char *sym, const char *file,
+		  const char *text, const char *src, int line);
 /* A STACKS_NOTE frame: fmt with one %s. */
 void stk_bnote(struct builder *b, const char *fmt, const char *arg);
 /* Moves b's frames into s (b->blob is s's now) and picks the headline. */

@@ -25,9 +25,11 @@ static struct rec_frame rec_frame_of(const struct stk *s, const struct iframe *f
 		return (struct rec_frame){.kind = REC_FRAME_NATIVE,
 					  .ip = f->ip,
 					  .off = f->off,
+					  .line = f->src ? f->line : 0,
 					  .sym = sym,
 					  .file = base_name(file),
-					  .note = ""};
+					  .note = "",
+					  .src = f->src ? s->blob + f->src : ""};
 	}
 }
 
@@ -129,9 +131,12 @@ static int add_rec_frame(void *ctx, const struct rec_frame *f)
 	if (*f->sym) {
 		char *dm = sym_demangle(f->sym);
 		const char *sym = dm ? dm : f->sym;
-		tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s", sym, f->off,
-		     *f->file ? " (" : "", f->file, *f->file ? ")" : "");
-		stk_badd(b, STACKS_NATIVE, f->ip, f->off, f->line, sym, f->file, text);
+		char src[128] = "";
+		if (f->src && *f->src && f->line > 0)
+			snprintf(src, sizeof(src), " %s:%d", f->src, f->line);
+		tfmt(text, sizeof(text), "%s+0x%" PRIx64 "%s%s%s%s", sym, f->off,
+		     *f->file ? " (" : "", f->file, *f->file ? ")" : "", src);
+		stk_badd_src(b, f->ip, f->off, sym, f->file, text, f->src, f->line);
 		free(dm);
 	} else if (f->off && *f->file) {
 		tfmt(text, sizeof(text), "0x%" PRIx64 " (%s+0x%" PRIx64 ")", f->ip, f->file,

@@ -108,9 +108,12 @@ static void resolve_native(struct stacks *st, struct rproc *p, uint64_t ip, stru
 	int r = p && p->maps ? sym_resolve(st->sym, p->maps, ip, true, &si) : -ESRCH;
 
 	if (r == 0) {
-		snprintf(text, sizeof(text), "%s+0x%" PRIx64 " (%s%s)", si.name, si.off,
-			 base_name(si.path), si.flags & SYM_F_DELETED ? ", deleted" : "");
-		stk_badd(b, STACKS_NATIVE, ip, si.off, 0, si.name, si.path, text);
+		char src[128] = "";
+		if (si.src_file && si.src_line > 0)
+			snprintf(src, sizeof(src), " %s:%d", base_name(si.src_file), si.src_line);
+		snprintf(text, sizeof(text), "%s+0x%" PRIx64 " (%s%s)%s", si.name, si.off,
+			 base_name(si.path), si.flags & SYM_F_DELETED ? ", deleted" : "", src);
+		stk_badd_src(b, ip, si.off, si.name, si.path, text, si.src_file, si.src_line);
 		st->stats.frames_resolved++;
 		return;
 	}

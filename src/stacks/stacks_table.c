@@ -195,6 +195,15 @@ void stk_badd(struct builder *b, int kind, uint64_t ip, uint64_t off, int line, 
 	f->sym = sym && *sym ? bstr(b, sym) : 0;
 	f->file = file && *file ? bstr(b, file) : 0;
 	f->text = bstr(b, text);
+	f->src = 0;
+}
+
+void stk_badd_src(struct builder *b, uint64_t ip, uint64_t off, const char *sym, const char *file,
+		  const char *text, const char *src, int line)
+{
+	stk_badd(b, STACKS_NATIVE, ip, off, src && *src ? line : 0, sym, file, text);
+	if (src && *src && line > 0 && b->n > 0)
+		b->fr[b->n - 1].src = bstr(b, base_name(src));
 }
 
 void stk_bnote(struct builder *b, const char *fmt, const char *arg)

@@ -1,7 +1,9 @@
 /* Native symbolisation: /proc/PID/maps capture, ELF symbol tables through
  * libelf cached per build-id, address translation through PT_LOAD segments,
- * libiberty demangling. See symbolize.h. */
-#include "stacks/symbolize.h"
+ * libiberty demangling, source file:line through libdw's line tables when
+ * the file (or its debug file) has DWARF. See symbolize.h. */
+#include "stacks/symbolize_int.h"
+#include "stacks/srcline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,72 +19,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define MAX_SEGS 16
-#define DEFAULT_MAX_BYTES (256ull << 20)
-#define DEBUG_DIR "/usr/lib/debug/.build-id"
-
-struct symbol {
-	uint64_t addr;
-	uint32_t size;
-	uint32_t name; /* offset in names */
-};
-
-struct seg {
-	uint64_t vaddr, off, filesz;
-};
-
-enum elf_state { ELF_NEW = 0, ELF_LOADED = 1, ELF_FAILED = -1 };
-
-/* One distinct file: identity, segments, and (when loaded) its symbols. */
-struct elf_ent {
-	char build_id[41]; /* hex, "" when the file has none */
-	uint64_t dev, ino; /* identity of the file it was first read from */
-	char path[PATH_MAX];
-	struct seg segs[MAX_SEGS];
-	int nsegs;
-	int state;   /* enum elf_state */
-	bool dynsym; /* only .dynsym was found */
-	struct symbol *syms;
-	size_t nsyms;
-	char *names;
-	uint64_t bytes;
-	uint64_t last_use;
-};
-
-/* (device, inode) -> elf_ent, so that the same file in many processes is
- * identified without opening it again. */
-struct ino_ent {
-	uint64_t dev, ino;
-	int elf;
-};
-
-struct sym_cache {
-	struct elf_ent **elfs;
-	int nelfs, capelfs;
-	struct ino_ent *inos;
-	int ninos, capinos;
-	uint64_t clock;
-	uint64_t max_bytes;
-	struct sym_cache_stats st;
-	char *demangled; /* last sym_resolve result, owned */
-};
-
-struct sym_map {
-	uint64_t start, end, pgoff, dev, ino;
-	char *path;
-	bool deleted, anon;
-	int elf; /* index in cache->elfs; -1 = not identified yet, -2 = unreadable */
-};
-
-struct sym_proc {
-	int pid;
-	bool live;	   /* captured from /proc (files may be reopened there) */
-	bool foreign_root; /* /proc/PID/root is not our root */
-	struct sym_map *maps;
-	int nmaps;
-	char *exe; /* main executable path, for sym_find */
-};
-
 /* ---- cache --------------------------------------------------------------- */
 
 struct sym_cache *sym_cache_new(uint64_t max_bytes)
@@ -91,6 +27,7 @@ struct sym_cache *sym_cache_new(uint64_t max_bytes)
 	if (!c)
 		return NULL;
 	c->max_bytes = max_bytes ? max_bytes : DEFAULT_MAX_BYTES;
+	c->lines = srclines_new(MAX_DWARF); /* NULL: no lines, symbols all the same */
 	elf_version(EV_CURRENT);
 	return c;
 }
@@ -115,6 +52,7 @@ void sym_cache_free(struct sym_cache *c)
 {
 	if (!c)
 		return;
+	srclines_free(c->lines);
 	for (int i = 0; i < c->nelfs; i++) {
 		elf_unload(c, c->elfs[i]);
 		free(c->elfs[i]);
@@ -359,7 +297,7 @@ static int finish_symbols(struct symvec *sv, struct elf_ent *e)
 	return 0;
 }
 
-static int open_elf(int fd, Elf **elf)
+int open_elf(int fd, Elf **elf)
 {
 	*elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!*elf)
@@ -480,7 +418,7 @@ static int parse_maps(struct sym_proc *p, FILE *f)
 }
 
 /* Opens the file behind m; writes the root prefix used for debug files. */
-static int open_mapped(const struct sym_proc *p, const struct sym_map *m, char *root, size_t rlen)
+int open_mapped(const struct sym_proc *p, const struct sym_map *m, char *root, size_t rlen)
 {
 	char path[PATH_MAX + 64];
 	struct stat sb;
@@ -514,7 +452,7 @@ opened:
 }
 
 /* Finds (or creates, reading its identity) the elf_ent of m. */
-static int identify(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, bool load)
+int identify(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, bool load)
 {
 	char root[64];
 	int i = m->elf;
@@ -583,6 +521,34 @@ static int identify(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, 
 	}
 	close(fd);
 	return e->state == ELF_FAILED ? -ENOEXEC : i;
+}
+
+/* ---- source lines (srcline.h) --------------------------------------------------- */
+
+struct open_ctx {
+	struct sym_proc *p;
+	struct sym_map *m;
+	char root[64];
+};
+
+static int open_for_lines(void *ctx)
+{
+	struct open_ctx *o = ctx;
+	return open_mapped(o->p, o->m, o->root, sizeof(o->root));
+}
+
+/* The source file and line of vaddr (an ELF address of c->elfs[i]). */
+static void src_line(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, int i,
+		     uint64_t vaddr, struct sym_info *out)
+{
+	struct open_ctx o = {p, m, ""};
+	const char *file;
+	int line;
+	if (!srclines_lookup(c->lines, i, open_for_lines, &o, c->elfs[i]->build_id, o.root, vaddr,
+			     &file, &line)) {
+		out->src_file = file;
+		out->src_line = line;
+	}
 }
 
 static struct sym_proc *proc_new(int pid)
@@ -696,7 +662,7 @@ bool sym_proc_covers(const struct sym_proc *p, uint64_t addr)
 }
 
 /* File offset -> ELF vaddr through the segment that holds it. */
-static bool to_vaddr(const struct elf_ent *e, uint64_t foff, uint64_t *vaddr)
+bool to_vaddr(const struct elf_ent *e, uint64_t foff, uint64_t *vaddr)
 {
 	for (int i = 0; i < e->nsegs; i++) {
 		const struct seg *s = &e->segs[i];
@@ -780,115 +746,6 @@ int sym_resolve(struct sym_cache *c, struct sym_proc *p, uint64_t addr, bool ret
 	c->demangled = sym_demangle(name);
 	out->name = c->demangled ? c->demangled : name;
 	out->off = vaddr - s->addr;
+	src_line(c, p, m, i, ret_addr && vaddr ? vaddr - 1 : vaddr, out);
 	return 0;
-}
-
-/* ---- symbols by name ------------------------------------------------------- */
-
-static int find_in_map(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, const char *name,
-		       uint64_t *addr)
-{
-	int i = identify(c, p, m, true);
-	if (i < 0)
-		return -ENOENT;
-	struct elf_ent *e = c->elfs[i];
-	e->last_use = ++c->clock;
-	uint64_t vaddr0;
-	/* Load bias from this mapping: its start is the vaddr of its offset. */
-	if (!to_vaddr(e, m->pgoff, &vaddr0))
-		return -ENOENT;
-	for (size_t k = 0; k < e->nsyms; k++)
-		if (!strcmp(e->names + e->syms[k].name, name)) {
-			*addr = e->syms[k].addr - vaddr0 + m->start;
-			return 0;
-		}
-	return -ENOENT;
-}
-
-/* sym_find looks at data symbols too: _PyRuntime is an object. */
-static int find_object(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, const char *name,
-		       uint64_t *addr)
-{
-	char root[64];
-	int i = identify(c, p, m, false);
-	if (i < 0)
-		return -ENOENT;
-	struct elf_ent *e = c->elfs[i];
-	uint64_t vaddr0;
-	if (!to_vaddr(e, m->pgoff, &vaddr0))
-		return -ENOENT;
-	int fd = open_mapped(p, m, root, sizeof(root));
-	if (fd < 0)
-		return fd;
-	Elf *elf;
-	int r = -ENOENT;
-	if (!open_elf(fd, &elf)) {
-		Elf_Scn *scn = NULL;
-		while (r && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
-			    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
-				continue;
-			Elf_Data *d = elf_getdata(scn, NULL);
-			size_t n = sh.sh_size / sh.sh_entsize;
-			for (size_t k = 0; d && k < n; k++) {
-				GElf_Sym s;
-				if (!gelf_getsym(d, (int)k, &s))
-					break;
-				if (s.st_shndx == SHN_UNDEF || !s.st_value)
-					continue;
-				const char *nm = elf_strptr(elf, sh.sh_link, s.st_name);
-				if (nm && !strcmp(nm, name)) {
-					*addr = s.st_value - vaddr0 + m->start;
-					r = 0;
-					break;
-				}
-			}
-		}
-		elf_end(elf);
-	}
-	close(fd);
-	return r;
-}
-
-int sym_find_in(struct sym_cache *c, struct sym_proc *p, const char *path, const char *name,
-		uint64_t *addr)
-{
-	for (int i = 0; i < p->nmaps; i++) {
-		struct sym_map *m = &p->maps[i];
-		if (m->anon || strcmp(m->path, path))
-			continue;
-		if (!find_object(c, p, m, name, addr) || !find_in_map(c, p, m, name, addr))
-			return 0;
-		return -ENOENT; /* one mapping per file is enough */
-	}
-	return -ENOENT;
-}
-
-int sym_find(struct sym_cache *c, struct sym_proc *p, const char *name, const char *hint,
-	     uint64_t *addr, const char **path)
-{
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < p->nmaps; i++) {
-			struct sym_map *m = &p->maps[i];
-			const char *base = strrchr(m->path, '/');
-			base = base ? base + 1 : m->path;
-			if (m->anon)
-				continue;
-			bool dup = false;
-			for (int k = 0; k < i && !dup; k++)
-				dup = !strcmp(p->maps[k].path, m->path);
-			if (dup)
-				continue;
-			if (pass == 0 && !(hint && strstr(base, hint)))
-				continue;
-			if (pass == 1 && !(p->exe && !strcmp(p->exe, m->path)))
-				continue;
-			if (!find_object(c, p, m, name, addr)) {
-				*path = m->path;
-				return 0;
-			}
-		}
-	}
-	return -ENOENT;
 }

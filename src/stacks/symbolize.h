@@ -3,7 +3,9 @@
  * else .dynsym, plus a separate debug file found by build-id) of each mapped
  * file read with libelf and cached per build-id, so a library shared by many
  * processes (or by many containers) is read once, and C++ names demangled
- * with libiberty. PIE and non-PIE executables and shared libraries are all
+ * with libiberty; source file:line from DWARF line tables with libdw when the
+ * file or its debug file has them. PIE and non-PIE executables and shared
+ * libraries are all
  * translated through their PT_LOAD segments. Files are opened through
  * /proc/PID/map_files (deleted or replaced files, containers), then
  * /proc/PID/root/PATH, then PATH when its device and inode still match.
@@ -67,6 +69,12 @@ struct sym_info {
 			      * Owned by the sym_proc */
 	uint64_t file_vaddr; /* addr in the file's own address space (ELF vaddr) */
 	unsigned flags;	     /* enum sym_flags */
+	/* The source line of addr (of the call, for a return address) when the
+	 * file or its debug file has DWARF line tables (libdw): the file as
+	 * the compiler named it (owned by the cache, valid until the next
+	 * sym_resolve) and the line; NULL and 0 otherwise. */
+	const char *src_file;
+	int src_line;
 };
 
 /* Resolves one address of p. ret_addr: addr is a return address (every

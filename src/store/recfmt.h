@@ -98,12 +98,13 @@ struct rec_frame {
 			   * Python: function; "" = unresolved */
 	const char *file; /* native: mapped file (base name); Python: file */
 	const char *note; /* note text */
+	const char *src;  /* native: the source file of line ("sf", base name), "" none */
 };
 
 /* The frames as Ingero's stack_traces.frames JSON. A native frame with a
  * symbol is written by name ("s", with off), one without by address ("i",
- * with "o" when it has a file and an offset). malloc'd; NULL when out of
- * memory. */
+ * with "o" when it has a file and an offset); with a source line, "sf" and
+ * "l" (ingero-top's keys). malloc'd; NULL when out of memory. */
 char *recfmt_frames_json(const struct rec_frame *fr, size_t n);
 /* Calls fn for every frame of a frames JSON array, in order; the frame's
  * strings are valid during the call. Elements that are not objects or name

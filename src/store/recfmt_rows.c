@@ -342,6 +342,10 @@ static json_t *frame_obj(const struct rec_frame *f)
 		}
 		if (*file)
 			bad |= ig_json_set(o, "f", ig_json_str(file));
+		if (f->src && *f->src && f->line > 0) {
+			bad |= ig_json_set(o, "sf", ig_json_str(f->src));
+			bad |= ig_json_set(o, "l", json_integer(f->line));
+		}
 	}
 	if (bad) {
 		json_decref(o);
@@ -395,7 +399,10 @@ static const char *nonempty(const json_t *o, const char *key)
  * memory). *copy gets storage to free. */
 static struct rec_frame frame_of(const json_t *o, char **copy)
 {
-	struct rec_frame f = {.sym = "", .file = ig_json_get_str(o, "f", ""), .note = ""};
+	struct rec_frame f = {.sym = "",
+			      .file = ig_json_get_str(o, "f", ""),
+			      .note = "",
+			      .src = ig_json_get_str(o, "sf", "")};
 	const char *pf = nonempty(o, "pf"), *pfn = nonempty(o, "pfn"), *s = nonempty(o, "s");
 	const char *ip = nonempty(o, "i"), *note = nonempty(o, "n"), *off = nonempty(o, "o");
 	*copy = NULL;

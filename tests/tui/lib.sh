@@ -130,3 +130,68 @@ for m in re.finditer(r"\x1b\[([0-9;:]*)m", sys.stdin.read()):
 print(n)'
 }
 non_ascii_bytes() { LC_ALL=C grep -c -P '[^\x00-\x7f]' || true; }
+
+# The sizes every issue-14 check runs at (SIZES="120x40" for one).
+SIZES=${SIZES:-80x24 120x40 200x60}
+
+# row_of REGEX: the 0-based screen row of the first line that matches, or -1.
+row_of() { screen | grep -nE -- "$1" | head -1 | cut -d: -f1 | awk '{ print ($1 ? $1 - 1 : -1) }'; }
+# col_of REGEX: the 0-based column where the first match begins, or -1.
+col_of() {
+	screen | python3 -c '
+import re, sys
+for l in sys.stdin:
+    m = re.search(sys.argv[1], l.rstrip("\n"))
+    if m:
+        print(len(l[:m.start()])); sys.exit()
+print(-1)' "$1"
+}
+# A mouse click (X10 encoding, what ncurses reads under tmux) at row y,
+# column x, 0-based: press and release; dclick twice within the interval.
+mouse_ev() { # button y x
+	local b=$1 y=$2 x=$3
+	"${TMUX_CMD[@]}" send-keys -t $T -l -- "$(printf '\033[M%b%b%b' \
+		"$(printf '\\%03o' $((32 + b)))" "$(printf '\\%03o' $((33 + x)))" \
+		"$(printf '\\%03o' $((33 + y)))")"
+}
+click() { mouse_ev 0 "$1" "$2"; mouse_ev 3 "$1" "$2"; sleep "${KEY_PAUSE:-0.25}"; sleep 0.25; }
+dclick() { mouse_ev 0 "$1" "$2"; mouse_ev 3 "$1" "$2"; mouse_ev 0 "$1" "$2"; mouse_ev 3 "$1" "$2"; sleep 0.6; }
+wheel_down() { mouse_ev 65 "$1" "$2"; sleep "${KEY_PAUSE:-0.25}"; }
+# names_whole: every "name[pid" on the screen is closed ("]"): no name[pid]
+# cut in the middle.
+names_whole() { ! screen | grep -qE '[A-Za-z0-9_.-]\[[0-9]+($|[^]0-9])'; }
+# size_w 120x40 -> 120, size_h 120x40 -> 40
+size_w() { echo "${1%x*}"; }
+size_h() { echo "${1#*x}"; }
+# cell TITLE_REGEX ROW_REGEX COLUMN: the value of a right-aligned COLUMN in
+# the first row matching ROW_REGEX under the title row matching TITLE_REGEX
+# (the token that ends where the column title ends); "" when not shown.
+cell() {
+	screen | python3 -c '
+import re, sys
+title_re, row_re, col = sys.argv[1:4]
+lines = [l.rstrip("\n") for l in sys.stdin]
+for i, l in enumerate(lines):
+    if not re.search(title_re, l):
+        continue
+    m = re.search(r"(?<![A-Z0-9/%])" + re.escape(col) + r"(?![A-Z0-9/%])", l)
+    if not m:
+        break
+    end = m.end()
+    for r in lines[i + 1:]:
+        if re.search(row_re, r):
+            tok = r[:end].split(" ")[-1] if len(r) >= end else ""
+            print(tok)
+            sys.exit()
+    break' "$1" "$2" "$3"
+}
+# expect_scroll REGEX WHAT: the screen matches, scrolling down a page at a
+# time (up to 10 pages) to find it; back to the top after.
+expect_scroll() {
+	local i
+	for ((i = 0; i < 10; i++)); do
+		screen | grep -qE -- "$1" && { ok "$2"; keys Home; return 0; }
+		keys NPage
+	done
+	fail "$2: no /$1/ on any page"
+}

@@ -17,7 +17,7 @@ keys Down
 keys Down
 keys Enter
 expect '^ cudaMemcpyAsync  runtime API, all processes' "op screen title"
-expect 'calls 14 ' "op screen: call count of the recording"
+expect 'since the start: 14 calls' "op screen: call count of the recording (the window is empty at the end)"
 expect 'latency histogram' "op screen: histogram"
 expect '(█|#)+ +[0-9]+$' "op screen: histogram bars with counts"
 expect 'p99 per second' "op screen: p99 over time"
@@ -42,12 +42,13 @@ keys Tab
 keys Home
 keys Enter
 expect '^ python3\[2233\]  container cg:[0-9]+' "process screen title with container"
-expect 'wall ' "process screen: wall-time split"
+expect 'where the time goes: ' "process screen: where the time goes"
+expect '^ host CPU [0-9.]+%' "process screen: the legend of the bar"
 expect 'preempted by:' "process screen: preemptors"
 expect 'woken by' "process screen: wakers"
 expect 'CUDA ops of this process' "process screen: per-op table"
-expect 'threads \(off-CPU' "process screen: threads"
-expect 'TID THREAD +CALLS/S MAIN OP' "process screen: thread columns"
+expect 'threads \(% of each' "process screen: threads"
+expect 'TID THREAD +CALLS/S MAIN OP +GPU% +CPU% +PRE% WAIT%' "process screen: thread columns"
 expect '^ +2233 python3 ' "process screen: a thread row with the thread's name"
 expect 'alerts on this process' "process screen: chains"
 # an op of this process: broken down per thread
@@ -65,7 +66,7 @@ keys Enter
 expect '^ thread 2233 (\(python3\) )?of python3\[2233\]' "thread screen"
 expect 'OFF-CPU AT +DURATION STATE' "thread screen: off-CPU timeline"
 keys BSpace
-expect 'threads \(off-CPU' "Backspace back to the process"
+expect 'threads \(% of each' "Backspace back to the process"
 # an alert of this process
 keys Tab
 keys Enter
@@ -82,6 +83,7 @@ keys Enter
 expect '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-[0-9]{4} ' "alert screen title"
 expect '(-|─)+ Explanation' "alert: explanation"
 expect '(-|─)+ Evidence' "alert: evidence"
+expect 'impact_pct +[0-9.]+%  share of the feeding threads' "alert: each evidence key explained"
 expect '(-|─)+ Timeline' "alert: timeline"
 expect '(-|─)+ Recommendations' "alert: recommendations"
 expect '^ +1\. ' "alert: a numbered recommendation"

@@ -53,8 +53,18 @@ expect ' PAUSED ' "Space pauses"
 keys Space
 
 press r r
-expect 'statistics and alerts reset' "r resets"
+expect 'y/N Reset the statistics and the alerts' "r asks first"
+keys n
+expect 'cancelled' "any key but y cancels"
+keys r
+keys y
+expect 'statistics and alerts reset' "y resets"
 # the replay keeps the model at its position; data comes back after a seek
+press z z
+expect 'since start' "z: figures since the start"
+expect 'zWindow' "the hint says z goes back to the window"
+keys z
+expect_not ' since start ' "z again: the window"
 press t t
 expect 'theme: light' "t switches to the next theme"
 press w w
@@ -80,16 +90,29 @@ press_text '[' '['
 expect 'seek back 10 s' "[ seeks back"
 press_text ']' ']'
 expect 'seek forward 10 s' "] seeks forward"
-press n n
-expect 'jumped to the next alert|no next alert' "n jumps to the next alert"
-press N N
-expect 'jumped to the previous alert|no previous alert' "N jumps to the previous alert"
+press_text '}' '}'
+expect "at the next alert's first detection|no next alert" "} seeks to the next alert"
+press_text '{' '{'
+expect "at the previous alert's first detection|no previous alert" "{ seeks to the previous alert"
 # back to the whole recording, frozen
 keys p
 "${TMUX_CMD[@]}" send-keys -t $T -l -- '+'
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "${TMUX_CMD[@]}" send-keys -t $T -l -- ']'; done
 # keys are read in order: the checks below poll the screen
 wait_for 'cuCtxSync' 10
+
+# n opens the top alert from anywhere, then the next; N the previous
+keys Home
+keys Enter
+press n n
+expect '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-[0-9]{4}' "n opens the top alert from an op screen"
+keys n
+expect 'alert 2 of [0-9]+|no next alert' "n on an alert screen: the next one"
+press N N
+expect 'alert 1 of [0-9]+' "N: the previous one"
+keys Escape
+keys Escape
+expect '^! GPU API' "back on the main screen"
 
 # moving in the GPU API pane, checked by what Enter opens
 opens Home Home 'cudaMalloc' "Home selects the first op"
@@ -129,13 +152,13 @@ keys Escape
 
 # sorting
 press_text '>' '>'
-expect 'sorted by CALLS' "> sorts by the next column"
+expect 'CALLS: calls since the start' "> sorts by the next column and says what it means"
 press_text '.' '.'
-expect 'sorted by CALLS/S' ". sorts by the next column"
+expect 'CALLS/S: calls per second' ". sorts by the next column"
 press_text '<' '<'
-expect 'sorted by CALLS' "< sorts by the previous column"
+expect 'CALLS: calls since' "< sorts by the previous column"
 press_text ',' ','
-expect 'sorted by GPU API' ", sorts by the previous column"
+expect 'GPU API: the CUDA function' ", sorts by the previous column"
 press I I
 expect 'sort order inverted' "I inverts the order"
 keys Home
@@ -145,15 +168,64 @@ keys Escape
 keys I
 press F6 F6
 expect 'Sort by' "F6 opens the sort menu"
+expect 'the CUDA function' "the menu says what the chosen column means"
 keys Down
 keys Enter
-expect 'sorted by CALLS' "the menu sorts"
+expect 'sorted by CALLS: calls since' "the menu sorts"
 keys F6
 keys Escape
 expect_not 'Sort by' "Esc closes the menu"
 keys F6
 keys Up
 keys Enter
+
+# htop's sort keys and the explanation of the sorted column
+press_text P P
+expect 'sorted by P99: 99th percentile' "P sorts the op table by p99"
+press_text T T
+expect 'sorted by WALL: ' "T sorts by time"
+press_text M M
+expect 'sorted by BYTES/S: ' "M sorts by memory (bytes)"
+press_text e e
+expect 'BYTES/S: bytes copied or allocated per second' "e explains the sorted column"
+keys F6
+keys Home
+keys Enter
+
+# search: F3, type, the selection jumps; F3 again: the next match
+press F3 F3
+expect 'Search: ' "F3 opens the search prompt"
+text cuMem
+keys Enter
+keys Enter
+expect '^ cuMem[A-Za-z]+  driver API' "the search selected a matching op"
+keys Escape
+keys F3
+keys F3
+keys Enter
+keys Enter
+expect '^ cuMem[A-Za-z]+  driver API' "F3 again: the next match"
+keys Escape
+
+# processes: tree, signals and renice ask and are live only here
+keys Tab
+press F5 F5
+expect 'processes as a tree' "F5: the processes as a tree"
+keys F5
+press F9 F9
+expect 'F9 kill: live only' "F9 is live only"
+press F7 F7
+expect 'F7 renice: live only' "F7 is live only"
+press F8 F8
+expect 'F8 renice: live only' "F8 is live only"
+keys BTab
+
+# setup
+press F2 F2
+expect 'Setup: Enter changes' "F2 opens the setup"
+expect 'GPU API: CALLS +shown' "setup lists the columns of the panes"
+keys F2
+expect '^! GPU API' "F2 again closes it"
 
 # filter
 press_text '/' '/'

@@ -21,7 +21,7 @@ expect 'probes [1-9][0-9]* +failed 0' "header: probes attached, none failed"
 expect 'targets [1-9]' "header: targets"
 expect 'ev/s [0-9.k]+' "header: events/s"
 expect 'cuLaunchKernel +[0-9]' "driver ops"
-expect 'cudaStreamSync +[0-9]' "syncs"
+expect 'cudaStreamSync(hronize)? +[0-9]' "syncs"
 expect '^ +[0-9]+ workload ' "the workload in the processes pane"
 wait_for '^(HIGH|MED|LOW|INFO) +[0-9]+s ' 30
 ok "an alert appears"
@@ -36,7 +36,7 @@ keys Tab
 keys Home
 keys Enter
 expect '^ workload\[[0-9]+\]  container' "process screen"
-expect 'threads \(off-CPU' "process screen: threads"
+expect 'threads \(% of each' "process screen: threads"
 expect '^ +[0-9]+ wl-worker-0 +[0-9]' "process screen: the threads by name (wl-worker-0)"
 expect '^ +[0-9]+ wl-worker-1 +[0-9]' "process screen: the threads by name (wl-worker-1)"
 keys Enter

@@ -15,18 +15,23 @@ expect '^! GPU API +CALLS CALLS/S +P50 +P95 +P99 +MAX P99/P50 +WALL TAILPRE' "op
 expect '^Runtime API' "ops pane: runtime group"
 expect '^Driver API' "ops pane: driver group"
 expect 'cudaMemcpyAsync +[0-9]+' "ops pane: an op row"
-expect '^ +PID PROCESS +CONTAINER +CALLS/S +OFF% +PRE% +BLK% BETWEEN TOP PREEMPTOR' \
+expect '^ +PID PROCESS +CONTAINER +CALLS/S +GPU% +CPU% +PRE% WAIT% TOP PREEMPTOR +WAKER' \
 	"processes pane columns"
 expect '^ +2233 python3 ' "processes pane: the traced process"
 wait_for '^(HIGH|MED|LOW|INFO) +[0-9]+(s|m)' 20
 ok "an alert appears"
-expect '^SEV +AGE CAUSE' "alerts pane columns"
+expect '^SEV +AGE IMPACT ALERT' "alerts pane columns"
 expect 'F1Help F10Quit' "hint bar"
 # the hint bar is the last line, the header the first
 line 1 | grep -q REPLAY || fail "header not on line 1"
 line 40 | grep -q F1Help || fail "hints not on line 40"
-wait_for 'end of the recording' 20
-ok "the end of the recording is announced"
+wait_for ' at 1m28s/1m28s 100% ' 20
+ok "the replay reaches its end"
+expect 'F1Help F10Quit' "the hint bar stays at the end"
+# the notice went to the header for a few seconds, and to the log for good
+keys l
+expect 'end of the recording' "the end of the recording is announced (in the log)"
+keys l
 keys q
 wait_exit 5
 [ "$(cat "$TMPD/status")" = 0 ] || fail "exit status $(cat "$TMPD/status")"

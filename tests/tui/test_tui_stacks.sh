@@ -38,6 +38,8 @@ expect '^ stack 0x[0-9a-f]+ of cudaLaunchKernel' "stack screen title"
 expect 'frames, innermost first' "stack screen: frames"
 expect '^ #0 +[A-Za-z_]' "stack screen: the innermost frame"
 expect '(wl_worker|wl_launch)\+0x[0-9a-f]+ \(workload\)' "stack screen: a workload function with offset and file"
+expect '(wl_worker|wl_launch)\+0x[0-9a-f]+ \(workload\) workload\.c:[0-9]+' \
+	"stack screen: its source file:line (the workload has DWARF line tables)"
 expect '^ calls [0-9]+ ' "stack screen: counts of the stack"
 keys Escape
 expect 'top stacks by tail time' "back to the op screen"
@@ -52,9 +54,54 @@ expect '(wl_worker|wl_launch)\+0x' "slow call stack: workload frames"
 keys Escape
 keys o
 expect '^ thread [0-9]+ \(wl-worker-0\) of workload\[' "o on a slow call: its thread, by name"
-expect ' blocked +in a CUDA cal.* \[irq\]' "thread timeline: syncs woken by the timer interrupt, [irq]"
+expect '^ during cudaLaunchKernel at [0-9:.]+, [0-9.]+(ns|us|ms|s)' "o: the intervals during that call"
 keys Escape
 expect 'slowest calls in the window' "back to the op screen"
+keys Escape
+expect '^! GPU API' "back to the main screen"
+# a sync's newest slow call: o shows the thread off the CPU during it
+keys /
+keys C-u
+text cudaStreamSynchronize
+keys Enter
+keys Enter
+expect '^ cudaStreamSynchronize  runtime API' "the sync op"
+keys Tab
+keys '<'
+keys '<'
+keys '<'
+keys I
+keys Home
+keys o
+expect '^ during cudaStreamSynchronize at ' "o on the newest slow sync"
+# the model keeps a thread's last 32 intervals: the call's, or it says so
+if screen | grep -q 'intervals are kept'; then
+	expect 'only a thread.s last 32 intervals are kept; the oldest began [0-9:.]+, after this call' \
+		"the call is older than the intervals kept: said plainly"
+	expect 'none kept for this call' "and no interval of another time is shown"
+else
+	expect ' (preempted|blocked) +in a CUDA cal' "during the sync: its off-CPU intervals"
+	expect 'these intervals: preempted [0-9.]+(ns|us|ms), blocked [0-9.]+(ns|us|ms)' \
+		"what the intervals during the call add up to"
+fi
+keys Escape
+keys Escape
+keys Escape
+expect '^! GPU API' "back to the main screen"
+# the thread's latest intervals (from the process screen): syncs asleep,
+# woken by the timer interrupt ([irq]) that ends the shim's wait
+keys Tab
+keys Home
+keys Enter
+keys Tab
+keys /
+text wl-worker-0
+keys Enter
+keys Enter
+expect '^ thread [0-9]+ \(wl-worker-0\) of workload\[' "the thread from the process screen"
+expect ' blocked +in a CUDA cal.* \[irq\]' "its latest intervals: blocked in a sync, woken by [irq]"
+keys Escape
+keys Escape
 keys Escape
 expect '^! GPU API' "back to the main screen"
 keys q

@@ -20,6 +20,7 @@
 static char tmpdir[] = "/tmp/ig-sym.XXXXXX";
 static char shim[512];
 
+static const int known_line = __LINE__ + 1;
 __attribute__((noinline)) int known_function(int x)
 {
 	asm volatile("" ::: "memory");
@@ -80,6 +81,17 @@ static void test_self(struct sym_cache *c)
 	/* A return address just past the function's first byte still counts. */
 	r = sym_resolve(c, p, a + 1, true, &si);
 	CHECK(r == 0 && si.name && !strcmp(si.name, "known_function") && si.off == 1);
+	/* This test is built with -g: the line tables give the source line of
+	 * the function (libdw), within its few lines here. */
+	r = sym_resolve(c, p, a, false, &si);
+	CHECKF(r == 0 && si.src_file && ends_with(si.src_file, "test_symbolize.c") &&
+		   si.src_line >= known_line && si.src_line <= known_line + 4,
+	       "source line: %s:%d (want test_symbolize.c:%d)", si.src_file ? si.src_file : "-",
+	       si.src_line, known_line);
+	/* libc has no line tables here: no line, the symbol all the same */
+	void *gp1 = dlsym(RTLD_DEFAULT, "getpid");
+	r = sym_resolve(c, p, (uint64_t)(uintptr_t)gp1 + 1, false, &si);
+	CHECK(r == 0 && (si.src_file == NULL) == (si.src_line == 0));
 
 	/* libc on Debian carries .dynsym only. */
 	void *gp = dlsym(RTLD_DEFAULT, "getpid");

@@ -1,5 +1,6 @@
 /* The key table: every action bound once, no key bound twice in the same
- * context, the keys the issue promises are there, names are readable, and
+ * context, the keys the issues promise are there (htop's F2 F3 F5 F7 F8 F9
+ * M P T among them), names are readable, and
  * docs/keys.md is generated from the table (`--write` regenerates it). */
 #include "check.h"
 
@@ -119,6 +120,25 @@ int main(int argc, char **argv)
 	expect(27, KC_DRILL, ACT_BACK);
 	expect(KEY_BACKSPACE, KC_TEXT, ACT_BACK);
 	expect(127, KC_DRILL, ACT_BACK);
+	/* htop's habits and the keys of issue 14 */
+	expect(KEY_F(2), KC_MAIN, ACT_SETUP);
+	expect(KEY_F(3), KC_MAIN, ACT_SEARCH);
+	expect(KEY_F(4), KC_DRILL, ACT_FILTER);
+	expect(KEY_F(5), KC_MAIN, ACT_TREE);
+	expect(KEY_F(7), KC_MAIN, ACT_NICE_DOWN);
+	expect(KEY_F(8), KC_DRILL, ACT_NICE_UP);
+	expect(KEY_F(9), KC_MAIN, ACT_KILL);
+	expect('M', KC_MAIN, ACT_SORT_MEM);
+	expect('P', KC_MAIN, ACT_SORT_CPU);
+	expect('T', KC_DRILL, ACT_SORT_TIME);
+	expect('z', KC_MAIN, ACT_LIFETIME);
+	expect('z', KC_DRILL, ACT_LIFETIME);
+	expect('n', KC_DRILL, ACT_NEXT_ALERT);
+	expect('n', KC_TEXT, ACT_NEXT_ALERT);
+	expect('e', KC_MAIN, ACT_EXPLAIN);
+	expect('}', KC_MAIN, ACT_SEEK_ALERT_NEXT);
+	expect('{', KC_MAIN, ACT_SEEK_ALERT_PREV);
+	expect('o', KC_DRILL, ACT_OFFCPU);
 	CHECK(tui_key_lookup('x', KC_ALL) == NULL);
 	CHECK(tui_key_lookup(0, KC_ALL) == NULL);
 	CHECK(tui_key_lookup('\n', KC_TEXT) == NULL); /* Enter does nothing on help */

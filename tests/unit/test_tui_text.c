@@ -86,8 +86,9 @@ int main(void)
 
 	/* column fitting */
 	const struct tui_col cols[] = {
-	    {"F", 1, 0, 0, 'l'},   {"OP", 14, 8, 0, 'l'}, {"CALLS", 6, 0, 1, 'r'},
-	    {"P99", 7, 0, 0, 'r'}, {"MAX", 7, 0, 3, 'r'}, {"SPARK", 10, 50, 5, 'l'},
+	    {"F", 1, 0, 0, 'l', 0, ""},	  {"OP", 14, 8, 0, 'l', 0, ""},
+	    {"CALLS", 6, 0, 1, 'r', 0, ""}, {"P99", 7, 0, 0, 'r', 0, ""},
+	    {"MAX", 7, 0, 3, 'r', 0, ""},	  {"SPARK", 10, 50, 5, 'l', 0, ""},
 	};
 	short x[6], w[6];
 	int used = tui_cols_fit(cols, 6, 200, x, w);
@@ -112,6 +113,51 @@ int main(void)
 	}
 	tui_cols_fit(cols, 6, 30, x, w);
 	CHECK(x[0] == 0 && x[1] == 2 && x[3] >= 0 && x[4] < 0 && x[5] < 0);
+	/* a fit column (a name[pid]) is as wide as its widest cell, or hidden;
+	 * a hidden column stays out */
+	const struct tui_col fc[] = {
+	    {"PID", 7, 0, 0, 'r', 0, ""},
+	    {"PROCESS", 8, 0, 0, 'l', 1, ""},
+	    {"TOP PREEMPTOR", 13, 10, 2, 'l', 1, ""},
+	    {"THR", 4, 0, 3, 'r', 0, ""},
+	};
+	short nat[4] = {-1, 15, 22, -1};
+	short fx[4], fw[4];
+	tui_cols_fit2(fc, 4, 80, nat, 0, fx, fw);
+	CHECK(fw[1] == 15 && fw[2] == 22 && fx[3] >= 0);
+	tui_cols_fit2(fc, 4, 40, nat, 0, fx, fw);
+	CHECK(fw[1] == 15 && fx[2] < 0 && fx[3] >= 0); /* the culprit does not fit: hidden */
+	tui_cols_fit2(fc, 4, 80, nat, 1u << 3, fx, fw);
+	CHECK(fx[3] < 0 && fx[2] >= 0);
+
+	/* clipping at a word: never inside a name[pid] */
+	const char *sum = "CPU contention by ig-hog[2771]: workload[2769] runnable 42%";
+	CHECK(tui_clip_words(b, sizeof(b), sum, 100, 0) == (int)strlen(sum) && !strcmp(b, sum));
+	int cw = tui_clip_words(b, sizeof(b), sum, 40, 1);
+	CHECK(cw <= 40 && !strcmp(b, "CPU contention by ig-hog[2771]:..."));
+	cw = tui_clip_words(b, sizeof(b), sum, 40, 0);
+	CHECK(cw <= 40 && !strcmp(b, "CPU contention by ig-hog[2771]:\u2026"));
+	for (int c = 0; c < 70; c++) {
+		cw = tui_clip_words(b, sizeof(b), sum, c, 0);
+		CHECKF(cw <= c, "clip %d gave %d", c, cw);
+	}
+
+	/* bar columns of parts: they add up to the bar when the parts add up */
+	uint64_t parts[4] = {613, 30, 200, 157};
+	signed char own[200];
+	for (int c = 1; c < 200; c++) {
+		CHECKF(tui_parts_cols(parts, 4, 1000, c, own) == c, "parts cols %d", c);
+		int cnt[4] = {0};
+		for (int k = 0; k < c; k++)
+			cnt[own[k]]++;
+		for (int i = 0; i < 4; i++)
+			CHECKF(cnt[i] <= (int)(parts[i] * (uint64_t)c / 1000) + 1 &&
+				   cnt[i] + 1 >= (int)(parts[i] * (uint64_t)c / 1000),
+			       "part %d: %d of %d", i, cnt[i], c);
+	}
+	uint64_t half[2] = {250, 250};
+	CHECK(tui_parts_cols(half, 2, 1000, 10, own) == 5 && own[4] == 1 && own[5] == -1);
+	CHECK(tui_parts_cols(half, 2, 0, 10, own) == 0 && own[0] == -1);
 
 	/* sparklines and bars */
 	uint64_t v[5] = {0, 10, 50, 100, 25};

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# htop habits (issue 14), at 80x24, 120x40 and 200x60, on the shipped
+# data-loader recording: F2 setup (hide a column, the refresh interval, the
+# theme), F3 search, F5 the processes as a tree, M/P/T sort keys, F9/F7/F8
+# (live only in a replay: test_tui_kill.sh sends signals and renices live),
+# and the mouse: a click on a row selects it, a double click opens it, a
+# click on a column title sorts by it, a click on a hint presses its key,
+# the wheel scrolls.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/tui/lib.sh
+need_basics
+REC=tests/scenarios/dataloader.db
+
+for size in $SIZES; do
+	w=$(size_w "$size") h=$(size_h "$size")
+	echo "--- $size"
+	start "$w" "$h" "$IG" --speed 0 --replay "$REC"
+	wait_for ' 100% ' 20
+	wait_for '^ +5275 dataloader' 20
+	keys p
+
+	# F5: the tree (the loader's workers under it)
+	keys F5
+	expect 'processes as a tree' "$size: F5 says the processes are a tree"
+	keys Tab
+	keys End
+	keys Enter # unfold the helpers: the other workers
+	keys Home
+	expect '^ +5277 (└─|`-)dl-worker-0' "$size: a worker under its parent"
+	keys F5
+	expect '^ +5277 dl-worker-0' "$size: F5 again: a flat list"
+	keys End
+	keys Enter # fold them again
+	keys Home
+	keys BTab
+
+	# M P T on the op table
+	keys P
+	expect 'sorted by P99' "$size: P sorts by p99"
+	keys T
+	expect 'sorted by WALL' "$size: T sorts by time"
+	keys M
+	expect 'sorted by BYTES/S' "$size: M sorts by memory"
+
+	# F3 search: the selection goes to the match, F3 the next
+	keys F3
+	expect 'Search: ' "$size: F3 opens the search"
+	text cuMem
+	keys Enter
+	keys Enter
+	expect '^ cuMem(cpyHtoD|Alloc|Free)  driver API' "$size: the search selected a cuMem op"
+	first=$(line 4)
+	keys Escape
+	keys F3
+	keys F3
+	keys Enter
+	keys Enter
+	expect '^ cuMem(cpyHtoD|Alloc|Free)  driver API' "$size: F3 again: another match"
+	[ "$(line 4)" != "$first" ] || fail "$size: F3 again opened the same op ($first)"
+	ok "$size: F3 again found the next one"
+	keys Escape
+
+	# F9 F7 F8 in a replay: live only, said so
+	keys Tab
+	keys F9
+	expect 'F9 kill: live only' "$size: F9 is live only here"
+	keys F7
+	expect 'F7 renice: live only' "$size: F7 is live only here"
+	keys BTab
+
+	# F2 setup: hide a column of the processes pane, the refresh, the theme
+	keys F2
+	expect 'Setup: Enter changes' "$size: F2 opens the setup"
+	keys /
+	text 'processes: CALLS/S'
+	keys Enter
+	keys Enter
+	expect 'processes: CALLS/S +hidden' "$size: the column is hidden"
+	keys Escape # the filter
+	keys Escape
+	expect '^ +PID PROCESS ' "$size: back on the main screen"
+	expect_not '^ +PID PROCESS .*CALLS/S' "$size: the hidden column is gone"
+	keys F2
+	keys Home
+	keys Down
+	keys Enter
+	expect 'Refresh +2 s' "$size: the refresh interval changes"
+	keys Home
+	keys Enter
+	expect 'Theme +light' "$size: the theme changes"
+	keys Escape
+
+	# the mouse
+	y=$(row_of '^ +5277 dl-worker-0')
+	[ "$y" -ge 0 ] || fail "$size: no dl-worker-0 row"
+	click "$y" 10
+	keys Enter
+	expect '^ dl-worker-0\[5277\]  container' "$size: a click selected the row (Enter opens it)"
+	keys Escape
+	y=$(row_of '^ +5275 dataloader')
+	dclick "$y" 10
+	expect '^ dataloader\[5275\]  container' "$size: a double click opens the row"
+	keys Escape
+	y=$(row_of '^ +PID PROCESS')
+	x=$(col_of 'WAIT%')
+	click "$y" "$x"
+	expect 'sorted by WAIT%' "$size: a click on a column title sorts by it"
+	y=$(row_of 'F1Help')
+	click "$y" 1
+	expect 'help \(replay mode\)' "$size: a click on F1Help opens the help"
+	wheel_down 10 10
+	keys Escape
+	keys q
+	wait_exit 10
+	stop
+done

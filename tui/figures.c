@@ -1,0 +1,71 @@
+/* The viewer's computed numbers (see figures.h). */
+#include "figures.h"
+
+int fig_part_group(int part)
+{
+	switch (part) {
+	case IG_PART_GPU_WAIT:
+		return FIG_GPU;
+	case IG_PART_API:
+	case IG_PART_HOST_CPU:
+		return FIG_CPU;
+	case IG_PART_CALL_PREEMPTED:
+	case IG_PART_PREEMPTED:
+		return FIG_PRE;
+	default:
+		return FIG_WAIT;
+	}
+}
+
+void fig_split(const struct ig_time_parts *p, struct fig_split *out)
+{
+	uint64_t g[FIG_NSPLIT] = {0}, sum = 0;
+	for (int k = 0; k < FIG_NSPLIT; k++)
+		out->share[k] = -1;
+	out->valid = p && p->wall_ns > 0;
+	if (!out->valid)
+		return;
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		g[fig_part_group(k)] += p->ns[k];
+		sum += p->ns[k];
+	}
+	/* the model makes the parts add up to the wall time; divide by their
+	 * sum all the same so that the columns add up whatever happens */
+	if (sum < p->wall_ns)
+		sum = p->wall_ns;
+	for (int k = 0; k < FIG_NSPLIT; k++)
+		out->share[k] = (double)g[k] / (double)sum;
+}
+
+double fig_rate(uint64_t calls, uint64_t span_ns)
+{
+	double span = (double)span_ns / 1e9;
+	if (span < 1)
+		span = 1; /* a first second is a second */
+	return (double)calls / span;
+}
+
+double fig_share(double frac)
+{
+	if (frac < 0)
+		return -1;
+	return frac > 1 ? 1 : frac;
+}
+
+int fig_during_call(struct ig_offcpu_rec *off, int n, uint64_t ts_ns, uint64_t dur_ns,
+		    uint64_t *pre, uint64_t *blk)
+{
+	int k = 0;
+	*pre = *blk = 0;
+	for (int i = 0; i < n; i++) {
+		const struct ig_offcpu_rec o = off[i];
+		if (o.ts_ns >= ts_ns + dur_ns || o.ts_ns + o.dur_ns <= ts_ns)
+			continue;
+		if (o.state == IG_OFF_PREEMPTED)
+			*pre += o.dur_ns;
+		else if (o.state == IG_OFF_BLOCKED)
+			*blk += o.dur_ns;
+		off[k++] = o;
+	}
+	return k;
+}

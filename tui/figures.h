@@ -1,0 +1,46 @@
+/* The numbers the viewer shows that are not read as they are from the
+ * model: shares grouped for a column, rates since the start, the parts of
+ * a wall time for a bar. Computed here, in one place and without curses,
+ * so that tests/unit/test_tui_figures.c can check on every frame of every
+ * recording that they add up: shares of a stated denominator, never above
+ * 100 %, parts that add up to their whole. */
+#ifndef TUI_FIGURES_H
+#define TUI_FIGURES_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+
+/* A process's (or thread's) wall time in four columns, fractions of
+ * parts.wall_ns that add up to 1: waiting for the GPU (gpu_wait), running
+ * on the CPU (api + host_cpu), runnable but not running (call_preempted +
+ * preempted), asleep between calls (io_wait + task_wait + sleep + fault +
+ * unknown). */
+enum { FIG_GPU = 0, FIG_CPU, FIG_PRE, FIG_WAIT, FIG_NSPLIT };
+struct fig_split {
+	int valid; /* 0: no wall time (no value, shown as "-") */
+	double share[FIG_NSPLIT];
+};
+void fig_split(const struct ig_time_parts *p, struct fig_split *out);
+/* The group (FIG_*) of a part (enum ig_part). */
+int fig_part_group(int part);
+
+/* Calls per second over span_ns: every rate on a screen has the same
+ * denominator (the window the model covers, or the time since the first
+ * event), so that a process's rate is the sum of its ops' and an op's the
+ * sum of its processes'. A span under a second counts as a second. */
+double fig_rate(uint64_t calls, uint64_t span_ns);
+
+/* The off-CPU intervals of off[n] (oldest first, as the model keeps them)
+ * that overlap the call [ts_ns, ts_ns + dur_ns), moved to the front of
+ * off[]; their preempted and blocked time in *pre and *blk. Returns how
+ * many. When off[0] began after the call began, the thread's intervals
+ * during the call may be older than those the model keeps. */
+int fig_during_call(struct ig_offcpu_rec *off, int n, uint64_t ts_ns, uint64_t dur_ns,
+		    uint64_t *pre, uint64_t *blk);
+
+/* A share for a cell: frac clamped to 0..1 (a negative frac is "no
+ * value" and stays negative). */
+double fig_share(double frac);
+
+#endif

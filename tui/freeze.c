@@ -1,0 +1,138 @@
+/* What every screen reads, and when it stops moving. Live, the screens read
+ * the session's model and the detector's chains. Paused (p), they read a
+ * copy of both taken at the pause: the main screen and every drill-down
+ * show one moment. When the traced work stops (no CUDA call for
+ * TUI_QUIET_S of event time: the target exited or went quiet), they read
+ * the copy taken at the last refresh that saw new calls: the window stays
+ * at the last activity, marked "ended 2m ago" in the header, until calls
+ * come again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui_int.h"
+
+struct ig_model *tui_model(struct tui *t)
+{
+	if (t->paused && t->pause.m)
+		return t->pause.m;
+	if (t->ended && t->last.m)
+		return t->last.m;
+	return session_model(t->s);
+}
+
+const struct tui_frozen *tui_frozen_now(struct tui *t)
+{
+	if (t->paused && t->pause.m)
+		return &t->pause;
+	if (t->ended && t->last.m)
+		return &t->last;
+	return NULL;
+}
+
+/* Copies the model and the chains of now into f. */
+static void take(struct tui *t, struct tui_frozen *f, struct ig_model *m,
+		 const struct ig_chain *chains, int nchains)
+{
+	struct ig_model *c = model_copy(f->m, m);
+	if (!c) {
+		f->m = NULL;
+		tui_message(t, "out of memory: the view follows the live model");
+		return;
+	}
+	f->m = c;
+	f->at_ns = model_now(c);
+	if (!f->chains)
+		f->chains = calloc(IG_CHAIN_MAX, sizeof(*f->chains));
+	f->nchains = 0;
+	for (int i = 0; f->chains && i < nchains && i < IG_CHAIN_MAX; i++)
+		f->chains[f->nchains++] = chains[i];
+}
+
+static void take_live(struct tui *t, struct tui_frozen *f)
+{
+	static struct ig_chain tmp[IG_CHAIN_MAX];
+	const struct ig_detect *d = session_detect(t->s);
+	int n = 0;
+	for (int i = 0; i < detect_count(d) && n < IG_CHAIN_MAX; i++) {
+		const struct ig_chain *c = detect_chain(d, i);
+		if (c)
+			tmp[n++] = *c;
+	}
+	take(t, f, session_model(t->s), tmp, n);
+}
+
+void tui_frozen_free(struct tui_frozen *f)
+{
+	model_free(f->m);
+	free(f->chains);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Notes activity: a copy at each refresh that saw new calls (the window at
+ * the last activity, when the work stops), and whether it stopped. */
+static void track_activity(struct tui *t)
+{
+	struct ig_model_totals tot;
+	model_totals(session_model(t->s), &tot);
+	if (tot.calls != t->last_calls) { /* new calls (or a reset, or a seek back) */
+		t->last_calls = tot.calls;
+		t->active_ns = tot.now_ns;
+		t->ended = 0;
+		if (tot.calls)
+			take_live(t, &t->last);
+		return;
+	}
+	int was = t->ended;
+	t->ended =
+	    t->last.m && tot.calls && tot.now_ns >= t->active_ns + TUI_QUIET_S * 1000000000ull;
+	if (t->ended && !was && !session_done(t->s))
+		tui_message(t,
+			    "no CUDA calls for %d s: the view stays at the last activity "
+			    "(z: since the start)",
+			    TUI_QUIET_S);
+}
+
+void tui_spans(struct tui *t)
+{
+	struct ig_model_totals tot;
+	model_totals(tui_model(t), &tot);
+	t->span_win_ns = tot.win_span_ns;
+	t->span_life_ns = tot.first_ns && tot.now_ns > tot.first_ns ? tot.now_ns - tot.first_ns : 0;
+}
+
+double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life)
+{
+	return t->life ? fig_rate(calls_life, t->span_life_ns)
+		       : fig_rate(calls_win, t->span_win_ns);
+}
+
+void tui_refresh(struct tui *t)
+{
+	if (!t->paused)
+		track_activity(t);
+	tui_spans(t);
+	snap_take(t);
+	if (t->depth > 1)
+		tui_view_update(t, tui_top(t));
+}
+
+void tui_pause(struct tui *t, int on)
+{
+	t->paused = on;
+	session_set_paused(t->s, on);
+	if (on) {
+		const struct tui_frozen *f = t->ended && t->last.m ? &t->last : NULL;
+		if (f)
+			take(t, &t->pause, f->m, f->chains, f->nchains);
+		else
+			take_live(t, &t->pause);
+	}
+	/* every screen reads the same moment: the one just taken, or live again */
+	tui_refresh(t);
+}
+
+uint64_t tui_ended_ago_ns(struct tui *t)
+{
+	uint64_t now = model_now(session_model(t->s));
+	return t->ended && now > t->active_ns ? now - t->active_ns : 0;
+}

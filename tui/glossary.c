@@ -1,0 +1,106 @@
+/* Words for the numbers (see glossary.h). The part and evidence meanings
+ * follow docs/detection.md. */
+#include "glossary.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "model/model.h"
+
+/* clang-format off */
+static const struct {
+	const char *label, *shrt;
+	char letter;
+	const char *help;
+} parts[IG_PART_MAX] = {
+	[IG_PART_GPU_WAIT] = { "GPU wait", "gpu", 'G',
+		"inside syncs and synchronous copies, waiting for the GPU" },
+	[IG_PART_API] = { "API", "api", 'A',
+		"inside CUDA calls, running: launches, allocations, async copies" },
+	[IG_PART_CALL_PREEMPTED] = { "preempted in calls", "pre(call)", 'p',
+		"inside CUDA calls, runnable but not running: CPU contention" },
+	[IG_PART_HOST_CPU] = { "host CPU", "host", 'H',
+		"between calls, running the program's own code: the GPU waits" },
+	[IG_PART_PREEMPTED] = { "preempted", "pre", 'P',
+		"between calls, runnable but not running: CPU contention" },
+	[IG_PART_IO_WAIT] = { "I/O wait", "io", 'I',
+		"between calls, asleep in D state: block I/O" },
+	[IG_PART_TASK_WAIT] = { "task wait", "wait", 'W',
+		"between calls, asleep until another task woke it: a data loader, a lock, a pipe" },
+	[IG_PART_SLEEP] = { "sleep", "sleep", 'S',
+		"between calls, asleep until a timer: sleep(), poll timeouts" },
+	[IG_PART_FAULT] = { "page faults", "fault", 'F',
+		"between calls, asleep in a page fault: memory pressure" },
+	[IG_PART_UNKNOWN] = { "unknown", "unk", '?',
+		"between calls, off CPU for a reason the source did not record" },
+};
+
+static const struct {
+	const char *key, *help;
+} evidence[] = {
+	{ "impact_pct", "share of the feeding threads' wall time the cause takes (what alerts are ranked by)" },
+	{ "feeder_wall_ns", "wall time of the feeding threads in the window: the denominator of the *_pct shares" },
+	{ "culprit_share_pct", "share of that time the named culprit is responsible for" },
+	{ "p99_ns", "p99 latency of the op in the process over the window" },
+	{ "tail_ratio", "p99 / p50 of the op: how far the tail is from the typical call" },
+	{ "syncs", "synchronisations (outer syncs and synchronous copies) in the window" },
+	{ "syncs_per_s", "synchronisations per second" },
+	{ "gpu_wait_per_sync_ns", "GPU wait per synchronisation: little means the GPU was idle at the sync" },
+	{ "host_per_sync_ns", "the rest of the time per synchronisation: host work between them" },
+	{ "copy_share_pct", "share of the CUDA time spent in copies" },
+	{ "copy_calls", "copy calls in the window" },
+	{ "copy_bytes_per_s", "bytes copied per second" },
+	{ "mean_copy_bytes", "mean size of a copy" },
+	{ "outliers", "allocation calls at or above 5 x the window p50" },
+	{ "outlier_max_ns", "the slowest of those allocations" },
+	{ "period_ns", "the interval between outliers when they are periodic" },
+	{ "settled_p50_ns", "the op's p50 once warmed up" },
+	{ "cold_calls", "first calls of the op that were slow" },
+	{ "cold_max_ns", "the slowest of those first calls" },
+	{ "page_alloc_bytes", "pages the process allocated in the window" },
+	{ "swap_bytes", "swap in use on the host" },
+	{ "mem_max_pct", "highest memory use of the host in the window" },
+	{ "io_dev", "block device of the last request (major << 20 | minor)" },
+	{ "ratio", "the ratio the rule compared with its threshold" },
+};
+/* clang-format on */
+
+const char *gloss_part_label(int part)
+{
+	return part >= 0 && part < IG_PART_MAX ? parts[part].label : NULL;
+}
+
+const char *gloss_part_short(int part)
+{
+	return part >= 0 && part < IG_PART_MAX ? parts[part].shrt : NULL;
+}
+
+char gloss_part_letter(int part)
+{
+	return part >= 0 && part < IG_PART_MAX ? parts[part].letter : 0;
+}
+
+const char *gloss_part_help(int part)
+{
+	return part >= 0 && part < IG_PART_MAX ? parts[part].help : NULL;
+}
+
+const char *gloss_evidence(const char *key)
+{
+	static char buf[160];
+	for (size_t i = 0; i < sizeof(evidence) / sizeof(evidence[0]); i++)
+		if (!strcmp(evidence[i].key, key))
+			return evidence[i].help;
+	/* "<part>_pct": a part's share of the feeding threads' wall time */
+	size_t n = strlen(key);
+	if (n > 4 && !strcmp(key + n - 4, "_pct"))
+		for (int k = 0; k < IG_PART_MAX; k++)
+			if (strlen(ig_part_name(k)) == n - 4 &&
+			    !strncmp(key, ig_part_name(k), n - 4)) {
+				snprintf(buf, sizeof(buf),
+					 "share of the feeding threads' wall time %s",
+					 parts[k].help);
+				return buf;
+			}
+	return NULL;
+}
