@@ -142,12 +142,6 @@ fail:
 	return err;
 }
 
-static bool is_driver_lib(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return !strncmp(b ? b + 1 : path, "libcuda.so", 10);
-}
-
 uint64_t coll_kdev(dev_t d)
 {
 	return ((uint64_t)major(d) << 20) | minor(d);
@@ -242,7 +236,7 @@ int coll_attach_lib(struct collector *c, const char *path)
 	coll_resolve_key(c, coll_kdev(sb.st_dev), sb.st_ino);
 	for (int i = 0; i < c->nlibs; i++)
 		if (c->libs[i].dev == sb.st_dev && c->libs[i].ino == sb.st_ino)
-			return c->libs[i].runtime_ops + c->libs[i].driver_ops;
+			return c->libs[i].nops;
 	if (c->nlibs == MAX_LIBS) {
 		log_msg(LOG_WARN, "too many CUDA libraries, not attaching %s", path);
 		return -ENOSPC;
@@ -258,23 +252,26 @@ int coll_attach_lib(struct collector *c, const char *path)
 	lib->ino = sb.st_ino;
 	snprintf(lib->path, sizeof(lib->path), "%s", path);
 
-	bool driver = is_driver_lib(path);
+	bool absent[IG_OP_MAX] = {0};
 	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
-		const struct ig_op_info *oi = ig_op_info(op);
 		int f = syms.first[op];
 		if (attach_op(c, lib, op, offs + f, syms.first[op + 1] - f, m_offs, m_cookies,
 			      &nm)) {
 			nops++;
-			if (oi->kind & IG_OPK_DRIVER)
-				lib->driver_ops++;
-			else
-				lib->runtime_ops++;
-		} else if (driver == !!(oi->kind & IG_OPK_DRIVER)) {
-			size_t len = strlen(lib->missing);
-			snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s",
-				 len ? " " : "", oi->name);
+			lib->ops[ig_op_lib(op)]++;
+		} else {
+			absent[op] = true;
 		}
 	}
+	/* missing: the ops of the APIs this file provides that it lacks */
+	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
+		if (!absent[op] || !lib->ops[ig_op_lib(op)])
+			continue;
+		size_t len = strlen(lib->missing);
+		snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s", len ? " " : "",
+			 ig_op_name(op));
+	}
+	lib->nops = nops;
 	if (!nops)
 		return 0;
 	if (c->multi) {

@@ -177,9 +177,10 @@ void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t 
 			 const char *default_version, uint64_t now_ns);
 
 /* Reading ingero-top's events: the SELECT (rows completing at or after ?1,
- * by completion time) and the row. Fills e but for op and node: *source,
+ * by completion time; has_arg2: the file's events have the arg2 column,
+ * older files lack it) and the row. Fills e but for op and node: *source,
  * *op_id and *node (text owned by st, may be NULL) are for the caller. */
-extern const char recfmt_event_select_sql[];
+const char *recfmt_event_select_sql(int has_arg2);
 void recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
 		       const char **node);
 
