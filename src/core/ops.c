@@ -97,7 +97,7 @@ static const struct ig_op_info ops[IG_OP_MAX] = {
 				      IG_ARGS_SIZE3_STREAM4, 0, IG_OPK_MEMSET,
 				      S("cudaMemsetAsync", "cudaMemsetAsync_ptsz") },
 	[IG_OP_CUDA_EVENT_RECORD] = { "cudaEventRecord", "cudaEventRecord", IG_GRP_RUNTIME,
-				      IG_ARGS_STREAM2, 0, IG_OPK_EVENT,
+				      IG_ARGS_PTR1_STREAM2, 0, IG_OPK_EVENT,
 				      S("cudaEventRecord", "cudaEventRecord_ptsz") },
 	[IG_OP_CUDA_EVENT_QUERY] = { "cudaEventQuery", "cudaEventQuery", IG_GRP_RUNTIME,
 				     IG_ARGS_PTR1, 0, IG_OPK_EVENT, S("cudaEventQuery") },

@@ -58,10 +58,10 @@ static const char *nccl_fields(char *b, size_t n, const struct ig_event *e)
 			k += (size_t)snprintf(b + k, n - k, " peer=%u", peer);
 	}
 	if (k < n && IG_NCCL_COMM_NRANKS(e->arg2))
-		snprintf(b + k, n - k, " comm=%06x rank=%u/%u", IG_NCCL_COMM_KEY(e->arg2),
+		snprintf(b + k, n - k, " nccl_comm=%06x rank=%u/%u", IG_NCCL_COMM_KEY(e->arg2),
 			 IG_NCCL_COMM_RANK(e->arg2), IG_NCCL_COMM_NRANKS(e->arg2));
 	else if (k < n)
-		snprintf(b + k, n - k, " comm=-");
+		snprintf(b + k, n - k, " nccl_comm=-");
 	return b;
 }
 
