@@ -4,6 +4,7 @@
 
 #include "collect/check.h"
 #include "collect/collector.h"
+#include "collect/nvml.h"
 #include "session/demo.h"
 #include "core/escape.h"
 #include "core/event.h"
@@ -36,6 +37,7 @@ struct session {
 	struct ig_model *model;
 	struct ig_detect *det; /* judges the model's windows (model/window.h) */
 	struct collector *coll;
+	struct nvml *nvml; /* GPU device meters, live */
 	struct ig_source *src;
 	struct ig_status st;
 	session_event_hook hook;
@@ -218,6 +220,8 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	}
 	s->src = collector_source(s->coll);
 	collector_status(s->coll, &s->st);
+	/* device meters: sampled at the refresh rate on a thread of their own */
+	s->nvml = nvml_start(NULL, (unsigned)(s->cli.interval_s * 1000 + 0.5));
 	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
 		stacks_set_collector(s->stacks, s->coll);
 		for (int i = 0; i < o.npids; i++)
@@ -395,6 +399,7 @@ struct session *session_new(const struct cli *cli, char *err, size_t errlen)
 	}
 	s->cli = *cli;
 	s->child_status = -1;
+	s->st.nvml_state = -1;
 	model_cfg_default(&cfg);
 	cfg.window_s = (unsigned)(cli->window_s + 0.5);
 	s->model = model_new(&cfg);
@@ -522,6 +527,7 @@ void session_free(struct session *s)
 	session_stop(s, NULL, 0);
 	stacks_free(s->stacks); /* before the collector it reads from */
 	flight_free(s->flight);
+	nvml_stop(s->nvml);
 	collector_free(s->coll);
 	if (s->replay && s->src)
 		s->src->ops->free(s->src);
@@ -662,6 +668,11 @@ static void tick(struct session *s, bool child)
 		uint64_t evnow = now - LIVE_LAG_NS;
 		collector_tick(s->coll, evnow, ingest, s);
 		collector_status(s->coll, &s->st);
+		if (s->nvml) {
+			nvml_take(s->nvml, evnow, ingest, s);
+			s->st.nvml_state = nvml_status(s->nvml, s->st.nvml, sizeof(s->st.nvml),
+						       &s->st.nvml_stuck_ns);
+		}
 		if (now - s->last_snapshot_ns >= 1000000000ULL) {
 			take_snapshot(s, evnow);
 			s->last_snapshot_ns = now;
