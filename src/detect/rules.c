@@ -530,8 +530,8 @@ static void rule_straggler(struct ig_detect *d, const struct ig_window *w)
 		    v->wait_mean_ns < s->wait_mean_ns + cfg->straggler_min_ns)
 			continue;
 		const struct ig_win_proc *wp = win_proc(w, v->pid);
-		if (!wp || !wp->p->parts.wall_ns)
-			continue;
+		if (!wp || wp->p->parts.wall_ns < cfg->min_wall_ns)
+			continue; /* as judged() for the other rules */
 		struct ctx x = {.d = d, .cfg = cfg, .w = w, .now = w->now_ns, .wp = wp, .p = wp->p};
 		x.ws = w->tot.win_start_ns;
 		x.parts = &wp->p->parts;

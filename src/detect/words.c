@@ -474,14 +474,14 @@ void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
 	    v->key, v->nranks, v->rank, vw, s->rank, sw, s->rank, v->rank, pct, why);
 	ev(f, "impact_pct", c->impact * 100, "%");
 	ev(f, "wait_per_op_ns", (double)v->wait_mean_ns, "ns");
-	ev(f, "straggler_wait_per_op_ns", (double)s->wait_mean_ns, "ns");
+	ev(f, "peer_wait_per_op_ns", (double)s->wait_mean_ns, "ns");
 	ev(f, "rank", v->rank, "");
 	ev(f, "straggler_rank", s->rank, "");
 	ev(f, "nranks", v->nranks, "");
 	ev(f, "collectives", (double)v->done_win, "");
 	ev(f, "sync_wait_ns", (double)v->sync_ns_win, "ns");
 	if (part >= 0)
-		ev(f, "straggler_late_part_pct", share * 100, "%");
+		ev(f, "peer_late_part_pct", share * 100, "%");
 	ev(f, "feeder_wall_ns", (double)x->parts->wall_ns, "ns");
 	rec(f,
 	    "Find why rank %u (%s) is late: open its process screen; its time between "
