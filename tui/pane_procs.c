@@ -9,7 +9,7 @@
 /* clang-format off */
 enum {
 	C_PID, C_NAME, C_CONT, C_RATE, C_OFF, C_PRE, C_BLK, C_BETWEEN, C_PREEMPTOR, C_THREADS,
-	C_N,
+	C_GPUMEM, C_N,
 };
 /* clang-format on */
 
@@ -25,6 +25,7 @@ static const struct tui_col cols[C_N] = {
 	[C_BETWEEN] = { "BETWEEN", 7, 0, 1, 'r' },
 	[C_PREEMPTOR] = { "TOP PREEMPTOR", 17, 10, 2, 'l' },
 	[C_THREADS] = { "THR", 4, 0, 5, 'r' },
+	[C_GPUMEM] = { "GPU MEM", 8, 0, 3, 'r' },
 };
 /* clang-format on */
 
@@ -105,6 +106,12 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	case C_THREADS:
 		snprintf(buf, n, "%u", p->threads);
 		break;
+	case C_GPUMEM: /* NVML's, "-" when it does not list the process */
+		if (p->gpu_mem_known)
+			fmt_bytes(buf, n, p->gpu_mem_bytes);
+		else
+			snprintf(buf, n, "-"), *slot = TH_DIM;
+		break;
 	}
 }
 
@@ -130,6 +137,8 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 		return p->npreemptors ? p->preemptors[0].share : -1;
 	case C_THREADS:
 		return p->threads;
+	case C_GPUMEM:
+		return p->gpu_mem_known ? (double)p->gpu_mem_bytes : -1;
 	}
 	*ok = 0;
 	return 0;

@@ -224,9 +224,13 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 		draw_text(t, r, 2, 2, -1, TH_DIM, "not in the model (evicted, or reset)");
 		return;
 	}
-	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s",
+	char gm[48] = ""; /* NVML's GPU memory of the process */
+	if (p->gpu_mem_known)
+		snprintf(gm, sizeof(gm), "  GPU mem %s",
+			 report_fmt_bytes(b, sizeof(b), p->gpu_mem_bytes));
+	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s%s",
 		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(t, p->pid, p->cgroup_id),
-		 p->ppid, p->threads, p->exited ? "  (exited)" : "");
+		 p->ppid, p->threads, gm, p->exited ? "  (exited)" : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	int sev = detect_severity(tui_detect(t), 0, p->pid);
 	if (sev >= 0)

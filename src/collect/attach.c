@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,14 +187,46 @@ static void op_syms_fill(struct op_syms *t)
 	t->first[IG_OP_MAX] = t->n;
 }
 
+/* Whether the kernel can place a uprobe on the instruction at off of the
+ * open file fd: x86's uprobes refuse an instruction with a segment or LOCK
+ * prefix (arch/x86/kernel/uprobes.c: is_prefix_bad), and a uprobe_multi
+ * link with one such offset fails as a whole, losing every probe of the
+ * file. An unreadable file is given the benefit of the doubt. */
+static bool probe_ok(int fd, uint64_t off)
+{
+	unsigned char b[15];
+	ssize_t n = fd < 0 ? -1 : pread(fd, b, sizeof(b), (off_t)off);
+	for (ssize_t i = 0; i < n; i++) {
+		switch (b[i]) {
+		case 0x26:
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+		case 0xf0: /* ES CS SS DS LOCK */
+			return false;
+		case 0x64:
+		case 0x65:
+		case 0x66:
+		case 0x67:
+		case 0xf2:
+		case 0xf3:
+			continue; /* other legacy prefixes: the next byte decides */
+		default:
+			return true;
+		}
+	}
+	return true;
+}
+
 /* The probes of one op at offs[0..nsym): one per distinct address (aliases
- * at the same address are one function). Whether any was attached. */
-static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64_t *offs, int nsym,
-		      uint64_t *m_offs, uint64_t *m_cookies, int *nm)
+ * at the same address are one function). 1 when any was attached, 0 when
+ * the file has none of its symbols, -1 when it has but none could be. */
+static int attach_op(struct collector *c, struct lib *lib, int op, const uint64_t *offs, int nsym,
+		     uint64_t *m_offs, uint64_t *m_cookies, int *nm, int fd)
 {
 	const struct ig_op_info *oi = ig_op_info(op);
 	uint64_t seen[6];
-	int nseen = 0;
+	int nseen = 0, refused = 0;
 	bool attached = false;
 
 	for (int k = 0; k < nsym && k < 6; k++) {
@@ -205,6 +238,16 @@ static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64
 		if (dup)
 			continue;
 		seen[nseen++] = offs[k];
+		if (!probe_ok(fd, offs[k])) {
+			c->probes_failed += 2;
+			refused = 1;
+			log_msg(
+			    LOG_WARN,
+			    "cannot attach uprobe %s in %s: it starts with an instruction uprobes "
+			    "refuse (a LOCK or segment prefix)",
+			    oi->symbols[k], lib->path);
+			continue;
+		}
 		uint64_t cookie = IGB_COOKIE(op, oi->argmode, oi->dir);
 		if (c->multi) { /* attached together by the caller */
 			m_offs[*nm] = offs[k];
@@ -215,7 +258,7 @@ static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64
 		attached = true;
 		lib->probes += 2;
 	}
-	return attached;
+	return attached ? 1 : refused ? -1 : 0;
 }
 
 /* Attaches every op variant that path exports. Returns the number of ops
@@ -253,13 +296,15 @@ int coll_attach_lib(struct collector *c, const char *path)
 	snprintf(lib->path, sizeof(lib->path), "%s", path);
 
 	bool absent[IG_OP_MAX] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
 		int f = syms.first[op];
-		if (attach_op(c, lib, op, offs + f, syms.first[op + 1] - f, m_offs, m_cookies,
-			      &nm)) {
+		int got = attach_op(c, lib, op, offs + f, syms.first[op + 1] - f, m_offs, m_cookies,
+				    &nm, fd);
+		if (got > 0) {
 			nops++;
 			lib->ops[ig_op_lib(op)]++;
-		} else {
+		} else if (!got) {
 			absent[op] = true;
 		}
 	}
@@ -272,6 +317,8 @@ int coll_attach_lib(struct collector *c, const char *path)
 			 ig_op_name(op));
 	}
 	lib->nops = nops;
+	if (fd >= 0)
+		close(fd);
 	if (!nops)
 		return 0;
 	if (c->multi) {
