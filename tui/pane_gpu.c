@@ -23,7 +23,8 @@ static int gpu_want(struct tui *t)
 	const struct ig_status *st = session_status(t->s);
 	int n = read_gpus(t, g);
 	int note = st->mode == IG_MODE_LIVE && st->nvml_stuck_ns > 0; /* a row for why */
-	return !n ? 0 : (n > FULL_MAX ? 2 : 2 * n) + note;
+	int per = t->cols >= 80 ? 2 : 1; /* narrower: one line per device (gpu_draw) */
+	return !n ? 0 : (n > FULL_MAX ? 2 : per * n) + note;
 }
 
 static double upct(const struct ig_gpu_dev *d)
