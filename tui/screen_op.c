@@ -473,7 +473,8 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 	const struct tui_opdata *d = t->opd;
 	const struct ig_op_info *oi = ig_op_info(v->op);
 	char a[32], b[32], c[32], e[32], g[32], h2[32], line[320];
-	static const char *const grp[] = {"runtime API", "driver API", "CUDA Graphs"};
+	static const char *const grp[] = {"runtime API", "driver API", "CUDA Graphs", "NCCL",
+					  "HIP API"};
 
 	/* title and the numbers of the whole op */
 	draw_fill(t, r, 0, TH_TITLE);
@@ -483,7 +484,7 @@ static void op_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 			 fmt_proc(p, sizeof(p), model_comm(tui_model(t), v->pid), v->pid));
 	} else {
 		snprintf(line, sizeof(line), " %s  %s, all processes", oi ? oi->name : "?",
-			 oi && oi->group < 3 ? grp[oi->group] : "");
+			 oi && oi->group < IG_GRP_MAX ? grp[oi->group] : "");
 	}
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	if (!d->valid) {

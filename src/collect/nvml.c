@@ -526,3 +526,9 @@ int nvml_take(struct nvml *n, uint64_t now_ns, ig_emit_fn emit, void *ctx)
 	}
 	return k;
 }
+
+void nvml_tick(struct nvml *n, uint64_t now_ns, ig_emit_fn emit, void *ctx, struct ig_status *st)
+{
+	nvml_take(n, now_ns, emit, ctx);
+	st->nvml_state = nvml_status(n, st->nvml, sizeof(st->nvml), &st->nvml_stuck_ns);
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/source.h"
+#include "core/status.h"
 
 enum nvml_state {
 	NVML_STARTING = 0, /* loading and initialising */
@@ -45,5 +46,9 @@ int nvml_wait_ready(struct nvml *n, unsigned timeout_ms);
  * most now_ns, Unix ns: the caller's event clock). Returns the events
  * emitted (0 when nothing new). */
 int nvml_take(struct nvml *n, uint64_t now_ns, ig_emit_fn emit, void *ctx);
+
+/* The session's periodic call: nvml_take, then the state, line and stuck
+ * time into st (nvml_state, nvml, nvml_stuck_ns). */
+void nvml_tick(struct nvml *n, uint64_t now_ns, ig_emit_fn emit, void *ctx, struct ig_status *st);
 
 #endif

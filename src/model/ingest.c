@@ -381,6 +381,20 @@ static void thresh_fn(struct ig_model *m, struct series *S, uint64_t k)
 		    (uint64_t)((double)hist_percentile(&S->win, 0.5) * m->cfg.outlier_x);
 }
 
+/* A call in its process's 1-second slice. */
+static void proc_slice_call(struct ig_model *m, struct proc *p, const struct ig_event *e,
+			    const struct ig_op_info *oi, uint64_t sec)
+{
+	struct pslice *ps = pslot(m, p, sec);
+	ps->calls++;
+	ps->call_ns += e->dur_ns;
+	if (oi->kind & IG_OPK_COPY) {
+		ps->copy_ns += e->dur_ns;
+		ps->copy_bytes += e->arg0;
+		ps->copy_calls++;
+	}
+}
+
 static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 			int inwin)
 {
@@ -513,14 +527,7 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 			ts->sync_nested_ns += nested_ns;
 		}
 	}
-	struct pslice *ps = pslot(m, p, sec);
-	ps->calls++;
-	ps->call_ns += e->dur_ns;
-	if (oi->kind & IG_OPK_COPY) {
-		ps->copy_ns += e->dur_ns;
-		ps->copy_bytes += e->arg0;
-		ps->copy_calls++;
-	}
+	proc_slice_call(m, p, e, oi, sec);
 }
 
 static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
@@ -574,6 +581,47 @@ static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t
 	}
 	if (st == ST_BLK && !in && bw == BW_TASK)
 		ctab_add(m, &p->wake, e->other_pid, e->other_comm, main, sec);
+}
+
+static void ingest_io(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+		      int inwin)
+{
+	struct proc *p = proc_get(m, e->pid, end);
+	if (e->arg1)
+		p->io_dev = (uint32_t)e->arg1;
+	if (!p->comm[0] && e->comm[0])
+		copy_comm(p->comm, e->comm);
+	if (!inwin)
+		return;
+	struct pslice *ps = pslot(m, p, sec);
+	struct gslice *gs = gslot(m, sec);
+	ps->io_ops++;
+	gs->io_ops++;
+	ps->io_bytes += e->arg0;
+	gs->io_bytes += e->arg0;
+	ps->io_lat += e->dur_ns;
+	gs->io_lat += e->dur_ns;
+	if (e->dur_ns > ps->io_max)
+		ps->io_max = e->dur_ns;
+	if (e->dur_ns > gs->io_max)
+		gs->io_max = e->dur_ns;
+}
+
+static void ingest_snapshot(struct ig_model *m, const struct ig_event *e, uint64_t sec, int inwin)
+{
+	if (!m->host_valid || e->ts_ns >= m->host.ts_ns) {
+		m->host = *e;
+		m->host_valid = 1;
+	}
+	if (!inwin)
+		return;
+	struct gslice *gs = gslot(m, sec);
+	if (e->arg0 > gs->cpu_max)
+		gs->cpu_max = e->arg0;
+	if (e->arg1 > gs->mem_max)
+		gs->mem_max = e->arg1;
+	if (e->preempt_ns > gs->swap_max)
+		gs->swap_max = e->preempt_ns;
 }
 
 void model_ingest(struct ig_model *m, const struct ig_event *e)
@@ -664,44 +712,14 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		}
 		break;
 	case IG_EV_BLOCK_IO:
-		p = proc_get(m, e->pid, end);
-		if (e->arg1)
-			p->io_dev = (uint32_t)e->arg1;
-		if (!p->comm[0] && e->comm[0])
-			copy_comm(p->comm, e->comm);
-		if (inwin) {
-			struct pslice *ps = pslot(m, p, sec);
-			struct gslice *gs = gslot(m, sec);
-			ps->io_ops++;
-			gs->io_ops++;
-			ps->io_bytes += e->arg0;
-			gs->io_bytes += e->arg0;
-			ps->io_lat += e->dur_ns;
-			gs->io_lat += e->dur_ns;
-			if (e->dur_ns > ps->io_max)
-				ps->io_max = e->dur_ns;
-			if (e->dur_ns > gs->io_max)
-				gs->io_max = e->dur_ns;
-		}
+		ingest_io(m, e, end, sec, inwin);
 		break;
 	case IG_EV_GPU:
 	case IG_EV_GPU_PROC:
 		gpu_ingest(m, e, sec, inwin);
 		break;
 	case IG_EV_SNAPSHOT:
-		if (!m->host_valid || e->ts_ns >= m->host.ts_ns) {
-			m->host = *e;
-			m->host_valid = 1;
-		}
-		if (inwin) {
-			struct gslice *gs = gslot(m, sec);
-			if (e->arg0 > gs->cpu_max)
-				gs->cpu_max = e->arg0;
-			if (e->arg1 > gs->mem_max)
-				gs->mem_max = e->arg1;
-			if (e->preempt_ns > gs->swap_max)
-				gs->swap_max = e->preempt_ns;
-		}
+		ingest_snapshot(m, e, sec, inwin);
 		break;
 	default:
 		break;

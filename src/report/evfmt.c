@@ -211,7 +211,7 @@ static void json_call(json_t *o, const struct ig_event *e)
 	if (IG_NCCL_COMM_NRANKS(e->arg2)) {
 		char key[16];
 		snprintf(key, sizeof(key), "%06x", IG_NCCL_COMM_KEY(e->arg2));
-		jstr(o, "comm", key);
+		jstr(o, "nccl_comm", key);
 		jint(o, "rank", IG_NCCL_COMM_RANK(e->arg2));
 		jint(o, "nranks", IG_NCCL_COMM_NRANKS(e->arg2));
 	}

@@ -220,8 +220,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	}
 	s->src = collector_source(s->coll);
 	collector_status(s->coll, &s->st);
-	/* device meters: sampled at the refresh rate on a thread of their own */
-	s->nvml = nvml_start(NULL, (unsigned)(s->cli.interval_s * 1000 + 0.5));
+	s->nvml = nvml_start(NULL, (unsigned)(s->cli.interval_s * 1000 + 0.5)); /* device meters */
 	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
 		stacks_set_collector(s->stacks, s->coll);
 		for (int i = 0; i < o.npids; i++)
@@ -668,11 +667,8 @@ static void tick(struct session *s, bool child)
 		uint64_t evnow = now - LIVE_LAG_NS;
 		collector_tick(s->coll, evnow, ingest, s);
 		collector_status(s->coll, &s->st);
-		if (s->nvml) {
-			nvml_take(s->nvml, evnow, ingest, s);
-			s->st.nvml_state = nvml_status(s->nvml, s->st.nvml, sizeof(s->st.nvml),
-						       &s->st.nvml_stuck_ns);
-		}
+		if (s->nvml)
+			nvml_tick(s->nvml, evnow, ingest, s, &s->st);
 		if (now - s->last_snapshot_ns >= 1000000000ULL) {
 			take_snapshot(s, evnow);
 			s->last_snapshot_ns = now;

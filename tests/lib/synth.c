@@ -567,41 +567,42 @@ static void ph_off(struct synth *s, const struct phase *ph, uint64_t d)
 	s->t += d;
 }
 
+/* A float32 AllReduce of 4 MiB on stream 0x1000 by rank of 2. */
+static void nccl_args(struct ig_event *e, unsigned rank)
+{
+	e->arg0 = 4 * M1;
+	e->arg1 = IG_NCCL_ARG1(7, 0, IG_NCCL_NONE32);
+	e->arg2 = IG_NCCL_COMM(SYNTH_NCCL_KEY, rank, 2);
+	e->stream = 0x1000;
+}
+
+static struct ig_event *peer_call(struct synth *s, int op, uint64_t t, uint64_t d)
+{
+	struct ig_event *e = push(s, IG_EV_CALL, t, d);
+	if (e) {
+		e->pid = e->tid = SYNTH_PEER;
+		e->op = (uint16_t)op;
+		e->stream = 0x1000;
+	}
+	return e;
+}
+
 /* The NCCL peer's step of d ns from t: host work, launches, its AllReduce,
  * and a sync that ends with the step (when the main rank's does: the
  * collective completes once both have enqueued it). */
 static void peer_step(struct synth *s, uint64_t t, uint64_t d)
 {
-	uint32_t pid = SYNTH_PEER;
 	t += s->r->peer_host;
-	for (int i = 0; i < 20; i++) {
-		struct ig_event *e = push(s, IG_EV_CALL, t, PEER_LAUNCH / 20);
-		if (!e)
-			return;
-		e->pid = e->tid = pid;
-		e->op = IG_OP_CUDA_LAUNCH_KERNEL;
-		t += PEER_LAUNCH / 20;
-	}
-	struct ig_event *e = push(s, IG_EV_CALL, t, PEER_NCCL);
-	if (!e)
-		return;
-	e->pid = e->tid = pid;
-	e->op = IG_OP_NCCL_ALL_REDUCE;
-	e->arg0 = 4 * M1;
-	e->arg1 = IG_NCCL_ARG1(7, 0, IG_NCCL_NONE32);
-	e->arg2 = IG_NCCL_COMM(SYNTH_NCCL_KEY, 1, 2);
-	e->stream = 0x1000;
+	for (int i = 0; i < 20; i++, t += PEER_LAUNCH / 20)
+		peer_call(s, IG_OP_CUDA_LAUNCH_KERNEL, t, PEER_LAUNCH / 20);
+	struct ig_event *e = peer_call(s, IG_OP_NCCL_ALL_REDUCE, t, PEER_NCCL);
+	if (e)
+		nccl_args(e, 1);
 	t += PEER_NCCL;
-	uint64_t end = s->t + d > t ? s->t + d : t;
-	e = push(s, IG_EV_CALL, t, end - t);
-	if (!e)
-		return;
-	e->pid = e->tid = pid;
-	e->op = IG_OP_CUDA_STREAM_SYNC;
-	e->stream = 0x1000;
-	e->blocked_ns = (end - t) * 9 / 10;
-	e->switches = 1;
-	offcpu(s, pid, pid, t + (end - t) / 20, e->blocked_ns, IG_OFF_BLOCKED, IG_F_IN_CALL, 0,
+	uint64_t end = s->t + d > t ? s->t + d : t, blk = (end - t) * 9 / 10;
+	if ((e = peer_call(s, IG_OP_CUDA_STREAM_SYNC, t, end - t)))
+		e->blocked_ns = blk, e->switches = 1;
+	offcpu(s, SYNTH_PEER, SYNTH_PEER, t + (end - t) / 20, blk, IG_OFF_BLOCKED, IG_F_IN_CALL, 0,
 	       NULL);
 }
 
@@ -636,12 +637,8 @@ static void run_step(struct synth *s, const struct phase *prog, int base)
 			break;
 		case PH_NCCL: {
 			struct ig_event *e = call(s, IG_OP_NCCL_ALL_REDUCE, s->t, d, 0, 0);
-			if (e) {
-				e->arg0 = ph->bytes;
-				e->arg1 = IG_NCCL_ARG1(7, 0, IG_NCCL_NONE32);
-				e->arg2 = IG_NCCL_COMM(SYNTH_NCCL_KEY, 0, 2);
-				e->stream = 0x1000;
-			}
+			if (e)
+				nccl_args(e, 0);
 			s->t += d;
 			break;
 		}
@@ -900,58 +897,4 @@ int synth_peek_ts(struct synth *s, uint64_t *ts)
 		return -ENODATA;
 	*ts = s->buf[s->i].ts_ns;
 	return 0;
-}
-
-/* --- as an event source ------------------------------------------------------ */
-
-static int src_fd(struct ig_source *src)
-{
-	return -1;
-}
-
-static int src_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
-{
-	struct synth *s = src->priv;
-	struct ig_event e;
-	int n = 0;
-	while (n < max && synth_next(s, &e)) {
-		emit(ctx, &e);
-		n++;
-	}
-	return n ? n : -ENODATA;
-}
-
-static int src_peek(struct ig_source *src, uint64_t *ts)
-{
-	return synth_peek_ts(src->priv, ts);
-}
-
-static void src_free(struct ig_source *src)
-{
-	if (!src)
-		return;
-	synth_free(src->priv);
-	free(src);
-}
-
-static const struct ig_source_ops synth_ops = {
-    .name = "synth",
-    .fd = src_fd,
-    .poll = src_poll,
-    .peek_ts = src_peek,
-    .free = src_free,
-};
-
-struct ig_source *synth_source_new(const struct synth_cfg *cfg)
-{
-	struct ig_source *src = calloc(1, sizeof(*src));
-	struct synth *s = synth_new(cfg);
-	if (!src || !s) {
-		free(src);
-		synth_free(s);
-		return NULL;
-	}
-	src->ops = &synth_ops;
-	src->priv = s;
-	return src;
 }

@@ -77,10 +77,21 @@ wait_exit 15
 ok "q quits with an NVML call hung for good"
 stop
 
-# above four devices: a summary (NVML counts the devices once, at start)
+# above four devices: a summary (NVML counts the devices once, at start);
+# NCCL calls grouped under their own title
 script devices=6 0.util.gpu=87 3.util.gpu=5 5.util.gpu=99
-start 140 45 env INGERO_TOP_NVML="$NV" SHIM_NVML_FILE="$SCRIPT" "$IG" --no-system-libs -- "$WL" "${WLARGS[@]}"
+start 140 45 env INGERO_TOP_NVML="$NV" SHIM_NVML_FILE="$SCRIPT" "$IG" --no-system-libs -- "$WL" "${WLARGS[@]}" \
+	--nccl --nccl-ranks 1 --nccl-ops allreduce --nccl-types float32
+expect '^NCCL *$' "the NCCL group of the op table"
+expect '^  ncclAllReduce +[0-9]' "ncclAllReduce under it"
 expect '^GPUs 6  util avg 32% min 0% \(GPU1\) max 99% \(GPU5\)  mem 0B/480.0GiB  power 0.4kW/4.2kW  temp max 35C' \
 	"six devices: a summary"
 expect '^0:87% +1:0% +2:0% +3:5% +4:0% +5:99%' "six devices: each one's utilisation"
 expect_not '^GPU0 ' "six devices: no meters one by one"
+stop
+
+# HIP calls under their own title
+start 120 40 env INGERO_TOP_NVML=/nonexistent "$IG" --no-system-libs -- "$WL" --hip --iters 7777777 \
+	--kernels 2 --kernel-us 300
+expect '^HIP API *$' "the HIP API group of the op table"
+expect '^  hipLaunchKernel +[0-9]' "hipLaunchKernel under it"
