@@ -28,6 +28,7 @@ struct frame {
 	__u64 ts;
 	__u64 arg0;
 	__u64 arg1;
+	__u64 arg2;
 	__u64 stream;
 	__u64 preempt_ns;
 	__u64 blocked_ns;
@@ -255,6 +256,81 @@ static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
 	return v;
 }
 
+/* The sixth integer argument (x86-64 SysV: r9); libbpf 1.1 has no
+ * PT_REGS_PARM6. */
+#define PARM6(ctx) (((struct pt_regs *)(ctx))->r9)
+
+/* A CUDA 12 launch config (cudaLaunchConfig_t, CUlaunchConfig): grid and
+ * block dimensions first, the stream at offset 32. arg1 = blocks << 16 |
+ * threads per block; the stream goes to f->stream. */
+static __always_inline void launch_config(struct frame *f, __u64 cfg)
+{
+	__u32 dim[6];
+	__u64 st = 0;
+
+	if (!bpf_probe_read_user(dim, sizeof(dim), (void *)cfg)) {
+		__u64 blocks = (__u64)dim[0] * dim[1] * dim[2];
+		__u64 threads = (__u64)dim[3] * dim[4] * dim[5];
+		if (blocks > (1ULL << 47) - 1)
+			blocks = (1ULL << 47) - 1;
+		f->arg1 = blocks << 16 | (threads > 0xffff ? 0xffff : threads);
+	}
+	bpf_probe_read_user(&st, sizeof(st), (void *)(cfg + 32));
+	f->stream = st;
+}
+
+/* The NCCL arguments (bpf/ingero.h): most of them are too many for the
+ * registers, the last ones are on the stack. */
+static __always_inline void nccl_args(struct pt_regs *ctx, struct frame *f, __u32 mode)
+{
+	switch (mode) {
+	case IGB_ARGS_NCCL_RED: /* (send, recv, count, type, op, comm, stream) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), 0xffffffff);
+		f->arg2 = PARM6(ctx);
+		f->stream = stack_arg(ctx, 1);
+		break;
+	case IGB_ARGS_NCCL_GATHER: /* (send, recv, count, type, comm, stream) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), 0xff, 0xffffffff);
+		f->arg2 = PT_REGS_PARM5(ctx);
+		f->stream = PARM6(ctx);
+		break;
+	case IGB_ARGS_NCCL_BCAST: /* (send, recv, count, type, root, comm, stream) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), 0xff, PT_REGS_PARM5(ctx));
+		f->arg2 = PARM6(ctx);
+		f->stream = stack_arg(ctx, 1);
+		break;
+	case IGB_ARGS_NCCL_REDUCE: /* (send, recv, count, type, op, root, comm, stream) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), PARM6(ctx));
+		f->arg2 = stack_arg(ctx, 1);
+		f->stream = stack_arg(ctx, 2);
+		break;
+	case IGB_ARGS_NCCL_P2P: /* (buf, count, type, peer or root, comm, stream) */
+		f->arg0 = PT_REGS_PARM2(ctx);
+		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM3(ctx), 0xff, PT_REGS_PARM4(ctx));
+		f->arg2 = PT_REGS_PARM5(ctx);
+		f->stream = PARM6(ctx);
+		break;
+	case IGB_ARGS_NCCL_INIT: {
+		/* (comm *, nranks, ncclUniqueId id, rank): the 128-byte id is
+		 * passed by value in memory (on the stack), so rank is the third
+		 * integer register. The id's first 16 bytes (NCCL: a random
+		 * magic and the root's address) name the communicator on every
+		 * rank; the exit reads *comm. */
+		__u64 a = stack_arg(ctx, 1), b = stack_arg(ctx, 2);
+		f->arg0 = PT_REGS_PARM1(ctx);
+		f->arg1 = (__u32)PT_REGS_PARM2(ctx) | (__u64)(__u32)PT_REGS_PARM3(ctx) << 32;
+		f->arg2 = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* The entry half of a call: push a frame on the thread's call stack. This
  * and on_call_exit run on every traced call, so they do as little as they
  * can: no targets lookup once the thread has a state, no memset, one clock
@@ -289,6 +365,7 @@ int BPF_KPROBE(call_enter)
 	f->op = IGB_COOKIE_OP(cookie);
 	f->arg0 = 0;
 	f->arg1 = IGB_COOKIE_DIR(cookie);
+	f->arg2 = 0;
 	f->stream = 0;
 	f->preempt_ns = 0;
 	f->blocked_ns = 0;
@@ -308,6 +385,7 @@ int BPF_KPROBE(call_enter)
 		f->stream = PT_REGS_PARM5(ctx);
 		break;
 	case IGB_ARGS_COPY_CU: /* (dst, src, count[, stream]); direction from the cookie */
+	case IGB_ARGS_SIZE3_STREAM4: /* memset: (ptr, value, count[, stream]) */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->stream = PT_REGS_PARM4(ctx);
 		break;
@@ -324,6 +402,21 @@ int BPF_KPROBE(call_enter)
 	case IGB_ARGS_LAUNCH_CU: /* (f, gx, gy, gz, bx, by, bz, shmem, stream, ...) */
 		f->arg0 = PT_REGS_PARM1(ctx);
 		f->stream = stack_arg(ctx, 3);
+		break;
+	case IGB_ARGS_SIZE2_STREAM3: /* (ptr *, bytes, stream) */
+		f->arg0 = PT_REGS_PARM2(ctx);
+		f->stream = PT_REGS_PARM3(ctx);
+		break;
+	case IGB_ARGS_PTR1_STREAM2: /* (ptr, stream) */
+		f->arg0 = PT_REGS_PARM1(ctx);
+		f->stream = PT_REGS_PARM2(ctx);
+		break;
+	case IGB_ARGS_LAUNCH_EX: /* (const config *, func, ...) */
+		f->arg0 = PT_REGS_PARM2(ctx);
+		launch_config(f, PT_REGS_PARM1(ctx));
+		break;
+	case IGB_ARGS_NCCL_RED ... IGB_ARGS_NCCL_INIT:
+		nccl_args(ctx, f, IGB_COOKIE_ARGMODE(cookie));
 		break;
 	default:
 		break;
@@ -485,14 +578,30 @@ static __always_inline void hold(struct task_struct *t, __u32 tgid, __u32 tid,
 #define DL_L_LD 16
 #define DL_L_NEXT 24
 
-/* The file names of CUDA libraries (as src/collect/discover.c:
+/* n starts with the 1..15 characters of p, then ".so". */
+static __always_inline bool name_so(const char *n, const char *p, int len)
+{
+	for (int i = 0; i < 15; i++) {
+		if (i >= len)
+			return n[i] == '.' && n[i + 1] == 's' && n[i + 2] == 'o';
+		if (n[i] != p[i])
+			return false;
+	}
+	return false;
+}
+
+/* The file names of the GPU libraries traced (as src/collect/discover.c:
  * discover_is_cuda_lib): libcuda.so*, libcudart.so*, libcudart-HASH.so*
- * (pip wheels). n holds at least 40 bytes. */
+ * (pip wheels), libnccl.so*, libamdhip64.so*. n holds at least 40 bytes. */
 static __always_inline bool cuda_name(const char *n)
 {
 	const char want[] = "libcuda";
 	int i;
 
+	if (n[3] == 'n')
+		return name_so(n, "libnccl", 7);
+	if (n[3] == 'a')
+		return name_so(n, "libamdhip64", 11);
 	for (i = 0; i < 7; i++)
 		if (n[i] != want[i])
 			return false;
@@ -1020,7 +1129,14 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	e->ts_ns = f->ts;
 	e->dur_ns = now - f->ts;
 	e->arg0 = f->arg0;
+	if (IGB_COOKIE_ARGMODE(cookie) == IGB_ARGS_NCCL_INIT) {
+		/* the communicator ncclCommInitRank made, 0 when it failed */
+		__u64 comm = 0;
+		bpf_probe_read_user(&comm, sizeof(comm), (void *)f->arg0);
+		e->arg0 = comm;
+	}
 	e->arg1 = f->arg1;
+	e->arg2 = f->arg2;
 	e->stream = f->stream;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->preempt_ns = f->preempt_ns;

@@ -79,7 +79,25 @@ enum igb_argmode {
 	IGB_ARGS_STREAM2,
 	IGB_ARGS_LAUNCH_RT,
 	IGB_ARGS_LAUNCH_CU,
+	IGB_ARGS_SIZE2_STREAM3,
+	IGB_ARGS_PTR1_STREAM2,
+	IGB_ARGS_LAUNCH_EX,
+	IGB_ARGS_SIZE3_STREAM4,
+	IGB_ARGS_NCCL_RED,
+	IGB_ARGS_NCCL_GATHER,
+	IGB_ARGS_NCCL_BCAST,
+	IGB_ARGS_NCCL_REDUCE,
+	IGB_ARGS_NCCL_P2P,
+	IGB_ARGS_NCCL_INIT,
 };
+
+/* NCCL arguments as the entry probe leaves them (src/core/ops.h has the
+ * layout the collector makes of them): arg0 = count, arg1 = type | op << 8 |
+ * peer or root << 16 (0xff, 0xffffffff: none), arg2 = the ncclComm_t. For
+ * ncclCommInitRank, at exit: arg0 = the ncclComm_t made, arg1 = nranks |
+ * rank << 32, arg2 = a hash of the first 16 bytes of the unique id. */
+#define IGB_NCCL_ARG1(type, op, peer)                                                             \
+	((__u64)((type)&0xff) | ((__u64)((op)&0xff) << 8) | ((__u64)(__u32)(peer) << 16))
 
 /* One record in the ring buffer. */
 struct igb_event {
@@ -87,6 +105,7 @@ struct igb_event {
 	__u64 dur_ns;     /* call duration, off-CPU duration, I/O latency */
 	__u64 arg0;       /* bytes / function / child pid */
 	__u64 arg1;       /* copy direction */
+	__u64 arg2;       /* NCCL: the communicator (above) */
 	__u64 stream;
 	__u64 cgroup_id;
 	__u64 preempt_ns; /* off CPU while runnable during the call / interval */

@@ -62,6 +62,14 @@ static const struct {
 	{ "mem_max_pct", "highest memory use of the host in the window" },
 	{ "io_dev", "block device of the last request (major << 20 | minor)" },
 	{ "ratio", "the ratio the rule compared with its threshold" },
+	{ "wait_per_op_ns", "NCCL: mean time from enqueue to completion of this rank's collectives" },
+	{ "peer_wait_per_op_ns", "NCCL: the same for the late rank (short: the others were there already)" },
+	{ "rank", "NCCL: the waiting rank, in its communicator" },
+	{ "straggler_rank", "NCCL: the rank that arrives last" },
+	{ "nranks", "NCCL: ranks in the communicator" },
+	{ "collectives", "NCCL: collectives of the waiting rank completed in the window" },
+	{ "sync_wait_ns", "NCCL: time the waiting rank spent in the synchronisations that completed them" },
+	{ "peer_late_part_pct", "NCCL: share of the late rank's time in its largest host part (why it is late)" },
 };
 /* clang-format on */
 

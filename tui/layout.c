@@ -14,6 +14,7 @@ static const struct {
 	[AREA_ALERTS] = { "alerts", 2, ALERTS_MIN_W, ALERTS_MIN_H },
 	[AREA_HINT] = { "hint", 0, TUI_FLOOR_W, 1 },
 	[AREA_BODY] = { "body", 0, TUI_FLOOR_W, 1 },
+	[AREA_GPU] = { "gpu", 0, TUI_FLOOR_W, 1 },
 };
 /* clang-format on */
 
@@ -49,6 +50,16 @@ void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_l
 	o->r[AREA_HINT] = (struct tui_rect){lines - 1, 0, 1, cols};
 	o->visible[AREA_BODY] = 1;
 	o->r[AREA_BODY] = (struct tui_rect){body_y, 0, body_h, cols};
+	/* device meters first, at the top of the body */
+	int g = want ? want[AREA_GPU] : 0, keep = full ? GPU_RESERVE : OPS_MIN_H + ALERTS_MIN_H;
+	if (g > body_h - keep)
+		g = body_h - keep;
+	if (g > 0) {
+		o->visible[AREA_GPU] = 1;
+		o->r[AREA_GPU] = (struct tui_rect){body_y, 0, g, cols};
+		body_y += g;
+		body_h -= g;
+	}
 
 	/* which panes: by priority while their minimum fits; below the full
 	 * size the lowest-priority pane (processes) is dropped */

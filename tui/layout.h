@@ -12,6 +12,7 @@ enum tui_area {
 	AREA_ALERTS,	 /* active chains */
 	AREA_HINT,	 /* key hints, last line */
 	AREA_BODY,	 /* everything between header and hint (drill-down screens) */
+	AREA_GPU,	 /* device meters, at the top of the body (only with NVML samples) */
 	AREA_MAX,
 };
 
@@ -31,6 +32,7 @@ enum tui_area {
 #define PROCS_MIN_W 40
 #define PROCS_MIN_H 3
 #define ALERTS_WANT_MAX 8 /* alert rows shown before the pane scrolls */
+#define GPU_RESERVE 12	  /* body rows the device meters leave to the other panes (full size) */
 
 struct tui_rect {
 	int y, x, h, w;
@@ -49,7 +51,10 @@ struct tui_layout {
  * ops, processes and alerts panes would like (column-title row included;
  * 0 = no preference). Panes keep their minimum height; spare rows go by
  * priority (ops, alerts, processes) up to what they want, the rest to the
- * processes pane (or the ops pane when processes are hidden). */
+ * processes pane (or the ops pane when processes are hidden). The device
+ * meters (want[AREA_GPU] rows, 0 = none) take the top of the body, up to
+ * what leaves the other panes GPU_RESERVE rows (their minimum below full
+ * size): fewer rows than wanted, and the meters pane says less. */
 void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_layout *out);
 
 /* Splits h rows among n stacked sections (in screen order): by priority

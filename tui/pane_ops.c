@@ -63,16 +63,7 @@ static int ops_group(void *ctx, int row)
 
 static const char *ops_group_title(void *ctx, int g)
 {
-	switch (g) {
-	case IG_GRP_RUNTIME:
-		return "Runtime API (libcudart)";
-	case IG_GRP_DRIVER:
-		return "Driver API (libcuda)";
-	case IG_GRP_GRAPH:
-		return "CUDA Graphs";
-	default:
-		return "Other";
-	}
+	return ig_op_group_title(g); /* "Runtime API (libcudart)" ... "NCCL", "HIP API" */
 }
 
 /* The percentiles shown: the window's, or the lifetime's with z. */
@@ -306,11 +297,11 @@ static void ops_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r
 
 static int ops_want(struct tui *t)
 {
-	int groups = 0, seen[3] = {0};
+	int groups = 0, seen[IG_GRP_MAX] = {0};
 	for (int i = 0; i < t->snap->nops; i++) {
 		const struct ig_op_info *oi = ig_op_info(t->snap->ops[i].op);
 		int g = oi ? oi->group : 0;
-		if (g >= 0 && g < 3 && !seen[g])
+		if (g >= 0 && g < IG_GRP_MAX && !seen[g])
 			seen[g] = 1, groups++;
 	}
 	int n = t->snap->nops + groups + 1;

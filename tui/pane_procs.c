@@ -15,7 +15,7 @@
 /* clang-format off */
 enum {
 	C_PID, C_NAME, C_CONT, C_RATE, C_GPU, C_CPU, C_PRE, C_WAIT, C_PREEMPTOR, C_WAKER, C_MEM,
-	C_THREADS, C_N,
+	C_THREADS, C_GPUMEM, C_N,
 };
 
 const struct tui_col procs_cols[C_N] = {
@@ -46,6 +46,8 @@ const struct tui_col procs_cols[C_N] = {
 		"lock holder), with its share of that wait (window only)" },
 	[C_MEM] = { "MEM", 9, 0, 5, 'r', 0, "pages the process allocated (window, or since the start)" },
 	[C_THREADS] = { "THR", 4, 0, 4, 'r', 0, "threads seen" },
+	[C_GPUMEM] = { "GPU MEM", 8, 0, 3, 'r', 0,
+		"GPU memory NVML reports for the process, all devices ('-': not listed, or no NVML)" },
 };
 const int procs_ncols = C_N;
 /* clang-format on */
@@ -219,6 +221,12 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 	case C_THREADS:
 		snprintf(buf, n, "%u", p->threads);
 		break;
+	case C_GPUMEM: /* NVML's, "-" when it does not list the process */
+		if (p->gpu_mem_known)
+			fmt_bytes(buf, n, p->gpu_mem_bytes);
+		else
+			snprintf(buf, n, "-"), *slot = TH_DIM;
+		break;
 	}
 }
 
@@ -252,6 +260,8 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 		return (double)(c->t->life ? p->page_bytes_life : p->page_bytes_win);
 	case C_THREADS:
 		return p->threads;
+	case C_GPUMEM:
+		return p->gpu_mem_known ? (double)p->gpu_mem_bytes : -1;
 	}
 	*ok = 0;
 	return 0;

@@ -147,7 +147,8 @@ static void draw_p99_chart(struct tui *t, const struct tui_rect *r)
 static void op_title(struct tui *t, struct tui_view *v, const struct tui_rect *r)
 {
 	const struct ig_op_info *oi = ig_op_info(v->op);
-	static const char *const grp[] = {"runtime API", "driver API", "CUDA Graphs"};
+	static const char *const grp[] = {"runtime API", "driver API", "CUDA Graphs", "NCCL",
+					  "HIP API"};
 	char line[320], p[48];
 	draw_fill(t, r, 0, TH_TITLE);
 	if (v->pid)
@@ -155,7 +156,7 @@ static void op_title(struct tui *t, struct tui_view *v, const struct tui_rect *r
 			 fmt_proc(p, sizeof(p), model_comm(tui_model(t), v->pid), v->pid));
 	else
 		snprintf(line, sizeof(line), " %s  %s, all processes", oi ? oi->name : "?",
-			 oi && oi->group < 3 ? grp[oi->group] : "");
+			 oi && oi->group < IG_GRP_MAX ? grp[oi->group] : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 }
 

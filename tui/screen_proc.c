@@ -175,9 +175,13 @@ static int proc_head(struct tui *t, const struct tui_rect *r)
 {
 	const struct ig_proc_stats *p = &t->procd->p;
 	char a[48], b[48], c2[48], e[48], line[256];
-	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s",
+	char gm[64] = ""; /* NVML's GPU memory of the process */
+	if (p->gpu_mem_known)
+		snprintf(gm, sizeof(gm), "  GPU mem %s",
+			 fmt_bytes(b, sizeof(b), p->gpu_mem_bytes));
+	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s%s",
 		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(t, p->pid, p->cgroup_id),
-		 p->ppid, p->threads, p->exited ? "  (exited)" : "");
+		 p->ppid, p->threads, gm, p->exited ? "  (exited)" : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	int sev = snap_severity(t->snap, 0, p->pid);
 	if (sev >= 0)

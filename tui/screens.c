@@ -8,7 +8,8 @@
 
 #include "tui_int.h"
 
-const struct tui_pane *const tui_panes[] = {&pane_ops, &pane_procs, &pane_alerts, NULL};
+const struct tui_pane *const tui_panes[] = {&pane_ops, &pane_procs, &pane_alerts, &pane_gpu,
+						    NULL};
 
 struct tui_view *tui_top(struct tui *t)
 {
@@ -105,7 +106,7 @@ static int main_focusable(struct tui *t, int *lists)
 {
 	int n = 0;
 	for (int i = 0; tui_panes[i]; i++)
-		if (t->lay.visible[tui_panes[i]->area])
+		if (t->lay.visible[tui_panes[i]->area] && tui_panes[i]->key) /* lists only */
 			lists[n++] = i;
 	return n;
 }

@@ -136,7 +136,7 @@ struct tui_screen {
 	int (*key)(struct tui *t, struct tui_view *v, int action, int key);
 };
 
-extern const struct tui_pane pane_header, pane_ops, pane_procs, pane_alerts, pane_hint;
+extern const struct tui_pane pane_header, pane_ops, pane_procs, pane_alerts, pane_hint, pane_gpu;
 extern const struct tui_pane *const tui_panes[]; /* main-screen panes, NULL-terminated */
 extern const struct tui_screen screen_op, screen_proc, screen_thread, screen_alert, screen_stack,
     screen_help, screen_log, screen_setup;

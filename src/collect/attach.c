@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,12 +143,6 @@ fail:
 	return err;
 }
 
-static bool is_driver_lib(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return !strncmp(b ? b + 1 : path, "libcuda.so", 10);
-}
-
 uint64_t coll_kdev(dev_t d)
 {
 	return ((uint64_t)major(d) << 20) | minor(d);
@@ -192,14 +187,46 @@ static void op_syms_fill(struct op_syms *t)
 	t->first[IG_OP_MAX] = t->n;
 }
 
+/* Whether the kernel can place a uprobe on the instruction at off of the
+ * open file fd: x86's uprobes refuse an instruction with a segment or LOCK
+ * prefix (arch/x86/kernel/uprobes.c: is_prefix_bad), and a uprobe_multi
+ * link with one such offset fails as a whole, losing every probe of the
+ * file. An unreadable file is given the benefit of the doubt. */
+static bool probe_ok(int fd, uint64_t off)
+{
+	unsigned char b[15];
+	ssize_t n = fd < 0 ? -1 : pread(fd, b, sizeof(b), (off_t)off);
+	for (ssize_t i = 0; i < n; i++) {
+		switch (b[i]) {
+		case 0x26:
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+		case 0xf0: /* ES CS SS DS LOCK */
+			return false;
+		case 0x64:
+		case 0x65:
+		case 0x66:
+		case 0x67:
+		case 0xf2:
+		case 0xf3:
+			continue; /* other legacy prefixes: the next byte decides */
+		default:
+			return true;
+		}
+	}
+	return true;
+}
+
 /* The probes of one op at offs[0..nsym): one per distinct address (aliases
- * at the same address are one function). Whether any was attached. */
-static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64_t *offs, int nsym,
-		      uint64_t *m_offs, uint64_t *m_cookies, int *nm)
+ * at the same address are one function). 1 when any was attached, 0 when
+ * the file has none of its symbols, -1 when it has but none could be. */
+static int attach_op(struct collector *c, struct lib *lib, int op, const uint64_t *offs, int nsym,
+		     uint64_t *m_offs, uint64_t *m_cookies, int *nm, int fd)
 {
 	const struct ig_op_info *oi = ig_op_info(op);
 	uint64_t seen[6];
-	int nseen = 0;
+	int nseen = 0, refused = 0;
 	bool attached = false;
 
 	for (int k = 0; k < nsym && k < 6; k++) {
@@ -211,6 +238,16 @@ static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64
 		if (dup)
 			continue;
 		seen[nseen++] = offs[k];
+		if (!probe_ok(fd, offs[k])) {
+			c->probes_failed += 2;
+			refused = 1;
+			log_msg(
+			    LOG_WARN,
+			    "cannot attach uprobe %s in %s: it starts with an instruction uprobes "
+			    "refuse (a LOCK or segment prefix)",
+			    oi->symbols[k], lib->path);
+			continue;
+		}
 		uint64_t cookie = IGB_COOKIE(op, oi->argmode, oi->dir);
 		if (c->multi) { /* attached together by the caller */
 			m_offs[*nm] = offs[k];
@@ -221,7 +258,7 @@ static bool attach_op(struct collector *c, struct lib *lib, int op, const uint64
 		attached = true;
 		lib->probes += 2;
 	}
-	return attached;
+	return attached ? 1 : refused ? -1 : 0;
 }
 
 /* Attaches every op variant that path exports. Returns the number of ops
@@ -242,7 +279,7 @@ int coll_attach_lib(struct collector *c, const char *path)
 	coll_resolve_key(c, coll_kdev(sb.st_dev), sb.st_ino);
 	for (int i = 0; i < c->nlibs; i++)
 		if (c->libs[i].dev == sb.st_dev && c->libs[i].ino == sb.st_ino)
-			return c->libs[i].runtime_ops + c->libs[i].driver_ops;
+			return c->libs[i].nops;
 	if (c->nlibs == MAX_LIBS) {
 		log_msg(LOG_WARN, "too many CUDA libraries, not attaching %s", path);
 		return -ENOSPC;
@@ -258,23 +295,30 @@ int coll_attach_lib(struct collector *c, const char *path)
 	lib->ino = sb.st_ino;
 	snprintf(lib->path, sizeof(lib->path), "%s", path);
 
-	bool driver = is_driver_lib(path);
+	bool absent[IG_OP_MAX] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
-		const struct ig_op_info *oi = ig_op_info(op);
 		int f = syms.first[op];
-		if (attach_op(c, lib, op, offs + f, syms.first[op + 1] - f, m_offs, m_cookies,
-			      &nm)) {
+		int got = attach_op(c, lib, op, offs + f, syms.first[op + 1] - f, m_offs, m_cookies,
+				    &nm, fd);
+		if (got > 0) {
 			nops++;
-			if (oi->kind & IG_OPK_DRIVER)
-				lib->driver_ops++;
-			else
-				lib->runtime_ops++;
-		} else if (driver == !!(oi->kind & IG_OPK_DRIVER)) {
-			size_t len = strlen(lib->missing);
-			snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s",
-				 len ? " " : "", oi->name);
+			lib->ops[ig_op_lib(op)]++;
+		} else if (!got) {
+			absent[op] = true;
 		}
 	}
+	/* missing: the ops of the APIs this file provides that it lacks */
+	for (int op = IG_OP_NONE + 1; op < IG_OP_MAX; op++) {
+		if (!absent[op] || !lib->ops[ig_op_lib(op)])
+			continue;
+		size_t len = strlen(lib->missing);
+		snprintf(lib->missing + len, sizeof(lib->missing) - len, "%s%s", len ? " " : "",
+			 ig_op_name(op));
+	}
+	lib->nops = nops;
+	if (fd >= 0)
+		close(fd);
 	if (!nops)
 		return 0;
 	if (c->multi) {

@@ -4,6 +4,7 @@
 
 #include "collect/collector.h"
 #include "collect/discover.h"
+#include "collect/nvml.h"
 #include "core/escape.h"
 #include "core/log.h"
 
@@ -104,6 +105,23 @@ static void print_lib(void *ctx, const char *path, int pid)
 		snprintf(ls->lib[i].aliases[ls->lib[i].naliases++], 256, "%s", path);
 }
 
+/* GPU device meters: one line, whatever NVML does (a hanging call is left
+ * behind after 3 s). */
+static void check_nvml(FILE *f)
+{
+	struct nvml *nv = nvml_start(NULL, 1000);
+	char nl[256] = "out of memory", nesc[1024];
+	int ns = nv ? nvml_wait_ready(nv, 3000) : NVML_FAILED;
+	if (nv)
+		nvml_status(nv, nl, sizeof(nl), NULL);
+	fprintf(f, "INFO %-14s %s%s\n", "nvml",
+		ns == NVML_OK	      ? "device meters on: "
+		: ns == NVML_STARTING ? "no device meters: NVML did not answer within 3 s: "
+				      : "no device meters: ",
+		esc_str(nesc, sizeof(nesc), nl, 0));
+	nvml_stop(nv);
+}
+
 int check_run(FILE *f)
 {
 	char why[256];
@@ -186,6 +204,7 @@ int check_run(FILE *f)
 		      "is stopped (SIGSTOP) until its probes are live, about a millisecond, "
 		      "1 s at most; jobs of interactive shells are not");
 
+	check_nvml(f);
 	static struct libs_seen ls;
 	memset(&ls, 0, sizeof(ls));
 	ls.f = f;

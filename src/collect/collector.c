@@ -32,7 +32,10 @@ _Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV
 		       (int)IGB_COMM == (int)IG_EV_COMM,
 	       "record kinds of bpf/ingero.h and src/event.h differ");
 _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
-		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT,
+		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT &&
+		       (int)IGB_ARGS_SIZE3_STREAM4 == (int)IG_ARGS_SIZE3_STREAM4 &&
+		       (int)IGB_ARGS_NCCL_INIT == (int)IG_ARGS_NCCL_INIT &&
+		       (int)IGB_ARGS_NCCL_INIT + 1 == (int)IG_ARGS_MAX,
 	       "argument modes of bpf/ingero.h and src/ops.h differ");
 
 static int64_t mono_offset_ns;
@@ -224,6 +227,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	e.cpu = b->cpu;
 	e.arg0 = b->arg0;
 	e.arg1 = b->arg1;
+	e.arg2 = b->arg2;
 	e.stream = b->stream;
 	e.cgroup_id = b->cgroup_id;
 	e.preempt_ns = b->preempt_ns;
@@ -248,6 +252,8 @@ static int on_record(void *ctx, void *data, size_t len)
 		if (!read_stat(e.pid, comm, &ppid))
 			e.arg0 = ppid;
 	}
+	if (e.kind == IG_EV_CALL || e.kind == IG_EV_EXIT)
+		coll_nccl_event(c, &e);
 	c->emit(c->emit_ctx, &e);
 	if (e.kind == IG_EV_EXEC) { /* the new program, maybe in a container now */
 		mark_named(c, e.pid);
@@ -471,8 +477,13 @@ void collector_summary(struct collector *c, FILE *f)
 		const struct lib *l = &c->libs[i];
 		fputs("attach: ", f); /* a path inside a target's mount namespace: untrusted */
 		esc_fputs(f, l->path, 0);
-		fprintf(f, ": %d runtime + %d driver ops, %d probes%s%s\n", l->runtime_ops,
-			l->driver_ops, l->probes, l->missing[0] ? "; missing: " : "", l->missing);
+		static const char *const api[IG_LIB_MAX] = {"runtime", "driver", "NCCL", "HIP"};
+		fputs(":", f);
+		for (int k = 0, n = 0; k < IG_LIB_MAX; k++)
+			if (l->ops[k])
+				fprintf(f, "%s %d %s", n++ ? " +" : "", l->ops[k], api[k]);
+		fprintf(f, " ops, %d probes%s%s\n", l->probes, l->missing[0] ? "; missing: " : "",
+			l->missing);
 	}
 	if (!c->nlibs)
 		fprintf(f, "attach: no CUDA library found yet (rescanning every %llu s)\n",

@@ -6,6 +6,7 @@
 #define IG_COLLECTOR_PRIV_H
 
 #include "collect/collector.h"
+#include "core/ops.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -30,11 +31,20 @@ struct lib {
 	dev_t dev;
 	ino_t ino;
 	char path[PATH_MAX];
-	int runtime_ops; /* ops attached, by API */
-	int driver_ops;
+	int ops[IG_LIB_MAX]; /* ops attached, by library family (enum ig_op_lib) */
+	int nops;
 	int probes;
 	char missing[512]; /* expected ops with no symbol */
 };
+
+/* An NCCL communicator of a process (nccl.c). */
+struct coll_comm {
+	uint32_t pid;
+	uint64_t handle; /* its ncclComm_t */
+	uint64_t comm;	 /* IG_NCCL_COMM(key, rank, nranks) */
+};
+
+#define MAX_COMMS 256
 
 struct pages_last {
 	uint32_t pid;
@@ -95,6 +105,8 @@ struct collector {
 	int late[MAX_LATE]; /* processes attached late: the first MAX_LATE */
 	int nlate;	    /* ... and how many in all */
 	char notice[256];   /* latest notice for the status line */
+	struct coll_comm comms[MAX_COMMS]; /* NCCL communicators (nccl.c) */
+	int ncomms;
 	unsigned notice_gen, notice_said;
 };
 
@@ -133,6 +145,12 @@ int coll_guardian_start(struct collector *c);
 void coll_release_all(struct collector *c);
 /* Ends the guardian (after the last coll_release_all). */
 void coll_guardian_stop(struct collector *c);
+
+/* nccl.c */
+/* Completes an NCCL call's event from its raw record (bytes, the
+ * communicator); ncclCommInitRank and ncclCommDestroy, and the exit of a
+ * process, keep the table of communicators. Other events pass unchanged. */
+void coll_nccl_event(struct collector *c, struct ig_event *e);
 
 /* collector.c */
 /* Looks at pid's mappings (maps_only) or mappings and executable after

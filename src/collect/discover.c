@@ -21,7 +21,8 @@ bool discover_is_cuda_lib(const char *path)
 {
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
-	if (!strncmp(b, "libcuda.so", 10))
+	if (!strncmp(b, "libcuda.so", 10) || !strncmp(b, "libnccl.so", 10) ||
+	    !strncmp(b, "libamdhip64.so", 14))
 		return true;
 	if (strncmp(b, "libcudart", 9))
 		return false;
@@ -129,6 +130,19 @@ int discover_system_libs(discover_cb cb, void *ctx)
 			n += scan_dir(dir, cb, ctx);
 			snprintf(dir, sizeof(dir), "/usr/local/%s/targets/x86_64-linux/lib",
 				 d->d_name);
+			n += scan_dir(dir, cb, ctx);
+		}
+		closedir(dp);
+	}
+	/* ROCm: /opt/rocm, /opt/rocm-6.2.0 */
+	dp = opendir("/opt");
+	if (dp) {
+		struct dirent *d;
+		while ((d = readdir(dp))) {
+			char dir[PATH_MAX];
+			if (strncmp(d->d_name, "rocm", 4))
+				continue;
+			snprintf(dir, sizeof(dir), "/opt/%s/lib", d->d_name);
 			n += scan_dir(dir, cb, ctx);
 		}
 		closedir(dp);

@@ -10,8 +10,9 @@
  * pid it was found in (0 for system locations). */
 typedef void (*discover_cb)(void *ctx, const char *path, int pid);
 
-/* True when the file name looks like a CUDA runtime or driver library:
- * libcudart.so*, libcudart-HASH.so* (pip wheels), libcuda.so*. */
+/* True when the file name looks like a GPU library ingero-top traces: the
+ * CUDA runtime or driver (libcudart.so*, libcudart-HASH.so* in pip wheels,
+ * libcuda.so*), NCCL (libnccl.so*) or HIP (libamdhip64.so*). */
 bool discover_is_cuda_lib(const char *path);
 
 /* Reports the CUDA libraries mapped by pid, and its executable when that
@@ -21,7 +22,7 @@ int discover_pid_libs(int pid, discover_cb cb, void *ctx);
 /* Only the mapped libraries (after a dlopen the executable is the same). */
 int discover_pid_maps(int pid, discover_cb cb, void *ctx);
 
-/* Reports CUDA libraries from the ldconfig cache and /usr/local/cuda*. */
+/* Reports GPU libraries from the ldconfig cache, /usr/local/cuda* and /opt/rocm*. */
 int discover_system_libs(discover_cb cb, void *ctx);
 
 /* Fills pids with up to max processes that map a CUDA library; returns how many. */

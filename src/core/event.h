@@ -20,6 +20,9 @@ enum ig_kind {
 	IG_EV_SNAPSHOT,   /* system snapshot: see struct ig_snapshot fields below */
 	IG_EV_COMM,       /* process name (or name change) for pid: comm; arg0 = ppid (0 = unknown);
 			   * container (collect/container.h) when the source knows it */
+	IG_EV_GPU,        /* a GPU device sample (NVML): struct ig_gpu_dev, packed below */
+	IG_EV_GPU_PROC,   /* GPU memory of process pid on device cpu (NVML): arg0 = bytes,
+			   * flags IG_GPU_V_MEM when known; ts_ns = its device sample's */
 	IG_EV_KIND_MAX,
 };
 
@@ -62,7 +65,9 @@ struct ig_event {
 	uint64_t arg0;   /* bytes (alloc, copy), kernel function (launch), child pid (fork);
 			  * off-CPU: the task that ran while a woken thread waited for
 			  * its CPU (preempt_ns of a blocked interval), 0 = unknown */
-	uint64_t arg1;   /* copy direction (enum ig_copy_dir) */
+	uint64_t arg1;   /* copy direction (enum ig_copy_dir); NCCL: type, op, peer
+			  * (core/ops.h); launch-ex: grid blocks << 16 | block threads */
+	uint64_t arg2;   /* NCCL: the communicator (IG_NCCL_COMM, core/ops.h); else 0 */
 	uint64_t stream; /* CUDA stream handle, 0 = default stream */
 	uint64_t cgroup_id;
 	/* Per-call off-CPU attribution (calls), or the interval itself (off-CPU). */
@@ -100,6 +105,71 @@ static inline void ig_snapshot_fill(struct ig_event *e, uint64_t ts_ns, double c
 	e->stream = mem_avail_mb;
 	e->preempt_ns = swap_mb;
 	e->blocked_ns = (uint64_t)(load1 * 100.0 + 0.5);
+}
+
+/* A GPU device sample (IG_EV_GPU), as NVML reports it. Each value has a
+ * bit in valid: a call that failed or that the device does not support
+ * leaves its value unset (shown as no value, never as 0). */
+#define IG_GPU_V_UTIL 0x1  /* util_gpu_pct, util_mem_pct */
+#define IG_GPU_V_MEM 0x2   /* mem_used, mem_total */
+#define IG_GPU_V_POWER 0x4 /* power_mw */
+#define IG_GPU_V_LIMIT 0x8 /* power_limit_mw */
+#define IG_GPU_V_TEMP 0x10 /* temp_c */
+#define IG_GPU_V_CLOCK 0x20 /* sm_mhz */
+#define IG_GPU_MAX_DEVS 16
+
+struct ig_gpu_dev {
+	uint64_t ts_ns;	      /* when sampled (Unix ns) */
+	unsigned index;	      /* NVML device index */
+	uint32_t valid;	      /* IG_GPU_V_* */
+	unsigned util_gpu_pct; /* percent of the last sample period a kernel ran */
+	unsigned util_mem_pct; /* percent of it device memory was read or written */
+	uint64_t mem_used, mem_total; /* bytes */
+	unsigned power_mw, power_limit_mw;
+	unsigned temp_c;
+	unsigned sm_mhz;
+	int err;		 /* NVML code of the first call that failed, 0 = none */
+	char name[IG_COMM_LEN];	 /* device name, cut ("NVIDIA " dropped) */
+};
+
+/* IG_EV_GPU reuses fields: cpu = index, flags = valid, arg0 = mem_used,
+ * arg1 = mem_total, stream = power_mw | power_limit_mw << 32, preempt_ns =
+ * util_gpu | util_mem << 8 | temp_c << 16 | sm_mhz << 32, ret = err, comm =
+ * name. These two are the only readers and writers of that layout. */
+static inline void ig_gpu_dev_pack(struct ig_event *e, const struct ig_gpu_dev *d)
+{
+	*e = (struct ig_event){ 0 };
+	e->kind = IG_EV_GPU;
+	e->ts_ns = d->ts_ns;
+	e->cpu = d->index;
+	e->flags = d->valid;
+	e->arg0 = d->mem_used;
+	e->arg1 = d->mem_total;
+	e->stream = (uint64_t)d->power_mw | ((uint64_t)d->power_limit_mw << 32);
+	e->preempt_ns = (uint64_t)(d->util_gpu_pct & 0xff) | ((uint64_t)(d->util_mem_pct & 0xff) << 8) |
+			((uint64_t)(d->temp_c & 0xffff) << 16) | ((uint64_t)d->sm_mhz << 32);
+	e->ret = d->err;
+	for (int i = 0; i < IG_COMM_LEN - 1 && d->name[i]; i++)
+		e->comm[i] = d->name[i];
+}
+
+static inline void ig_gpu_dev_unpack(const struct ig_event *e, struct ig_gpu_dev *d)
+{
+	*d = (struct ig_gpu_dev){ 0 };
+	d->ts_ns = e->ts_ns;
+	d->index = e->cpu;
+	d->valid = e->flags;
+	d->mem_used = e->arg0;
+	d->mem_total = e->arg1;
+	d->power_mw = (unsigned)(e->stream & 0xffffffffu);
+	d->power_limit_mw = (unsigned)(e->stream >> 32);
+	d->util_gpu_pct = (unsigned)(e->preempt_ns & 0xff);
+	d->util_mem_pct = (unsigned)((e->preempt_ns >> 8) & 0xff);
+	d->temp_c = (unsigned)((e->preempt_ns >> 16) & 0xffff);
+	d->sm_mhz = (unsigned)(e->preempt_ns >> 32);
+	d->err = e->ret;
+	for (int i = 0; i < IG_COMM_LEN - 1 && e->comm[i]; i++)
+		d->name[i] = e->comm[i];
 }
 
 #endif

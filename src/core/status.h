@@ -49,6 +49,14 @@ struct ig_status {
 	int cmd_status;		  /* exit status of the launched command (-- CMD; a --demo
 				   * scenario: 0 once it finished), -1 while it runs or
 				   * when there is none */
+	/* Live only: the GPU device meters (collect/nvml.h). nvml_state: 0
+	 * loading, 1 sampling, 2 no NVML library, 3 NVML failed; -1 none (replay).
+	 * nvml: its line ("driver 580.95.05, 1 device (H100)", or why not, or
+	 * the call that is not answering); nvml_stuck_ns: how long that call has
+	 * taken, 0 when none is stuck. */
+	int nvml_state;
+	uint64_t nvml_stuck_ns;
+	char nvml[192];
 	char recording[256];      /* recording file, "" when not recording */
 	char record_error[128];   /* why recording stopped, "" when fine */
 	char message[640];        /* last one-line notice for the user */

@@ -10,22 +10,36 @@
 #include <string.h>
 
 static const char *const class_names[IG_CC_MAX] = {
-    [IG_CC_CPU_CONTENTION] = "cpu_contention", [IG_CC_LOADER_WAIT] = "loader_wait",
-    [IG_CC_BLOCK_IO] = "block_io",	       [IG_CC_HOST_WORK] = "host_work",
-    [IG_CC_TIMER_SLEEP] = "timer_sleep",       [IG_CC_OFFCPU_WAIT] = "offcpu_wait",
-    [IG_CC_SYNC_STORM] = "sync_storm",	       [IG_CC_LAUNCH_BOUND] = "launch_bound",
-    [IG_CC_COPY_DOMINATED] = "copy_dominated", [IG_CC_ALLOC_SPIKES] = "alloc_spikes",
-    [IG_CC_MEMORY_PRESSURE] = "memory_pressure", [IG_CC_GPU_BOUND] = "gpu_bound",
+    [IG_CC_CPU_CONTENTION] = "cpu_contention",
+    [IG_CC_LOADER_WAIT] = "loader_wait",
+    [IG_CC_BLOCK_IO] = "block_io",
+    [IG_CC_HOST_WORK] = "host_work",
+    [IG_CC_TIMER_SLEEP] = "timer_sleep",
+    [IG_CC_OFFCPU_WAIT] = "offcpu_wait",
+    [IG_CC_SYNC_STORM] = "sync_storm",
+    [IG_CC_LAUNCH_BOUND] = "launch_bound",
+    [IG_CC_COPY_DOMINATED] = "copy_dominated",
+    [IG_CC_ALLOC_SPIKES] = "alloc_spikes",
+    [IG_CC_MEMORY_PRESSURE] = "memory_pressure",
+    [IG_CC_GPU_BOUND] = "gpu_bound",
     [IG_CC_COLD_START] = "cold_start",
+    [IG_CC_STRAGGLER] = "nccl_straggler",
 };
 static const char *const class_titles[IG_CC_MAX] = {
-    [IG_CC_CPU_CONTENTION] = "CPU contention",	 [IG_CC_LOADER_WAIT] = "data-loader wait",
-    [IG_CC_BLOCK_IO] = "block I/O wait",	 [IG_CC_HOST_WORK] = "host work",
-    [IG_CC_TIMER_SLEEP] = "sleeping",		 [IG_CC_OFFCPU_WAIT] = "off-CPU wait",
-    [IG_CC_SYNC_STORM] = "sync storm",		 [IG_CC_LAUNCH_BOUND] = "launch overhead",
-    [IG_CC_COPY_DOMINATED] = "copy-dominated",	 [IG_CC_ALLOC_SPIKES] = "allocator spikes",
-    [IG_CC_MEMORY_PRESSURE] = "memory pressure", [IG_CC_GPU_BOUND] = "GPU-bound",
+    [IG_CC_CPU_CONTENTION] = "CPU contention",
+    [IG_CC_LOADER_WAIT] = "data-loader wait",
+    [IG_CC_BLOCK_IO] = "block I/O wait",
+    [IG_CC_HOST_WORK] = "host work",
+    [IG_CC_TIMER_SLEEP] = "sleeping",
+    [IG_CC_OFFCPU_WAIT] = "off-CPU wait",
+    [IG_CC_SYNC_STORM] = "sync storm",
+    [IG_CC_LAUNCH_BOUND] = "launch overhead",
+    [IG_CC_COPY_DOMINATED] = "copy-dominated",
+    [IG_CC_ALLOC_SPIKES] = "allocator spikes",
+    [IG_CC_MEMORY_PRESSURE] = "memory pressure",
+    [IG_CC_GPU_BOUND] = "GPU-bound",
     [IG_CC_COLD_START] = "cold start",
+    [IG_CC_STRAGGLER] = "NCCL straggler",
 };
 static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
@@ -91,6 +105,8 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->cold_s = 60;
 	c->hold_s = 3;
 	c->keep_s = 120;
+	c->straggler_ratio = 2.0;
+	c->straggler_min_ns = 500000;
 }
 
 struct ig_detect *detect_new(const struct ig_detect_cfg *cfg)

@@ -37,6 +37,7 @@ enum ig_chain_class {
 	IG_CC_MEMORY_PRESSURE,	  /* page-fault stalls, page allocations, swap */
 	IG_CC_GPU_BOUND,	  /* waiting for a busy GPU: the healthy case (INFO) */
 	IG_CC_COLD_START,	  /* first calls slow, then settle (INFO) */
+	IG_CC_STRAGGLER,	  /* an NCCL rank waits on collectives for a late peer (named) */
 	IG_CC_MAX,
 };
 
@@ -122,6 +123,9 @@ struct ig_detect_cfg {
 	unsigned hold_s;	     /* a chain stays active this long after its last firing (3) */
 	unsigned keep_s;	     /* a resolved chain is listed this long (120) */
 	uint32_t self_pid;	     /* ingero-top's own pid: named as such when it is a culprit */
+	double straggler_ratio;	     /* a rank's mean completion wait this many times the
+				      * least of its communicator's ranks (2) */
+	uint64_t straggler_min_ns;   /* and this much longer (500 us) */
 };
 
 void detect_cfg_default(struct ig_detect_cfg *c);

@@ -74,6 +74,11 @@ void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
 void words_memory(struct ctx *x, const struct cause *c, struct finding *f);
 void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
 		const struct ig_series_stats *s, double ratio);
+/* v: the rank that waits, s: the late one (sp: its process in the window,
+ * NULL when it made no CUDA call in it). */
+void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
+		     const struct ig_nccl_rank *v, const struct ig_nccl_rank *s,
+		     const struct ig_win_proc *sp);
 
 /* helpers (words.c) */
 __attribute__((format(printf, 3, 4))) int put(char *dst, size_t n, const char *fmt, ...);

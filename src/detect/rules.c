@@ -481,6 +481,86 @@ static int judged(const struct ctx *x)
 	return t->last_ns + (uint64_t)x->cfg->quiet_s * NS >= x->now;
 }
 
+/* The NCCL op a process enqueued most in the window (ncclAllReduce when
+ * none is known): what a straggler chain names. */
+static int nccl_op(const struct ig_win_proc *wp)
+{
+	int op = IG_OP_NCCL_ALL_REDUCE;
+	uint64_t most = 0;
+	for (int i = 0; wp && i < wp->nops; i++) {
+		const struct ig_series_stats *s = &wp->ops[i].s;
+		const struct ig_op_info *oi = ig_op_info(s->op);
+		if (oi && (oi->kind & IG_OPK_COLL) && s->calls_win > most) {
+			most = s->calls_win;
+			op = s->op;
+		}
+	}
+	return op;
+}
+
+static const struct ig_win_proc *win_proc(const struct ig_window *w, uint32_t pid)
+{
+	for (int i = 0; i < w->nprocs; i++)
+		if (w->procs[i].p->pid == pid)
+			return &w->procs[i];
+	return NULL;
+}
+
+/* NCCL stragglers: collectives complete when the last rank arrives, so the
+ * rank that waits least for them is the late one, and every rank of the
+ * same communicator on this host that waits much longer waits for it. The
+ * impact is the victim's extra time in the synchronisations that completed
+ * its collectives, over its feeding threads' wall time. */
+static void rule_straggler(struct ig_detect *d, const struct ig_window *w)
+{
+	const struct ig_detect_cfg *cfg = &d->cfg;
+	for (int i = 0; i < w->nnccl; i++) {
+		const struct ig_nccl_rank *v = &w->nccl[i], *s = NULL;
+		if (!v->known || v->done_win < cfg->min_calls)
+			continue;
+		for (int j = 0; j < w->nnccl; j++) {
+			const struct ig_nccl_rank *r = &w->nccl[j];
+			if (r->known && r->key == v->key && r->pid != v->pid &&
+			    r->done_win >= cfg->min_calls &&
+			    (!s || r->wait_mean_ns < s->wait_mean_ns))
+				s = r;
+		}
+		if (!s ||
+		    (double)v->wait_mean_ns < cfg->straggler_ratio * (double)s->wait_mean_ns ||
+		    v->wait_mean_ns < s->wait_mean_ns + cfg->straggler_min_ns)
+			continue;
+		const struct ig_win_proc *wp = win_proc(w, v->pid);
+		if (!wp || wp->p->parts.wall_ns < cfg->min_wall_ns)
+			continue; /* as judged() for the other rules */
+		struct ctx x = {.d = d, .cfg = cfg, .w = w, .now = w->now_ns, .wp = wp, .p = wp->p};
+		x.ws = w->tot.win_start_ns;
+		x.parts = &wp->p->parts;
+		x.feeder = wp->nthr && wp->thr[0].t.calls_win ? &wp->thr[0].t : NULL;
+		/* the victim's sync time beyond the straggler's, per operation */
+		double per_v = (double)v->sync_ns_win / (double)v->done_win;
+		double per_s = (double)s->sync_ns_win / (double)s->done_win;
+		double excess = (per_v - per_s) * (double)v->done_win;
+		double impact = excess > 0 ? fmin(1.0, excess / (double)x.parts->wall_ns) : 0;
+		struct cause c;
+		memset(&c, 0, sizeof(c));
+		c.cls = IG_CC_STRAGGLER;
+		c.impact = impact;
+		c.culprit_pid = s->pid;
+		memcpy(c.culprit_comm, s->comm, sizeof(c.culprit_comm));
+		c.sev = sev_of(cfg, impact, 1, 1);
+		if (c.sev < IG_SEV_LOW)
+			continue;
+		struct finding f;
+		f_init(&f, c.cls, c.sev, nccl_op(wp), wp->p);
+		f.c.tid = x.feeder ? x.feeder->tid : 0;
+		f.c.impact = impact;
+		f.c.culprit_pid = s->pid;
+		memcpy(f.c.culprit_comm, s->comm, sizeof(f.c.culprit_comm));
+		words_straggler(&x, &c, &f, v, s, win_proc(w, s->pid));
+		fire(d, &f, w->now_ns);
+	}
+}
+
 void detect_run(struct ig_detect *d, const struct ig_window *w)
 {
 	memset(d->fired_now, 0, sizeof(d->fired_now));
@@ -503,6 +583,7 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 		rule_memory(&x);
 		rule_cold(&x);
 	}
+	rule_straggler(d, w);
 	age_and_sort(d, w->now_ns);
 }
 

@@ -344,6 +344,50 @@ static void words_launch(struct ctx *x, const struct cause *c, struct finding *f
 	       "torch.compile to fuse small operations");
 }
 
+/* GPU utilisation (NVML) of the devices the process uses over the window:
+ * the mean percent, -1 without samples. dev: the device, or -1 for several. */
+static double gpu_util(const struct ctx *x, int *dev)
+{
+	double sum = 0;
+	int n = 0;
+	*dev = -1;
+	for (int i = 0; i < x->w->ngpus; i++) {
+		const struct ig_gpu_stats *g = &x->w->gpus[i];
+		if (g->util_gpu_win < 0 ||
+		    (x->p->gpu_devs && !(x->p->gpu_devs & (1u << g->last.index))))
+			continue;
+		sum += g->util_gpu_win;
+		*dev = n ? -1 : (int)g->last.index;
+		n++;
+	}
+	return n ? sum / n : -1;
+}
+
+/* "GPU idle while the feeder waits": with NVML samples, how busy the GPU was
+ * while the cause took the feeder's time. */
+static void gpu_words(const struct ctx *x, const struct cause *c, struct finding *f)
+{
+	int dev;
+	double u = gpu_util(x, &dev);
+	if (u < 0)
+		return;
+	char which[24];
+	if (dev >= 0)
+		put(which, sizeof(which), "GPU %d", dev);
+	else
+		put(which, sizeof(which), "its GPUs");
+	size_t l = strlen(f->c.explanation);
+	if (c->cls == IG_CC_GPU_BOUND)
+		put(f->c.explanation + l, sizeof(f->c.explanation) - l,
+		    " NVML: %s was busy %.0f%% of the window.", which, u);
+	else
+		put(f->c.explanation + l, sizeof(f->c.explanation) - l,
+		    " NVML: %s was busy only %.0f%% of the window: it idles while the feeder "
+		    "waits.",
+		    which, u);
+	ev(f, "gpu_util_pct", u, "%");
+}
+
 void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	switch (c->cls) {
@@ -368,6 +412,88 @@ void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f)
 		    "off-CPU states, preempted/blocked split or wakers (recorded without "
 		    "scheduler state): the share is measured, the cause is inferred");
 	parts_evidence(x, f);
+	gpu_words(x, c, f);
+}
+
+/* --- NCCL ------------------------------------------------------------------ */
+
+/* The part of the straggler's own wall time that is not waiting for the GPU
+ * and is largest: what made it late, as far as the host shows. */
+static int late_part(const struct ig_win_proc *sp, double *share)
+{
+	int best = -1;
+	*share = 0;
+	for (int k = 0; sp && k < IG_PART_MAX; k++) {
+		if (k == IG_PART_GPU_WAIT)
+			continue;
+		double v = ig_part_share(&sp->p->parts, k);
+		if (v > *share) {
+			*share = v;
+			best = k;
+		}
+	}
+	return best;
+}
+
+void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
+		     const struct ig_nccl_rank *v, const struct ig_nccl_rank *s,
+		     const struct ig_win_proc *sp)
+{
+	char vn[40], sn[40], vw[24], sw[24], pct[16], why[160] = "";
+	who(vn, sizeof(vn), x->p->comm, x->p->pid);
+	who(sn, sizeof(sn), s->comm, s->pid);
+	fmt_ns(vw, sizeof(vw), v->wait_mean_ns);
+	fmt_ns(sw, sizeof(sw), s->wait_mean_ns);
+	fmt_pct(pct, sizeof(pct), c->impact);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "NCCL straggler: rank %u of %u, %s, is late; rank %u, %s, waits %s per collective "
+	    "(rank %u: %s), %s of its time",
+	    s->rank, s->nranks, sn, v->rank, vn, vw, s->rank, sw, pct);
+	double share;
+	int part = late_part(sp, &share);
+	if (part >= 0 && share >= 0.05)
+		put(why, sizeof(why),
+		    " On the host, %s spends %.0f%% of its time %s: that is where it falls behind.",
+		    sn, share * 100,
+		    part == IG_PART_HOST_CPU	? "busy on the CPU between CUDA calls"
+		    : part == IG_PART_TASK_WAIT ? "waiting for another task (data)"
+		    : part == IG_PART_IO_WAIT	? "waiting for the disk"
+		    : part == IG_PART_PREEMPTED || part == IG_PART_CALL_PREEMPTED
+			? "preempted by other tasks"
+		    : part == IG_PART_API ? "in CUDA API work on the CPU"
+					  : "off CPU");
+	else
+		put(why, sizeof(why),
+		    " The host shows no reason: its GPU may be the slow one (compare the devices' "
+		    "utilisation).");
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "A collective completes only when every rank has reached it. In communicator %06x "
+	    "(%u ranks), the operations of rank %u complete %s after they are enqueued, those of "
+	    "rank %u after %s: rank %u arrives last, and rank %u waits for it in its stream "
+	    "synchronisations, %s of its wall time.%s",
+	    v->key, v->nranks, v->rank, vw, s->rank, sw, s->rank, v->rank, pct, why);
+	ev(f, "impact_pct", c->impact * 100, "%");
+	ev(f, "wait_per_op_ns", (double)v->wait_mean_ns, "ns");
+	ev(f, "peer_wait_per_op_ns", (double)s->wait_mean_ns, "ns");
+	ev(f, "rank", v->rank, "");
+	ev(f, "straggler_rank", s->rank, "");
+	ev(f, "nranks", v->nranks, "");
+	ev(f, "collectives", (double)v->done_win, "");
+	ev(f, "sync_wait_ns", (double)v->sync_ns_win, "ns");
+	if (part >= 0)
+		ev(f, "peer_late_part_pct", share * 100, "%");
+	ev(f, "feeder_wall_ns", (double)x->parts->wall_ns, "ns");
+	rec(f,
+	    "Find why rank %u (%s) is late: open its process screen; its time between "
+	    "collectives (host work, data loading, preemption) is the delay every other rank "
+	    "waits for",
+	    s->rank, sn);
+	rec(f, "Balance the work per rank: equal batch and shard sizes, the same data-loader "
+	       "settings and CPU cores (taskset, cpusets) for every rank");
+	rec(f, "Overlap communication with computation (gradient bucketing, async collectives) "
+	       "so one late rank costs less");
+	step(f, x->now, "rank %u %s waits %s per collective; rank %u %s %s", v->rank, vn, vw,
+	     s->rank, sn, sw);
 }
 
 /* --- the evidence-gated and tail classes ----------------------------------- */

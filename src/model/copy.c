@@ -78,6 +78,8 @@ struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
 	memcpy(dst->slow, src->slow, (size_t)IG_OP_MAX * W * sizeof(*dst->slow));
 	memcpy(dst->slow_life, src->slow_life, IG_OP_MAX * sizeof(*dst->slow_life));
 	memcpy(dst->gsl, src->gsl, W * sizeof(*dst->gsl));
+	*dst->nccl = *src->nccl; /* plain data, no pointers */
+	*dst->gpu = *src->gpu;
 	return dst;
 fail:
 	model_free(dst);

@@ -124,7 +124,7 @@ static void series_add(struct ig_model *m, struct series *S, const struct ig_eve
 	int nosplit = (e->flags & IG_F_NO_SPLIT) != 0;
 	sl->nosplit += nosplit;
 	const struct ig_op_info *oi = ig_op_info(e->op);
-	if (oi && (oi->kind & (IG_OPK_COPY | IG_OPK_ALLOC)))
+	if (oi && (oi->kind & (IG_OPK_COPY | IG_OPK_ALLOC | IG_OPK_MEMSET | IG_OPK_COLL)))
 		sl->bytes += e->arg0;
 	if (S->tail) {
 		unsigned c = hist_bucket(d) >> TAIL_SHIFT;
@@ -561,6 +561,9 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	}
 	struct call_time ct = {.sync = sync_kind(e, oi), .nosplit = (e->flags & IG_F_NO_SPLIT) != 0};
 	call_nesting(m, e, end, t, &cs, &ct);
+	/* NCCL operations: enqueued, and completed by synchronisations */
+	if (oi->group == IG_GRP_NCCL || m->nccl->npend || e->op == IG_OP_CUDA_EVENT_RECORD)
+		nccl_call(m, t, e, end, sec, inwin);
 	reclassify(m, t, p, e->ts_ns, end);
 	ct.busy = union_add(t, e->ts_ns, end);
 	if (ct.pre > ct.busy)
@@ -773,6 +776,10 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		break;
 	case IG_EV_BLOCK_IO:
 		ingest_block_io(m, e, end, sec, inwin);
+		break;
+	case IG_EV_GPU:
+	case IG_EV_GPU_PROC:
+		gpu_ingest(m, e, sec, inwin);
 		break;
 	case IG_EV_SNAPSHOT:
 		ingest_snapshot(m, e, sec, inwin);

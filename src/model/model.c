@@ -58,6 +58,8 @@ void model_free(struct ig_model *m)
 	free(m->slow_life);
 	free(m->gsl);
 	free(m->scratch_p);
+	free(m->nccl);
+	free(m->gpu);
 	window_free(m);
 	free(m);
 }
@@ -94,9 +96,12 @@ struct ig_model *model_new(const struct ig_model_cfg *cfg)
 	m->slow_life = calloc(IG_OP_MAX, sizeof(*m->slow_life));
 	m->gsl = calloc(m->W, sizeof(*m->gsl));
 	m->scratch_p = calloc(c->max_procs, sizeof(*m->scratch_p));
-	if (!m->sp.s || !m->st.s || !m->procs || !m->threads || !m->psl || !m->tsl || !m->slow || !m->slow_life ||
-	    !m->gsl || !m->scratch_p)
+	m->nccl = calloc(1, sizeof(*m->nccl));
+	m->gpu = calloc(1, sizeof(*m->gpu));
+	if (!m->sp.s || !m->st.s || !m->procs || !m->threads || !m->psl || !m->tsl || !m->slow ||
+	    !m->slow_life || !m->gsl || !m->scratch_p || !m->nccl || !m->gpu)
 		goto fail;
+	nccl_reset(m);
 	return m;
 fail:
 	model_free(m);
@@ -142,6 +147,8 @@ void model_reset(struct ig_model *m)
 	memset(m->slow_life, 0, IG_OP_MAX * sizeof(*m->slow_life));
 	memset(m->gsl, 0, m->W * sizeof(*m->gsl));
 	memset(&m->tot, 0, sizeof(m->tot));
+	nccl_reset(m);
+	gpu_reset(m);
 	if (m->started)
 		m->first_ns = m->clock_ns;
 }

@@ -270,6 +270,11 @@ struct ig_proc_stats {
 	struct ig_culprit preemptors[4]; /* by preempted time, largest first */
 	int nwakers;
 	struct ig_culprit wakers[4]; /* who woke the feeding threads between calls */
+	/* GPU memory NVML lists for it, all devices, at the latest samples
+	 * (bytes; valid only when gpu_mem_known) */
+	int gpu_mem_known;
+	uint64_t gpu_mem_bytes;
+	uint32_t gpu_devs; /* bit i: device i lists it (with or without a value) */
 };
 /* Processes (those with CUDA calls first, then by calls in the window, then
  * pid). Returns the count written. */
@@ -327,5 +332,82 @@ void model_host(const struct ig_model *m, struct ig_host *out);
 
 /* Name of a known process ("" when unknown). */
 const char *model_comm(const struct ig_model *m, uint32_t pid);
+
+/* --- GPU devices (NVML samples, IG_EV_GPU and IG_EV_GPU_PROC) ----------- */
+
+struct ig_gpu_stats {
+	struct ig_gpu_dev last; /* the latest sample of the device */
+	uint64_t age_ns;	/* the clock minus its time */
+	/* the window: samples and their means (-1: no value in the window) */
+	unsigned samples_win;
+	double util_gpu_win, util_mem_win; /* percent */
+	double power_win_mw;
+	uint64_t mem_used_max_win; /* bytes, 0 when no value */
+	int temp_max_win;	   /* C, -1 when no value */
+	unsigned nprocs;	   /* processes with memory on it at the latest sample */
+};
+/* Devices sampled since the start, by index. Returns the count written. */
+int model_gpus(const struct ig_model *m, struct ig_gpu_stats *out, int max);
+
+/* GPU memory of a process on a device, at the device's latest sample. */
+struct ig_gpu_proc {
+	uint32_t pid;
+	unsigned dev;
+	int known; /* NVML gave a value (else NVML_VALUE_NOT_AVAILABLE) */
+	uint64_t bytes;
+	char comm[IG_COMM_LEN]; /* "" when the model does not know the process */
+};
+/* The processes the latest samples list, by device then pid. */
+int model_gpu_procs(const struct ig_model *m, struct ig_gpu_proc *out, int max);
+/* Sum of pid's GPU memory over the devices' latest samples: 0 with *bytes,
+ * or -ENOENT when no device lists pid with a value. */
+int model_proc_gpu_mem(const struct ig_model *m, uint32_t pid, uint64_t *bytes);
+
+/* --- NCCL ------------------------------------------------------------------
+ * An NCCL call returns once the operation is enqueued on its stream; it is
+ * complete when a later synchronisation of that stream returns (a stream or
+ * event sync of it, a device sync, or a call that synchronises implicitly:
+ * a synchronous copy, a free) in the same process. The completion wait of
+ * an operation is the time from its enqueue's return to the end of that
+ * synchronisation. Calls between ncclGroupStart and ncclGroupEnd of a
+ * thread are one operation, enqueued at the outermost ncclGroupEnd. */
+
+#define IG_NCCL_NAME_LEN 96
+
+struct ig_nccl_stats {
+	int op;				/* enum ig_op; IG_OP_NCCL_GROUP_END: a group */
+	char name[IG_NCCL_NAME_LEN];	/* "ncclAllReduce", "group(ncclSend, ncclRecv)" */
+	uint64_t ops_life, ops_win;	/* operations enqueued */
+	uint64_t bytes_life, bytes_win; /* bytes of those (core/ops.h) */
+	double bytes_per_s;		/* bytes_win over the window span */
+	uint64_t done_life, done_win;	/* operations seen complete */
+	uint64_t wait_mean_win_ns, wait_max_win_ns; /* completion wait of those */
+	struct ig_pcts wait_life;
+};
+/* Data ops first (enum order), then groups; only those with operations.
+ * Returns the count written. */
+int model_nccl_ops(const struct ig_model *m, struct ig_nccl_stats *out, int max);
+
+/* One rank of a communicator: a process's share of it. */
+struct ig_nccl_rank {
+	uint32_t pid;
+	char comm[IG_COMM_LEN];
+	int known;		     /* the communicator was seen made (rank, nranks, key) */
+	uint32_t key, rank, nranks;  /* IG_NCCL_COMM of core/ops.h */
+	uint64_t ops_win, bytes_win; /* operations enqueued */
+	uint64_t done_win;	     /* seen complete */
+	uint64_t wait_ns_win;	     /* sum of their completion waits */
+	uint64_t wait_mean_ns;	     /* per operation seen complete, 0 when none */
+	uint64_t sync_ns_win;	     /* time in the synchronisations that completed them */
+	uint64_t ops_life, last_ns;
+};
+/* Ranks with operations in the window, by communicator key then rank. */
+int model_nccl_ranks(const struct ig_model *m, struct ig_nccl_rank *out, int max);
+
+struct ig_nccl_totals {
+	uint64_t pending; /* operations not yet seen complete */
+	uint64_t dropped; /* ... forgotten for want of room (their completion is not known) */
+};
+void model_nccl_totals(const struct ig_model *m, struct ig_nccl_totals *out);
 
 #endif

@@ -127,6 +127,10 @@ struct thread {
 	uint64_t first_call_ns; /* entry of its first CUDA call: it feeds from then */
 	uint64_t ua, ub; /* last interval of the union of call intervals */
 	uint64_t ca, cb; /* last call interval */
+	/* an NCCL group being built (ncclGroupStart .. ncclGroupEnd) */
+	uint8_t grp_depth;
+	uint32_t grp_sig; /* member counts, 4 bits per NCCL data op */
+	uint64_t grp_bytes, grp_stream, grp_comm;
 	/* the previous call, to see a driver call nested in a runtime call */
 	uint64_t pa, pb;
 	uint64_t ppre, pblk; /* off-CPU time counted for the previous call */
@@ -165,6 +169,89 @@ struct stab {
 	struct series **s;
 };
 
+/* --- NCCL (nccl.c) --------------------------------------------------------- */
+
+#define NC_DATA 8   /* data ops: ncclAllReduce .. ncclRecv, in enum order */
+#define NC_GROUPS 8 /* distinct groups (by their members) kept */
+#define NC_KINDS (NC_DATA + NC_GROUPS)
+#define NC_PEND 4096  /* operations waiting for their completion */
+#define NC_RANKS 64   /* (process, communicator) pairs */
+#define NC_EVENTS 256 /* recorded CUDA events (event syncs complete their stream) */
+
+struct nc_slice {
+	uint64_t sec;
+	uint64_t ops, bytes, done, wait_ns, wait_max, sync_ns;
+};
+
+struct nc_kind {
+	uint32_t sig; /* groups: member counts (4 bits per data op); 0: slot unused */
+	uint64_t ops_life, bytes_life, done_life;
+	struct hist wait_life;
+	struct nc_slice sl[IG_WIN_MAX];
+};
+
+struct nc_pend {
+	uint32_t pid;
+	uint16_t kind;
+	uint16_t rank; /* index into ranks */
+	uint64_t stream, end_ns, bytes;
+};
+
+struct nc_rank {
+	uint32_t pid;
+	uint64_t comm; /* IG_NCCL_COMM, 0 unknown */
+	uint64_t ops_life, last_ns;
+	struct nc_slice sl[IG_WIN_MAX];
+};
+
+struct nc_event {
+	uint32_t pid;
+	uint64_t event, stream, end_ns;
+};
+
+/* Plain data without pointers: a copy of the model copies it with memcpy. */
+struct nccl_state {
+	struct nc_kind k[NC_KINDS];
+	struct nc_pend pend[NC_PEND];
+	int npend;
+	struct nc_rank r[NC_RANKS];
+	int nr;
+	struct nc_event ev[NC_EVENTS];
+	int nev, evi;
+	uint64_t dropped;
+};
+
+/* --- GPU devices (gpu.c) ----------------------------------------------------- */
+
+#define GPU_PMEM 256 /* (process, device) memory entries */
+
+struct gpu_slice {
+	uint64_t sec;
+	uint32_t n, n_util, n_power;
+	uint64_t util_sum, umem_sum, power_sum, mem_max;
+	int temp_max; /* -1 none */
+};
+
+struct gpu_dev_st {
+	int seen;
+	struct ig_gpu_dev last;
+	struct gpu_slice sl[IG_WIN_MAX];
+};
+
+struct gpu_pmem {
+	uint32_t pid;
+	uint16_t dev;
+	uint16_t known;
+	uint64_t bytes, ts_ns;
+};
+
+/* Plain data without pointers, like nccl_state. */
+struct gpu_state {
+	struct gpu_dev_st d[IG_GPU_MAX_DEVS];
+	struct gpu_pmem pm[GPU_PMEM];
+	int npm;
+};
+
 struct ig_model {
 	struct ig_model_cfg cfg;
 	unsigned W;
@@ -190,6 +277,9 @@ struct ig_model {
 
 	struct ig_proc_stats *scratch_p;
 
+	struct nccl_state *nccl; /* nccl.c */
+	struct gpu_state *gpu;	 /* gpu.c */
+
 	/* the window hook (model/window.h) and the snapshot it is handed */
 	ig_window_fn win_fn;
 	void *win_ctx;
@@ -198,6 +288,8 @@ struct ig_model {
 	struct ig_win_proc *win_procs;
 	struct ig_win_series *win_series;
 	struct ig_win_thread *win_threads;
+	struct ig_nccl_rank *win_nccl;
+	struct ig_gpu_stats *win_gpus;
 };
 
 
@@ -274,6 +366,20 @@ int threads_busiest(const struct ig_model *m, uint64_t end_ns, uint32_t pid,
 		    struct ig_thread_stats *out, int max);
 int slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out, int max);
 int thread_offcpu(const struct thread *t, struct ig_offcpu_rec *out, int max);
+
+/* nccl.c: an NCCL call, or a call that may complete NCCL operations, of
+ * thread t (ingest_call); the rest of the read API. */
+void nccl_call(struct ig_model *m, struct thread *t, const struct ig_event *e, uint64_t end,
+	       uint64_t sec, int inwin);
+void nccl_reset(struct ig_model *m); /* also what makes a new state ready */
+int nccl_window_ranks(const struct ig_model *m, uint64_t end, struct ig_nccl_rank *out, int max);
+/* gpu.c: a device or process sample; reset; the read API at end. */
+void gpu_ingest(struct ig_model *m, const struct ig_event *e, uint64_t sec, int inwin);
+void gpu_reset(struct ig_model *m);
+int gpu_stats_at(const struct ig_model *m, uint64_t end, struct ig_gpu_stats *out, int max);
+/* pid's memory over the devices' latest samples and the devices listing it;
+ * 0, or -ENOENT when no device gives a value. */
+int gpu_proc_mem(const struct ig_model *m, uint32_t pid, uint64_t *bytes, uint32_t *devs);
 
 /* window.c */
 int window_alloc(struct ig_model *m);

@@ -506,6 +506,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->between_pct = pct(o->off_between_ns, o->wall_ns);
 	o->npreemptors = ctab_top(m, &p->pre, o->preemptors, 4, pre_all);
 	o->nwakers = ctab_top(m, &p->wake, o->wakers, 4, 0);
+	o->gpu_mem_known = gpu_proc_mem(m, p->pid, &o->gpu_mem_bytes, &o->gpu_devs) == 0;
 }
 
 static int cmp_proc(const void *a, const void *b)

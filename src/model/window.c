@@ -23,7 +23,10 @@ int window_alloc(struct ig_model *m)
 	m->win_all = calloc(IG_WIN_PROCS, sizeof(*m->win_all));
 	m->win_series = calloc(series_cap(m), sizeof(*m->win_series));
 	m->win_threads = calloc((size_t)IG_WIN_PROCS * IG_WIN_THREADS, sizeof(*m->win_threads));
-	if (!m->win_procs || !m->win_all || !m->win_series || !m->win_threads) {
+	m->win_nccl = calloc(NC_RANKS, sizeof(*m->win_nccl));
+	m->win_gpus = calloc(IG_GPU_MAX_DEVS, sizeof(*m->win_gpus));
+	if (!m->win_procs || !m->win_all || !m->win_series || !m->win_threads || !m->win_nccl ||
+	    !m->win_gpus) {
 		window_free(m);
 		return -ENOMEM;
 	}
@@ -36,6 +39,10 @@ void window_free(struct ig_model *m)
 	free(m->win_all);
 	free(m->win_series);
 	free(m->win_threads);
+	free(m->win_nccl);
+	free(m->win_gpus);
+	m->win_nccl = NULL;
+	m->win_gpus = NULL;
 	m->win_procs = NULL;
 	m->win_all = NULL;
 	m->win_series = NULL;
@@ -108,5 +115,9 @@ void window_emit(struct ig_model *m, uint64_t k)
 		wp->nthr = proc_threads(m, end, p->pid, wp->thr, IG_WIN_THREADS);
 		w->nprocs++;
 	}
+	w->nnccl = nccl_window_ranks(m, end, m->win_nccl, NC_RANKS);
+	w->nccl = m->win_nccl;
+	w->ngpus = gpu_stats_at(m, end, m->win_gpus, IG_GPU_MAX_DEVS);
+	w->gpus = m->win_gpus;
 	m->win_fn(m->win_ctx, w);
 }

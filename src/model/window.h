@@ -53,6 +53,12 @@ struct ig_window {
 	 * and threads. */
 	int nprocs;
 	struct ig_win_proc *procs;
+	/* NCCL ranks with operations in the window (model_nccl_ranks). */
+	int nnccl;
+	const struct ig_nccl_rank *nccl;
+	/* GPU devices sampled (model_gpus); none without NVML. */
+	int ngpus;
+	const struct ig_gpu_stats *gpus;
 };
 
 typedef void (*ig_window_fn)(void *ctx, const struct ig_window *w);

@@ -14,7 +14,7 @@ static const char *const kinds[IG_EV_KIND_MAX] = {
 	[IG_EV_NONE] = "none",     [IG_EV_CALL] = "call",       [IG_EV_OFFCPU] = "offcpu",
 	[IG_EV_FORK] = "fork",     [IG_EV_EXEC] = "exec",       [IG_EV_EXIT] = "exit",
 	[IG_EV_PAGE_ALLOC] = "pages", [IG_EV_BLOCK_IO] = "blockio", [IG_EV_SNAPSHOT] = "snapshot",
-	[IG_EV_COMM] = "comm",
+	[IG_EV_COMM] = "comm",     [IG_EV_GPU] = "gpu",         [IG_EV_GPU_PROC] = "gpuproc",
 };
 
 const char *evfmt_kind(int kind)
@@ -45,6 +45,53 @@ static const char *container(char *b, size_t n, const struct ig_event *e)
 	return e->container && e->container[0] ? esc_str(b, n, e->container, ESC_FIELD) : "?";
 }
 
+/* " type=float32 redop=sum peer=1 comm=1a2b3c rank=0/2" of an NCCL call
+ * (core/ops.h); "" for other calls. */
+static const char *nccl_fields(char *b, size_t n, const struct ig_event *e)
+{
+	const struct ig_op_info *oi = ig_op_info(e->op);
+	b[0] = 0;
+	if (!oi || oi->group != IG_GRP_NCCL)
+		return b;
+	size_t k = 0;
+	if (oi->kind & IG_OPK_COLL) {
+		unsigned op = IG_NCCL_REDOP(e->arg1);
+		uint32_t peer = IG_NCCL_PEER(e->arg1);
+		k += (size_t)snprintf(b, n, " type=%s", ig_nccl_type_name(IG_NCCL_TYPE(e->arg1)));
+		if (op != IG_NCCL_NONE8 && k < n)
+			k += (size_t)snprintf(b + k, n - k, " redop=%s", ig_nccl_redop_name(op));
+		if (peer != IG_NCCL_NONE32 && k < n)
+			k += (size_t)snprintf(b + k, n - k, " peer=%u", peer);
+	}
+	if (k < n && IG_NCCL_COMM_NRANKS(e->arg2))
+		snprintf(b + k, n - k, " nccl_comm=%06x rank=%u/%u", IG_NCCL_COMM_KEY(e->arg2),
+			 IG_NCCL_COMM_RANK(e->arg2), IG_NCCL_COMM_NRANKS(e->arg2));
+	else if (k < n)
+		snprintf(b + k, n - k, " nccl_comm=-");
+	return b;
+}
+
+/* The values of a device sample, "-" for those it lacks. */
+static void gpu_line(char *p, size_t left, const struct ig_event *e, char *c)
+{
+	struct ig_gpu_dev d;
+	char v[8][24];
+	ig_gpu_dev_unpack(e, &d);
+#define V(i, bit, fmt, ...)                                                                       \
+	((d.valid & (bit)) ? (snprintf(v[i], sizeof(v[i]), fmt, __VA_ARGS__), v[i]) : "-")
+	snprintf(p, left,
+		 " dev=%u util_gpu=%s util_mem=%s mem_used=%s mem_total=%s power_mw=%s "
+		 "limit_mw=%s temp_c=%s sm_mhz=%s err=%d name=%s",
+		 d.index, V(0, IG_GPU_V_UTIL, "%u", d.util_gpu_pct),
+		 V(1, IG_GPU_V_UTIL, "%u", d.util_mem_pct),
+		 V(2, IG_GPU_V_MEM, "%" PRIu64, d.mem_used),
+		 V(3, IG_GPU_V_MEM, "%" PRIu64, d.mem_total), V(4, IG_GPU_V_POWER, "%u", d.power_mw),
+		 V(5, IG_GPU_V_LIMIT, "%u", d.power_limit_mw),
+		 V(6, IG_GPU_V_TEMP, "%u", d.temp_c), V(7, IG_GPU_V_CLOCK, "%u", d.sm_mhz),
+		 d.err, name(c, d.name));
+#undef V
+}
+
 char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 {
 	char c[NAME_LEN], o[NAME_LEN], ct[IG_CONTAINER_LEN * 4];
@@ -56,14 +103,26 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 	size_t left = len - (size_t)n;
 
 	switch (e->kind) {
-	case IG_EV_CALL:
+	case IG_EV_CALL: {
+		char nc[96];
 		snprintf(p, left,
 			 " op=%s dur_ns=%" PRIu64 " ret=%d arg0=%" PRIu64 " arg1=%" PRIu64
 			 " stream=0x%" PRIx64 " preempt_ns=%" PRIu64 " blocked_ns=%" PRIu64
-			 " switches=%u other=%u:%s cpu=%u cgroup=%" PRIu64 " comm=%s",
+			 " switches=%u other=%u:%s cpu=%u cgroup=%" PRIu64 " comm=%s%s",
 			 ig_op_name(e->op), e->dur_ns, e->ret, e->arg0, e->arg1, e->stream,
 			 e->preempt_ns, e->blocked_ns, e->switches, e->other_pid,
-			 name(o, e->other_comm), e->cpu, e->cgroup_id, name(c, e->comm));
+			 name(o, e->other_comm), e->cpu, e->cgroup_id, name(c, e->comm),
+			 nccl_fields(nc, sizeof(nc), e));
+		break;
+	}
+	case IG_EV_GPU:
+		gpu_line(p, left, e, c);
+		break;
+	case IG_EV_GPU_PROC:
+		if (e->flags & IG_GPU_V_MEM)
+			snprintf(p, left, " dev=%u mem_used=%" PRIu64, e->cpu, e->arg0);
+		else
+			snprintf(p, left, " dev=%u mem_used=-", e->cpu);
 		break;
 	case IG_EV_OFFCPU:
 		snprintf(p, left,
@@ -143,6 +202,51 @@ static void json_call(json_t *o, const struct ig_event *e)
 	jint(o, "cpu", e->cpu);
 	jint(o, "cgroup_id", e->cgroup_id);
 	jname(o, "comm", e->comm);
+	const struct ig_op_info *oi = ig_op_info(e->op);
+	if (!oi || oi->group != IG_GRP_NCCL)
+		return;
+	if (oi->kind & IG_OPK_COLL) {
+		unsigned op = IG_NCCL_REDOP(e->arg1);
+		uint32_t peer = IG_NCCL_PEER(e->arg1);
+		jint(o, "bytes", e->arg0);
+		jstr(o, "type", ig_nccl_type_name(IG_NCCL_TYPE(e->arg1)));
+		if (op != IG_NCCL_NONE8)
+			jstr(o, "redop", ig_nccl_redop_name(op));
+		if (peer != IG_NCCL_NONE32)
+			jint(o, "peer", peer);
+	}
+	if (IG_NCCL_COMM_NRANKS(e->arg2)) {
+		char key[16];
+		snprintf(key, sizeof(key), "%06x", IG_NCCL_COMM_KEY(e->arg2));
+		jstr(o, "nccl_comm", key);
+		jint(o, "rank", IG_NCCL_COMM_RANK(e->arg2));
+		jint(o, "nranks", IG_NCCL_COMM_NRANKS(e->arg2));
+	}
+}
+
+static void json_gpu(json_t *o, const struct ig_event *e)
+{
+	struct ig_gpu_dev d;
+	ig_gpu_dev_unpack(e, &d);
+	jint(o, "dev", d.index);
+	jname(o, "name", d.name);
+	if (d.valid & IG_GPU_V_UTIL) {
+		jint(o, "util_gpu_pct", d.util_gpu_pct);
+		jint(o, "util_mem_pct", d.util_mem_pct);
+	}
+	if (d.valid & IG_GPU_V_MEM) {
+		jint(o, "mem_used", d.mem_used);
+		jint(o, "mem_total", d.mem_total);
+	}
+	if (d.valid & IG_GPU_V_POWER)
+		jint(o, "power_mw", d.power_mw);
+	if (d.valid & IG_GPU_V_LIMIT)
+		jint(o, "power_limit_mw", d.power_limit_mw);
+	if (d.valid & IG_GPU_V_TEMP)
+		jint(o, "temp_c", d.temp_c);
+	if (d.valid & IG_GPU_V_CLOCK)
+		jint(o, "sm_mhz", d.sm_mhz);
+	json_object_set_new(o, "err", json_integer(d.err));
 }
 
 json_t *evfmt_json_obj(const struct ig_event *e)
@@ -193,6 +297,14 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 		jstr(o, "container", u); /* "" unknown */
 		break;
 	}
+	case IG_EV_GPU:
+		json_gpu(o, e);
+		break;
+	case IG_EV_GPU_PROC:
+		jint(o, "dev", e->cpu);
+		if (e->flags & IG_GPU_V_MEM)
+			jint(o, "mem_used", e->arg0);
+		break;
 	case IG_EV_SNAPSHOT:
 		json_object_set_new(o, "cpu_pct", json_real((double)e->arg0 / 10.0));
 		json_object_set_new(o, "mem_pct", json_real((double)e->arg1 / 10.0));

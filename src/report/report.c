@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "detect/detect.h"
 #include "model/model.h"
+#include "report/report_gpu.h"
 
 #define MAX_ROWS 256
 
@@ -441,13 +442,18 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		if (p->npreemptors) {
 			snprintf(w, sizeof(w), "%s[%u]", col(cm, p->preemptors[0].comm),
 				 p->preemptors[0].pid);
-			fprintf(f, "%s %.0f%%\n", w, p->preemptors[0].share * 100);
+			fprintf(f, "%s %.0f%%", w, p->preemptors[0].share * 100);
 		} else {
-			fprintf(f, "-\n");
+			fprintf(f, "-");
 		}
+		if (p->gpu_mem_known) /* NVML's GPU memory of the process */
+			fprintf(f, "  gpu_mem %s",
+				report_fmt_bytes(a, sizeof(a), p->gpu_mem_bytes));
+		fputc('\n', f);
 	}
 
 	text_time(f, model_cfg(m)->window_s, procs, np, o);
+	report_gpu_text(f, m, o->summary);
 
 	int nc = detect_count(det), listed = 0;
 	int active = 0;
@@ -582,6 +588,12 @@ static json_t *json_status(const struct ig_status *st, const struct ig_model_tot
 		bad |= JU(o, "calls_partial", st->calls_partial);
 		bad |= JU(o, "calls_too_deep", st->calls_too_deep);
 		bad |= JU(o, "holds", st->holds);
+		if (st->nvml_state >= 0) {
+			static const char *const nv[] = {"starting", "ok", "absent", "failed"};
+			bad |= JS(o, "nvml", nv[st->nvml_state & 3]);
+			bad |= JS(o, "nvml_note", st->nvml);
+			bad |= JU(o, "nvml_stuck_ns", st->nvml_stuck_ns);
+		}
 	}
 	if (st && st->mode == IG_MODE_REPLAY) {
 		bad |= JD(o, "replay_speed", st->replay_speed);
@@ -712,6 +724,8 @@ static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p
 	bad |= JU(o, "io_ops_win", p->io_ops_win);
 	bad |= JU(o, "io_bytes_win", p->io_bytes_win);
 	bad |= JU(o, "io_max_ns_win", p->io_max_ns_win);
+	if (p->gpu_mem_known)
+		bad |= JU(o, "gpu_mem_bytes", p->gpu_mem_bytes);
 	bad |= ig_json_set(o, "time", json_time(p, summary ? &p->life_parts : &p->parts));
 	bad |= ig_json_set(o, "preemptors", json_peers(p->preemptors, p->npreemptors));
 	bad |= ig_json_set(o, "wakers", json_peers(p->wakers, p->nwakers));
@@ -800,6 +814,7 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		bad |= ig_json_set(o, "status", json_status(st, &t));
 		bad |= ig_json_set(o, "host", json_host(m));
 		bad |= json_lists(o, m, det, opt, rows, procs);
+		bad |= report_gpu_json(o, m);
 	}
 	int rc = bad ? -ENOMEM : ig_json_write_line(f, o);
 	json_decref(o);

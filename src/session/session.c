@@ -60,6 +60,7 @@ static struct session *session_alloc(const struct cli *cli, char *err, size_t er
 	}
 	s->cli = *cli;
 	s->st.cmd_status = -1;
+	s->st.nvml_state = -1; /* no device meters (live sets them) */
 	s->no_flight = "this session (--flight 0)";
 	model_cfg_default(&cfg);
 	cfg.window_s = (unsigned)(cli->window_s + 0.5);

@@ -7,6 +7,7 @@
 
 #include "collect/collector.h"
 #include "collect/hostinfo.h"
+#include "collect/nvml.h"
 #include "session/command.h"
 #include "session/demo.h"
 
@@ -25,6 +26,7 @@ struct live {
 	struct ig_source src;
 	struct collector *coll;
 	struct ig_source *stream; /* the collector's (owned by it) */
+	struct nvml *nvml;	  /* GPU device meters */
 	struct command *cmd;	  /* -- CMD */
 	struct demo_run *demo;	  /* --demo */
 	const char *demo_name;
@@ -105,6 +107,8 @@ static uint64_t live_tick(struct ig_source *s, uint64_t now_ns, ig_emit_fn emit,
 
 	collector_tick(l->coll, evnow, emit, ctx);
 	collector_status(l->coll, st);
+	if (l->nvml)
+		nvml_tick(l->nvml, evnow, emit, ctx, st);
 	st->mode = IG_MODE_LIVE;
 	if (now_ns - l->last_snapshot_ns >= 1000000000ULL) {
 		snapshot(l, evnow, emit, ctx);
@@ -144,6 +148,7 @@ static void live_free(struct ig_source *s)
 		return;
 	demo_stop(l->demo);
 	command_free(l->cmd);
+	nvml_stop(l->nvml);
 	collector_free(l->coll);
 	free(l);
 }
@@ -225,6 +230,7 @@ struct ig_source *live_source_new(const struct cli *cli, char *err, size_t errle
 	}
 	l->stream = collector_source(l->coll);
 	hostinfo_cpu_read(&l->cpu_prev);
+	l->nvml = nvml_start(NULL, (unsigned)(cli->interval_s * 1000 + 0.5)); /* device meters */
 	return &l->src;
 }
 

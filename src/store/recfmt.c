@@ -21,7 +21,10 @@ enum {
 	SRC_DRIVER = 4,
 	SRC_IO = 5,
 	SRC_TCP = 6,
-	SRC_NET = 7
+	SRC_NET = 7,
+	SRC_GPU = 8,
+	SRC_NCCL = 9,
+	SRC_HIP = 10
 };
 
 static const struct {
@@ -35,6 +38,9 @@ static const struct {
     {SRC_IO, "IO", "Block I/O events — tracepoints (block_rq_issue/block_rq_complete)"},
     {SRC_TCP, "TCP", "TCP events — tracepoints (tcp_retransmit_skb)"},
     {SRC_NET, "NET", "Network socket events — syscall tracepoints (sendto/recvfrom)"},
+    {SRC_GPU, "GPU", "GPU device samples — NVML (libnvidia-ml.so.1), ingero-top"},
+    {SRC_NCCL, "NCCL", "NCCL collectives (libnccl.so) — uprobes, ingero-top"},
+    {SRC_HIP, "HIP", "HIP runtime API (libamdhip64.so) — uprobes, ingero-top"},
 };
 
 /* Ingero's op ids where Ingero has the op; new ids above Ingero's for ours.
@@ -100,6 +106,93 @@ static const struct op_row {
     {5, 3, "block_discard", "Block device discard/trim request", IG_EV_BLOCK_IO, IG_IO_DISCARD},
     {5, 4, "block_other", "Other block request: flush, ... (ingero-top)", IG_EV_BLOCK_IO,
      IG_IO_OTHER},
+    /* ingero-top's additions: CUDA calls of frameworks, NCCL, HIP, GPU samples */
+    {1, 13, "cudaLaunchKernelExC", "Launch a kernel with a launch config (ingero-top)",
+     IG_EV_CALL, IG_OP_CUDA_LAUNCH_KERNEL_EX},
+    {1, 14, "cudaMallocAsync", "Stream-ordered allocation (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_MALLOC_ASYNC},
+    {1, 15, "cudaFreeAsync", "Stream-ordered free (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_FREE_ASYNC},
+    {1, 16, "cudaMallocHost", "Page-locked host allocation (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_MALLOC_HOST},
+    {1, 17, "cudaHostAlloc", "Page-locked host allocation with flags (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_HOST_ALLOC},
+    {1, 18, "cudaFreeHost", "Free page-locked host memory (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_FREE_HOST},
+    {1, 19, "cudaMemset", "Fill device memory (ingero-top)", IG_EV_CALL, IG_OP_CUDA_MEMSET},
+    {1, 20, "cudaMemsetAsync", "Fill device memory on a stream (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_MEMSET_ASYNC},
+    {1, 21, "cudaEventRecord", "Record an event on a stream (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_EVENT_RECORD},
+    {1, 22, "cudaEventQuery", "Poll an event (ingero-top)", IG_EV_CALL, IG_OP_CUDA_EVENT_QUERY},
+    {1, 23, "cudaEventSynchronize", "Wait for an event (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_EVENT_SYNC},
+    {1, 24, "cudaStreamWaitEvent", "Make a stream wait for an event (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_STREAM_WAIT_EVENT},
+    {4, 12, "cuLaunchKernelEx", "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_LAUNCH_KERNEL_EX},
+    {4, 13, "cuMemAllocAsync", "Stream-ordered allocation via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEM_ALLOC_ASYNC},
+    {4, 14, "cuMemFreeAsync", "Stream-ordered free via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_MEM_FREE_ASYNC},
+    {4, 15, "cuMemcpyDtoD", "Device-to-device copy via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_MEMCPY_DTOD},
+    {4, 16, "cuMemcpyHtoDAsync", "Async host-to-device copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_HTOD_ASYNC},
+    {4, 17, "cuMemcpyDtoHAsync", "Async device-to-host copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_DTOH_ASYNC},
+    {4, 18, "cuMemcpyDtoDAsync", "Async device-to-device copy via driver API (ingero-top)",
+     IG_EV_CALL, IG_OP_CU_MEMCPY_DTOD_ASYNC},
+    {4, 19, "cuModuleLoadData", "Load a module image: cold start (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_MODULE_LOAD_DATA},
+    {4, 20, "cuLibraryLoadData", "Load a library image: cold start (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_LIBRARY_LOAD_DATA},
+    {SRC_GPU, 1, "gpu_device", "NVML device sample: utilisation, memory, power, temperature, "
+     "SM clock (arg0 used bytes, arg1 total bytes; docs/recording.md)", IG_EV_GPU, 0},
+    {SRC_GPU, 2, "gpu_process", "NVML: GPU memory of a process on a device (arg0 bytes, cpu = "
+     "device)", IG_EV_GPU_PROC, 0},
+    {SRC_NCCL, 1, "ncclCommInitRank", "Make a communicator (arg2: its key, rank, nranks)",
+     IG_EV_CALL, IG_OP_NCCL_COMM_INIT_RANK},
+    {SRC_NCCL, 2, "ncclCommDestroy", "Destroy a communicator", IG_EV_CALL,
+     IG_OP_NCCL_COMM_DESTROY},
+    {SRC_NCCL, 3, "ncclAllReduce", "AllReduce enqueued (arg0 bytes)", IG_EV_CALL,
+     IG_OP_NCCL_ALL_REDUCE},
+    {SRC_NCCL, 4, "ncclAllGather", "AllGather enqueued (arg0 bytes per rank)", IG_EV_CALL,
+     IG_OP_NCCL_ALL_GATHER},
+    {SRC_NCCL, 5, "ncclReduceScatter", "ReduceScatter enqueued (arg0 bytes per rank)",
+     IG_EV_CALL, IG_OP_NCCL_REDUCE_SCATTER},
+    {SRC_NCCL, 6, "ncclBroadcast", "Broadcast enqueued (arg0 bytes)", IG_EV_CALL,
+     IG_OP_NCCL_BROADCAST},
+    {SRC_NCCL, 7, "ncclBcast", "In-place broadcast enqueued (arg0 bytes)", IG_EV_CALL,
+     IG_OP_NCCL_BCAST},
+    {SRC_NCCL, 8, "ncclReduce", "Reduce enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_REDUCE},
+    {SRC_NCCL, 9, "ncclSend", "Send enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_SEND},
+    {SRC_NCCL, 10, "ncclRecv", "Receive enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_RECV},
+    {SRC_NCCL, 11, "ncclGroupStart", "Start a group of NCCL calls", IG_EV_CALL,
+     IG_OP_NCCL_GROUP_START},
+    {SRC_NCCL, 12, "ncclGroupEnd", "End a group: its calls are enqueued together", IG_EV_CALL,
+     IG_OP_NCCL_GROUP_END},
+    {SRC_HIP, 1, "hipLaunchKernel", "Launch a kernel", IG_EV_CALL, IG_OP_HIP_LAUNCH_KERNEL},
+    {SRC_HIP, 2, "hipModuleLaunchKernel", "Launch a module kernel", IG_EV_CALL,
+     IG_OP_HIP_MODULE_LAUNCH_KERNEL},
+    {SRC_HIP, 3, "hipExtModuleLaunchKernel", "Launch a module kernel (extended)", IG_EV_CALL,
+     IG_OP_HIP_EXT_MODULE_LAUNCH_KERNEL},
+    {SRC_HIP, 4, "hipMemcpy", "Synchronous copy", IG_EV_CALL, IG_OP_HIP_MEMCPY},
+    {SRC_HIP, 5, "hipMemcpyAsync", "Asynchronous copy", IG_EV_CALL, IG_OP_HIP_MEMCPY_ASYNC},
+    {SRC_HIP, 6, "hipMemcpyHtoD", "Synchronous host-to-device copy", IG_EV_CALL,
+     IG_OP_HIP_MEMCPY_HTOD},
+    {SRC_HIP, 7, "hipMemcpyDtoH", "Synchronous device-to-host copy", IG_EV_CALL,
+     IG_OP_HIP_MEMCPY_DTOH},
+    {SRC_HIP, 8, "hipMalloc", "Device allocation", IG_EV_CALL, IG_OP_HIP_MALLOC},
+    {SRC_HIP, 9, "hipFree", "Device free", IG_EV_CALL, IG_OP_HIP_FREE},
+    {SRC_HIP, 10, "hipMallocAsync", "Stream-ordered allocation", IG_EV_CALL,
+     IG_OP_HIP_MALLOC_ASYNC},
+    {SRC_HIP, 11, "hipStreamSynchronize", "Wait for a stream", IG_EV_CALL,
+     IG_OP_HIP_STREAM_SYNC},
+    {SRC_HIP, 12, "hipDeviceSynchronize", "Wait for the device", IG_EV_CALL,
+     IG_OP_HIP_DEVICE_SYNC},
+    {SRC_HIP, 13, "hipEventSynchronize", "Wait for an event", IG_EV_CALL, IG_OP_HIP_EVENT_SYNC},
+    {SRC_HIP, 14, "hipGraphLaunch", "Launch a graph", IG_EV_CALL, IG_OP_HIP_GRAPH_LAUNCH},
     {6, 1, "tcp_retransmit", "TCP segment retransmission", 0, 0},
     {7, 1, "net_send", "Socket send/sendto syscall", 0, 0},
     {7, 2, "net_recv", "Socket recv/recvfrom syscall", 0, 0},
@@ -137,7 +230,7 @@ int recfmt_ingero_kind(int source, const char *name, int *kind, int *op)
 {
 	if (!name)
 		return -ENOENT;
-	if (source == SRC_CUDA || source == SRC_DRIVER) {
+	if (source == SRC_CUDA || source == SRC_DRIVER || source == SRC_NCCL || source == SRC_HIP) {
 		int o = ig_op_by_name(name);
 		if (o == IG_OP_NONE)
 			return -ENOENT;
@@ -189,7 +282,8 @@ static const char schema_sql[] =
     "  blocked_ns INTEGER NOT NULL DEFAULT 0,\n"
     "  switches INTEGER NOT NULL DEFAULT 0,\n"
     "  other_pid INTEGER NOT NULL DEFAULT 0,\n"
-    "  other_comm TEXT NOT NULL DEFAULT ''\n"
+    "  other_comm TEXT NOT NULL DEFAULT '',\n"
+    "  arg2 INTEGER NOT NULL DEFAULT 0\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS idx_events_end ON events(end_ns);\n"
     "CREATE TABLE IF NOT EXISTS stack_traces (\n"
@@ -323,7 +417,10 @@ static const char *const schema_notes[][2] = {
      "I/O issue/completion); timestamp follows Ingero (entry for calls, end for sched_switch "
      "and block I/O). kind: ingero-top event kind. cpu, flags (1 in call, 2 no split), state "
      "(0 unknown, 1 preempted, 2 blocked), stream, preempt_ns/blocked_ns/switches (off-CPU "
-     "during a call), other_pid/other_comm (preemptor or waker). See docs/recording.md."},
+     "during a call), other_pid/other_comm (preemptor or waker). arg2: NCCL communicator "
+     "(rank, nranks, key); NCCL calls also fill rank and world_size. GPU device samples "
+     "(source GPU) pack their values into arg0, arg1, stream, preempt_ns, flags, cpu. See "
+     "docs/recording.md."},
 };
 
 /* INSERT OR <verb> INTO table VALUES (...) with %Q-quoted texts. */
@@ -350,6 +447,9 @@ int recfmt_create(sqlite3 *db, const char *writer_version)
 	if (rc == SQLITE_OK && !db_has_column(db, "process_names", "container"))
 		rc = db_exec(db, "ALTER TABLE process_names ADD COLUMN container TEXT NOT NULL "
 				 "DEFAULT ''");
+	/* ... and before events had arg2 (NCCL communicators) */
+	if (rc == SQLITE_OK && !db_has_column(db, "events", "arg2"))
+		rc = db_exec(db, "ALTER TABLE events ADD COLUMN arg2 INTEGER NOT NULL DEFAULT 0");
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(sources) / sizeof(sources[0]); i++)
 		rc = insert_row(db, "INSERT OR IGNORE INTO sources VALUES (%d, %Q, %Q)",
 				sources[i].id, sources[i].name, sources[i].desc);
@@ -389,8 +489,9 @@ static void bind_comm(sqlite3_stmt *st, int i, const char *c)
 const char recfmt_event_insert_sql[] =
     "INSERT INTO events (timestamp, pid, tid, source, op, duration, arg0, arg1, ret_code, "
     "stack_hash, cgroup_id, node, comm, kind, start_ns, end_ns, cpu, flags, state, stream, "
-    "preempt_ns, blocked_ns, switches, other_pid, other_comm) VALUES (?1,?2,?3,?4,?5,?6,?7,"
-    "?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25)";
+    "preempt_ns, blocked_ns, switches, other_pid, other_comm, arg2, rank, world_size) VALUES "
+    "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,"
+    "?25,?26,?27,?28)";
 
 void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, int op_id,
 		       const char *node)
@@ -421,12 +522,31 @@ void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, i
 	sqlite3_bind_int64(st, 23, e->switches);
 	sqlite3_bind_int64(st, 24, e->other_pid);
 	bind_comm(st, 25, e->other_comm);
+	sqlite3_bind_int64(st, 26, (int64_t)e->arg2);
+	/* Ingero's columns of distributed training: the NCCL rank, nranks */
+	if (e->kind == IG_EV_CALL && IG_NCCL_COMM_NRANKS(e->arg2) &&
+	    ig_op_lib(e->op) == IG_LIB_NCCL) {
+		sqlite3_bind_int64(st, 27, IG_NCCL_COMM_RANK(e->arg2));
+		sqlite3_bind_int64(st, 28, IG_NCCL_COMM_NRANKS(e->arg2));
+	} else {
+		sqlite3_bind_null(st, 27);
+		sqlite3_bind_null(st, 28);
+	}
 }
 
-const char recfmt_event_select_sql[] =
-    "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, node, comm, "
-    "kind, start_ns, cpu, flags, state, stream, preempt_ns, blocked_ns, switches, other_pid, "
-    "other_comm, source, op, end_ns FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id";
+const char *recfmt_event_select_sql(int has_arg2)
+{
+	/* older files lack arg2: a 0 in its place */
+	return has_arg2
+		   ? "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
+		     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
+		     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2 FROM "
+		     "events WHERE end_ns >= ?1 ORDER BY end_ns, id"
+		   : "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
+		     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
+		     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0 FROM "
+		     "events WHERE end_ns >= ?1 ORDER BY end_ns, id";
+}
 
 void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
 {
@@ -477,6 +597,7 @@ int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int
 	recfmt_column_comm(e->other_comm, st, 21);
 	*source = v[22];
 	*op_id = v[23];
+	e->arg2 = (uint64_t)v[25];
 	return 0;
 }
 

@@ -178,12 +178,13 @@ void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t 
 			 const char *default_version, uint64_t now_ns);
 
 /* Reading ingero-top's events: the SELECT (rows completing at or after ?1,
- * by completion time; RECFMT_EVENT_COLS columns) and the row. Fills e but
+ * by completion time; RECFMT_EVENT_COLS columns; has_arg2: the file's
+ * events have the arg2 column, older files lack it) and the row. Fills e but
  * for op and node: *source, *op_id and *node (text owned by st, may be
  * NULL) are for the caller. Returns 0, or -ERANGE for a row to refuse (a
  * numeric column that is not an integer, or recfmt_event_check). */
-#define RECFMT_EVENT_COLS 25
-extern const char recfmt_event_select_sql[];
+#define RECFMT_EVENT_COLS 26
+const char *recfmt_event_select_sql(int has_arg2);
 int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
 		      const char **node, int64_t dur_max);
 

@@ -75,15 +75,17 @@ static int in(int64_t v, int64_t lo, int64_t hi)
 
 int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 {
-	if (!in(v[EC_KIND], IG_EV_CALL, IG_EV_BLOCK_IO) || !in(v[EC_START], 1, RECFMT_TS_MAX_NS) ||
-	    !in(v[EC_DUR], 0, dur_max) || !in(v[EC_END], 1, RECFMT_TS_MAX_NS) ||
-	    v[EC_END] - v[EC_START] != v[EC_DUR] || !in(v[EC_PID], 1, RECFMT_PID_MAX) ||
+	int kind = (int)v[EC_KIND];
+	int gpu = kind == IG_EV_GPU || kind == IG_EV_GPU_PROC; /* NVML samples */
+	if ((!in(kind, IG_EV_CALL, IG_EV_BLOCK_IO) && !gpu) ||
+	    !in(v[EC_START], 1, RECFMT_TS_MAX_NS) || !in(v[EC_DUR], 0, dur_max) ||
+	    !in(v[EC_END], 1, RECFMT_TS_MAX_NS) || v[EC_END] - v[EC_START] != v[EC_DUR] ||
+	    !in(v[EC_PID], kind == IG_EV_GPU ? 0 : 1, RECFMT_PID_MAX) ||
 	    !in(v[EC_TID], 0, RECFMT_PID_MAX) || !in(v[EC_OTHER], 0, RECFMT_PID_MAX) ||
 	    !in(v[EC_CPU], 0, 65535) || !in(v[EC_STATE], IG_OFF_UNKNOWN, IG_OFF_BLOCKED) ||
 	    !in(v[EC_SW], 0, UINT32_MAX) || !in(v[EC_FLAGS], 0, UINT32_MAX) ||
 	    !in(v[EC_RET], INT32_MIN, INT32_MAX))
 		return -ERANGE;
-	int kind = (int)v[EC_KIND];
 	if ((kind == IG_EV_CALL || kind == IG_EV_OFFCPU) &&
 	    !parts_ok(v[EC_DUR], v[EC_PRE], v[EC_BLK]))
 		return -ERANGE;
@@ -91,7 +93,7 @@ int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 		return -ERANGE;
 	if (kind == IG_EV_FORK && !in(v[EC_ARG0], 1, RECFMT_PID_MAX))
 		return -ERANGE;
-	if ((kind == IG_EV_PAGE_ALLOC || kind == IG_EV_BLOCK_IO) &&
+	if ((kind == IG_EV_PAGE_ALLOC || kind == IG_EV_BLOCK_IO || gpu) &&
 	    !in(v[EC_ARG0], 0, RECFMT_BYTES_MAX))
 		return -ERANGE;
 	return 0;

@@ -241,7 +241,7 @@ static const char *stream_sql(struct rfile *f, int type, char *buf, size_t len)
 	switch (type) {
 	case S_EVENTS:
 		if (f->writer == W_OWN)
-			return recfmt_event_select_sql;
+			return recfmt_event_select_sql(f->has_arg2);
 		rp_ingero_events_sql(f, buf, len);
 		return buf;
 	case S_SNAP:

@@ -216,6 +216,7 @@ static const char *check_columns(struct rfile *f)
 		return rp_err("cannot replay %s: no ops table", f->path);
 	f->has_node = db_has_column(f->db, "events", "node");
 	f->has_comm = db_has_column(f->db, "events", "comm");
+	f->has_arg2 = db_has_column(f->db, "events", "arg2");
 	f->has_names_ext = db_has_table(f->db, "process_names") &&
 			   db_has_column(f->db, "process_names", "is_event");
 	f->has_names_ppid = f->has_names_ext && db_has_column(f->db, "process_names", "ppid");

@@ -75,6 +75,7 @@ struct rfile {
 	int top_schema;
 	int has_node, has_comm, has_names_ext, has_names_ppid, has_names_container, has_snap_node,
 	    has_chain_node;
+	int has_arg2; /* events.arg2 (NCCL communicators), newer files */
 	char default_node[128];
 	unsigned default_node_idx;
 	struct opmap *ops;

@@ -26,7 +26,7 @@ static const char *const names[SYNTH_MAX] = {
     "healthy",	      "cpu_contention", "gpu_bound",	   "loader_wait",  "sync_storm",
     "copy_dominated", "alloc_spikes",	"memory_pressure", "block_io",	   "cold_start",
     "no_split",	      "host_work",	"timer_sleep",	   "launch_bound", "healthy_fast",
-    "mixed",	      "bench",
+    "mixed",	      "nccl_straggler", "bench",
 };
 
 /* --- recipes ----------------------------------------------------------------- */
@@ -46,6 +46,7 @@ enum ph_kind {
 	PH_TIMER,     /* asleep until a timer (sleep, poll timeout) */
 	PH_FAULT,     /* asleep in a page fault */
 	PH_OFF,	      /* off CPU, state not recorded (Ingero) */
+	PH_NCCL,      /* an ncclAllReduce of bytes (float32, rank 0 of 2): API work */
 };
 
 struct phase {
@@ -67,6 +68,8 @@ struct recipe {
 	uint32_t page_mib;	   /* page allocations per 100 ms, MiB */
 	double cpu, mem, load;	   /* host snapshot */
 	uint64_t avail_mb, swap_mb;
+	uint64_t peer_host; /* an NCCL peer rank (SYNTH_PEER) that works this long on
+			     * the CPU before its AllReduce, every step */
 	const char *cause, *cause2;
 	uint32_t culprit;
 	const char *culprit_comm;
@@ -82,6 +85,7 @@ struct recipe {
 #define SYNC2(t, j) {.kind = PH_SYNC_PAIR, .ns = (t), .jit = (j)}
 #define D2H(t, b, j) {.kind = PH_D2H, .ns = (t), .bytes = (b), .jit = (j)}
 #define OFF(k, t) {.kind = (k), .ns = (t)}
+#define NCCL(t, b) {.kind = PH_NCCL, .ns = (t), .bytes = (b)}
 #define SNAP(c, m, l, a, s) .cpu = (c), .mem = (m), .load = (l), .avail_mb = (a), .swap_mb = (s)
 #define IDLE SNAP(35, 40, 2.1, 40000, 0)
 #define K256 (256u << 10)
@@ -158,8 +162,15 @@ static const struct recipe recipes[SYNTH_MAX] = {
 	.workers = 1, SNAP(99, 40, 6.0, 40000, 0), .cause = "loader_wait",
 	.culprit = SYNTH_WORKER0, .culprit_comm = "pt_data_worker",
 	.cause2 = "cpu_contention"},
+    [SYNTH_NCCL_STRAGGLER] = {
+	.base = {HOST(300 * US), LAUNCH(20, 200 * US), NCCL(10 * US, 4 * M1), SYNC(9490 * US, 0, 0)},
+	.peer_host = 8 * MS, IDLE, .cause = "nccl_straggler", .culprit = SYNTH_PEER,
+	.culprit_comm = "python3"},
     [SYNTH_BENCH] = {IDLE},
 };
+/* The peer's step: its host work, then these, then a sync to the step's end. */
+#define PEER_LAUNCH (200 * US)
+#define PEER_NCCL (10 * US)
 /* clang-format on */
 
 /* The data-loader worker that delivers each batch, in turn: the first one
@@ -187,6 +198,7 @@ static double prog_sums(const struct phase *prog, struct sums *s)
 			s->part[IG_PART_HOST_CPU] += ns;
 			break;
 		case PH_LAUNCH:
+		case PH_NCCL:
 			s->part[IG_PART_API] += ns;
 			break;
 		case PH_COPY:
@@ -286,6 +298,15 @@ int synth_truth(const struct synth_cfg *cfg, struct synth_truth *t)
 	t->cause = r->cause ? r->cause : "";
 	t->cause2 = r->cause2 ? r->cause2 : "";
 	t->impact = impact_of(t->cause, t, acopy, spike);
+	if (r->peer_host) {
+		/* the rank's sync beyond the peer's, over the step */
+		double sync = 0;
+		for (int k = 0; k < MAXPH && r->base[k].kind; k++)
+			if (r->base[k].kind == PH_SYNC)
+				sync += (double)r->base[k].ns;
+		double peer_sync = tb - (double)(r->peer_host + PEER_LAUNCH + PEER_NCCL);
+		t->impact = (sync - peer_sync) / tb;
+	}
 	t->impact2 = impact_of(t->cause2, t, acopy, spike);
 	t->culprit_pid = r->culprit == SYNTH_PID && cfg->pid ? cfg->pid : r->culprit;
 	t->culprit_comm = r->culprit_comm ? r->culprit_comm : "";
@@ -546,9 +567,54 @@ static void ph_off(struct synth *s, const struct phase *ph, uint64_t d)
 	s->t += d;
 }
 
+/* A float32 AllReduce of 4 MiB on stream 0x1000 by rank of 2. */
+static void nccl_args(struct ig_event *e, unsigned rank)
+{
+	e->arg0 = 4 * M1;
+	e->arg1 = IG_NCCL_ARG1(7, 0, IG_NCCL_NONE32);
+	e->arg2 = IG_NCCL_COMM(SYNTH_NCCL_KEY, rank, 2);
+	e->stream = 0x1000;
+}
+
+static struct ig_event *peer_call(struct synth *s, int op, uint64_t t, uint64_t d)
+{
+	struct ig_event *e = push(s, IG_EV_CALL, t, d);
+	if (e) {
+		e->pid = e->tid = SYNTH_PEER;
+		e->op = (uint16_t)op;
+		e->stream = 0x1000;
+	}
+	return e;
+}
+
+/* The NCCL peer's step of d ns from t: host work, launches, its AllReduce,
+ * and a sync that ends with the step (when the main rank's does: the
+ * collective completes once both have enqueued it). */
+static void peer_step(struct synth *s, uint64_t t, uint64_t d)
+{
+	t += s->r->peer_host;
+	for (int i = 0; i < 20; i++, t += PEER_LAUNCH / 20)
+		peer_call(s, IG_OP_CUDA_LAUNCH_KERNEL, t, PEER_LAUNCH / 20);
+	struct ig_event *e = peer_call(s, IG_OP_NCCL_ALL_REDUCE, t, PEER_NCCL);
+	if (e)
+		nccl_args(e, 1);
+	t += PEER_NCCL;
+	uint64_t end = s->t + d > t ? s->t + d : t, blk = (end - t) * 9 / 10;
+	if ((e = peer_call(s, IG_OP_CUDA_STREAM_SYNC, t, end - t)))
+		e->blocked_ns = blk, e->switches = 1;
+	offcpu(s, SYNTH_PEER, SYNTH_PEER, t + (end - t) / 20, blk, IG_OFF_BLOCKED, IG_F_IN_CALL, 0,
+	       NULL);
+}
+
 /* One step of a program; base steps jitter antithetically, extras not. */
 static void run_step(struct synth *s, const struct phase *prog, int base)
 {
+	if (s->r->peer_host) {
+		uint64_t d = 0;
+		for (int k = 0; k < MAXPH && prog[k].kind; k++)
+			d += prog[k].ns;
+		peer_step(s, s->t, d);
+	}
 	for (int k = 0; k < MAXPH && prog[k].kind; k++) {
 		const struct phase *ph = &prog[k];
 		uint64_t d = ph->ns;
@@ -569,6 +635,13 @@ static void run_step(struct synth *s, const struct phase *prog, int base)
 		case PH_COPY:
 			ph_calls(s, IG_OP_CUDA_MEMCPY_ASYNC, ph, d);
 			break;
+		case PH_NCCL: {
+			struct ig_event *e = call(s, IG_OP_NCCL_ALL_REDUCE, s->t, d, 0, 0);
+			if (e)
+				nccl_args(e, 0);
+			s->t += d;
+			break;
+		}
 		case PH_MALLOC:
 			ph_malloc(s, ph, d);
 			break;
@@ -744,6 +817,11 @@ static void start(struct synth *s)
 				set_comm(e->comm, "pt_data_worker");
 			}
 		}
+	if (s->r->peer_host) {
+		e = push(s, IG_EV_COMM, s->t, 0);
+		if (e)
+			e->pid = e->tid = SYNTH_PEER;
+	}
 	if (s->cfg.scenario == SYNTH_BENCH)
 		for (uint32_t k = 0; k < 8; k++) {
 			e = push(s, IG_EV_COMM, s->t, 0);

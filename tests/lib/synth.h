@@ -36,6 +36,8 @@ enum synth_scenario {
 	SYNTH_LAUNCH_BOUND,    /* 100 launches per 5 ms step: API 48 % */
 	SYNTH_HEALTHY_FAST,    /* 1000 sync pairs/s with GPU work behind each: GPU wait 93 % */
 	SYNTH_MIXED,	       /* loader wait 25 % and CPU contention 12 % in one loop */
+	SYNTH_NCCL_STRAGGLER,  /* rank 0 waits 9.5 ms per AllReduce for rank 1 (python3[4822],
+				* 8 ms of host work per step): 77 % */
 	SYNTH_BENCH,	       /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };
@@ -44,6 +46,8 @@ enum synth_scenario {
 #define SYNTH_STRESS 2231  /* the CPU hog: stress-ng */
 #define SYNTH_WORKER0 2001 /* data-loader workers 2001..2004: pt_data_worker */
 #define SYNTH_NWORKERS 4
+#define SYNTH_PEER 4822		/* the other NCCL rank of SYNTH_NCCL_STRAGGLER: python3 */
+#define SYNTH_NCCL_KEY 0xc0ffee /* its communicator's key */
 
 struct synth_cfg {
 	int scenario;	   /* enum synth_scenario */

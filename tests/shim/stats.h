@@ -16,6 +16,14 @@ void shim_write_stats(const char *const *names, _Atomic unsigned long long *coun
  * and a uprobe on each would then fire twice for one call. */
 #define SHIM_SYM_ENUM(s) SYM_##s,
 #define SHIM_SYM_NAME(s) #s,
-#define SHIM_COUNT(arr, s) atomic_fetch_add_explicit(&arr[SYM_##s], 1, memory_order_relaxed)
+/* The nop keeps the counter's locked add from being a function's first
+ * instruction: the kernel refuses to place a uprobe on a LOCK-prefixed
+ * instruction (arch/x86/kernel/uprobes.c, is_prefix_bad), and the probe
+ * then never fires. NVIDIA's functions start with a plain prologue. */
+#define SHIM_COUNT(arr, s)                                                                         \
+	do {                                                                                       \
+		__asm__ volatile("nop" ::: "memory");                                              \
+		atomic_fetch_add_explicit(&arr[SYM_##s], 1, memory_order_relaxed);                 \
+	} while (0)
 
 #endif
