@@ -198,7 +198,7 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	}
 	case C_CONT:
-		snprintf(buf, n, "%s", tui_container(c->t, p->pid, p->cgroup_id));
+		snprintf(buf, n, "%s", tui_container(p));
 		break;
 	case C_RATE:
 		fmt_rate(buf, n, tui_rate(c->t, p->calls_win, p->calls_life));

@@ -180,7 +180,7 @@ static int proc_head(struct tui *t, const struct tui_rect *r)
 		snprintf(gm, sizeof(gm), "  GPU mem %s",
 			 fmt_bytes(b, sizeof(b), p->gpu_mem_bytes));
 	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s%s",
-		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(t, p->pid, p->cgroup_id),
+		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(p),
 		 p->ppid, p->threads, gm, p->exited ? "  (exited)" : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	int sev = snap_severity(t->snap, 0, p->pid);

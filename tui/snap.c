@@ -1,6 +1,6 @@
 /* The main screen's copy of the model's numbers and the chains, taken once
- * per refresh interval from what the screens read (freeze.c); and container
- * names of live processes. */
+ * per refresh interval from what the screens read (freeze.c); the
+ * processes' container names as the model carries them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -61,39 +61,10 @@ int snap_severity(const struct tui_snap *sn, int op, uint32_t pid)
 	return sev;
 }
 
-/* Reads /proc/PID/cgroup (live mode only: the pid is on this host). */
-static void read_container(uint32_t pid, char *out, size_t n)
+/* The process's container or service as the collector named it (carried
+ * by the model, so batch, JSON and recordings have the same), "?" when
+ * unknown. */
+const char *tui_container(const struct ig_proc_stats *p)
 {
-	char path[64], text[4096];
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		snprintf(out, n, "?");
-		return;
-	}
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = 0;
-	tui_container_from_cgroup(text, out, n);
-}
-
-const char *tui_container(struct tui *t, uint32_t pid, uint64_t cgroup_id)
-{
-	static char buf[40];
-	if (!t->live) {
-		if (!cgroup_id)
-			return "-";
-		snprintf(buf, sizeof(buf), "cg:%llu", (unsigned long long)cgroup_id);
-		return buf;
-	}
-	/* a small cache: a process does not change container; pids are
-	 * reused, so entries also carry the cgroup id they were read under */
-	unsigned h = (pid * 2654435761u) % CONT_CACHE;
-	struct tui_cont *c = &t->cont[h];
-	if (c->pid == pid && c->start == cgroup_id + 1)
-		return c->name;
-	c->pid = pid;
-	c->start = cgroup_id + 1;
-	read_container(pid, c->name, sizeof(c->name));
-	return c->name;
+	return p->container[0] ? p->container : "?";
 }

@@ -74,9 +74,4 @@ char *tui_spark(char *dst, size_t cap, const uint64_t *v, int n, int cols, uint6
  * block in UTF-8, '#' in ascii, no padding. Returns dst. */
 char *tui_bar(char *dst, size_t cap, double frac, int cols, int ascii);
 
-/* The container (or service) a process runs in, from the text of
- * /proc/PID/cgroup: "docker:0123456789ab", "cri:…", "crio:…", "podman:…",
- * "k8s:pod1234abcd", "ollama.service", or "-" on the host. Returns out. */
-char *tui_container_from_cgroup(const char *cgroup_text, char *out, size_t n);
-
 #endif

@@ -216,13 +216,6 @@ struct tui_alertdata {
 	struct ig_chain c;
 };
 
-#define CONT_CACHE 256
-struct tui_cont {
-	uint32_t pid;
-	uint64_t start; /* when seen, to age entries out */
-	char name[40];
-};
-
 /* A copy of the model and the chains of the same moment. */
 struct tui_frozen {
 	struct ig_model *m;
@@ -297,7 +290,6 @@ struct tui {
 	struct tui_threaddata *thd;
 	struct tui_alertdata *ald;
 	struct tui_stackdata *skd;
-	struct tui_cont cont[CONT_CACHE];
 	int paused;
 	double speed;		 /* replay speed we asked for */
 	struct tui_frozen pause; /* what every screen reads while paused */
@@ -545,6 +537,6 @@ const struct ig_chain *snap_chain(const struct tui_snap *sn, uint32_t id);
  * (0 = any), -1 when none. */
 int snap_severity(const struct tui_snap *sn, int op, uint32_t pid);
 /* The container of pid: from /proc in live mode, else the cgroup id. */
-const char *tui_container(struct tui *t, uint32_t pid, uint64_t cgroup_id);
+const char *tui_container(const struct ig_proc_stats *p);
 
 #endif

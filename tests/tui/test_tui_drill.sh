@@ -41,7 +41,7 @@ keys Escape
 keys Tab
 keys Home
 keys Enter
-expect '^ python3\[2233\]  container cg:[0-9]+' "process screen title with container"
+expect '^ python3\[2233\]  container \?' "process screen title with container"
 expect 'where the time goes: ' "process screen: where the time goes"
 expect '^ host CPU [0-9.]+%' "process screen: the legend of the bar"
 expect 'preempted by:' "process screen: preemptors"

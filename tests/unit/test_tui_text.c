@@ -178,35 +178,5 @@ int main(void)
 	tui_bar(b, sizeof(b), 0, 10, 0);
 	CHECK(b[0] == 0);
 
-	/* containers */
-	CHECK(strcmp(tui_container_from_cgroup("0::/\n", b, sizeof(b)), "-") == 0);
-	CHECK(strcmp(tui_container_from_cgroup(
-			 "0::/system.slice/docker-"
-			 "4f1e2d3c4b5a69788796a5b4c3d2e1f04f1e2d3c4b5a69788796a5b4c3d2e1f0.scope\n",
-			 b, sizeof(b)),
-		     "docker:4f1e2d3c4b5a") == 0);
-	CHECK(strcmp(tui_container_from_cgroup(
-			 "0::/kubepods.slice/kubepods-burstable.slice/"
-			 "kubepods-burstable-pod1234abcd_5678.slice/cri-containerd-"
-			 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope",
-			 b, sizeof(b)),
-		     "cri:abcdef012345") == 0);
-	CHECK(strcmp(tui_container_from_cgroup(
-			 "12:pids:/docker/"
-			 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n"
-			 "11:memory:/docker/"
-			 "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\n",
-			 b, sizeof(b)),
-		     "docker:abcdef012345") == 0);
-	CHECK(strcmp(tui_container_from_cgroup("0::/system.slice/ollama.service\n", b, sizeof(b)),
-		     "ollama.service") == 0);
-	CHECK(strcmp(tui_container_from_cgroup("0::/user.slice/user-0.slice/session-3.scope\n", b,
-					       sizeof(b)),
-		     "-") == 0);
-	CHECK(strcmp(tui_container_from_cgroup("0::/kubepods.slice/kubepods-pod0a1b2c3d_44.slice\n",
-					       b, sizeof(b)),
-		     "k8s:pod0a1b2c3d") == 0);
-	CHECK(strcmp(tui_container_from_cgroup("", b, sizeof(b)), "-") == 0);
-	CHECK(strcmp(tui_container_from_cgroup(NULL, b, sizeof(b)), "-") == 0);
 	return check_done("test_tui_text");
 }
