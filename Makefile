@@ -66,7 +66,7 @@ TEST_TOOLS_BPF := $(wildcard tests/tools/*.bpf.c)
 TEST_TOOLS_SKELS := $(patsubst tests/tools/%.bpf.c,$(BUILD)/tests/tools/%.skel.h,$(TEST_TOOLS_BPF))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
-.PHONY: all deps demo test test-build bench clean install format check-layers fuzz
+.PHONY: all deps demo test test-build bench clean install format check-layers check-sizes fuzz
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/ingero-top
@@ -213,7 +213,11 @@ fuzz: $(BUILD)/fuzz/fuzz_replay
 check-layers:
 	@tests/tools/check_layers.py
 
-test: check-layers
+# Fails when a file or a function is longer than docs/architecture.md allows.
+check-sizes:
+	@python3 tests/tools/check_sizes.py
+
+test: check-layers check-sizes
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory test-build
 	@$(MAKE) --no-print-directory mcp-client
