@@ -313,6 +313,8 @@ static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, vo
 		struct igb_pages pg;
 		key = next;
 		prev = &key;
+		if (key == c->calib_pid) /* a target for the probe-cost measurement only */
+			continue;
 		if (bpf_map_lookup_elem(fd, &key, &pg))
 			continue;
 		struct pages_last *pl = NULL;
