@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo without root: `ingero-top --demo NAME` replays the recording of the
 # scenario shipped in tests/scenarios/ (made by `make scenarios`). Every
-# scenario has one, under 1 MB, and its replayed top chain has the class the
+# scenario has one, under 12 MiB, with at least 20 s of activity (long
+# enough to read: issue 14), and its replayed top chain has the class the
 # scenario is about (tests/scenarios/scenarios.txt). Run as root, the replays
 # run as nobody.
 . "$(dirname "$0")/lib.sh"
@@ -28,10 +29,16 @@ while read -r name scale class; do
 	[ -n "$name" ] || continue
 	db=$ROOT/tests/scenarios/$name.db
 	size=$(stat -c %s "$db" 2>/dev/null || echo 0)
-	if [ "$size" -gt 0 ] && [ "$size" -lt 1048576 ]; then
+	if [ "$size" -gt 0 ] && [ "$size" -lt 12582912 ]; then
 		ok "$name.db: $size bytes"
 	else
-		bad "$name.db: $size bytes (want a file under 1 MiB)"
+		bad "$name.db: $size bytes (want a file under 12 MiB)"
+	fi
+	span=$(sqlite3 "$db" "SELECT (MAX(end_ns) - MIN(start_ns)) / 1000000000 FROM events" 2>/dev/null)
+	if [ "${span:-0}" -ge 20 ]; then
+		ok "$name.db: $span s of activity"
+	else
+		bad "$name.db: ${span:-0} s of activity (want at least 20 s: long enough to read)"
 	fi
 	"${as[@]}" "$IG" --demo "$name" --batch --summary --json >"$TMP/$name.json" 2>"$TMP/$name.err"
 	rc=$?

@@ -2,13 +2,14 @@
 # make scenarios: records tests/scenarios/NAME.db, the recordings that
 # `ingero-top --demo NAME` replays for users without root. Each is a run of
 # the scenario made by ingero-top itself, shortened with INGERO_DEMO_SCALE
-# (src/demo.c) to stay under 1 MB, and kept only when its replay's top chain
-# has the scenario's class. Needs root; `make scenarios [SCENARIOS="a b"]`.
+# (src/demo.c) to last at least 20 s and stay under 12 MiB, and kept only
+# when its replay's top chain has the scenario's class. Needs root; `make scenarios [SCENARIOS="a b"]`.
 set -u
 cd "$(dirname "$0")/../.."
 B=${BUILD:-build}
 IG=$B/ingero-top
-MAX=1048576
+MAX=12582912 # 12 MiB
+MIN_S=20     # seconds of activity, long enough to read (issue 14)
 if [ "$(id -u)" != 0 ]; then
 	echo "scenarios: recording needs root (live eBPF); run 'sudo make scenarios'" >&2
 	exit 1
@@ -40,13 +41,15 @@ while read -r name scale class; do
 	size=$(stat -c %s "$new" 2>/dev/null || echo 0)
 	top=$("$IG" --replay "$new" --batch --summary 2>/dev/null |
 		awk '/^CHAINS/ { getline; print $3; exit }')
-	printf '%-15s scale %-5s exit %d, %3d s, %7d bytes, top chain %s\n' "$name" "$scale" "$rc" \
-		$((SECONDS - t0)) "$size" "${top:-none}"
-	if [ "$rc" = 0 ] && [ "$size" -gt 0 ] && [ "$size" -lt $MAX ] && [ "$top" = "$class" ]; then
+	span=$(sqlite3 "$new" "SELECT (MAX(end_ns) - MIN(start_ns)) / 1000000000 FROM events" 2>/dev/null)
+	printf '%-15s scale %-5s exit %d, %3d s, %8d bytes, %3s s of activity, top chain %s\n' "$name" \
+		"$scale" "$rc" $((SECONDS - t0)) "$size" "${span:-0}" "${top:-none}"
+	if [ "$rc" = 0 ] && [ "$size" -gt 0 ] && [ "$size" -lt $MAX ] && [ "${span:-0}" -ge $MIN_S ] &&
+		[ "$top" = "$class" ]; then
 		chmod 644 "$new"
 		mv -f "$new" "$out"
 	else
-		echo "scenarios: $name: want exit 0, < $MAX bytes and a $class top chain; kept the old $out" >&2
+		echo "scenarios: $name: want exit 0, < $MAX bytes, >= $MIN_S s and a $class top chain; kept the old $out" >&2
 		tail -n 5 "$log" >&2
 		rm -f "$new" "$new-wal" "$new-shm"
 		fails=$((fails + 1))
