@@ -93,6 +93,7 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->storm_rate = 100;
 	c->storm_gpu_ratio = 2.0;
 	c->storm_gpu_max_ns = 500000;
+	c->storm_host_max_ns = 500000;
 	c->launch_api = 0.30;
 	c->copy_share = 0.50;
 	c->copy_min_bytes = 65536;

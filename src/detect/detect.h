@@ -110,6 +110,10 @@ struct ig_detect_cfg {
 				      * time per sync (2) */
 	uint64_t storm_gpu_max_ns;   /* and below this much GPU wait per sync (500 us):
 				      * one sync per step of real GPU work is no storm */
+	uint64_t storm_host_max_ns;  /* and below this much of the rest of the time per
+				      * sync (500 us): a storm is short round trips; a host
+				      * that works longer between syncs is the bottleneck
+				      * itself (launch overhead, host work) */
 	double launch_api;	     /* API share beyond GPU wait for launch-bound (0.30) */
 	double copy_share;	     /* copy share of CUDA time (0.50) */
 	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */

@@ -258,7 +258,8 @@ static void api_causes(struct ctx *x)
 		double gpu_per = (double)P->ns[IG_PART_GPU_WAIT] / (double)syncs;
 		double work_per = (double)(P->wall_ns - P->ns[IG_PART_GPU_WAIT]) / (double)syncs;
 		if (gpu_per < cfg->storm_gpu_ratio * work_per &&
-		    gpu_per < (double)cfg->storm_gpu_max_ns) {
+		    gpu_per < (double)cfg->storm_gpu_max_ns &&
+		    work_per < (double)cfg->storm_host_max_ns) {
 			c.cls = IG_CC_SYNC_STORM;
 			struct finding f;
 			f_init(&f, c.cls, c.sev, sync_op(x), x->p);

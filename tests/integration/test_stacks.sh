@@ -76,8 +76,11 @@ expect_eq "stackchain: nested cuMemAlloc chain" \
 expect_eq "stackchain: the other call site is its own stack" \
 	"$(names_of "$TMP/chain.out" 'op=cudaMalloc .* calls=1 ' | head -2 | tr '\n' ' ')" \
 	"side_path main "
-expect_eq "stackchain: frames file" "$(frames_of "$TMP/chain.out" 'op=cudaMalloc .* calls=20 ' | head -1 | sed 's/.*(\(.*\))$/\1/')" \
-	"stackchain"
+frame=$(frames_of "$TMP/chain.out" 'op=cudaMalloc .* calls=20 ' | head -1)
+expect_eq "stackchain: frames file" "$(echo "$frame" | sed 's/.*(\([^)]*\)).*/\1/')" "stackchain"
+# the program is built with -g: its frames have their source line (libdw)
+[[ $frame =~ \)\ stackchain\.c:[0-9]+$ ]] && ok "stackchain: source line of the frame ($frame)" ||
+	bad "stackchain: no stackchain.c:LINE after the frame: $frame"
 grep -q "^resolver flush=0 .* pending=0 missing=0 .*frames_unresolved=0 " "$TMP/chain.out" \
 	&& ok "stackchain: every native frame resolved" || bad "stackchain: $(grep '^resolver' "$TMP/chain.out")"
 
