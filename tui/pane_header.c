@@ -88,11 +88,11 @@ static int alerts_text(struct tui *t, char *buf, size_t n)
 	return worst;
 }
 
-static void row1_right(struct tui *t, struct flow *f, const struct ig_status *st);
+static int row1_right(struct tui *t, struct flow *f, const struct ig_status *st);
 
 /* Row 1: what the view is (mode, paused, ended, since the start), where
  * a replay is, drops, the alerts, the notice, the host and the clock. */
-static void row1(struct tui *t, struct flow *f, const struct ig_status *st, int rows)
+static int row1(struct tui *t, struct flow *f, const struct ig_status *st, int rows)
 {
 	const struct tui_rect *r = f->r;
 	char a[64], b[64], c[256], sp[16];
@@ -137,12 +137,29 @@ static void row1(struct tui *t, struct flow *f, const struct ig_status *st, int 
 	seg(f, "", c, worst >= 0 ? sev_slot(worst) : TH_HEADER_VALUE);
 	if (rows == 1)
 		seg(f, "ev/s", fmt_rate(a, sizeof(a), st->events_per_s), TH_HEADER_VALUE);
-	row1_right(t, f, st);
+	return row1_right(t, f, st);
+}
+
+static int notice_on(struct tui *t)
+{
+	return t->msg[0] && tui_now_ms() < t->msg_until_ms;
+}
+
+/* The notice of the moment over a whole row (when row 1 has no room). */
+static void notice_row(struct tui *t, const struct tui_rect *r, int y)
+{
+	char clean[512], clip[512];
+	draw_fill(t, r, y, TH_HEADER);
+	tui_text_clean(clean, sizeof(clean), t->msg, -1, t->ascii);
+	tui_clip_words(clip, sizeof(clip), clean, r->w - 2, t->ascii);
+	draw_text(t, r, y, 1, r->w - 2, TH_MESSAGE, clip);
 }
 
 /* The end of row 1: the notice of the moment (it may push the host name
- * and the clock out), else the host and the clock at the right edge. */
-static void row1_right(struct tui *t, struct flow *f, const struct ig_status *st)
+ * and the clock out), else the host and the clock at the right edge.
+ * Returns 0 when a notice is on but did not get 30 columns here: the
+ * caller shows it on a row of its own. */
+static int row1_right(struct tui *t, struct flow *f, const struct ig_status *st)
 {
 	const struct tui_rect *r = f->r;
 	char clock[16], clean[512], clip[512];
@@ -150,8 +167,8 @@ static void row1_right(struct tui *t, struct flow *f, const struct ig_status *st
 	int host_w = (int)strnlen(st->host, sizeof(st->host));
 	int x = f->y == 0 ? f->x + 2 : r->w; /* row 1 is full when the flow moved on */
 	int cx = r->w - 8;		     /* where the clock goes */
-	int show_clock = 1, show_host = host_w > 0;
-	if (t->msg[0] && tui_now_ms() < t->msg_until_ms && x < r->w - 10) {
+	int show_clock = 1, show_host = host_w > 0, shown = !notice_on(t);
+	if (notice_on(t) && x < r->w - 31) {
 		/* the notice keeps at least 30 columns: the host goes first, then
 		 * the clock */
 		int room = cx - 1 - host_w - 2 - x;
@@ -166,12 +183,14 @@ static void row1_right(struct tui *t, struct flow *f, const struct ig_status *st
 		tui_text_clean(clean, sizeof(clean), t->msg, -1, t->ascii);
 		tui_clip_words(clip, sizeof(clip), clean, room, t->ascii);
 		draw_text(t, r, 0, x, room, TH_MESSAGE, clip);
+		shown = 1;
 	}
 	if (!show_clock || cx <= x)
-		return;
+		return shown;
 	draw_text(t, r, 0, cx, 8, TH_HEADER_VALUE, clock);
 	if (show_host && cx - host_w - 2 > x)
 		draw_text(t, r, 0, cx - host_w - 2, host_w, TH_HEADER_LABEL, st->host);
+	return shown;
 }
 
 /* Row 2 of a full header: CPU and memory meters, load, swap. */
@@ -280,7 +299,7 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	model_host(tui_model(t), &host);
 	for (int y = 0; y < rows; y++)
 		draw_fill(t, r, y, TH_HEADER);
-	row1(t, &f, st, rows);
+	int notice_shown = row1(t, &f, st, rows);
 	if (rows == 1)
 		return;
 	flow_break(&f);
@@ -293,6 +312,10 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 			f.y = 2;
 	}
 	row_status(t, &f, st, &host, rows);
+	/* a notice row 1 had no room for takes the meters' row for its few
+	 * seconds (never the row with the drops) */
+	if (!notice_shown && rows >= 3)
+		notice_row(t, r, 1);
 }
 
 static int header_want(struct tui *t)

@@ -12,6 +12,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 need_basics
 REC=tests/scenarios/cpu-contention.db
+# the hog's pid in the shipped recording (it changes when it is made again)
+HOG=$(sqlite3 "$REC" "SELECT other_pid FROM events WHERE other_comm = 'ig-hog' LIMIT 1")
 
 for size in $SIZES; do
 	w=$(size_w "$size") h=$(size_h "$size")
@@ -19,13 +21,15 @@ for size in $SIZES; do
 	start "$w" "$h" "$IG" --speed 0 --replay "$REC"
 	wait_for ' 100% ' 20
 	wait_for '^HIGH ' 20
-	expect '1 alert \(HIGH\)' "$size: the header: how many alerts and the worst"
-	expect '^HIGH +[0-9]+s +50% CPU contention by ig-hog\[5243\]: ' \
+	# the recording holds two chains: CPU contention and the launches' own
+	# CPU work (launch overhead), both HIGH
+	expect '2 alerts \(worst HIGH\)' "$size: the header: how many alerts and the worst"
+	expect '^HIGH +[0-9]+s +50% CPU contention by ig-hog\['"$HOG"'\]: ' \
 		"$size: the alert row leads with the cause and the culprit"
 	names_whole || fail "$size: a name[pid] cut in the middle"
 	ok "$size: no name[pid] cut"
 	if [ "$w" -ge 200 ]; then
-		expect 'CPU contention by ig-hog\[5243\]: .*91% of its tail preempted\)$' \
+		expect 'CPU contention by ig-hog\['"$HOG"'\]: .*91% of its tail preempted\)$' \
 			"$size: a wide terminal shows the whole alert"
 		expect 'cudaStreamSynchronize +[0-9]' "$size: op names in full"
 		expect '^! GPU API .*P99 TREND' "$size: the p99 trend"
@@ -48,6 +52,8 @@ for size in $SIZES; do
 		"$size: the denominator explained"
 	names_whole || fail "$size: a name[pid] cut on the alert screen"
 	keys n
+	expect '^ \[HIGH\] chain-0002  launch overhead  active' "$size: n: the next alert"
+	keys n
 	expect 'no next alert' "$size: n on the last alert"
 	keys Escape
 	keys Escape
@@ -61,7 +67,13 @@ for size in $SIZES; do
 	expect '^HIGH ' "$size: nothing was reset"
 
 	# what a column means: e, the sort keys, the F6 menu
-	keys e
+	# n leaves the focus on the alerts pane: Tab to the op table first
+	for _ in 1 2 3; do
+		keys e
+		sleep 0.3
+		screen | grep -q 'GPU API: the CUDA' && break
+		keys Tab
+	done
 	expect 'GPU API: the CUDA' "$size: e explains the sorted column"
 	keys '>'
 	expect 'CALLS: calls since' "$size: > moves the sort and explains the column"

@@ -11,14 +11,17 @@ ok() { echo "ok: $*"; }
 bad() { fail "$*"; }
 . tests/integration/hostile.sh
 DB=$TMPD/hostile.db
-make_hostile_db tests/scenarios/cpu-contention.db "$DB" || fail "cannot build the crafted recording"
+make_hostile_db tests/fixtures/tui/cpu-contention.db "$DB" || fail "cannot build the crafted recording"
+# the pids of the shipped recording (they change when it is made again)
+WLP=$(sqlite3 "$DB" "SELECT pid FROM events WHERE kind = 1 LIMIT 1")
+HOG=$(sqlite3 tests/fixtures/tui/cpu-contention.db "SELECT other_pid FROM events WHERE other_comm = 'ig-hog' LIMIT 1")
 
 start 120 40 "$IG" --speed 0 --replay "$DB"
 "${TMUX_CMD[@]}" select-pane -t $T -T clean-title
 wait_for 'REPLAY'
 wait_for 'end of the recording'
-expect '^ +5241 +(\?\]0;pwned\?| 1234 call op=x) ' "processes pane: the crafted name, control bytes shown as ? or a space"
-expect 'h o g x\?\[2J\[5243\]' "processes pane: the crafted preemptor"
+expect '^ +'"$WLP"' +(\?\]0;pwned\?| 1234 call op=x|workload +x) ' "processes pane: the crafted name, control bytes shown as ? or a space"
+expect 'h o g x\?\[2J\['"$HOG"'\]' "processes pane: the crafted preemptor"
 title=$("${TMUX_CMD[@]}" display-message -p -t $T '#{pane_title}')
 [ "$title" = clean-title ] || fail "the pane title changed to '$title'"
 ok "pane title unchanged"

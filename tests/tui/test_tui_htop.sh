@@ -9,14 +9,17 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 need_basics
-REC=tests/scenarios/dataloader.db
+REC=tests/fixtures/tui/dataloader.db
+# the pids of the shipped recording (they change when it is made again)
+DL=$(sqlite3 "$REC" "SELECT pid FROM process_names WHERE name = 'dataloader' LIMIT 1")
+W0=$(sqlite3 "$REC" "SELECT pid FROM process_names WHERE name = 'dl-worker-0' LIMIT 1")
 
 for size in $SIZES; do
 	w=$(size_w "$size") h=$(size_h "$size")
 	echo "--- $size"
 	start "$w" "$h" "$IG" --speed 0 --replay "$REC"
 	wait_for ' 100% ' 20
-	wait_for '^ +5275 dataloader' 20
+	wait_for '^ +'"$DL"' dataloader' 20
 	keys p
 
 	# F5: the tree (the loader's workers under it)
@@ -26,9 +29,9 @@ for size in $SIZES; do
 	keys End
 	keys Enter # unfold the helpers: the other workers
 	keys Home
-	expect '^ +5277 (└─|`-)dl-worker-0' "$size: a worker under its parent"
+	expect '^ +'"$W0"' (└─|`-)dl-worker-0' "$size: a worker under its parent"
 	keys F5
-	expect '^ +5277 dl-worker-0' "$size: F5 again: a flat list"
+	expect '^ +'"$W0"' dl-worker-0' "$size: F5 again: a flat list"
 	keys End
 	keys Enter # fold them again
 	keys Home
@@ -91,15 +94,15 @@ for size in $SIZES; do
 	keys Escape
 
 	# the mouse
-	y=$(row_of '^ +5277 dl-worker-0')
+	y=$(row_of '^ +'"$W0"' dl-worker-0')
 	[ "$y" -ge 0 ] || fail "$size: no dl-worker-0 row"
 	click "$y" 10
 	keys Enter
-	expect '^ dl-worker-0\[5277\]  container' "$size: a click selected the row (Enter opens it)"
+	expect '^ dl-worker-0\['"$W0"'\]  container' "$size: a click selected the row (Enter opens it)"
 	keys Escape
-	y=$(row_of '^ +5275 dataloader')
+	y=$(row_of '^ +'"$DL"' dataloader')
 	dclick "$y" 10
-	expect '^ dataloader\[5275\]  container' "$size: a double click opens the row"
+	expect '^ dataloader\['"$DL"'\]  container' "$size: a double click opens the row"
 	keys Escape
 	y=$(row_of '^ +PID PROCESS')
 	x=$(col_of 'WAIT%')

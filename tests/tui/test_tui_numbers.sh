@@ -11,7 +11,10 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 need_basics
-REC=tests/scenarios/dataloader.db
+REC=tests/fixtures/tui/dataloader.db
+# the pids of the shipped recording (they change when it is made again)
+DL=$(sqlite3 "$REC" "SELECT pid FROM process_names WHERE name = 'dataloader' LIMIT 1")
+W0=$(sqlite3 "$REC" "SELECT pid FROM process_names WHERE name = 'dl-worker-0' LIMIT 1")
 
 # every "N%" on the screen is at most 100
 shares_ok() {
@@ -45,19 +48,19 @@ for size in $SIZES; do
 	w=$(size_w "$size") h=$(size_h "$size")
 	echo "--- $size"
 	start "$w" "$h" "$IG" --speed 0 --replay "$REC"
-	wait_for '^ +5275 dataloader' 20
+	wait_for '^ +'"$DL"' dataloader' 20
 	wait_for ' 100% ' 20
 	keys p
 	expect '1 alert \(HIGH\)' "$size: the header says how many alerts and the worst"
 	shares_ok "$size main"
 	units_ok "$size main"
-	split_ok "$size dataloader" '^ +5275 dataloader'
-	split_ok "$size dl-worker-0" '^ +5277 dl-worker-0'
+	split_ok "$size dataloader" '^ +'"$DL"' dataloader'
+	split_ok "$size dl-worker-0" '^ +'"$W0"' dl-worker-0'
 	if [ "$w" -ge 120 ]; then
-		expect '^ +5275 dataloader .* dl-worker-0\[5277\] 100%' "$size: WAKER beside TOP PREEMPTOR"
+		expect '^ +'"$DL"' dataloader .* dl-worker-0\['"$W0"'\] 100%' "$size: WAKER beside TOP PREEMPTOR"
 	fi
 	# where the time goes: the selected (or busiest) process under the pane
-	expect '^ dataloader\[5275\] (█|W)+.* wait 8[0-9]%' "$size: the compact bar of the process"
+	expect '^ dataloader\['"$DL"'\] (█|W)+.* wait 8[0-9]%' "$size: the compact bar of the process"
 	# helpers: folded into one line; Enter unfolds them, and folds them again
 	expect '^ +\+2 helpers ' "$size: two helper processes folded"
 	keys Tab
@@ -69,10 +72,10 @@ for size in $SIZES; do
 	# the process: the bar and its legend, culprits, calls adding up
 	keys Home
 	keys Enter
-	expect '^ dataloader\[5275\]  container' "$size: the process screen"
+	expect '^ dataloader\['"$DL"'\]  container' "$size: the process screen"
 	expect 'where the time goes: ' "$size: where the time goes"
 	expect '^ (task wait|wait) 8[0-9]%  (GPU wait|gpu) 1[0-9]%' "$size: its legend, largest first"
-	expect 'woken by \(between calls\): dl-worker-0\[5277\] 100%' "$size: who woke it"
+	expect 'woken by \(between calls\): dl-worker-0\['"$W0"'\] 100%' "$size: who woke it"
 	shares_ok "$size process"
 	units_ok "$size process"
 	life=$(screen | sed -nE 's/.*\(([0-9]+) since the start\).*/\1/p' | head -1)
@@ -86,7 +89,7 @@ for size in $SIZES; do
 	keys Tab
 	keys Home
 	keys Enter
-	expect '^ thread 5275 ' "$size: the thread screen"
+	expect '^ thread '"$DL"' ' "$size: the thread screen"
 	expect '^ (task wait|wait) 8[0-9]%' "$size: the thread's where the time goes"
 	shares_ok "$size thread"
 	keys Escape
