@@ -24,7 +24,7 @@ if [ $live = 1 ]; then
 else
 	[ -r "tests/scenarios/$scn.db" ] || { echo "no tests/scenarios/$scn.db"; exit 1; }
 	start 120 40 "$IG" --replay "tests/scenarios/$scn.db"
-	wait_for ' 100% ' 120
+	wait_for 'at [0-9hms]+/[0-9hms]+ 100%' 120
 fi
 sleep 6 # the notices of the end have gone: the screen as it stays
 
