@@ -84,6 +84,18 @@ static void pcts_of(const struct hist *h, struct ig_pcts *p)
 	p->mean = hist_mean(h);
 }
 
+/* Percentiles within [min, max] once those are exact. */
+static void pcts_clamp(struct ig_pcts *p)
+{
+	uint64_t *v[] = {&p->p50, &p->p90, &p->p95, &p->p99, &p->p999};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		if (*v[i] > p->max)
+			*v[i] = p->max;
+		if (*v[i] < p->min)
+			*v[i] = p->min;
+	}
+}
+
 static uint64_t series_time_win(const struct ig_model *m, const struct series *S)
 {
 	uint64_t s = 0;
@@ -137,6 +149,7 @@ void series_fill(const struct ig_model *m, uint64_t end, const struct series *S,
 	if (o->win.n) { /* exact, from the slices (the window sum only keeps buckets) */
 		o->win.max = wmax;
 		o->win.min = wmin;
+		pcts_clamp(&o->win); /* a bucket's middle may lie past the exact max */
 	}
 	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, end, S->first_ns);
 	o->tail_ratio = o->win.p50 ? (double)o->win.p99 / (double)o->win.p50 : 0;

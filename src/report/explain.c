@@ -17,24 +17,13 @@
 #include "report/report.h"
 #include "report/report_stacks.h"
 #include "report/slowcalls.h"
+#include "report/json_build.h"
 #include "report/timearg.h"
 
 #define MAX_PROCS 256
 #define MAX_PROOF 12
 #define MAX_ACTIONS 8
 
-#define JU(o, k, v) ig_json_set(o, k, ig_json_u64(v))
-#define JS(o, k, v) ig_json_set(o, k, ig_json_str(v))
-#define JC(o, k, v) ig_json_set(o, k, ig_json_strn(v, strnlen(v, IG_COMM_LEN)))
-
-static json_t *done(json_t *o, int bad)
-{
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
 
 double explain_class_share(int cls, const struct ig_time_parts *t)
 {
@@ -88,7 +77,7 @@ static json_t *hosts_json(const struct explain_in *in)
 				   h->stopped_ns ? ig_json_u64(h->stopped_ns) : json_null());
 		bad |= ig_json_push(a, o);
 	}
-	return done(a, bad);
+	return built(a, bad);
 }
 
 static json_t *range_json(const struct explain_in *in, const struct ig_model_totals *t)
@@ -109,7 +98,7 @@ static json_t *range_json(const struct explain_in *in, const struct ig_model_tot
 	bad |= JU(o, "duration_ns", last > first ? last - first : 0);
 	bad |= ig_json_set(o, "since_ns", in->since_ns ? ig_json_u64(in->since_ns) : json_null());
 	bad |= ig_json_set(o, "until_ns", in->until_ns ? ig_json_u64(in->until_ns) : json_null());
-	return done(o, bad);
+	return built(o, bad);
 }
 
 static int proc_listed(const struct ig_proc_stats *p, uint32_t pid)
@@ -140,7 +129,7 @@ static json_t *processes_json(const struct explain_in *in, const struct explain_
 		bad |= JU(j, "last_ns", p->last_ns);
 		bad |= ig_json_push(a, j);
 	}
-	return done(a, bad);
+	return built(a, bad);
 }
 
 /* --- chains --------------------------------------------------------------------- */
@@ -303,7 +292,7 @@ static json_t *proof_json(const struct explain_in *in, const struct ig_chain *c)
 		bad |= JS(o, "text", p[i].text);
 		bad |= ig_json_push(a, o);
 	}
-	return done(a, bad);
+	return built(a, bad);
 }
 
 static json_t *chain_json(const struct explain_in *in, const struct ig_chain *c, int rank)
@@ -323,7 +312,7 @@ static json_t *chain_json(const struct explain_in *in, const struct ig_chain *c,
 	}
 	bad |= ig_json_set(o, "evidence_text", evt);
 	bad |= ig_json_set(o, "proof", proof_json(in, c));
-	return done(o, bad);
+	return built(o, bad);
 }
 
 /* --- slowest calls, actions ------------------------------------------------------ */
@@ -356,7 +345,7 @@ json_t *explain_slow_call_json(const struct explain_in *in, const struct ig_even
 			 : json_array();
 	bad |= ig_json_set(o, "stack_state", json_string(e->stack_id ? state : "none"));
 	bad |= ig_json_set(o, "frames", fr);
-	return done(o, bad);
+	return built(o, bad);
 }
 
 static json_t *slow_calls_json(const struct explain_in *in, const struct explain_opts *o)
@@ -372,7 +361,7 @@ static json_t *slow_calls_json(const struct explain_in *in, const struct explain
 		bad |= ig_json_push(
 		    a, explain_slow_call_json(in, &e[i], o->frames > 0 ? o->frames : 8));
 	free(e);
-	return done(a, bad);
+	return built(a, bad);
 }
 
 /* The recommendations of the actionable chains, in their order, once each. */
@@ -397,7 +386,7 @@ static json_t *actions_json(const struct ig_chain *const *ch, int n)
 			k++;
 		}
 	}
-	return done(a, bad);
+	return built(a, bad);
 }
 
 static const char *verdict(const struct ig_chain *const *ch, int n, char *b, size_t len)

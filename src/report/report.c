@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "core/fmt.h"
 #include "core/json.h"
+#include "report/json_build.h"
 #include "core/escape.h"
 #include "core/ops.h"
 #include "core/status.h"
@@ -477,23 +478,7 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 
 /* --- JSON (jansson through core/json.h) ------------------------------------------ */
 
-/* Members; each returns 0 or 1 (failed), ORed into `bad` by the builders. */
-#define JU(o, k, v) ig_json_set(o, k, ig_json_u64(v))
-#define JI(o, k, v) ig_json_set(o, k, json_integer(v))
-#define JD(o, k, v) ig_json_set(o, k, ig_json_num(v))
-#define JS(o, k, v) ig_json_set(o, k, ig_json_str(v))
-/* a comm field: at most IG_COMM_LEN bytes, NUL-terminated or not */
-#define JC(o, k, v) ig_json_set(o, k, ig_json_strn(v, strnlen(v, IG_COMM_LEN)))
-
-/* o, or NULL (o freed) when building it failed. */
-static json_t *built(json_t *o, int bad)
-{
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
+/* The member shorthands and built(): report/json_build.h. */
 
 /* p50_ns .. mean_ns of p into o (an op row has them, and win/life). */
 static int set_pcts(json_t *o, const struct ig_pcts *p)

@@ -9,23 +9,10 @@
 #include "core/escape.h"
 #include "core/fmt.h"
 #include "core/json.h"
+#include "report/json_build.h"
 #include "core/ops.h"
 #include "model/model.h"
 
-#define JU(o, k, v) ig_json_set(o, k, ig_json_u64(v))
-#define JI(o, k, v) ig_json_set(o, k, json_integer(v))
-#define JD(o, k, v) ig_json_set(o, k, ig_json_num(v))
-#define JS(o, k, v) ig_json_set(o, k, ig_json_str(v))
-#define JC(o, k, v) ig_json_set(o, k, ig_json_strn(v, strnlen(v, IG_COMM_LEN)))
-
-static json_t *built(json_t *o, int bad)
-{
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
 
 /* A device name or comm as one text column: escaped, blanks as '_'. */
 static const char *column(char *b, size_t n, const char *name)

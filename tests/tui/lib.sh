@@ -28,6 +28,17 @@ need_basics() {
 	[ -r "$FIXTURE" ] || { echo "FAIL: fixture $FIXTURE missing"; exit 1; }
 }
 
+# A live test: tmux, the binary, the workload (WL), root, and a machine
+# where `ingero-top check` passes; else the test is skipped with the reason.
+need_live() {
+	command -v tmux >/dev/null || skip "tmux is not installed"
+	[ -x "$IG" ] || skip "$IG not built"
+	WL=${WL:-$PWD/${BUILD:-build}/workload}
+	[ -x "$WL" ] || skip "$WL not built (make test-build)"
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+}
+
 cleanup() {
 	"${TMUX_CMD[@]}" kill-server 2>/dev/null
 	rm -rf "$TMPD"

@@ -10,12 +10,7 @@
 # when named, is marked (self).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
-command -v tmux >/dev/null || skip "tmux is not installed"
-[ -x "$IG" ] || skip "$IG not built"
-WL=${WL:-$PWD/${BUILD:-build}/workload}
-[ -x "$WL" ] || skip "$WL not built (make test-build)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+need_live
 
 self_marked() { # every ingero-top[PID] on the screen with the viewer's pid says (self)
 	local ig

@@ -7,12 +7,7 @@
 # itself.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
-command -v tmux >/dev/null || skip "tmux is not installed"
-[ -x "$IG" ] || skip "$IG not built"
-WL=${WL:-$PWD/${BUILD:-build}/workload}
-[ -x "$WL" ] || skip "$WL not built (make test-build)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+need_live
 
 nice_of() { ps -o ni= -L -p "$1" | sort -u | tr -d ' ' | paste -sd,; }
 

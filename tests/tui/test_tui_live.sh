@@ -6,12 +6,7 @@
 # stopping the launched command.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
-command -v tmux >/dev/null || skip "tmux is not installed"
-[ -x "$IG" ] || skip "$IG not built"
-WL=${WL:-$PWD/${BUILD:-build}/workload}
-[ -x "$WL" ] || skip "$WL not built (make test-build)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+need_live
 
 start 140 45 "$IG" -- "$WL" --iters 100000000 --threads 2 --kernel-us 200 --sync-every 1 \
 	--h2d 65536 --driver --host-us 100

@@ -7,12 +7,7 @@
 # kept; then a live run with --no-stacks says so in one line.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
-command -v tmux >/dev/null || skip "tmux is not installed"
-[ -x "$IG" ] || skip "$IG not built"
-WL=${WL:-$PWD/${BUILD:-build}/workload}
-[ -x "$WL" ] || skip "$WL not built (make test-build)"
-[ "$(id -u)" = 0 ] || skip "needs root"
-"$IG" check >"$TMPD/check.txt" 2>&1 || skip "ingero-top check fails here: $(tail -n 1 "$TMPD/check.txt")"
+need_live
 
 DB=$TMPD/stacks.db
 "$IG" --batch --summary --record "$DB" -- "$WL" --iters 200 --kernels 2 --kernel-us 300 \

@@ -789,7 +789,7 @@ static void test_mutations(int rounds)
  * text. */
 static void test_old_chains(void)
 {
-	const char *p[] = {"tests/scenarios/cpu-contention.db"}, *err = NULL;
+	const char *p[] = {"tests/fixtures/tui/cpu-contention.db"}, *err = NULL; /* made before */
 	struct ig_source *s = replay_open(p, 1, &err);
 	CHECKF(s, "%s", err ? err : "?");
 	if (!s)

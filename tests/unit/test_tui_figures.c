@@ -82,8 +82,10 @@ static void check_pcts(const char *what, int op, const struct ig_pcts *pc)
 {
 	if (!pc->n)
 		return;
-	CHECKF(pc->p50 <= pc->p95 && pc->p95 <= pc->p99 && pc->p99 <= pc->max, "%s op %d pcts",
-	       what, op);
+	CHECKF(pc->p50 <= pc->p95 && pc->p95 <= pc->p99 && pc->p99 <= pc->max,
+	       "%s op %d pcts %llu %llu %llu max %llu", what, op, (unsigned long long)pc->p50,
+	       (unsigned long long)pc->p95, (unsigned long long)pc->p99,
+	       (unsigned long long)pc->max);
 }
 
 static void check_series(const struct ig_series_stats *s, const char *what)
