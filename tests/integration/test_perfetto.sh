@@ -119,7 +119,8 @@ since=$((start + 2000000000)) until=$((start + 4500000000))
 abs() { printf '%d.%09d' $(($1 / 1000000000)) $(($1 % 1000000000)); }
 export_one range "$db" --since "$(abs $since)" --until "$(abs $until)"
 export_one range-rel "$db" --since +2 --until +4.5
-w="timestamp <= $until AND end_ns >= $since"
+# start_ns, not timestamp: for sched_switch rows Ingero's timestamp is the end
+w="start_ns <= $until AND end_ns >= $since"
 read -r c o f ch i n <<<"$(sql_counts "$db" "$w")"
 check range --since $since --until $until --expect calls="$c" --expect offcpu="$o" --expect instants="$i"
 [ "$c" -gt 0 ] && [ "$c" -lt "$(sql_counts "$db" | cut -d' ' -f1)" ] && ok "range: $c of the calls overlap [2 s, 4.5 s]" \
