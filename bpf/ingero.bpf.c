@@ -28,7 +28,6 @@ struct frame {
 	__u64 ts;
 	__u64 arg0;
 	__u64 arg1;
-	__u64 arg2;
 	__u64 stream;
 	__u64 preempt_ns;
 	__u64 blocked_ns;
@@ -53,6 +52,20 @@ struct tstate {
 	char off_comm[IGB_COMM_LEN];
 	struct frame f[IGB_MAX_DEPTH];
 };
+
+/* A third argument per frame, set and read by the NCCL modes alone (their
+ * communicator): in a map of its own, so the state every call touches keeps
+ * the size and layout it had before those modes. */
+struct arg2s {
+	__u64 v[IGB_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* tid */
+	__type(value, struct arg2s);
+} thread_arg2 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -281,37 +294,38 @@ static __always_inline void launch_config(struct frame *f, __u64 cfg)
 
 /* The NCCL arguments (bpf/ingero.h): most of them are too many for the
  * registers, the last ones are on the stack. */
-static __always_inline void nccl_args(struct pt_regs *ctx, struct frame *f, __u32 mode)
+static __always_inline void nccl_args(struct pt_regs *ctx, struct frame *f, __u32 mode,
+				      __u64 *arg2)
 {
 	switch (mode) {
 	case IGB_ARGS_NCCL_RED: /* (send, recv, count, type, op, comm, stream) */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), 0xffffffff);
-		f->arg2 = PARM6(ctx);
+		*arg2 = PARM6(ctx);
 		f->stream = stack_arg(ctx, 1);
 		break;
 	case IGB_ARGS_NCCL_GATHER: /* (send, recv, count, type, comm, stream) */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), 0xff, 0xffffffff);
-		f->arg2 = PT_REGS_PARM5(ctx);
+		*arg2 = PT_REGS_PARM5(ctx);
 		f->stream = PARM6(ctx);
 		break;
 	case IGB_ARGS_NCCL_BCAST: /* (send, recv, count, type, root, comm, stream) */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), 0xff, PT_REGS_PARM5(ctx));
-		f->arg2 = PARM6(ctx);
+		*arg2 = PARM6(ctx);
 		f->stream = stack_arg(ctx, 1);
 		break;
 	case IGB_ARGS_NCCL_REDUCE: /* (send, recv, count, type, op, root, comm, stream) */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM4(ctx), PT_REGS_PARM5(ctx), PARM6(ctx));
-		f->arg2 = stack_arg(ctx, 1);
+		*arg2 = stack_arg(ctx, 1);
 		f->stream = stack_arg(ctx, 2);
 		break;
 	case IGB_ARGS_NCCL_P2P: /* (buf, count, type, peer or root, comm, stream) */
 		f->arg0 = PT_REGS_PARM2(ctx);
 		f->arg1 = IGB_NCCL_ARG1(PT_REGS_PARM3(ctx), 0xff, PT_REGS_PARM4(ctx));
-		f->arg2 = PT_REGS_PARM5(ctx);
+		*arg2 = PT_REGS_PARM5(ctx);
 		f->stream = PARM6(ctx);
 		break;
 	case IGB_ARGS_NCCL_INIT: {
@@ -323,7 +337,50 @@ static __always_inline void nccl_args(struct pt_regs *ctx, struct frame *f, __u3
 		__u64 a = stack_arg(ctx, 1), b = stack_arg(ctx, 2);
 		f->arg0 = PT_REGS_PARM1(ctx);
 		f->arg1 = (__u32)PT_REGS_PARM2(ctx) | (__u64)(__u32)PT_REGS_PARM3(ctx) << 32;
-		f->arg2 = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+		*arg2 = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* The argument modes added after the first op table (bpf/ingero.h: from
+ * IGB_ARGS_SIZE2_STREAM3 on), behind one compare and out of line (a BPF
+ * subprogram): inlined into call_enter, this code made every entry ~15 ns
+ * slower although the instructions the first table's ops run were the same
+ * (kernel.bpf_stats_enabled, docs/gpu.md "Cost"). Only the NCCL modes use
+ * arg2 (map thread_arg2), which goes in their wide record alone. */
+static __noinline void later_args(struct pt_regs *ctx, struct frame *f, __u32 mode,
+				       __u32 slot)
+{
+	switch (mode) {
+	case IGB_ARGS_SIZE2_STREAM3: /* (ptr *, bytes, stream) */
+		f->arg0 = PT_REGS_PARM2(ctx);
+		f->stream = PT_REGS_PARM3(ctx);
+		break;
+	case IGB_ARGS_PTR1_STREAM2: /* (ptr, stream) */
+		f->arg0 = PT_REGS_PARM1(ctx);
+		f->stream = PT_REGS_PARM2(ctx);
+		break;
+	case IGB_ARGS_LAUNCH_EX: /* (const config *, func, ...) */
+		f->arg0 = PT_REGS_PARM2(ctx);
+		launch_config(f, PT_REGS_PARM1(ctx));
+		break;
+	case IGB_ARGS_SIZE3_STREAM4: /* memset: (ptr, value, count[, stream]) */
+		f->arg0 = PT_REGS_PARM3(ctx);
+		f->stream = PT_REGS_PARM4(ctx);
+		break;
+	case IGB_ARGS_NCCL_RED ... IGB_ARGS_NCCL_INIT: {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		struct arg2s *a = bpf_map_lookup_elem(&thread_arg2, &tid);
+		if (!a) {
+			struct arg2s zero = {};
+			bpf_map_update_elem(&thread_arg2, &tid, &zero, BPF_ANY);
+			a = bpf_map_lookup_elem(&thread_arg2, &tid);
+		}
+		__u64 scratch;
+		nccl_args(ctx, f, mode, a ? &a->v[slot & (IGB_MAX_DEPTH - 1)] : &scratch);
 		break;
 	}
 	default:
@@ -365,7 +422,6 @@ int BPF_KPROBE(call_enter)
 	f->op = IGB_COOKIE_OP(cookie);
 	f->arg0 = 0;
 	f->arg1 = IGB_COOKIE_DIR(cookie);
-	f->arg2 = 0;
 	f->stream = 0;
 	f->preempt_ns = 0;
 	f->blocked_ns = 0;
@@ -385,7 +441,6 @@ int BPF_KPROBE(call_enter)
 		f->stream = PT_REGS_PARM5(ctx);
 		break;
 	case IGB_ARGS_COPY_CU: /* (dst, src, count[, stream]); direction from the cookie */
-	case IGB_ARGS_SIZE3_STREAM4: /* memset: (ptr, value, count[, stream]) */
 		f->arg0 = PT_REGS_PARM3(ctx);
 		f->stream = PT_REGS_PARM4(ctx);
 		break;
@@ -403,22 +458,9 @@ int BPF_KPROBE(call_enter)
 		f->arg0 = PT_REGS_PARM1(ctx);
 		f->stream = stack_arg(ctx, 3);
 		break;
-	case IGB_ARGS_SIZE2_STREAM3: /* (ptr *, bytes, stream) */
-		f->arg0 = PT_REGS_PARM2(ctx);
-		f->stream = PT_REGS_PARM3(ctx);
-		break;
-	case IGB_ARGS_PTR1_STREAM2: /* (ptr, stream) */
-		f->arg0 = PT_REGS_PARM1(ctx);
-		f->stream = PT_REGS_PARM2(ctx);
-		break;
-	case IGB_ARGS_LAUNCH_EX: /* (const config *, func, ...) */
-		f->arg0 = PT_REGS_PARM2(ctx);
-		launch_config(f, PT_REGS_PARM1(ctx));
-		break;
-	case IGB_ARGS_NCCL_RED ... IGB_ARGS_NCCL_INIT:
-		nccl_args(ctx, f, IGB_COOKIE_ARGMODE(cookie));
-		break;
 	default:
+		if (IGB_COOKIE_ARGMODE(cookie) >= IGB_ARGS_SIZE2_STREAM3)
+			later_args(ctx, f, IGB_COOKIE_ARGMODE(cookie), depth);
 		break;
 	}
 	/* Off-CPU state of a nested call starts from zero; the outer frame
@@ -1122,9 +1164,22 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	/* After the duration is taken, so capture cost is not part of it. */
 	__u64 stack_id = want_stack && stacks_on ? capture_stack(ctx, tgid, tid) : 0;
 
-	e = reserve_raw();
-	if (!e)
-		return 0;
+	if (IGB_COOKIE_ARGMODE(cookie) >= IGB_ARGS_NCCL_RED) {
+		/* arg2 is set at entry for the NCCL modes only: their record
+		 * is the wide one, every other call's keeps its size */
+		struct igb_event_wide *w = bpf_ringbuf_reserve(&events, sizeof(*w), 0);
+		if (!w) {
+			count(IGB_CNT_RB_DROPS, 1);
+			return 0;
+		}
+		struct arg2s *a = bpf_map_lookup_elem(&thread_arg2, &tid);
+		w->arg2 = a ? a->v[(depth - 1) & (IGB_MAX_DEPTH - 1)] : 0;
+		e = &w->e;
+	} else {
+		e = reserve_raw();
+		if (!e)
+			return 0;
+	}
 	/* Every field is written: the record is not zeroed first. */
 	e->ts_ns = f->ts;
 	e->dur_ns = now - f->ts;
@@ -1136,7 +1191,6 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 		e->arg0 = comm;
 	}
 	e->arg1 = f->arg1;
-	e->arg2 = f->arg2;
 	e->stream = f->stream;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->preempt_ns = f->preempt_ns;

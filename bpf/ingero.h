@@ -105,7 +105,6 @@ struct igb_event {
 	__u64 dur_ns;     /* call duration, off-CPU duration, I/O latency */
 	__u64 arg0;       /* bytes / function / child pid */
 	__u64 arg1;       /* copy direction */
-	__u64 arg2;       /* NCCL: the communicator (above) */
 	__u64 stream;
 	__u64 cgroup_id;
 	__u64 preempt_ns; /* off CPU while runnable during the call / interval */
@@ -124,6 +123,14 @@ struct igb_event {
 	char comm[IGB_COMM_LEN];
 	char other_comm[IGB_COMM_LEN];
 	__u64 stack_id;
+};
+
+/* The record of a call whose argument mode uses a third argument (the NCCL
+ * modes, IGB_ARGS_NCCL_RED on): the common record and arg2 after it. Only
+ * those calls pay for the wider record; a reader tells them by the length. */
+struct igb_event_wide {
+	struct igb_event e;
+	__u64 arg2; /* NCCL: the communicator (above) */
 };
 
 /* Per-CPU counters, index by enum igb_counter. */

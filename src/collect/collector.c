@@ -227,7 +227,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	e.cpu = b->cpu;
 	e.arg0 = b->arg0;
 	e.arg1 = b->arg1;
-	e.arg2 = b->arg2;
+	if (len >= sizeof(struct igb_event_wide))
+		e.arg2 = ((const struct igb_event_wide *)data)->arg2;
 	e.stream = b->stream;
 	e.cgroup_id = b->cgroup_id;
 	e.preempt_ns = b->preempt_ns;
