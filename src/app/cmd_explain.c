@@ -12,6 +12,7 @@
 
 #include "app/handover.h"
 #include "app/ho_run.h"
+#include "core/argcheck.h"
 #include "core/escape.h"
 #include "report/explain.h"
 #include "report/timearg.h"
@@ -80,21 +81,8 @@ struct eargs {
 
 static int ebad(const char *what, const char *arg, const char *why)
 {
-	char a[256];
-	fprintf(stderr, "ingero-top explain: invalid %s '%s': %s (see ingero-top explain --help)\n",
-		what, esc_str(a, sizeof(a), arg, 0), why);
+	arg_bad("ingero-top explain", "ingero-top explain", what, arg, why);
 	return 2;
-}
-
-static int parse_num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* One option into a: 0, or the exit status. */
@@ -116,7 +104,7 @@ static int explain_opt(struct eargs *a, int opt, int argc, char **argv)
 		a->pidarg = optarg;
 		return 0;
 	case 'd':
-		if (parse_num(optarg, 0.5, 86400, &a->duration_s))
+		if (arg_double(optarg, 0.5, 86400, &a->duration_s))
 			return ebad("-d", optarg, "expected seconds between 0.5 and 86400");
 		return 0;
 	case 'w':
@@ -138,7 +126,7 @@ static int explain_opt(struct eargs *a, int opt, int argc, char **argv)
 		a->json = 1;
 		return 0;
 	case E_WIDTH:
-		if (parse_num(optarg, 40, 1000, &v))
+		if (arg_double(optarg, 40, 1000, &v))
 			return ebad("--width", optarg, "expected 40 to 1000 columns");
 		a->width = (int)v;
 		return 0;
@@ -171,7 +159,7 @@ static int parse_explain(struct eargs *a, int argc, char **argv)
 		return ebad("option", "--", "it must be followed by a command");
 	if (a->pidarg && a->t.nreplay) { /* a recording: the pid filters */
 		double v;
-		if (parse_num(a->pidarg, 1, 4194304, &v) || v != floor(v))
+		if (arg_double(a->pidarg, 1, 4194304, &v) || v != floor(v))
 			return ebad("--pid", a->pidarg,
 				    "with --replay, one process id to report on");
 		a->only_pid = (uint32_t)v;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/handover.h"
+#include "core/argcheck.h"
 #include "core/escape.h"
 #include "report/qout.h"
 #include "store/query.h"
@@ -54,9 +55,7 @@ static const struct option query_opts[] = {
 
 static int qbad(const char *what, const char *arg, const char *why)
 {
-	char a[256];
-	fprintf(stderr, "ingero-top query: invalid %s '%s': %s (see ingero-top query --help)\n",
-		what, esc_str(a, sizeof(a), arg, 0), why);
+	arg_bad("ingero-top query", "ingero-top query", what, arg, why);
 	return 2;
 }
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/argcheck.h"
 #include "core/escape.h"
 #include "core/source.h"
 #include "report/perfetto.h"
@@ -44,9 +45,7 @@ struct when {
 
 static int bad(const char *opt, const char *arg, const char *why)
 {
-	char a[256];
-	fprintf(stderr, "ingero-top: export: invalid %s '%s': %s (see ingero-top export --help)\n",
-		opt, esc_str(a, sizeof(a), arg, 0), why);
+	arg_bad("ingero-top: export", "ingero-top export", opt, arg, why);
 	return 2;
 }
 

@@ -16,6 +16,7 @@
 
 #include "app/handover.h"
 #include "app/mcp.h"
+#include "core/argcheck.h"
 #include "core/escape.h"
 #include "core/log.h"
 #include "report/mcpmark.h"
@@ -75,20 +76,8 @@ static void on_mcp_stop(int sig)
 
 static int mbad(const char *what, const char *arg, const char *why)
 {
-	char a[256];
-	fprintf(stderr, "ingero-top mcp: invalid %s '%s': %s (see ingero-top mcp --help)\n", what,
-		esc_str(a, sizeof(a), arg, 0), why);
+	arg_bad("ingero-top mcp", "ingero-top mcp", what, arg, why);
 	return 2;
-}
-
-static int num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 struct margs {
@@ -113,15 +102,15 @@ static int mcp_opt(struct mcp *s, struct margs *m, int opt, int argc, char **arg
 		s->target.record = optarg;
 		return 0;
 	case M_KEEP:
-		return num(optarg, 1, 86400, &m->keep_s)
+		return arg_double(optarg, 1, 86400, &m->keep_s)
 			   ? mbad("--keep", optarg, "expected 1 to 86400 seconds")
 			   : 0;
 	case M_KEEPN:
-		return num(optarg, 1000, 20000000, &m->keep_n)
+		return arg_double(optarg, 1000, 20000000, &m->keep_n)
 			   ? mbad("--keep-events", optarg, "expected 1000 to 20000000")
 			   : 0;
 	case M_SQLT:
-		return num(optarg, 0.05, 600, &s->sql_timeout_s)
+		return arg_double(optarg, 0.05, 600, &s->sql_timeout_s)
 			   ? mbad("--sql-timeout", optarg, "expected 0.05 to 600 seconds")
 			   : 0;
 	case 'w':

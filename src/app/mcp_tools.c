@@ -239,6 +239,22 @@ static int check_pid(const struct ig_model *m, uint32_t pid, char *err, size_t l
 	return -1;
 }
 
+/* The view, and its pid and op arguments checked against it: 0, or -1
+ * with err and the view closed. */
+static int view_open_pid_op(struct mcp *s, const json_t *a, struct view *v, uint32_t *pid,
+			    int *op, char *err, size_t len)
+{
+	if (view_open(s, a, v, err, len))
+		return -1;
+	*pid = arg_pid(a);
+	*op = arg_op(v->in.m, a, err, len);
+	if (*op < 0 || check_pid(v->in.m, *pid, err, len)) {
+		view_close(v);
+		return -1;
+	}
+	return 0;
+}
+
 /* --- get_check, get_overview ------------------------------------------------------------ */
 
 /* check_run's lines: "PASS name      detail", continuation lines indented. */
@@ -376,14 +392,10 @@ json_t *tool_get_trace_stats(struct mcp *s, const json_t *a, char *err, size_t l
 		snprintf(err, len, "give since/until or scope window, not both");
 		return NULL;
 	}
-	if (view_open(s, a, &v, err, len))
+	uint32_t pid;
+	int op;
+	if (view_open_pid_op(s, a, &v, &pid, &op, err, len))
 		return NULL;
-	uint32_t pid = arg_pid(a);
-	int op = arg_op(v.in.m, a, err, len);
-	if (op < 0 || check_pid(v.in.m, pid, err, len)) {
-		view_close(&v);
-		return NULL;
-	}
 	json_t *ops = report_json_ops(v.in.m, v.in.d, !window, pid), *o = json_object(),
 	       *rg = json_object();
 	if (op > 0) { /* only that op */
@@ -553,14 +565,10 @@ json_t *tool_get_stacks(struct mcp *s, const json_t *a, char *err, size_t len)
 json_t *tool_get_slow_calls(struct mcp *s, const json_t *a, char *err, size_t len)
 {
 	struct view v;
-	if (view_open(s, a, &v, err, len))
+	uint32_t pid;
+	int op;
+	if (view_open_pid_op(s, a, &v, &pid, &op, err, len))
 		return NULL;
-	uint32_t pid = arg_pid(a);
-	int op = arg_op(v.in.m, a, err, len);
-	if (op < 0 || check_pid(v.in.m, pid, err, len)) {
-		view_close(&v);
-		return NULL;
-	}
 	int limit = (int)ig_json_get_int(a, "limit", 10),
 	    frames = (int)ig_json_get_int(a, "frames", 8);
 	struct ig_event *e = calloc((size_t)limit, sizeof(*e));

@@ -57,24 +57,33 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const char *const *names, int n,
 	}
 }
 
+/* The file open as an ELF object: its fd and *elf, or -errno / -ENOEXEC. */
+static int elf_open(const char *path, Elf **elf)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		if (*elf)
+			elf_end(*elf);
+		close(fd);
+		return -ENOEXEC;
+	}
+	return fd;
+}
+
 static int lookup(const char *path, const char *const *names, int n, uint64_t *offsets, bool values)
 {
 	int fd, found = 0;
 	Elf *elf;
 
 	memset(offsets, 0, sizeof(*offsets) * (size_t)n);
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = elf_open(path, &elf);
 	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -ENOEXEC;
-	}
+		return fd;
 	/* dynsym first: exported names win over local aliases in symtab. */
 	for (int pass = 0; pass < 2; pass++) {
 		Elf_Scn *scn = NULL;
@@ -124,13 +133,10 @@ int elfsym_interp(const char *path, char *out, size_t len)
 	size_t n;
 	Elf *elf;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = elf_open(path, &elf);
 	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
+		return fd;
+	if (elf_getphdrnum(elf, &n)) {
 		r = -ENOEXEC;
 		n = 0;
 	}
@@ -150,8 +156,7 @@ int elfsym_interp(const char *path, char *out, size_t len)
 				out[0] = 0;
 		}
 	}
-	if (elf)
-		elf_end(elf);
+	elf_end(elf);
 	close(fd);
 	return r;
 }

@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int esc_utf8_len(const unsigned char *s)
+int esc_utf8_len_n(const unsigned char *s, size_t n)
 {
 	unsigned c = s[0];
 	if (c < 0x80)
 		return 1;
 	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+		return n >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
 	if (c >= 0xe0 && c <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
 			return 0;
 		if (c == 0xe0 && s[1] < 0xa0)
 			return 0; /* overlong */
@@ -21,7 +21,8 @@ int esc_utf8_len(const unsigned char *s)
 		return 3;
 	}
 	if (c >= 0xf0 && c <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
+		    (s[3] & 0xc0) != 0x80)
 			return 0;
 		if (c == 0xf0 && s[1] < 0x90)
 			return 0; /* overlong */
@@ -30,6 +31,13 @@ int esc_utf8_len(const unsigned char *s)
 		return 4;
 	}
 	return 0;
+}
+
+/* A NUL ends a sequence early (it is no continuation byte), so reading up
+ * to four bytes of a NUL-terminated string never passes its end. */
+int esc_utf8_len(const unsigned char *s)
+{
+	return esc_utf8_len_n(s, 4);
 }
 
 /* The escaped form of the unit at s: writes it into u (at least 9 bytes)
@@ -150,4 +158,15 @@ size_t esc_utf8_valid(char *dst, size_t cap, const char *src)
 	if (cap && !cut)
 		dst[o] = 0;
 	return o;
+}
+
+void fput_quoted(FILE *f, char q, const char *s)
+{
+	fputc(q, f);
+	for (; *s; s++) {
+		if (*s == q)
+			fputc(q, f);
+		fputc(*s, f);
+	}
+	fputc(q, f);
 }

@@ -38,6 +38,15 @@ void esc_fputs(FILE *f, const char *s, unsigned flags);
 /* Length (1..4) of the valid UTF-8 sequence at s, or 0 when the byte at s
  * does not start one (s must be NUL-terminated: a cut sequence is invalid). */
 int esc_utf8_len(const unsigned char *s);
+/* The same within the n bytes at s (a buffer with a length, maybe no NUL):
+ * the rules jansson checks too (no overlong forms, no surrogates, nothing
+ * above U+10FFFF). */
+int esc_utf8_len_n(const unsigned char *s, size_t n);
+
+/* s between two q characters, each q inside doubled: an SQL identifier
+ * ('"') or literal ('\''), a CSV field ('"'). s is written as it is: escape
+ * it first where it goes to a terminal. */
+void fput_quoted(FILE *f, char q, const char *s);
 
 /* Copies s into dst as valid UTF-8 for JSON strings: every byte that does
  * not belong to a valid sequence becomes U+FFFD; nothing else changes (JSON

@@ -2,44 +2,14 @@
  * with terminal-safe escapes, members with defaults. See json.h. */
 #include "core/json.h"
 
+#include "core/escape.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DUMP_FLAGS (JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(6))
-
-/* Length of the valid UTF-8 sequence at s (1..4) within n bytes, or 0 when
- * it is not one: the rules jansson checks (no overlong forms, no surrogates,
- * nothing above U+10FFFF). */
-static int utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return n >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if (c == 0xe0 && s[1] < 0xa0)
-			return 0; /* overlong */
-		if (c == 0xed && s[1] >= 0xa0)
-			return 0; /* surrogate */
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[3] & 0xc0) != 0x80)
-			return 0;
-		if (c == 0xf0 && s[1] < 0x90)
-			return 0; /* overlong */
-		if (c == 0xf4 && s[1] >= 0x90)
-			return 0; /* above U+10FFFF */
-		return 4;
-	}
-	return 0;
-}
 
 json_t *ig_json_strn(const char *s, size_t n)
 {
@@ -54,7 +24,7 @@ json_t *ig_json_strn(const char *s, size_t n)
 	const unsigned char *p = (const unsigned char *)s;
 	size_t o = 0;
 	for (size_t i = 0; i < n;) {
-		int len = utf8_len(p + i, n - i);
+		int len = esc_utf8_len_n(p + i, n - i);
 		if (!len) {
 			memcpy(buf + o, "\xef\xbf\xbd", 3); /* U+FFFD */
 			o += 3;

@@ -87,6 +87,23 @@ static void emit(struct ctx *x, struct cause *c, int op)
 	fire(x->d, &f, x->now);
 }
 
+/* A part of the time whose culprit is the process itself (its own disk
+ * waits, host work, sleeps): a chain when the part is at least sev_low. */
+static void self_cause(struct ctx *x, int cls, double impact, int unconfirmed)
+{
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.cls = cls;
+	c.impact = impact;
+	c.culprit_pid = x->p->pid;
+	memcpy(c.culprit_comm, x->p->comm, sizeof(c.culprit_comm));
+	c.culprit_self = 1;
+	c.unconfirmed = unconfirmed;
+	c.sev = sev_of(x->cfg, c.impact, 1, !unconfirmed);
+	if (c.impact >= x->cfg->sev_low)
+		emit(x, &c, x->feeder->main_op);
+}
+
 /* The op whose tail was spent preempted the most: what CPU contention did
  * to the calls, beside what it did to the time between them. */
 static void preempted_tail(const struct ctx *x, struct cause *c)
@@ -135,40 +152,16 @@ static void time_causes(struct ctx *x)
 		emit(x, &c, x->feeder->main_op);
 
 	/* block I/O: asleep uninterruptibly; the culprit is the process */
-	memset(&c, 0, sizeof(c));
-	c.cls = IG_CC_BLOCK_IO;
-	c.impact = ig_part_share(P, IG_PART_IO_WAIT);
-	c.culprit_pid = p->pid;
-	memcpy(c.culprit_comm, p->comm, sizeof(c.culprit_comm));
-	c.culprit_self = 1;
-	c.sev = sev_of(cfg, c.impact, 1, 1);
-	if (c.impact >= cfg->sev_low)
-		emit(x, &c, x->feeder->main_op);
+	self_cause(x, IG_CC_BLOCK_IO, ig_part_share(P, IG_PART_IO_WAIT), 0);
 
-	/* host work: running between calls while the GPU has nothing queued */
-	memset(&c, 0, sizeof(c));
-	c.cls = IG_CC_HOST_WORK;
-	c.impact = ig_part_share(P, IG_PART_HOST_CPU);
-	c.culprit_pid = p->pid;
-	memcpy(c.culprit_comm, p->comm, sizeof(c.culprit_comm));
-	c.culprit_self = 1;
-	/* without off-CPU states (Ingero) "running" is only "not seen off CPU" */
-	c.unconfirmed = !x->w->tot.by_kind[IG_EV_OFFCPU] ||
-			(x->p->off_unknown_ns && !x->p->off_preempt_ns && !x->p->off_blocked_ns);
-	c.sev = sev_of(cfg, c.impact, 1, !c.unconfirmed);
-	if (c.impact >= cfg->sev_low)
-		emit(x, &c, x->feeder->main_op);
+	/* host work: running between calls while the GPU has nothing queued;
+	 * without off-CPU states (Ingero) "running" is only "not seen off CPU" */
+	self_cause(x, IG_CC_HOST_WORK, ig_part_share(P, IG_PART_HOST_CPU),
+		   !x->w->tot.by_kind[IG_EV_OFFCPU] ||
+			   (p->off_unknown_ns && !p->off_preempt_ns && !p->off_blocked_ns));
 
 	/* sleeping on timers */
-	memset(&c, 0, sizeof(c));
-	c.cls = IG_CC_TIMER_SLEEP;
-	c.impact = ig_part_share(P, IG_PART_SLEEP);
-	c.culprit_pid = p->pid;
-	memcpy(c.culprit_comm, p->comm, sizeof(c.culprit_comm));
-	c.culprit_self = 1;
-	c.sev = sev_of(cfg, c.impact, 1, 1);
-	if (c.impact >= cfg->sev_low)
-		emit(x, &c, x->feeder->main_op);
+	self_cause(x, IG_CC_TIMER_SLEEP, ig_part_share(P, IG_PART_SLEEP), 0);
 
 	/* off CPU for a reason the source did not record */
 	memset(&c, 0, sizeof(c));

@@ -116,13 +116,7 @@ static void csv_field(FILE *f, const char *s)
 		fputs(s, f);
 		return;
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	fput_quoted(f, '"', s);
 }
 
 static int write_csv(FILE *f, const struct query_result *r)

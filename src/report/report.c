@@ -37,29 +37,26 @@ char *report_fmt_bytes(char *b, size_t n, uint64_t bytes)
 
 /* --- shared --------------------------------------------------------------------- */
 
-static void fmt_time(char *b, size_t n, uint64_t ns)
+/* 2026-01-01T00:00:01Z, or with ms 2026-01-01T00:00:01.096Z; "-" for 0. */
+static void fmt_utc(char *b, size_t n, uint64_t ns, int ms)
 {
 	time_t t = (time_t)(ns / 1000000000ull);
 	struct tm tm;
+	char s[32];
 	if (!ns || !gmtime_r(&t, &tm)) {
 		snprintf(b, n, "-");
 		return;
 	}
-	strftime(b, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (ms)
+		snprintf(b, n, "%s.%03luZ", s, (unsigned long)(ns / 1000000 % 1000));
+	else
+		snprintf(b, n, "%sZ", s);
 }
 
-/* 2026-01-01T00:00:01.096Z */
-static void fmt_time_ms(char *b, size_t n, uint64_t ns)
+static void fmt_time(char *b, size_t n, uint64_t ns)
 {
-	time_t t = (time_t)(ns / 1000000000ull);
-	struct tm tm;
-	if (!ns || !gmtime_r(&t, &tm)) {
-		snprintf(b, n, "-");
-		return;
-	}
-	char s[32];
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(b, n, "%s.%03luZ", s, (unsigned long)(ns / 1000000 % 1000));
+	fmt_utc(b, n, ns, 0);
 }
 
 /* Numbers in both formats use '.' whatever the process locale (the TUI
@@ -374,7 +371,7 @@ static void text_chain(FILE *f, const struct ig_chain *ch, int details)
 	}
 	for (int k = 0; k < ch->ntimeline; k++) {
 		char tm[40];
-		fmt_time_ms(tm, sizeof(tm), ch->timeline[k].ts_ns);
+		fmt_utc(tm, sizeof(tm), ch->timeline[k].ts_ns, 1);
 		fprintf(f, "    at %s ", tm);
 		esc_fputs(f, ch->timeline[k].text, 0);
 		fputc('\n', f);

@@ -1,9 +1,9 @@
 /* Option parsing for ingero-top (getopt_long), with one-line errors. */
 #include "session/cli.h"
 
-#include "store/rec.h"
-
+#include "core/argcheck.h"
 #include "core/escape.h"
+#include "store/rec.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -132,9 +132,7 @@ static const struct option longopts[] = {
 /* One-line errors: the argument is escaped (it may hold any byte). */
 static int bad(const char *opt, const char *arg, const char *why)
 {
-	char a[256];
-	fprintf(stderr, "ingero-top: invalid %s '%s': %s (see ingero-top --help)\n", opt,
-		esc_str(a, sizeof(a), arg, 0), why);
+	arg_bad("ingero-top", "ingero-top", opt, arg, why);
 	return -1;
 }
 
@@ -144,19 +142,6 @@ static int missing(const char *opt)
 	fprintf(stderr, "ingero-top: missing value for %s (see ingero-top --help)\n",
 		esc_str(a, sizeof(a), opt, 0));
 	return -1;
-}
-
-/* A finite number in [lo, hi]: "nan", "inf", an empty string, trailing text
- * and out-of-range values are refused, so no cast of it is undefined. */
-static int parse_double(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* A whole number of decimal digits only, in [lo, hi]. */
@@ -322,21 +307,21 @@ static int parse_number(struct cli *c, int opt, const char *arg)
 		c->frames = (int)v;
 		return 0;
 	case 'd':
-		if (parse_double(arg, 0.05, 3600, &c->interval_s))
+		if (arg_double(arg, 0.05, 3600, &c->interval_s))
 			return bad("-d", arg, "expected seconds between 0.05 and 3600");
 		return 0;
 	case 'w':
-		if (parse_double(arg, 1, 300, &c->window_s))
+		if (arg_double(arg, 1, 300, &c->window_s))
 			return bad("--window", arg, "expected seconds between 1 and 300");
 		return 0;
 	case OPT_FLIGHT:
-		if (parse_double(arg, 0, 86400, &c->flight_s))
+		if (arg_double(arg, 0, 86400, &c->flight_s))
 			return bad("--flight", arg, "expected seconds between 0 and 86400");
 		return 0;
 	case OPT_SPEED:
 		if (!strcmp(arg, "max"))
 			c->speed = 0;
-		else if (parse_double(arg, 0, 1000, &c->speed) || (c->speed > 0 && c->speed < 0.25))
+		else if (arg_double(arg, 0, 1000, &c->speed) || (c->speed > 0 && c->speed < 0.25))
 			return bad("--speed", arg, "expected 0.25 to 1000, or 0/max");
 		return 0;
 	case OPT_MAX_DB: {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/escape.h"
 #include "core/event.h"
 #include "core/ops.h"
 #include "store/query_int.h"
@@ -156,29 +157,6 @@ int qy_authorize(void *ctx, int action, const char *a1, const char *a2, const ch
 #define MAX_TABLES 64
 #define MAX_COLS 96
 
-/* An SQL identifier in double quotes, a literal in single quotes. */
-static void put_ident(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-static void put_literal(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
 struct names {
 	int n;
 	char v[MAX_COLS][64];
@@ -251,7 +229,7 @@ static void view_union(struct query *q, const char *table, const struct names *c
 {
 	char sch[16];
 	fputs("CREATE TEMP VIEW ", f);
-	put_ident(f, table);
+	fput_quoted(f, '"', table);
 	fputs(" AS ", f);
 	int first = 1;
 	for (int i = 0; i < q->n; i++) {
@@ -265,23 +243,23 @@ static void view_union(struct query *q, const char *table, const struct names *c
 				fputs(has(&cols[i], "node") ? "COALESCE(NULLIF(\"node\", ''), "
 							    : "(",
 				      f);
-				put_literal(f, q->node[i]);
+				fput_quoted(f, '\'', q->node[i]);
 				fputs(")", f);
 			} else if (has(&cols[i], cn)) {
-				put_ident(f, cn);
+				fput_quoted(f, '"', cn);
 			} else {
 				fputs("NULL", f);
 			}
 			fputs(" AS ", f);
-			put_ident(f, cn);
+			fput_quoted(f, '"', cn);
 			fputs(", ", f);
 		}
 		if (!has(all, "node")) {
-			put_literal(f, q->node[i]);
+			fput_quoted(f, '\'', q->node[i]);
 			fputs(" AS \"node\", ", f);
 		}
 		fprintf(f, "%d AS \"_file\" FROM %s.", i, qy_schema(sch, sizeof(sch), i));
-		put_ident(f, table);
+		fput_quoted(f, '"', table);
 	}
 }
 
@@ -432,7 +410,7 @@ static void slowest_sql(FILE *f, const struct parts *p, int multi, int comm, int
 	fputs(" WHERE (o.name = ?1", f);
 	if (alias && strcmp(alias, op)) {
 		fputs(" OR o.name = ", f);
-		put_literal(f, alias);
+		fput_quoted(f, '\'', alias);
 	}
 	fputs(") AND s.name IN ('CUDA', 'DRIVER') ORDER BY e.duration DESC, e.timestamp LIMIT 20",
 	      f);

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "core/ops.h"
 #include "detect/detect.h"
+#include "evmake.h"
 #include "model/model.h"
 #include "synth.h"
 
@@ -16,22 +17,10 @@
 #include <math.h>
 #include <string.h>
 
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define T0 (1767225600ull * SEC)
 
 static struct ig_event call(uint32_t pid, uint32_t tid, int op, uint64_t ts, uint64_t dur)
 {
-	struct ig_event e = {0};
-	e.kind = IG_EV_CALL;
-	e.pid = pid;
-	e.tid = tid;
-	e.op = (uint16_t)op;
-	e.ts_ns = ts;
-	e.dur_ns = dur;
-	strcpy(e.comm, "trainer");
-	return e;
+	return ev_call(pid, tid, op, ts, dur, "trainer");
 }
 
 static struct ig_event coll(uint32_t pid, int op, uint64_t ts, uint64_t bytes, uint64_t stream,

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "core/json.h"
 #include "core/ops.h"
+#include "evmake.h"
 #include "model/model.h"
 #include "report/evfmt.h"
 #include "report/report.h"
@@ -13,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define T0 (1767225600ull * SEC)
 
 static char *render(struct ig_model *m, int json)
 {

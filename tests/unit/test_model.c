@@ -8,6 +8,7 @@
  * nested calls count once, blocked intervals by their flags and waker, late
  * reclassification, lifetime parts, the wall time of an exited process. */
 #include "check.h"
+#include "evmake.h"
 #include "model/model.h"
 #include "model/window.h"
 #include "core/ops.h"
@@ -18,39 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define T0 (1767225600ull * SEC)
 
 static struct ig_event call(uint32_t pid, uint32_t tid, int op, uint64_t ts, uint64_t dur)
 {
-	struct ig_event e = {0};
-	e.kind = IG_EV_CALL;
-	e.pid = pid;
-	e.tid = tid;
-	e.op = (uint16_t)op;
-	e.ts_ns = ts;
-	e.dur_ns = dur;
-	strcpy(e.comm, "python3");
-	return e;
+	return ev_call(pid, tid, op, ts, dur, "python3");
 }
 
 static struct ig_event off(uint32_t pid, uint32_t tid, uint64_t ts, uint64_t dur, int state,
 			   uint32_t flags, uint32_t other, const char *other_comm)
 {
-	struct ig_event e = {0};
-	e.kind = IG_EV_OFFCPU;
-	e.pid = pid;
-	e.tid = tid;
-	e.ts_ns = ts;
-	e.dur_ns = dur;
-	e.state = (uint8_t)state;
-	e.flags = flags;
-	e.other_pid = other;
-	if (other_comm)
-		strcpy(e.other_comm, other_comm);
-	return e;
+	return ev_off(pid, tid, ts, dur, state, flags, other, other_comm);
 }
 
 static int near(double a, double b, double rel)

@@ -13,28 +13,17 @@
 #include "analysis.h"
 #include "check.h"
 #include "detect/detect.h"
+#include "evmake.h"
 #include "model/model.h"
 #include "core/ops.h"
 
 #include <math.h>
 #include <string.h>
 
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define T0 (1767225600ull * SEC)
 
 static struct ig_event call(uint32_t pid, int op, uint64_t ts, uint64_t dur)
 {
-	struct ig_event e = {0};
-	e.kind = IG_EV_CALL;
-	e.pid = pid;
-	e.tid = pid;
-	e.op = (uint16_t)op;
-	e.ts_ns = ts;
-	e.dur_ns = dur;
-	strcpy(e.comm, "train");
-	return e;
+	return ev_call(pid, pid, op, ts, dur, "train");
 }
 
 /* A runtime call and the driver call it makes, 2 us in, ending 1 us before
