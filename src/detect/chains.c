@@ -95,7 +95,6 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->storm_gpu_max_ns = 500000;
 	c->storm_host_max_ns = 500000;
 	c->launch_api = 0.30;
-	c->copy_share = 0.50;
 	c->copy_min_bytes = 65536;
 	c->alloc_min_outliers = 3;
 	c->alloc_period_tol = 0.25;

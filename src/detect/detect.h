@@ -115,7 +115,6 @@ struct ig_detect_cfg {
 				      * that works longer between syncs is the bottleneck
 				      * itself (launch overhead, host work) */
 	double launch_api;	     /* API share beyond GPU wait for launch-bound (0.30) */
-	double copy_share;	     /* copy share of CUDA time (0.50) */
 	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */
 	unsigned alloc_min_outliers; /* outliers needed for allocator spikes (3) */
 	double alloc_period_tol;     /* gaps within this fraction of the median (0.25) */

@@ -71,6 +71,8 @@ void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top
 void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
 		 const struct ig_series_stats *s, int periodic, double period_s, int n,
 		 uint64_t omax);
+void words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
+			const struct ig_series_stats *s);
 void words_memory(struct ctx *x, const struct cause *c, struct finding *f);
 void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
 		const struct ig_series_stats *s, double ratio);

@@ -87,6 +87,55 @@ static void emit(struct ctx *x, struct cause *c, int op)
 	fire(x->d, &f, x->now);
 }
 
+/* The time of an op's calls in the window that was not spent preempted:
+ * what a chain about the op can claim of the feeding thread's wall time
+ * (its preempted part is CPU contention's). */
+static uint64_t op_own_ns(const struct ig_series_stats *s)
+{
+	return s->time_win_ns > s->preempt_ns_win ? s->time_win_ns - s->preempt_ns_win : 0;
+}
+
+/* The copies of the window (outer calls) and what the copy rule claims. */
+struct copies {
+	uint64_t own_ns;  /* in copy calls, not preempted */
+	uint64_t wait_ns; /* of which in copies that wait for the GPU (sync copies) */
+	uint64_t all_ns;  /* in every outer CUDA call: the share's denominator */
+	uint64_t calls, bytes, top_ns;
+	int top;	  /* the copy op with the most time */
+	int claimed;	  /* the copy rule makes a chain of them */
+};
+
+static void copies_of(const struct ctx *x, struct copies *k)
+{
+	memset(k, 0, sizeof(*k));
+	for (int i = 0; i < x->wp->nops; i++) {
+		const struct ig_series_stats *s = &x->wp->ops[i].s;
+		const struct ig_op_info *oi = ig_op_info(s->op);
+		if (nested(s))
+			continue;
+		k->all_ns += s->time_win_ns;
+		if (!oi || !(oi->kind & IG_OPK_COPY))
+			continue;
+		k->own_ns += op_own_ns(s);
+		if (oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC))
+			k->wait_ns += op_own_ns(s);
+		k->calls += s->calls_win;
+		k->bytes += s->bytes_win;
+		if (s->time_win_ns > k->top_ns) {
+			k->top_ns = s->time_win_ns;
+			k->top = s->op;
+		}
+	}
+	/* Large copies are the cause; small ones that wait (a loss.item() of 4
+	 * bytes) are synchronisations, the GPU wait's or a storm's. */
+	const struct ig_time_parts *P = x->parts;
+	k->claimed = k->calls >= x->cfg->min_calls && P->wall_ns &&
+		     (double)k->bytes / (double)k->calls >= (double)x->cfg->copy_min_bytes &&
+		     (double)k->own_ns / (double)P->wall_ns >= x->cfg->sev_low;
+	if (k->wait_ns > P->ns[IG_PART_GPU_WAIT])
+		k->wait_ns = P->ns[IG_PART_GPU_WAIT];
+}
+
 /* A part of the time whose culprit is the process itself (its own disk
  * waits, host work, sleeps): a chain when the part is at least sev_low. */
 static void self_cause(struct ctx *x, int cls, double impact, int unconfirmed)
@@ -172,10 +221,15 @@ static void time_causes(struct ctx *x)
 	if (c.impact >= cfg->sev_low)
 		emit(x, &c, x->feeder->main_op);
 
-	/* GPU-bound: the healthy case, said once it is a large part */
+	/* GPU-bound: the healthy case, said once it is a large part; the wait
+	 * inside large copies is the copy chain's when it makes one */
+	struct copies k;
+	copies_of(x, &k);
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_GPU_BOUND;
 	c.impact = ig_part_share(P, IG_PART_GPU_WAIT);
+	if (k.claimed && P->wall_ns)
+		c.impact = fmax(0, c.impact - (double)k.wait_ns / (double)P->wall_ns);
 	c.unconfirmed = !split;
 	c.sev = IG_SEV_INFO;
 	if (c.impact >= cfg->gpu_info)
@@ -221,14 +275,16 @@ static void api_causes(struct ctx *x)
 		else if (s->cold_mean_ns > s->win.p50)
 			cold += s->cold_n * (s->cold_mean_ns - s->win.p50);
 	}
-	/* copies that do not wait for the GPU are API time too: theirs is the
-	 * copy rule's to judge */
+	/* copies that do not wait for the GPU and allocations are API time too:
+	 * theirs are the copy and allocation rules' to judge */
 	for (int i = 0; i < x->wp->nops; i++) {
 		const struct ig_series_stats *s = &x->wp->ops[i].s;
 		const struct ig_op_info *oi = ig_op_info(s->op);
-		if (!nested(s) && oi && (oi->kind & IG_OPK_COPY) &&
-		    !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC)))
-			cold += s->time_win_ns - s->preempt_ns_win;
+		if (nested(s) || !oi)
+			continue;
+		if (((oi->kind & IG_OPK_COPY) && !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC))) ||
+		    (oi->kind & IG_OPK_ALLOC))
+			cold += op_own_ns(s);
 	}
 	uint64_t api_ns = P->ns[IG_PART_API] > cold ? P->ns[IG_PART_API] - cold : 0;
 	double api = P->wall_ns ? (double)api_ns / (double)P->wall_ns : 0;
@@ -271,50 +327,31 @@ static void api_causes(struct ctx *x)
 	}
 }
 
-/* Copies take most of the CUDA time and a real part of the wall time. */
+/* Large copies take a real part of the wall time: the impact is the time
+ * in them (not preempted), the waits of synchronous copies included. */
 static void rule_copy(struct ctx *x)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
-	uint64_t copy_ns = 0, all_ns = 0, copy_calls = 0, copy_bytes = 0, top_ns = 0;
-	int top = 0;
-	for (int i = 0; i < x->wp->nops; i++) {
-		const struct ig_series_stats *s = &x->wp->ops[i].s;
-		const struct ig_op_info *oi = ig_op_info(s->op);
-		if (nested(s))
-			continue;
-		all_ns += s->time_win_ns;
-		if (!oi || !(oi->kind & IG_OPK_COPY))
-			continue;
-		copy_ns += s->time_win_ns;
-		copy_calls += s->calls_win;
-		copy_bytes += s->bytes_win;
-		if (s->time_win_ns > top_ns) {
-			top_ns = s->time_win_ns;
-			top = s->op;
-		}
-	}
-	if (!all_ns || copy_calls < cfg->min_calls || !x->parts->wall_ns)
-		return;
-	double share = (double)copy_ns / (double)all_ns;
-	double mean = (double)copy_bytes / (double)copy_calls;
-	if (share < cfg->copy_share || mean < (double)cfg->copy_min_bytes)
+	struct copies k;
+	copies_of(x, &k);
+	if (!k.claimed)
 		return;
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_COPY_DOMINATED;
-	c.impact = fmin(1.0, (double)copy_ns / (double)x->parts->wall_ns);
+	c.impact = fmin(1.0, (double)k.own_ns / (double)x->parts->wall_ns);
 	c.sev = sev_of(cfg, c.impact, 1, 1);
 	/* loading weights and data right after start is expected: say it, low */
 	if (x->p->first_ns >= x->ws && c.sev > IG_SEV_LOW)
 		c.sev = IG_SEV_LOW;
-	if (c.impact < cfg->sev_low)
-		return;
 	struct finding f;
-	f_init(&f, c.cls, c.sev, top, x->p);
+	f_init(&f, c.cls, c.sev, k.top, x->p);
 	f.c.tid = x->feeder->tid;
 	f.c.impact = c.impact;
-	double bps = copy_ns ? (double)copy_bytes / ((double)copy_ns / 1e9) : 0;
-	words_copy(x, &c, &f, top, share, mean, bps, copy_calls);
+	double share = k.all_ns ? (double)k.own_ns / (double)k.all_ns : 0;
+	double mean = (double)k.bytes / (double)k.calls;
+	double bps = k.own_ns ? (double)k.bytes / ((double)k.own_ns / 1e9) : 0;
+	words_copy(x, &c, &f, k.top, share, mean, bps, k.calls);
 	fire(x->d, &f, x->now);
 }
 
@@ -345,43 +382,45 @@ static int period_of(const struct ig_series_stats *s, double tol, double *period
 	return ok;
 }
 
-/* Allocation outliers: the impact is their excess time over the p50. */
+/* Allocations: the impact is the time in the op's calls (not preempted),
+ * whether every call costs it (a loop that allocates each step) or a few
+ * outliers do (spikes: the caching allocator growing); outliers alone are
+ * said LOW however small, as a tail the user sees in the op table. */
 static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_op_info *oi = ig_op_info(s->op);
-	if (!oi || !(oi->kind & IG_OPK_ALLOC) || nested(s))
+	if (!oi || !(oi->kind & IG_OPK_ALLOC) || nested(s) || !x->parts->wall_ns)
 		return;
-	if (!has_tail(x, s) || cold_explains(x, s))
+	if (s->calls_win < cfg->min_calls || cold_explains(x, s))
 		return;
-	if ((int)s->noutliers < (int)cfg->alloc_min_outliers ||
-	    s->outlier_ts[s->noutliers - 1] < x->ws)
+	double impact = fmin(1.0, (double)op_own_ns(s) / (double)x->parts->wall_ns);
+	int spikes = has_tail(x, s) && (int)s->noutliers >= (int)cfg->alloc_min_outliers &&
+		     s->outlier_ts[s->noutliers - 1] >= x->ws;
+	if (!spikes && impact < cfg->sev_low)
 		return;
 	double period = 0;
-	int n = 0;
-	int periodic = period_of(s, cfg->alloc_period_tol, &period, &n);
-	uint64_t omax = 0, excess = 0;
-	for (int i = 0; i < s->noutliers; i++)
+	int n = 0, periodic = spikes && period_of(s, cfg->alloc_period_tol, &period, &n);
+	uint64_t omax = 0;
+	for (int i = 0; spikes && i < s->noutliers; i++)
 		if (s->outlier_dur[i] > omax)
 			omax = s->outlier_dur[i];
-	/* the excess of every tail call of the window over the p50, from the
-	 * window histogram: the outlier list keeps only the last IG_OUTLIERS */
+	/* every tail call of the window, from the window histogram: the outlier
+	 * list keeps only the last IG_OUTLIERS */
 	const struct ig_win_series *ws = wseries(x, s->op);
-	uint64_t thr = (uint64_t)((double)s->win.p50 * cfg->tail_ratio);
-	uint64_t ntail = 0;
-	for (unsigned b = hist_bucket(thr); ws && ws->win && ws->win->n && b <= ws->win->hi; b++)
-		if (ws->win->b[b] && hist_bucket_lo(b) >= thr) {
-			excess += (uint64_t)ws->win->b[b] * (hist_bucket_mid(b) - s->win.p50);
+	uint64_t thr = (uint64_t)((double)s->win.p50 * cfg->tail_ratio), ntail = 0;
+	for (unsigned b = hist_bucket(thr); spikes && ws && ws->win && ws->win->n && b <= ws->win->hi;
+	     b++)
+		if (ws->win->b[b] && hist_bucket_lo(b) >= thr)
 			ntail += ws->win->b[b];
-		}
 	if (ntail > (uint64_t)n)
-		n = (int)ntail; /* the outlier list keeps the last IG_OUTLIERS only */
+		n = (int)ntail;
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_ALLOC_SPIKES;
-	c.impact = x->parts->wall_ns ? fmin(1.0, (double)excess / (double)x->parts->wall_ns) : 0;
+	c.impact = impact;
 	c.sev = sev_of(cfg, c.impact, 1, 1);
-	if (c.sev < IG_SEV_LOW)
+	if (spikes && c.sev < IG_SEV_LOW)
 		c.sev = IG_SEV_LOW; /* a tail the user sees in the op table, explained */
 	c.tail = s;
 	struct finding f;
@@ -391,7 +430,10 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 	f.c.p50_ns = s->win.p50;
 	f.c.p99_ns = s->win.p99;
 	f.c.tail_ratio = s->tail_ratio;
-	words_alloc(x, &c, &f, s, periodic, period, n, omax);
+	if (spikes)
+		words_alloc(x, &c, &f, s, periodic, period, n, omax);
+	else
+		words_alloc_steady(x, &c, &f, s);
 	fire(x->d, &f, x->now);
 }
 

@@ -540,10 +540,11 @@ void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top
 	    "avg, %s/s while copying)",
 	    fn, pct, share * 100, ig_op_name(top_op), b, bw);
 	put(f->c.explanation, sizeof(f->c.explanation),
-	    "Moving data between host and device takes most of the time the process spends in "
-	    "CUDA. At %s/s the copies run well below what PCIe can do when host buffers are "
-	    "pageable, and while the thread copies it does not launch work.%s",
-	    bw,
+	    "Moving data between host and device takes %s of the feeding thread's wall time "
+	    "(%.0f%% of its time in CUDA calls). At %s/s the copies run well below what PCIe "
+	    "can do when host buffers are pageable, and while the thread copies it does not "
+	    "launch work.%s",
+	    pct, share * 100, bw,
 	    x->p->first_ns >= x->ws ? " The process started inside the window: this may be the "
 				      "initial load of weights and data, hence the low severity."
 				    : "");
@@ -606,6 +607,36 @@ void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
 		step(f, s->outlier_ts[i], "%s outlier %s", ig_op_name(s->op),
 		     fmt_ns(d, sizeof(d), s->outlier_dur[i]));
 	}
+}
+
+void words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
+			const struct ig_series_stats *s)
+{
+	char fn[64], pct[16], p50[24], rate[24];
+	feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	fmt_ns(p50, sizeof(p50), s->win.p50);
+	put(rate, sizeof(rate), "%.0f", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0);
+	put(f->c.summary, sizeof(f->c.summary),
+	    "allocation cost in %s: %s takes %s of its time (%s calls/s, p50 %s)", fn,
+	    ig_op_name(s->op), pct, rate, p50);
+	put(f->c.explanation, sizeof(f->c.explanation),
+	    "The loop allocates device or pinned memory over and over: every %s call costs "
+	    "about %s (the driver maps new memory, and may synchronise the device), and "
+	    "together they take %s of the feeding thread's wall time. No call stands out: the "
+	    "cost is steady, not spikes.",
+	    ig_op_name(s->op), p50, pct);
+	ev(f, "impact_pct", c->impact * 100, "%");
+	ev(f, "calls_per_s", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0, "/s");
+	ev(f, "p50_ns", (double)s->win.p50, "ns");
+	ev(f, "p99_ns", (double)s->win.p99, "ns");
+	rec(f,
+	    "Allocate once outside the loop and reuse the buffers instead of calling %s every "
+	    "step; with PyTorch, let the caching allocator keep its blocks (no "
+	    "torch.cuda.empty_cache() in the loop)",
+	    ig_op_name(s->op));
+	rec(f, "Where sizes vary, use a CUDA memory pool (cudaMallocAsync with a high "
+	       "cudaMemPoolAttrReleaseThreshold) so freed memory is reused, not unmapped");
 }
 
 void words_memory(struct ctx *x, const struct cause *c, struct finding *f)

@@ -109,12 +109,12 @@ def _single():
              ["cpu_contention"], quick=(n, nice) == (1, 0))
     case("hog-between", loop(host=0.25, hog=(2, 0, False)), ["cpu_contention"])
     for p in (3, 10, 25, 50):
-        case(f"alloc-{p}", loop(alloc=p / 100), ["alloc_spikes"])
+        case(f"alloc-{p}", loop(alloc=p / 100), ["alloc_spikes"], quick=p == 25)
     args, design = loop()
     case("alloc-periodic", (args + ["--allocs", "1", "--alloc-us", "8000", "--alloc-every", "10"],
                             dict(design, alloc_spikes=0.28)), ["alloc_spikes"])
     for p in (10, 25, 50):
-        case(f"copy-{p}", loop(copy=p / 100), ["copy_dominated"])
+        case(f"copy-{p}", loop(copy=p / 100), ["copy_dominated"], quick=p == 25)
     # sync storms: 50 syncs per step, one short kernel before each
     for us, idle in ((5, 0.6), (20, 0.35), (50, 0.2), (200, 0.06)):
         args, design = loop(kernels=50, kernel_us=us, syncs=50)
