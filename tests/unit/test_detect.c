@@ -7,10 +7,12 @@
  * at MEDIUM; a chain keeps its id while it persists, then resolves and ages
  * out; identical input gives identical chains whatever the chunking and
  * however often the clock is advanced in between; recommendations are the
- * class's own. */
+ * class's own; copies and allocations are judged by their share of the wall
+ * time, steady costs as well as spikes. */
 #include "analysis.h"
 #include "check.h"
 #include "core/ops.h"
+#include "evmake.h"
 #include "model/model.h"
 #include "store/replay.h"
 #include "synth.h"
@@ -20,9 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SEC 1000000000ull
-#define MS 1000000ull
 
 static struct ig_model *run_seed(int sc, double seconds, uint64_t start, uint64_t seed)
 {
@@ -543,6 +542,66 @@ static void test_ingero_recording(void)
 	src->ops->free(src);
 }
 
+/* A loop of 10 ms steps for 20 s: a call of op taking cost_ns (an
+ * allocation on the CPU, or a synchronous copy of bytes), a launch, and a
+ * stream sync for the rest of the step. */
+static struct ig_model *steady_loop(int op, uint64_t cost_ns, uint64_t bytes)
+{
+	struct ig_model *m = an_model_new(NULL);
+	for (int k = 0; k < 2000; k++) {
+		uint64_t t = T0 + (uint64_t)k * 10 * MS;
+		struct ig_event e[3] = {
+			ev_call(7, 7, op, t, cost_ns, "train"),
+			ev_call(7, 7, IG_OP_CUDA_LAUNCH_KERNEL, t + cost_ns, 10 * US, "train"),
+			ev_call(7, 7, IG_OP_CUDA_STREAM_SYNC, t + cost_ns + 10 * US,
+				10 * MS - cost_ns - 20 * US, "train"),
+		};
+		e[0].arg0 = bytes;
+		e[0].arg1 = bytes ? IG_DIR_H2D : 0;
+		for (int i = 0; i < 3; i++)
+			model_ingest(m, &e[i]);
+	}
+	return m;
+}
+
+/* Every step's cudaMalloc costs 2.5 ms on the CPU (a quarter of the wall)
+ * and no call stands out: an allocation chain of that impact, at the top,
+ * not launch overhead. A 1 MiB synchronous copy of 2.5 ms a step: a copy
+ * chain of that impact, and the GPU-bound chain keeps only the rest. */
+static void test_steady_costs(void)
+{
+	struct ig_model *m = steady_loop(IG_OP_CUDA_MALLOC, 2500 * US, 1 << 20);
+	const struct ig_chain *a = find(m, IG_CC_ALLOC_SPIKES);
+	CHECK(a != NULL);
+	if (a) {
+		CHECKF(fabs(a->impact - 0.25) < 0.02, "alloc impact %.3f", a->impact);
+		CHECKF(a->severity == IG_SEV_MEDIUM, "alloc severity %d", a->severity);
+		CHECKF(strstr(a->summary, "allocation cost") != NULL, "%s", a->summary);
+		CHECK(detect_chain(an_detect(m), 0) == a);
+	}
+	CHECK(find(m, IG_CC_LAUNCH_BOUND) == NULL && find(m, IG_CC_SYNC_STORM) == NULL);
+	an_model_free(m);
+
+	m = steady_loop(IG_OP_CUDA_MEMCPY, 2500 * US, 1 << 20);
+	const struct ig_chain *c = find(m, IG_CC_COPY_DOMINATED), *g = find(m, IG_CC_GPU_BOUND);
+	CHECK(c != NULL && g != NULL);
+	if (c && g) {
+		CHECKF(fabs(c->impact - 0.25) < 0.02, "copy impact %.3f", c->impact);
+		CHECKF(fabs(g->impact - 0.75) < 0.02, "gpu-bound impact %.3f", g->impact);
+		CHECKF(c->impact + g->impact <= 1.0 + 1e-9, "%.3f + %.3f", c->impact, g->impact);
+		CHECK(detect_chain(an_detect(m), 0) == c);
+	}
+	an_model_free(m);
+
+	/* 4-byte copies that wait are synchronisations (a loss.item()): no copy
+	 * chain, their wait is the GPU's */
+	m = steady_loop(IG_OP_CUDA_MEMCPY, 2500 * US, 4);
+	CHECK(find(m, IG_CC_COPY_DOMINATED) == NULL);
+	g = find(m, IG_CC_GPU_BOUND);
+	CHECKF(g && g->impact > 0.97, "gpu-bound impact %.3f", g ? g->impact : 0);
+	an_model_free(m);
+}
+
 int main(void)
 {
 	test_names();
@@ -551,6 +610,7 @@ int main(void)
 	test_lifecycle();
 	test_determinism();
 	test_recs_specific();
+	test_steady_costs();
 	test_ingero_recording();
 	return check_done("test_detect");
 }
