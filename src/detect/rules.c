@@ -70,6 +70,14 @@ static void set_culprit(struct cause *c, const struct ctx *x, const struct ig_cu
 	c->culprit_self = k->pid == x->p->pid;
 }
 
+/* The culprit is the process itself (its own work, waits or sleeps). */
+static void set_self(struct cause *c, const struct ctx *x)
+{
+	c->culprit_pid = x->p->pid;
+	memcpy(c->culprit_comm, x->p->comm, sizeof(c->culprit_comm));
+	c->culprit_self = 1;
+}
+
 static void emit(struct ctx *x, struct cause *c, int op)
 {
 	struct finding f;
@@ -144,9 +152,7 @@ static void self_cause(struct ctx *x, int cls, double impact, int unconfirmed)
 	memset(&c, 0, sizeof(c));
 	c.cls = cls;
 	c.impact = impact;
-	c.culprit_pid = x->p->pid;
-	memcpy(c.culprit_comm, x->p->comm, sizeof(c.culprit_comm));
-	c.culprit_self = 1;
+	set_self(&c, x);
 	c.unconfirmed = unconfirmed;
 	c.sev = sev_of(x->cfg, c.impact, 1, !unconfirmed);
 	if (c.impact >= x->cfg->sev_low)
@@ -298,9 +304,7 @@ static void api_causes(struct ctx *x)
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.impact = api;
-	c.culprit_pid = x->p->pid;
-	memcpy(c.culprit_comm, x->p->comm, sizeof(c.culprit_comm));
-	c.culprit_self = 1;
+	set_self(&c, x);
 	c.unconfirmed = P->split_unknown;
 	c.sev = sev_of(cfg, c.impact, 1, !c.unconfirmed);
 	if (syncs && rate >= cfg->storm_rate) {
@@ -453,9 +457,7 @@ static void rule_memory(struct ctx *x)
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_MEMORY_PRESSURE;
 	c.impact = fault;
-	c.culprit_pid = x->p->pid;
-	memcpy(c.culprit_comm, x->p->comm, sizeof(c.culprit_comm));
-	c.culprit_self = 1;
+	set_self(&c, x);
 	/* without measured stalls the pressure is context, not a cause */
 	c.sev = fault >= cfg->sev_low ? sev_of(cfg, fault, 1, 1) : IG_SEV_INFO;
 	struct finding f;
