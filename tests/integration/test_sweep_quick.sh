@@ -2,7 +2,7 @@
 # needs: root
 # The quick subset of the diagnosis sweep (tests/sweep/README.md): the
 # checker's own unit test, the generator alone (its ground truth adds up and
-# shows each case's cause), then nine cases traced live by ingero-top,
+# shows each case's cause), then eleven cases traced live by ingero-top,
 # recorded, replayed, and judged against causegen's own measure.
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -35,4 +35,10 @@ sed 's/^/     | /' "$TMP/traced.log"
 expect_eq "sweep --quick exit status" "$rc" 0
 [ -s "$TMP/results.md" ] &&
 	sed -n '/^## Confusion/,/^## Cases/p' "$TMP/results.md" | sed 's/^/     /'
+# last, where a runner that keeps only the end of the output still shows
+# them: the failed cases and their failed checks
+if [ "$rc" != 0 ] && [ -s "$TMP/results.md" ]; then
+	echo "     failed cases:"
+	grep '| fail |' "$TMP/results.md" | sed 's/^/     /'
+fi
 finish
