@@ -177,7 +177,7 @@ static void preempted_tail(const struct ctx *x, struct cause *c)
 }
 
 /* The causes that are a part of the wall time, one chain each. */
-static void time_causes(struct ctx *x)
+static void time_causes(struct ctx *x, const struct copies *k)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_time_parts *P = x->parts;
@@ -229,13 +229,11 @@ static void time_causes(struct ctx *x)
 
 	/* GPU-bound: the healthy case, said once it is a large part; the wait
 	 * inside large copies is the copy chain's when it makes one */
-	struct copies k;
-	copies_of(x, &k);
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_GPU_BOUND;
 	c.impact = ig_part_share(P, IG_PART_GPU_WAIT);
-	if (k.claimed && P->wall_ns)
-		c.impact = fmax(0, c.impact - (double)k.wait_ns / (double)P->wall_ns);
+	if (k->claimed && P->wall_ns)
+		c.impact = fmax(0, c.impact - (double)k->wait_ns / (double)P->wall_ns);
 	c.unconfirmed = !split;
 	c.sev = IG_SEV_INFO;
 	if (c.impact >= cfg->gpu_info)
@@ -333,29 +331,27 @@ static void api_causes(struct ctx *x)
 
 /* Large copies take a real part of the wall time: the impact is the time
  * in them (not preempted), the waits of synchronous copies included. */
-static void rule_copy(struct ctx *x)
+static void rule_copy(struct ctx *x, const struct copies *k)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
-	struct copies k;
-	copies_of(x, &k);
-	if (!k.claimed)
+	if (!k->claimed)
 		return;
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_COPY_DOMINATED;
-	c.impact = fmin(1.0, (double)k.own_ns / (double)x->parts->wall_ns);
+	c.impact = fmin(1.0, (double)k->own_ns / (double)x->parts->wall_ns);
 	c.sev = sev_of(cfg, c.impact, 1, 1);
 	/* loading weights and data right after start is expected: say it, low */
 	if (x->p->first_ns >= x->ws && c.sev > IG_SEV_LOW)
 		c.sev = IG_SEV_LOW;
 	struct finding f;
-	f_init(&f, c.cls, c.sev, k.top, x->p);
+	f_init(&f, c.cls, c.sev, k->top, x->p);
 	f.c.tid = x->feeder->tid;
 	f.c.impact = c.impact;
-	double share = k.all_ns ? (double)k.own_ns / (double)k.all_ns : 0;
-	double mean = (double)k.bytes / (double)k.calls;
-	double bps = k.own_ns ? (double)k.bytes / ((double)k.own_ns / 1e9) : 0;
-	words_copy(x, &c, &f, k.top, share, mean, bps, k.calls);
+	double share = k->all_ns ? (double)k->own_ns / (double)k->all_ns : 0;
+	double mean = (double)k->bytes / (double)k->calls;
+	double bps = k->own_ns ? (double)k->bytes / ((double)k->own_ns / 1e9) : 0;
+	words_copy(x, &c, &f, k->top, share, mean, bps, k->calls);
 	fire(x->d, &f, x->now);
 }
 
@@ -613,9 +609,11 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 		x.feeder = wp->nthr && wp->thr[0].t.calls_win ? &wp->thr[0].t : NULL;
 		if (!judged(&x))
 			continue;
-		time_causes(&x);
+		struct copies cp;
+		copies_of(&x, &cp); /* the copy chain's and GPU-bound's both */
+		time_causes(&x, &cp);
 		api_causes(&x);
-		rule_copy(&x);
+		rule_copy(&x, &cp);
 		for (int k = 0; k < wp->nops; k++)
 			rule_alloc(&x, &wp->ops[k].s);
 		rule_memory(&x);
