@@ -281,7 +281,11 @@ static void row_status(struct tui *t, struct flow *f, const struct ig_status *st
 		const char *base = strrchr(st->recording, '/');
 		snprintf(c, sizeof(c), "%s %.200s", t->ascii ? "REC" : "\u25cf REC",
 			 base ? base + 1 : st->recording);
-		seg(f, "", c, TH_RECORDING);
+		seg(f, "", c, st->record_dropped ? TH_ERROR : TH_RECORDING);
+		if (st->record_dropped) { /* the disk could not keep up */
+			snprintf(c, sizeof(c), "%llu events", (unsigned long long)st->record_dropped);
+			seg(f, "lost", c, TH_ERROR);
+		}
 	} else if (st->record_error[0]) {
 		seg(f, "REC stopped:", st->record_error, TH_ERROR);
 	}

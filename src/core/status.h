@@ -59,6 +59,11 @@ struct ig_status {
 	char nvml[192];
 	char recording[256];      /* recording file, "" when not recording */
 	char record_error[128];   /* why recording stopped, "" when fine */
+	uint64_t record_dropped;  /* events the recording lost: its writer made no room
+				   * for them in 2 s (a stuck disk); 0 when complete */
+	uint64_t record_waits;    /* times the reader waited for the writer (a full
+				   * queue): no loss, the kernel buffers meanwhile */
+	uint64_t record_wait_ns;  /* how long it waited, in all */
 	char message[640];        /* last one-line notice for the user */
 	int failed;		  /* the source cannot go on (a replay's damaged file):
 				   * message says why */

@@ -267,6 +267,11 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 			fputs(" error: ", f);
 			esc_fputs(f, st->record_error, 0);
 		}
+		if (st->record_dropped)
+			fprintf(f, " lost %lu events", (unsigned long)st->record_dropped);
+		if (st->record_waits)
+			fprintf(f, " waited %lu times %.2fs for the writer",
+				(unsigned long)st->record_waits, (double)st->record_wait_ns / 1e9);
 		fputc('\n', f);
 	}
 	if (st && st->message[0]) {
@@ -587,6 +592,11 @@ static json_t *json_status(const struct ig_status *st, const struct ig_model_tot
 	bad |= JS(o, "host", st ? st->host : "");
 	bad |= JS(o, "recording", st ? st->recording : "");
 	bad |= JS(o, "record_error", st ? st->record_error : "");
+	if (st && st->recording[0]) { /* while recording (goldens are replays) */
+		bad |= JU(o, "record_dropped", st->record_dropped);
+		bad |= JU(o, "record_waits", st->record_waits);
+		bad |= JU(o, "record_wait_ns", st->record_wait_ns);
+	}
 	bad |= JS(o, "message", st ? st->message : "");
 	bad |= JU(o, "late_events", t->late);
 	bad |= JU(o, "ignored_events", t->ignored);

@@ -13,6 +13,7 @@
 #include "store/rec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,19 @@ void session_record_chains(struct session *s)
 	}
 }
 
+/* The writer's queue figures into the status: waits for room, and events
+ * lost when it made none. */
+static void record_stats(struct session *s)
+{
+	struct rec_stats rs;
+	if (!s->rec)
+		return;
+	rec_get_stats(s->rec, &rs);
+	s->st.record_dropped = rs.dropped;
+	s->st.record_waits = rs.waits;
+	s->st.record_wait_ns = rs.wait_ns;
+}
+
 void session_record_tick(struct session *s)
 {
 	if (s->stacks && s->rec)
@@ -153,6 +167,7 @@ void session_record_tick(struct session *s)
 	if (s->rec && rec_error(s->rec) && !s->st.record_error[0])
 		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
 			 rec_error(s->rec));
+	record_stats(s);
 }
 
 int session_close_record(struct session *s, char *err, size_t errlen)
@@ -164,6 +179,7 @@ int session_close_record(struct session *s, char *err, size_t errlen)
 		stacks_drain(s->stacks, record_stack, s->rec);
 	}
 	session_record_chains(s);
+	record_stats(s);
 	const char *why = rec_error(s->rec);
 	if (why && err)
 		snprintf(err, errlen, "%s", why);
@@ -171,8 +187,15 @@ int session_close_record(struct session *s, char *err, size_t errlen)
 	if (!why && c && err)
 		snprintf(err, errlen, "cannot finish the recording %s: %s", s->cli.record,
 			 strerror(-c));
+	/* a recording with a hole is a failed one, though the file is sound */
+	int lost = !why && !c && s->st.record_dropped;
+	if (lost && err)
+		snprintf(err, errlen,
+			 "the recording %s misses %" PRIu64 " events: its writer made no room for "
+			 "them in 2 s (a stuck or full disk?); the file holds the rest",
+			 s->cli.record, s->st.record_dropped);
 	s->rec = NULL;
-	return why || c ? -EIO : 0;
+	return why || c || lost ? -EIO : 0;
 }
 
 /* Where a flight save goes without --flight-dir: the user's state

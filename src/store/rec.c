@@ -31,7 +31,32 @@ static const char *set_err(const char *fmt, ...)
 
 /* --- the queue ------------------------------------------------------------------ */
 
-/* Queues it (taking its data), or writes it inline when synchronous. */
+/* Waits (mu held) while the queue is full and the writer is working, at most
+ * wait_ms: the writer is slower than the events come (a slow disk, or a CPU
+ * shared with the reader), and the caller's pause lets it catch up; what the
+ * kernel cannot buffer meanwhile is counted there (drops_kernel). */
+static void wait_for_room(struct rec *r)
+{
+	uint64_t t0 = rec_mono_ns(), deadline = t0 + (uint64_t)r->o.wait_ms * 1000000ULL;
+	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ULL),
+			      .tv_nsec = (long)(deadline % 1000000000ULL)};
+
+	r->st.waits++;
+	r->room_waiters++;
+	pthread_cond_signal(&r->cv_work);
+	while (r->qlen == r->qcap && !r->err && !r->quit &&
+	       pthread_cond_timedwait(&r->cv_room, &r->mu, &ts) != ETIMEDOUT)
+		;
+	/* no room in wait_ms: until the writer takes something again, full
+	 * means dropped at once (a stuck disk must not freeze the viewer) */
+	r->stuck = r->qlen == r->qcap;
+	r->room_waiters--;
+	r->st.wait_ns += rec_mono_ns() - t0;
+}
+
+/* Queues it (taking its data), or writes it inline when synchronous. A full
+ * queue makes the caller wait for room (wait_for_room); an event is dropped
+ * (and counted) only when the writer made none in wait_ms. */
 static int enqueue(struct rec *r, struct rec_item *it)
 {
 	if (r->o.synchronous) {
@@ -44,6 +69,8 @@ static int enqueue(struct rec *r, struct rec_item *it)
 		return r->err;
 	}
 	pthread_mutex_lock(&r->mu);
+	if (!r->err && r->qlen == r->qcap && r->have_thr && !r->stuck)
+		wait_for_room(r);
 	int err = r->err;
 	if (!err && r->qlen == r->qcap) {
 		r->st.dropped++;
@@ -185,6 +212,7 @@ static void rec_destroy(struct rec *r)
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv_work);
 	pthread_cond_destroy(&r->cv_done);
+	pthread_cond_destroy(&r->cv_room);
 	free(r->q);
 	free(r->batch);
 	free(r->path);
@@ -341,6 +369,11 @@ static struct rec *rec_alloc(struct safefile *sf, const struct rec_opts *o)
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv_work, NULL);
 	pthread_cond_init(&r->cv_done, NULL);
+	pthread_condattr_t ca; /* cv_room waits on the monotonic clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cv_room, &ca);
+	pthread_condattr_destroy(&ca);
 	r->qcap = o->queue_events;
 	r->q = calloc(r->qcap, sizeof(*r->q));
 	r->batch = calloc(o->batch_events, sizeof(*r->batch));
@@ -464,6 +497,8 @@ static void rec_defaults(struct rec_opts *o, const struct rec_opts *opts)
 		o->commit_ms = 500;
 	if (!o->queue_events)
 		o->queue_events = 131072;
+	if (!o->wait_ms)
+		o->wait_ms = 2000;
 }
 
 struct rec *rec_open(const char *path, const struct rec_opts *opts, const char **err)

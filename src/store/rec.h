@@ -27,6 +27,8 @@ struct rec_opts {
 	unsigned batch_events; /* rows per transaction; 0 = 4096 */
 	unsigned commit_ms;    /* commit at least this often (wall time); 0 = 500 */
 	unsigned queue_events; /* writer queue capacity; 0 = 131072 (~19 MB) */
+	unsigned wait_ms;      /* how long rec_event() waits for room in a full queue
+				* before it drops the event (counted); 0 = 2000 */
 	int synchronous;       /* 1 = no writer thread: rec_event() writes inline */
 	int exclusive;	       /* 1 = fail if path exists (flight files) */
 	int no_wal;	       /* 1 = no WAL and no journal file: journal_mode=MEMORY, nothing
@@ -38,7 +40,9 @@ struct rec_opts {
 struct rec_stats {
 	uint64_t events;	/* rows written to events (committed or pending) */
 	uint64_t committed;	/* rows known to be committed */
-	uint64_t dropped;	/* events refused because the queue was full */
+	uint64_t dropped;	/* events refused: the queue stayed full for wait_ms */
+	uint64_t waits;		/* times rec_event() found the queue full and waited */
+	uint64_t wait_ns;	/* time it waited for room, in all */
 	uint64_t pruned_events; /* events deleted by --max-db pruning */
 	uint64_t prunes;	/* pruning rounds */
 	uint64_t db_bytes;	/* used size of the file (pages in use), last check */

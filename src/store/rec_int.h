@@ -10,6 +10,15 @@
 #include "store/rec.h"
 #include "store/safefile.h"
 
+#include <time.h>
+
+static inline uint64_t rec_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE };
 
 /* One queued item: an event by value, anything else as owned data in p
@@ -45,7 +54,9 @@ struct rec {
 	sqlite3_stmt *st_session, *st_begin, *st_commit, *st_rollback;
 	/* queue, guarded by mu */
 	pthread_mutex_t mu;
-	pthread_cond_t cv_work, cv_done;
+	pthread_cond_t cv_work, cv_done, cv_room;
+	int room_waiters; /* producers waiting on cv_room */
+	int stuck;	  /* a wait for room timed out; cleared when the writer takes */
 	struct rec_item *q;
 	size_t qcap, qhead, qlen;
 	uint64_t flush_req, flush_done;

@@ -15,9 +15,7 @@
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rec_mono_ns() / 1000000;
 }
 
 uint64_t rec_wall_ns(void)
@@ -393,6 +391,10 @@ void *rec_writer_main(void *arg)
 			r->qhead = (r->qhead + 1) % r->qcap;
 		}
 		r->qlen -= n;
+		if (n)
+			r->stuck = 0;
+		if (n && r->room_waiters)
+			pthread_cond_broadcast(&r->cv_room);
 		uint64_t flush_req = r->flush_req;
 		int quit = r->quit;
 		int failed = r->err;

@@ -131,8 +131,11 @@ def main():
         return 1
 
     st = live["status"]
-    check(st.get("drops_kernel", 0) == 0 and st.get("drops_user", 0) == 0,
-          f"live: no events dropped (kernel {st.get('drops_kernel')}, user {st.get('drops_user')})")
+    check(st.get("drops_kernel", 0) == 0 and st.get("drops_user", 0) == 0
+          and st.get("record_dropped", 0) == 0,
+          f"live: no events dropped (kernel {st.get('drops_kernel')}, user {st.get('drops_user')}, "
+          f"recording {st.get('record_dropped')}; the reader waited for the recording's writer "
+          f"{st.get('record_waits')} times, {st.get('record_wait_ns', 0) / 1e9:.2f} s)")
     chains = live["chains"]
     if not check(len(chains) > 0, "live: the summary lists chains"):
         return 1
