@@ -23,6 +23,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+# A run in which the hypervisor took more than this share of the feeder's CPU
+# (steal) runs again, like one disturbed by outside load: the workload's own
+# clocks cannot see it. (On a freshly booted VM a healthy 1000 Hz loop once
+# measured 10 % of its time in round trips, 3 % later; steal was not recorded
+# then, so whether it was the cause is not known: runs note it now.)
+STEAL_MAX = 0.02
 sys.path.insert(0, HERE)
 import cases as case_list  # noqa: E402
 import check  # noqa: E402
@@ -46,6 +52,16 @@ def cpu_busy(seconds=0.5):
     time.sleep(seconds)
     b = snap()
     return {c: (b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]) for c in a if c in b}
+
+
+def steal_ticks(cpu):
+    """Ticks the hypervisor gave CPU cpu's time to another guest (/proc/stat
+    steal), or 0 where the kernel does not count it."""
+    for line in open("/proc/stat"):
+        f = line.split()
+        if f[0] == f"cpu{cpu}":
+            return int(f[8]) if len(f) > 8 else 0
+    return 0
 
 
 def cpus():
@@ -88,6 +104,7 @@ class Sweep:
         self.ig = os.path.join(build, "ingero-top")
         self.cg = os.path.join(build, "tests", "progs", "causegen")
         self.feeder, self.helper = cpus()  # chosen again before every run
+        self.steal = 0.0  # share of the last run the feeder's CPU was stolen
         self.tmp = a.keep or tempfile.mkdtemp(prefix="ig-sweep.")
         os.makedirs(self.tmp, exist_ok=True)
         os.chmod(self.tmp, 0o755)
@@ -115,7 +132,11 @@ class Sweep:
             cmd = ["taskset", "-c", str(self.helper), self.ig, "--json", "--summary", "-v",
                    "--no-system-libs", "--record", db, "--"] + self.cg_cmd(c, truth)
             live, rep = base + ".live.json", base + ".replay.json"
+            s0, w0 = steal_ticks(self.feeder), time.monotonic()
             rc, _ = run(cmd, live, base + ".live.err", secs + 60)
+            # the workload cannot see time its virtual CPU was not running
+            self.steal = (steal_ticks(self.feeder) - s0) / os.sysconf("SC_CLK_TCK") / \
+                max(1e-9, time.monotonic() - w0)
             if rc != 0:
                 what = "timed out" if rc is None else f"exit {rc}"
                 return None, live, rep, (f"ingero-top {what}: " +
@@ -146,9 +167,17 @@ class Sweep:
             causes = check.truth_causes(t)
             hogs = check.helpers_of(t, "hog")
             disturbed = not hogs and causes["cpu_contention"] > check.DISTURBED
-            if not disturbed or n == self.a.retries:
+            stolen = self.steal > STEAL_MAX
+            if not (disturbed or stolen) or n == self.a.retries:
                 r = self.judge(c, t, live, rep)
+                if self.steal > 0.001:
+                    r.note(f"the hypervisor took {check.pct(self.steal)} of the feeder's "
+                           f"CPU (steal)")
                 break
+            if stolen:
+                log(f"     {c['name']}: the hypervisor took {check.pct(self.steal)} of the "
+                    f"feeder's CPU (steal), running it again")
+                continue
             log(f"     {c['name']}: {check.pct(causes['cpu_contention'])} preempted by "
                 f"outside load, running it again")
         r.seconds = time.monotonic() - t0
