@@ -649,6 +649,8 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 	skel->rodata->hrtimer_text_end = kr.hrtimer[1];
 	skel->rodata->timeout_text_start = kr.timeout[0];
 	skel->rodata->timeout_text_end = kr.timeout[1];
+	if (o->ring_mb) /* a recording's reader pauses for its writer (store/rec.c) */
+		bpf_map__set_max_entries(skel->maps.events, o->ring_mb << 20);
 	if (!stacks) { /* the stack maps are preallocated: keep them tiny */
 		bpf_map__set_max_entries(skel->maps.stacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_threads, 1);

@@ -28,6 +28,8 @@ struct collector_opts {
 				  * reported as attached late) */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
 	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
+	unsigned ring_mb;        /* the kernel's event ring buffer, MiB (a power of 2);
+				  * 0 = 16 */
 };
 
 struct collector;
