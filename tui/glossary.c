@@ -48,6 +48,7 @@ static const struct {
 	{ "syncs", "synchronisations (outer syncs and synchronous copies) in the window" },
 	{ "syncs_per_s", "synchronisations per second" },
 	{ "gpu_wait_per_sync_ns", "GPU wait per synchronisation: little means the GPU was idle at the sync" },
+	{ "rt_idle_pct", "time in calls made with nothing queued on the GPU (first launch after a sync, a sync after no launch): the GPU idled" },
 	{ "host_per_sync_ns", "the rest of the time per synchronisation: host work between them" },
 	{ "copy_share_pct", "share of the CUDA time spent in copies" },
 	{ "copy_calls", "copy calls in the window" },

@@ -106,8 +106,10 @@ struct ig_detect_cfg {
 	uint64_t min_wall_ns;	     /* feeder wall time in the window to judge it (2 s) */
 	unsigned quiet_s;	     /* a feeder silent this long is not judged (2) */
 	double storm_rate;	     /* outer syncs per second for a sync storm (100) */
-	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the host's
-				      * time per sync (2) */
+	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the rest
+				      * of the time per sync (2): short kernels, the GPU
+				      * idle through all the API work; else only through
+				      * the calls made with nothing queued */
 	uint64_t storm_gpu_max_ns;   /* and below this much GPU wait per sync (500 us):
 				      * one sync per step of real GPU work is no storm */
 	uint64_t storm_host_max_ns;  /* and below this much of the rest of the time per

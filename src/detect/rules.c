@@ -258,10 +258,12 @@ static int sync_op(const struct ctx *x)
 	return op;
 }
 
-/* Syncs that cost GPU work: many outer synchronisations per second, each
- * finding the GPU almost idle (its wait is short next to the host's work
- * between two syncs). The impact is the API work the syncs and the calls
- * around them take; with few syncs, a large API share is launch overhead. */
+/* Syncs that cost GPU work: many short round trips (outer synchronisations
+ * per second, each with little GPU wait and host time around it) during
+ * which the GPU idles: the time of the calls made with nothing queued
+ * (rt_idle_ns: the first launch after a sync until it is queued, a sync
+ * that waits for nothing, their traps) is the impact. Without a storm, a
+ * large API share is launch overhead. */
 static void api_causes(struct ctx *x)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
@@ -308,10 +310,20 @@ static void api_causes(struct ctx *x)
 	if (syncs && rate >= cfg->storm_rate) {
 		double gpu_per = (double)P->ns[IG_PART_GPU_WAIT] / (double)syncs;
 		double work_per = (double)(P->wall_ns - P->ns[IG_PART_GPU_WAIT]) / (double)syncs;
-		if (gpu_per < cfg->storm_gpu_ratio * work_per &&
-		    gpu_per < (double)cfg->storm_gpu_max_ns &&
+		/* How much of the round trips the GPU idled: at least the calls
+		 * made with nothing queued (rt_idle_ns); all the API work when
+		 * each sync finds little GPU work against the rest of the time
+		 * (short kernels: the GPU idles through every launch), only
+		 * those calls when the GPU wait dominates (after the first
+		 * launch the GPU is busy) */
+		double idle = P->wall_ns ? (double)P->rt_idle_ns / (double)P->wall_ns : 0;
+		if (gpu_per < cfg->storm_gpu_ratio * work_per && api > idle)
+			idle = api;
+		if (idle >= cfg->sev_low && gpu_per < (double)cfg->storm_gpu_max_ns &&
 		    work_per < (double)cfg->storm_host_max_ns) {
 			c.cls = IG_CC_SYNC_STORM;
+			c.impact = idle;
+			c.sev = sev_of(cfg, c.impact, 1, !c.unconfirmed);
 			struct finding f;
 			f_init(&f, c.cls, c.sev, sync_op(x), x->p);
 			f.c.tid = t->tid;

@@ -505,18 +505,23 @@ void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f, d
 	feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	put(f->c.summary, sizeof(f->c.summary),
-	    "sync storm in %s: %.0f synchronisations/s, each finding the GPU almost idle "
-	    "(%s GPU wait per sync); CUDA API work takes %s of its time",
-	    fn, rate, fmt_ns(g, sizeof(g), (uint64_t)gpu_per_sync_ns), pct);
+	    "sync storm in %s: %.0f synchronisations/s, the GPU idle through the round trips "
+	    "%s of its time (%s GPU wait per sync)",
+	    fn, rate, pct, fmt_ns(g, sizeof(g), (uint64_t)gpu_per_sync_ns));
 	put(f->c.explanation, sizeof(f->c.explanation),
-	    "The feeding thread synchronises %.0f times a second, but between two syncs the GPU "
-	    "has only %s of work against %s of host time: each synchronisation (explicit, or "
-	    "hidden in a synchronous device-to-host copy such as tensor.item(), .cpu() or "
-	    ".numpy()) drains the queue, so host and GPU take turns instead of overlapping.",
-	    rate, g, fmt_ns(w, sizeof(w), (uint64_t)work_per_sync_ns));
+	    "The feeding thread synchronises %.0f times a second (%s of GPU wait and %s of "
+	    "everything else per sync). Each synchronisation (explicit, or hidden in a "
+	    "synchronous device-to-host copy such as tensor.item(), .cpu() or .numpy()) drains "
+	    "the queue, so the GPU idles until the next launch is queued: %s of the thread's time "
+	    "is spent in calls made with nothing queued, host and GPU taking turns instead of "
+	    "overlapping.",
+	    rate, g, fmt_ns(w, sizeof(w), (uint64_t)work_per_sync_ns), pct);
 	ev(f, "syncs_per_s", rate, "/s");
 	ev(f, "syncs", (double)syncs, "");
 	ev(f, "gpu_wait_per_sync_ns", gpu_per_sync_ns, "ns");
+	ev(f, "rt_idle_pct", x->parts->wall_ns ? 100.0 * (double)x->parts->rt_idle_ns /
+							(double)x->parts->wall_ns
+					       : 0.0, "%");
 	ev(f, "host_per_sync_ns", work_per_sync_ns, "ns");
 	rec(f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
 	       "GPU tensors inside the loop; accumulate on the GPU and read once every N steps");

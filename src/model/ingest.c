@@ -482,6 +482,34 @@ static void call_nesting(struct ig_model *m, const struct ig_event *e, uint64_t 
 	}
 }
 
+/* Round trips: after a synchronisation the thread has nothing queued on the
+ * GPU, which idles until the next launch is queued (the launch's own time
+ * and traps) or through a synchronisation that waits for nothing. Returns
+ * the call's time that the GPU idled (0 when none), and 1 in *count for a
+ * new such call (its runtime wrapper arriving after it counts no second
+ * trap pair). */
+static uint64_t rt_idle(struct thread *t, const struct ig_op_info *oi, const struct call_time *ct,
+			int k, uint32_t *count)
+{
+	uint64_t own = ct->busy > ct->pre ? ct->busy - ct->pre : 0;
+	*count = 0;
+	if (ct->nest == 1) /* the wrapper of the call before (same kind) */
+		return t->p_idle ? own : 0;
+	if (ct->nest == 2)
+		return 0;
+	int idle = 0;
+	if (k) {
+		idle = t->q_empty;
+		t->q_empty = 1;
+	} else if (oi->kind & (IG_OPK_LAUNCH | IG_OPK_COPY | IG_OPK_MEMSET | IG_OPK_COLL)) {
+		idle = t->q_empty && (oi->kind & IG_OPK_LAUNCH);
+		t->q_empty = 0;
+	}
+	t->p_idle = (uint8_t)idle;
+	*count = (uint32_t)idle;
+	return idle ? own : 0;
+}
+
 /* The call's time into its thread's lifetime sums and, in the window, into
  * the thread's and the process's slices. */
 static void call_account(struct ig_model *m, const struct ig_event *e, const struct ig_op_info *oi,
@@ -489,6 +517,10 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 			 int inwin)
 {
 	int k = ct->sync != 0;
+	uint32_t idle_n;
+	uint64_t idle = rt_idle(t, oi, ct, k, &idle_n);
+	t->life_raw.rt_idle += idle;
+	t->life_raw.rt_idle_n += idle_n;
 	t->life_cuda += ct->busy;
 	t->life_raw.in_busy[k] += ct->busy;
 	/* outer calls: a call arriving before the call it is in (nest 1 on the
@@ -506,6 +538,8 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	ts->cuda_ns += ct->busy;
 	ts->in_busy[k] += ct->busy;
 	ts->outer += ct->nest == 0;
+	ts->rt_idle += idle;
+	ts->rt_idle_n += idle_n;
 	ts->in_pre[k] += ct->pre;
 	ts->in_blk[k] += ct->blk;
 	ts->nosplit += (uint32_t)ct->nosplit;

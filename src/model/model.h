@@ -120,6 +120,12 @@ struct ig_time_parts {
 	uint64_t wall_ns;	   /* the denominator: the threads' wall time */
 	uint64_t ns[IG_PART_MAX];  /* sum(ns) == wall_ns */
 	int split_unknown;	   /* some calls had no preempted/blocked split */
+	/* Not a part: the time inside calls (api, gpu_wait) during which the GPU
+	 * had nothing queued by this thread, so idled for the round trip: the
+	 * first launch after a synchronisation (until it is queued), and a
+	 * synchronisation with nothing launched since the last one, each with
+	 * its probe traps. What a sync storm costs (docs/detection.md). */
+	uint64_t rt_idle_ns;
 };
 
 /* "gpu_wait", "api", ... (the JSON keys); "?" when out of range. */

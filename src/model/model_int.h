@@ -110,6 +110,8 @@ struct tslice {
 	uint64_t bw[BW_N]; /* blocked between calls, by reason */
 	uint32_t nosplit;  /* calls without a preempted/blocked split */
 	uint32_t outer;	   /* calls not inside another traced call */
+	uint32_t rt_idle_n; /* round-trip idle calls and their time (tparts_raw) */
+	uint64_t rt_idle;
 };
 
 /* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
@@ -119,6 +121,8 @@ struct tparts_raw {
 	uint64_t bw[BW_N];
 	uint32_t nosplit;
 	uint64_t outer; /* calls not inside another: each costs one probe pair outside it */
+	uint64_t rt_idle, rt_idle_n; /* round-trip idle calls (ig_time_parts.rt_idle_ns):
+				      * their time not preempted, and how many */
 };
 
 struct thread {
@@ -136,6 +140,11 @@ struct thread {
 	uint64_t ppre, pblk; /* off-CPU time counted for the previous call */
 	uint16_t pop;
 	uint8_t psync;
+	/* the GPU queue of this thread as its calls leave it: q_empty after a
+	 * synchronisation until work is queued; p_idle: the previous outer call
+	 * was a round-trip idle one (its runtime wrapper, arriving after it, is
+	 * too) */
+	uint8_t q_empty, p_idle;
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
 	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */

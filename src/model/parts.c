@@ -48,6 +48,7 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	memset(out, 0, sizeof(*out));
 	out->wall_ns = wall_ns;
 	out->split_unknown = r->nosplit > 0;
+	out->rt_idle_ns = r->rt_idle + r->rt_idle_n * (uint64_t)probe_ns;
 	/* a call that synchronises waits for the GPU whether it sleeps or
 	 * spins; any other call is API work on the CPU, except where it slept
 	 * (a full launch queue, the driver waiting for the device) */
@@ -105,4 +106,5 @@ void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src)
 	for (int k = 0; k < IG_PART_MAX; k++)
 		dst->ns[k] += src->ns[k];
 	dst->split_unknown |= src->split_unknown;
+	dst->rt_idle_ns += src->rt_idle_ns;
 }

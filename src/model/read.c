@@ -358,6 +358,8 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 			s->raw.bw[k] += x->bw[k];
 		s->raw.nosplit += x->nosplit;
 		s->raw.outer += x->outer;
+		s->raw.rt_idle += x->rt_idle;
+		s->raw.rt_idle_n += x->rt_idle_n;
 	}
 	for (int k = 0; k < 3; k++)
 		s->raw.off_btw[k] = s->off[0][k];

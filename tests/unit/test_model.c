@@ -707,6 +707,35 @@ static void test_parts_reclassify(void)
 	model_free(m);
 }
 
+/* Round-trip idle time: after a sync nothing is queued, so the first launch
+ * (its driver call inside it counted once) and a sync with nothing launched
+ * since the last one are time the GPU idles, each with one trap pair; a
+ * launch after another, and a sync after a launch, are not. */
+static void test_parts_rt_idle(void)
+{
+	struct ig_model *m = model_new(NULL);
+	model_set_probe_ns(m, 1000);
+	uint64_t t = T0 + SEC;
+	struct ig_event s0 = call(80, 80, IG_OP_CUDA_STREAM_SYNC, t, 20 * US);
+	struct ig_event lo = call(80, 80, IG_OP_CUDA_LAUNCH_KERNEL, t + 100 * US, 10 * US);
+	struct ig_event li = call(80, 80, IG_OP_CU_LAUNCH_KERNEL, t + 101 * US, 8 * US);
+	struct ig_event l2 = call(80, 80, IG_OP_CUDA_LAUNCH_KERNEL, t + 200 * US, 10 * US);
+	struct ig_event cp = call(80, 80, IG_OP_CUDA_MEMCPY, t + 300 * US, 30 * US);
+	cp.arg0 = 4;
+	cp.arg1 = IG_DIR_D2H;
+	struct ig_event s1 = call(80, 80, IG_OP_CUDA_STREAM_SYNC, t + 400 * US, 5 * US);
+	struct ig_event l3 = call(80, 80, IG_OP_CUDA_LAUNCH_KERNEL, t + 500 * US, 10 * US);
+	const struct ig_event *seq[] = {&s0, &li, &lo, &l2, &cp, &s1, &l3};
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		model_ingest(m, seq[i]);
+	struct ig_time_parts p;
+	thread_parts(m, 80, &p);
+	/* lo (10 us, li inside it) + s1 (5 us) + l3 (10 us), 3 trap pairs */
+	CHECKF(p.rt_idle_ns == 25 * US + 3000, "round-trip idle %lu ns",
+	       (unsigned long)p.rt_idle_ns);
+	model_free(m);
+}
+
 /* Lifetime parts keep what left the window: 10 s of loader waits, then 15 s
  * of host work on the same thread. */
 static void test_parts_lifetime(void)
@@ -786,6 +815,7 @@ int main(void)
 	test_parts_nested();
 	test_parts_blocked_reasons();
 	test_parts_reclassify();
+	test_parts_rt_idle();
 	test_parts_lifetime();
 	test_parts_exit();
 	return check_done("test_model");

@@ -277,6 +277,29 @@ static void test_sync_storm(void)
 	c = active(d, IG_CC_LAUNCH_BOUND);
 	CHECKF(c && c->severity == IG_SEV_HIGH, "30%% API with GPU work behind each sync: launch");
 	detect_free(d);
+
+	/* the same, but 15 % of the time in calls made with nothing queued (the
+	 * first launch after each sync): the GPU idled through those round
+	 * trips, a storm of that impact; the rest of the API work overlapped
+	 * GPU work */
+	fixture_init(&fx, T0, share);
+	fx.thr[0].t.sync_calls_win = 20000;
+	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 15 / 100;
+	fx.thr[0].t.parts.rt_idle_ns = fx.p.parts.rt_idle_ns;
+	d = judge(&fx);
+	c = active(d, IG_CC_SYNC_STORM);
+	CHECKF(c && fabs(c->impact - 0.15) < 0.002 && c->severity == IG_SEV_MEDIUM,
+	       "GPU-bound round trips idle 15%%: a MEDIUM storm of 15%%");
+	CHECK(!active(d, IG_CC_LAUNCH_BOUND));
+	detect_free(d);
+
+	/* 3 % of round-trip idle: below LOW, no storm (a healthy 1000 Hz loop) */
+	fixture_init(&fx, T0, share);
+	fx.thr[0].t.sync_calls_win = 20000;
+	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 3 / 100;
+	d = judge(&fx);
+	CHECK(!active(d, IG_CC_SYNC_STORM));
+	detect_free(d);
 }
 
 /* Two causes mixed: both reported, the larger first, each with its share. */
