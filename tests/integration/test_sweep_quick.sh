@@ -40,5 +40,8 @@ expect_eq "sweep --quick exit status" "$rc" 0
 if [ "$rc" != 0 ] && [ -s "$TMP/results.md" ]; then
 	echo "     failed cases:"
 	grep '| fail |' "$TMP/results.md" | sed 's/^/     /'
+	# and what each measured and reported (its notes: truth, chains, steal)
+	awk '/^(PASS|FAIL|CONTRACT) / { show = $1 != "PASS" } show' "$TMP/traced.log" |
+		grep -v '^sweep:' | tail -n 24 | sed 's/^/     /'
 fi
 finish

@@ -173,6 +173,9 @@ class Sweep:
                 if self.steal > 0.001:
                     r.note(f"the hypervisor took {check.pct(self.steal)} of the feeder's "
                            f"CPU (steal)")
+                for line in tail(live.replace(".live.json", ".live.err"), 200) if live else []:
+                    if "probe cost" in line:  # what the traps cost on this machine now
+                        r.note(line.strip())
                 break
             if stolen:
                 log(f"     {c['name']}: the hypervisor took {check.pct(self.steal)} of the "
@@ -289,12 +292,16 @@ def md_escape(s):
 def write_md(path, results, sw, cases_by_name):
     head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True).stdout.strip() or "?"
+    # the tree the build came from may hold changes not committed yet
+    dirty = " with uncommitted changes" if subprocess.run(
+        ["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True, text=True).stdout.strip() else ""
     n = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "contract")}
     mode = "causegen alone (--bare)" if sw.a.bare else "traced live, recorded, replayed"
     if sw.a.rejudge:
         mode += f" (judged again from {sw.a.rejudge})"
     L = ["# Sweep results", "",
-         f"`tests/sweep/sweep.py`, {time.strftime('%Y-%m-%d %H:%M')}, commit {head}, "
+         f"`tests/sweep/sweep.py`, {time.strftime('%Y-%m-%d %H:%M')}, commit {head}{dirty}, "
          f"kernel {os.uname().release}, {os.cpu_count()} CPUs (each run: the workload on the "
          f"least busy CPU, ingero-top and the loaders on another); {mode}.", "",
          f"**{len(results)} cases: {n['pass']} passed, {n['fail']} failed, "
@@ -400,8 +407,8 @@ def main():
         what = f"largest {r.true_top}" + ("" if a.bare else f", top chain {r.reported_top}")
         log(f"{tag:8} {c['name']:28} {r.seconds:5.1f} s  {what}" +
             (f" ({r.attempts} runs)" if r.attempts > 1 else ""))
-        for kind, text in r.lines:
-            if a.verbose or kind == "FAIL":
+        for kind, text in r.lines:  # a failed case's notes too: its measure, its chains
+            if a.verbose or kind == "FAIL" or (r.status != "pass" and kind == "note"):
                 log(f"         {kind:4} {text}")
     if a.out:
         write_md(a.out, results, sw, {c["name"]: c for c in case_list.CASES})
