@@ -185,6 +185,7 @@ class Result:
         self.reported_top = None
         self.errors = {}  # class -> reported impact - true share (live)
         self.truth = {}
+        self.unjudged = ""  # why the case could not be judged (the machine, not the tool)
 
     def add(self, ok, text):
         self.lines.append(("ok" if ok else "FAIL", text))
@@ -199,6 +200,8 @@ class Result:
 
     @property
     def status(self):
+        if self.unjudged:
+            return "unjudged"
         if self.contract:
             return "contract"
         return "fail" if self.failed else "pass"
