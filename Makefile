@@ -14,6 +14,8 @@ CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 VERSION := 0.1.0
+# build jobs of make test and make demo
+NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -219,7 +221,7 @@ check-sizes:
 
 test: check-layers check-sizes
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory test-build
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	@$(MAKE) --no-print-directory mcp-client
 	@tests/run.sh
 
@@ -231,7 +233,7 @@ mcp-client:
 
 demo:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory test-build
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	@tests/demo.sh
 
 # Re-records the demo scenarios' shipped recordings, tests/scenarios/*.db (as

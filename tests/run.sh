@@ -2,6 +2,16 @@
 # Runs every test: unit programs, root integration scripts, TUI scripts.
 # A script passes with exit 0, is skipped with exit 77 (it says why), and
 # fails otherwise. Prints "N passed, N failed, N skipped" last.
+#
+# Three phases (README.md, "Tests"):
+#  1. the unit programs, JOBS at a time (no clock limits, no shared state);
+#  2. the root integration scripts one at a time: they load BPF programs,
+#     count them, and check timing that a neighbour would disturb;
+#  3. the scripts that load no BPF program (the integration scripts without
+#     "# needs: root") and every TUI script, JOBS at a time: they replay
+#     recordings or wait on screens, each with its own temporary files,
+#     tmux server and ports, and poll with deadlines. Longest first.
+# JOBS defaults to 2. Results are reported in order as each one ends.
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}
@@ -10,91 +20,115 @@ pass=0 fail=0 skip=0
 failed=()
 logdir=$(mktemp -d /tmp/ingero-tests.XXXXXX)
 filter=${1:-}
+jobs_max=${JOBS:-${TUI_JOBS:-2}}
 
-run() { # name, command...
-	local name=$1; shift
-	[ -n "$filter" ] && [[ $name != *$filter* ]] && return
-	local log=$logdir/${name//\//_}.log start=$SECONDS
-	"$@" >"$log" 2>&1
-	local rc=$?
-	local t=$((SECONDS - start))
-	if [ $rc = 0 ]; then
-		pass=$((pass + 1)); printf 'PASS %-44s %3ds\n' "$name" "$t"
-	elif [ $rc = 77 ]; then
-		skip=$((skip + 1)); printf 'SKIP %-44s %s\n' "$name" "$(tail -n 1 "$log")"
+report() { # name, rc, seconds, log
+	if [ "$2" = 0 ]; then
+		pass=$((pass + 1)); printf 'PASS %-44s %3ds\n' "$1" "$3"
+	elif [ "$2" = 77 ]; then
+		skip=$((skip + 1)); printf 'SKIP %-44s %s\n' "$1" "$(tail -n 1 "$4")"
 	else
-		fail=$((fail + 1)); failed+=("$name")
-		printf 'FAIL %-44s %3ds (exit %d)\n' "$name" "$t" "$rc"
-		sed 's/^/    | /' "$log" | tail -n 40
+		fail=$((fail + 1)); failed+=("$1")
+		printf 'FAIL %-44s %3ds (exit %d)\n' "$1" "$3" "$2"
+		sed 's/^/    | /' "$4" | tail -n 40
 	fi
 }
+log_of() { echo "$logdir/${1//\//_}.log"; }
+# Runs a unit program (a path under $BUILD) or a script (300 s at most).
+run_one() { # name
+	if [[ $1 == *.sh ]]; then
+		timeout 300 bash "$1"
+	else
+		"$BUILD/tests/$1"
+	fi
+}
+selected() { # name: 0 when the filter keeps it
+	[ -z "$filter" ] || [[ $1 == *$filter* ]]
+}
+root_only() { # script
+	[[ $1 == *.sh ]] && grep -q '^# needs: root' "$1"
+}
 
-units=0
+# Runs NAMES (unit/test_x or a script path) JOBS at a time; reports them
+# in the given order as each one ends.
+pool() {
+	local names=("$@") next=0 i
+	pool_one() {
+		local log start=$SECONDS
+		log=$(log_of "$1")
+		run_one "$1" >"$log" 2>&1
+		echo "$? $((SECONDS - start))" >"$log.rc"
+	}
+	report_done() { # reports, in order, those that have ended
+		local rc secs log
+		while [ $next -lt ${#names[@]} ]; do
+			log=$(log_of "${names[$next]}")
+			[ -f "$log.rc" ] || return 0
+			read -r rc secs <"$log.rc"
+			report "${names[$next]}" "$rc" "$secs" "$log"
+			next=$((next + 1))
+		done
+	}
+	for ((i = 0; i < ${#names[@]}; i++)); do
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+			wait -n
+			report_done
+		done
+		pool_one "${names[$i]}" &
+	done
+	wait
+	report_done
+}
+
+# 1. unit programs
+units=()
 for t in "$BUILD"/tests/unit/test_*; do
 	[ -x "$t" ] || continue
-	units=$((units + 1))
-	run "unit/$(basename "$t")" "$t"
+	selected "unit/${t##*/}" && units+=("unit/${t##*/}")
 done
 # nothing built is a failure, not an empty pass
-if [ $units = 0 ] && [ -z "$filter" ]; then
+if [ -z "$filter" ] && ! ls "$BUILD"/tests/unit/test_* >/dev/null 2>&1; then
 	fail=$((fail + 1)); failed+=("unit tests not built (make test-build)")
 	echo "FAIL no unit test in $BUILD/tests/unit: run make test-build"
 fi
-for t in tests/integration/test_*.sh; do
-	[ -f "$t" ] || continue
-	if [ "$(id -u)" != 0 ] && grep -q '^# needs: root' "$t"; then
-		skip=$((skip + 1)); printf 'SKIP %-44s needs root\n' "$t"; continue
-	fi
-	run "$t" timeout 300 bash "$t"
-done
+[ ${#units[@]} -gt 0 ] && pool "${units[@]}"
 
-# The terminal tests wait on screens far more than they compute: they run
-# TUI_JOBS at a time (default 2; each has its own tmux server and polls with
-# a deadline), after the integration tests, whose timing checks run alone.
-# Their results are reported in order as each one ends.
-tui_one() { # script: writes its rc and seconds beside its log
-	local t=$1 log=$logdir/${1//\//_}.log start=$SECONDS
-	timeout 300 bash "$t" >"$log" 2>&1
-	echo "$? $((SECONDS - start))" >"$log.rc"
-}
-tui=()
+# 2. root integration scripts, alone; 3. the others, a pool
+alone=() shared=()
+for t in tests/integration/test_*.sh; do
+	[ -f "$t" ] && selected "$t" || continue
+	if root_only "$t"; then alone+=("$t"); else shared+=("$t"); fi
+done
 for t in tests/tui/test_*.sh; do
-	[ -f "$t" ] || continue
-	[ -n "$filter" ] && [[ $t != *$filter* ]] && continue
-	if [ "$(id -u)" != 0 ] && grep -q '^# needs: root' "$t"; then
+	[ -f "$t" ] && selected "$t" && shared+=("$t")
+done
+for t in "${alone[@]}"; do
+	if [ "$(id -u)" != 0 ]; then
 		skip=$((skip + 1)); printf 'SKIP %-44s needs root\n' "$t"; continue
 	fi
-	tui+=("$t")
+	log=$(log_of "$t") start=$SECONDS
+	run_one "$t" >"$log" 2>&1
+	report "$t" "$?" $((SECONDS - start)) "$log"
 done
-report_tui() { # script: the result tui_one left
-	local t=$1 log=$logdir/${1//\//_}.log rc secs
-	read -r rc secs <"$log.rc"
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1)); printf 'PASS %-44s %3ds\n' "$t" "$secs"
-	elif [ "$rc" = 77 ]; then
-		skip=$((skip + 1)); printf 'SKIP %-44s %s\n' "$t" "$(tail -n 1 "$log")"
-	else
-		fail=$((fail + 1)); failed+=("$t")
-		printf 'FAIL %-44s %3ds (exit %d)\n' "$t" "$secs" "$rc"
-		sed 's/^/    | /' "$log" | tail -n 40
+runnable=()
+for t in "${shared[@]}"; do
+	if [ "$(id -u)" != 0 ] && root_only "$t"; then
+		skip=$((skip + 1)); printf 'SKIP %-44s needs root\n' "$t"; continue
 	fi
-}
-jobs_max=${TUI_JOBS:-2}
-next=0
-for ((i = 0; i < ${#tui[@]}; i++)); do
-	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
-		wait -n
-	done
-	tui_one "${tui[$i]}" &
-	# report, in order, those that have ended
-	while [ $next -lt $i ] && [ -f "$logdir/${tui[$next]//\//_}.log.rc" ]; do
-		report_tui "${tui[$next]}"; next=$((next + 1))
-	done
+	runnable+=("$t")
 done
-wait
-while [ $next -lt ${#tui[@]} ]; do
-	report_tui "${tui[$next]}"; next=$((next + 1))
+# longest first (seconds measured on a 2-CPU VM; unlisted ones last)
+longest=(test_replay_fixtures test_fuzz_replay test_tui_htop test_tui_end_live test_tui_keys
+	test_tui_freeze test_tui_kill test_tui_cause test_gpu_pane test_tui_color test_mcp
+	test_perfetto test_tui_stacks)
+ordered=()
+for l in "${longest[@]}"; do
+	for t in "${runnable[@]}"; do [[ $t == */$l.sh ]] && ordered+=("$t"); done
 done
+for t in "${runnable[@]}"; do
+	[[ " ${ordered[*]} " == *" $t "* ]] || ordered+=("$t")
+done
+[ ${#ordered[@]} -gt 0 ] && pool "${ordered[@]}"
 
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[*]}"

@@ -14,7 +14,7 @@ if ! clang -fsanitize=fuzzer,address,undefined "$tmp/t.c" -o "$tmp/t" 2>"$tmp/cc
 	echo "skip: clang cannot build a libFuzzer target (apt-get install clang libclang-rt-14-dev): $(head -1 "$tmp/cc.err")"
 	exit 77
 fi
-make -s --no-print-directory fuzz BUILD="$BUILD" >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log"; echo "FAIL: make fuzz"; exit 1; }
+make -s --no-print-directory -j"$(nproc)" fuzz BUILD="$BUILD" >"$tmp/make.log" 2>&1 || { cat "$tmp/make.log"; echo "FAIL: make fuzz"; exit 1; }
 python3 tests/fuzz/mutate_sql.py "$tmp/corpus" 120 7 || { echo "FAIL: mutate_sql.py"; exit 1; }
 mkdir "$tmp/work"
 ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16:max_malloc_fill_size=0 \
