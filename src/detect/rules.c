@@ -299,7 +299,8 @@ static void api_causes(struct ctx *x)
 			     : 0;
 	double wall_s = (double)P->wall_ns / 1e9;
 	double rate = wall_s > 0 ? (double)syncs / wall_s : 0;
-	if (api < cfg->sev_low)
+	double rt = P->wall_ns ? (double)P->rt_idle_ns / (double)P->wall_ns : 0;
+	if (api < cfg->sev_low && rt < cfg->sev_low)
 		return;
 	struct cause c;
 	memset(&c, 0, sizeof(c));
@@ -313,12 +314,14 @@ static void api_causes(struct ctx *x)
 		/* How much of the round trips the GPU idled: at least the calls
 		 * made with nothing queued (rt_idle_ns); all the API work when
 		 * each sync finds little GPU work against the rest of the time
-		 * (short kernels: the GPU idles through every launch), only
-		 * those calls when the GPU wait dominates (after the first
-		 * launch the GPU is busy) */
-		double idle = P->wall_ns ? (double)P->rt_idle_ns / (double)P->wall_ns : 0;
-		if (gpu_per < cfg->storm_gpu_ratio * work_per && api > idle)
-			idle = api;
+		 * (short kernels: the GPU idles through every launch), and the
+		 * return half of each sync's probe traps (it runs once the GPU
+		 * has finished); only those calls when the GPU wait dominates
+		 * (after the first launch the GPU is busy) */
+		double idle = rt;
+		double short_k = api + (double)(P->sync_trap_ns / 2) / (double)P->wall_ns;
+		if (gpu_per < cfg->storm_gpu_ratio * work_per && short_k > idle)
+			idle = short_k;
 		if (idle >= cfg->sev_low && gpu_per < (double)cfg->storm_gpu_max_ns &&
 		    work_per < (double)cfg->storm_host_max_ns) {
 			c.cls = IG_CC_SYNC_STORM;
@@ -367,16 +370,30 @@ static void rule_copy(struct ctx *x, const struct copies *k)
 	fire(x->d, &f, x->now);
 }
 
-/* Median gap between outliers and whether all gaps are within tolerance. */
+/* Median gap between the spikes and whether all gaps are within tolerance.
+ * The spikes are the outliers within an order of magnitude of the largest
+ * (PERIOD_SPIKE_DIV): a call stretched by a preemption or a fresh page is an
+ * outlier of the op's p50 too, and would split one period in two. */
+#define PERIOD_SPIKE_DIV 8
 static int period_of(const struct ig_series_stats *s, double tol, double *period_s, int *n_in)
 {
 	int n = s->noutliers;
 	if (n < 2)
 		return 0;
+	uint64_t omax = 0, ts[IG_OUTLIERS];
+	for (int i = 0; i < n; i++)
+		if (s->outlier_dur[i] > omax)
+			omax = s->outlier_dur[i];
+	int nts = 0;
+	for (int i = 0; i < n; i++)
+		if (s->outlier_dur[i] >= omax / PERIOD_SPIKE_DIV)
+			ts[nts++] = s->outlier_ts[i];
+	if (nts < 3) /* two gaps at least, as for the outliers themselves */
+		return 0;
 	double gaps[IG_OUTLIERS], sorted[IG_OUTLIERS];
-	for (int i = 1; i < n; i++)
-		gaps[i - 1] = (double)(s->outlier_ts[i] - s->outlier_ts[i - 1]) / 1e9;
-	int ng = n - 1;
+	for (int i = 1; i < nts; i++)
+		gaps[i - 1] = (double)(ts[i] - ts[i - 1]) / 1e9;
+	int ng = nts - 1;
 	memcpy(sorted, gaps, sizeof(double) * (size_t)ng);
 	for (int i = 1; i < ng; i++)
 		for (int j = i; j > 0 && sorted[j] < sorted[j - 1]; j--) {

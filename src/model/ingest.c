@@ -525,7 +525,7 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	t->life_raw.in_busy[k] += ct->busy;
 	/* outer calls: a call arriving before the call it is in (nest 1 on the
 	 * outer one) was counted as outer already */
-	t->life_raw.outer += ct->nest == 0;
+	t->life_raw.outer[k] += ct->nest == 0;
 	t->life_raw.in_pre[k] += ct->pre;
 	t->life_raw.in_blk[k] += ct->blk;
 	t->life_raw.nosplit += (uint32_t)ct->nosplit;
@@ -537,7 +537,7 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	ts->call_ns += e->dur_ns;
 	ts->cuda_ns += ct->busy;
 	ts->in_busy[k] += ct->busy;
-	ts->outer += ct->nest == 0;
+	ts->outer[k] += ct->nest == 0;
 	ts->rt_idle += idle;
 	ts->rt_idle_n += idle_n;
 	ts->in_pre[k] += ct->pre;

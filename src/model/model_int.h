@@ -109,7 +109,7 @@ struct tslice {
 	uint64_t in_busy[2], in_pre[2], in_blk[2];
 	uint64_t bw[BW_N]; /* blocked between calls, by reason */
 	uint32_t nosplit;  /* calls without a preempted/blocked split */
-	uint32_t outer;	   /* calls not inside another traced call */
+	uint32_t outer[2]; /* calls not inside another traced call, by in_busy's [k] */
 	uint32_t rt_idle_n; /* round-trip idle calls and their time (tparts_raw) */
 	uint64_t rt_idle;
 };
@@ -120,7 +120,8 @@ struct tparts_raw {
 	uint64_t off_btw[3]; /* between calls by state */
 	uint64_t bw[BW_N];
 	uint32_t nosplit;
-	uint64_t outer; /* calls not inside another: each costs one probe pair outside it */
+	uint64_t outer[2]; /* calls not inside another, [1] those that synchronise:
+			    * each costs one probe pair outside its measured time */
 	uint64_t rt_idle, rt_idle_n; /* round-trip idle calls (ig_time_parts.rt_idle_ns):
 				      * their time not preempted, and how many */
 };

@@ -77,12 +77,20 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 		p[IG_PART_HOST_CPU] = wall_ns - measured;
 		/* the probe traps run outside the measured call time: at tens of
 		 * thousands of calls a second they are a share of their own; they
-		 * are the calls' cost, not the host's work */
-		uint64_t traps = r->outer * (uint64_t)probe_ns;
-		if (traps > p[IG_PART_HOST_CPU])
-			traps = p[IG_PART_HOST_CPU];
-		p[IG_PART_HOST_CPU] -= traps;
-		p[IG_PART_API] += traps;
+		 * are the calls' cost, not the host's work, and the caller's clock
+		 * has them inside the call: a synchronising call's are part of its
+		 * wait (its entry trap runs while the GPU works), the others' are
+		 * API work */
+		static const int trap_part[2] = { IG_PART_API, IG_PART_GPU_WAIT };
+		for (int k = 0; k < 2; k++) {
+			uint64_t traps = r->outer[k] * (uint64_t)probe_ns;
+			if (traps > p[IG_PART_HOST_CPU])
+				traps = p[IG_PART_HOST_CPU];
+			p[IG_PART_HOST_CPU] -= traps;
+			p[trap_part[k]] += traps;
+			if (k)
+				out->sync_trap_ns = traps;
+		}
 		return;
 	}
 	/* scale down, then give the rounding remainder to the largest part */
@@ -107,4 +115,5 @@ void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src)
 		dst->ns[k] += src->ns[k];
 	dst->split_unknown |= src->split_unknown;
 	dst->rt_idle_ns += src->rt_idle_ns;
+	dst->sync_trap_ns += src->sync_trap_ns;
 }

@@ -357,7 +357,8 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		for (int k = 0; k < BW_N; k++)
 			s->raw.bw[k] += x->bw[k];
 		s->raw.nosplit += x->nosplit;
-		s->raw.outer += x->outer;
+		s->raw.outer[0] += x->outer[0];
+		s->raw.outer[1] += x->outer[1];
 		s->raw.rt_idle += x->rt_idle;
 		s->raw.rt_idle_n += x->rt_idle_n;
 	}

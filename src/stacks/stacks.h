@@ -157,7 +157,8 @@ int stacks_series(struct stacks *st, int op, uint64_t id, struct stacks_stat *ou
 
 /* The stack as JSON in Ingero's stack_traces format: *ips (array of "0x..."
  * strings, "" when none) and *frames (array of objects, "" while not
- * resolved). malloc'd, the caller frees both. 0 or -ENOENT. */
+ * resolved). malloc'd, the caller frees both. 0, 1 (still queued for
+ * resolution: *frames is ""), or -ENOENT / -ENOMEM. */
 int stacks_json(struct stacks *st, uint64_t id, char **ips, char **frames);
 
 /* Calls fn, on the caller's thread, for each stack resolved since the last

@@ -60,10 +60,10 @@ int stacks_json(struct stacks *st, uint64_t id, char **ips, char **frames)
 	int i = stk_find(st, id);
 	if (i >= 0) {
 		json_of(&st->stks[i], ips, frames);
-		r = *ips && *frames ? 0 : -ENOMEM;
+		r = !*ips || !*frames ? -ENOMEM : st->stks[i].state == STACKS_PENDING;
 	}
 	pthread_mutex_unlock(&st->mu);
-	if (r) {
+	if (r < 0) {
 		free(*ips);
 		free(*frames);
 		*ips = *frames = NULL;

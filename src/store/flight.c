@@ -24,6 +24,10 @@
 #define CHUNK_EVENTS 4096	   /* ~600 KB a chunk */
 #define SPARE_CHUNKS 8		   /* released chunks kept for reuse */
 #define STACK_BUDGET_NS 5000000ull /* stacks asked per flight_poll: 5 ms of work */
+/* a stack still being resolved (the resolver thread reads the process's maps
+ * and its binaries' symbols) is waited for this long from the ask, by
+ * flight_poll; then, or at flight_free, it is saved without frames */
+#define STACK_WAIT_NS 3000000000ull
 
 struct name {
 	uint32_t pid;
@@ -64,6 +68,7 @@ struct job {
 	struct stack_json *stacks;
 	size_t nstacks;
 	int stack_state; /* enum stack_state, guarded by flight.mu */
+	uint64_t asked_ns; /* CLOCK_MONOTONIC of the ask */
 	int err;
 	char msg[PATH_MAX + 200];
 };
@@ -194,8 +199,17 @@ static void job_free(struct flight *f, struct job *j)
 	free(j);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 /* Gives the saver the frames of the stacks it asked for, at most about
- * budget_ns of work (UINT64_MAX: all of them). Caller's thread. */
+ * budget_ns of work (UINT64_MAX: all of them, none waited for). A stack
+ * still being resolved stops the round until STACK_WAIT_NS after the ask.
+ * Caller's thread. */
 static void serve_stacks(struct flight *f, uint64_t budget_ns)
 {
 	pthread_mutex_lock(&f->mu);
@@ -204,18 +218,23 @@ static void serve_stacks(struct flight *f, uint64_t budget_ns)
 	pthread_mutex_unlock(&f->mu);
 	if (!asked)
 		return;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = mono_ns(), t1 = t0;
+	int wait = budget_ns != UINT64_MAX;
 	while (j->stack_next < j->nstack_ids) {
-		uint64_t id = j->stack_ids[j->stack_next++];
+		uint64_t id = j->stack_ids[j->stack_next];
 		char *ips = NULL, *frames = NULL;
-		if (!f->stack_fn(f->stack_ctx, id, &ips, &frames))
+		int rc = f->stack_fn(f->stack_ctx, id, &ips, &frames);
+		if (rc > 0 && wait && t1 < j->asked_ns + STACK_WAIT_NS) {
+			free(ips);
+			free(frames);
+			return; /* the next flight_poll asks again */
+		}
+		j->stack_next++;
+		if (rc >= 0)
 			j->stacks[j->nstacks++] =
 			    (struct stack_json){.id = id, .ips = ips, .frames = frames};
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		uint64_t spent = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
-				 (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
-		if (spent >= budget_ns)
+		t1 = mono_ns();
+		if (t1 - t0 >= budget_ns)
 			break;
 	}
 	if (j->stack_next < j->nstack_ids)
@@ -404,6 +423,7 @@ static void ask_stacks(struct flight *f, struct job *j)
 {
 	pthread_mutex_lock(&f->mu);
 	j->stack_state = ST_ASKED;
+	j->asked_ns = mono_ns();
 	pthread_cond_broadcast(&f->cv); /* a flight_free waiting for the saver */
 	while (j->stack_state == ST_ASKED)
 		pthread_cond_wait(&f->cv, &f->mu);

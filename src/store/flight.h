@@ -43,7 +43,9 @@ int flight_set_session(struct flight *f, const struct rec_session *s);
  * called on the thread that calls flight_poll (about 5 ms of them per
  * call, while the saver waits for them; flight_free serves the rest) and
  * returns 0 with *ips and *frames malloc'd (Ingero's stack_traces JSON;
- * flight frees them) or non-zero when it has none. The saved file then has
+ * flight frees them), 1 with them when the frames are not resolved yet
+ * (flight_poll asks again for up to 3 s, then saves it without), or
+ * negative when it has none. The saved file then has
  * them in stack_traces. fn NULL: no stacks. */
 typedef int (*flight_stack_fn)(void *ctx, uint64_t id, char **ips, char **frames);
 void flight_set_stacks(struct flight *f, flight_stack_fn fn, void *ctx);

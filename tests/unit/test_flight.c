@@ -188,6 +188,47 @@ static int stack_fn(void *ctx, uint64_t id, char **ips, char **frames)
 	return 0;
 }
 
+/* Stack 2 is still being resolved for its first asks (a busy resolver). */
+static int pending_asks;
+static int pending_fn(void *ctx, uint64_t id, char **ips, char **frames)
+{
+	*ips = strdup("[\"0x1\"]");
+	if (id == 2 && pending_asks-- > 0) {
+		*frames = strdup("");
+		return 1;
+	}
+	*frames = strdup("[{\"s\": \"main+0x1\", \"f\": \"app\"}]");
+	return 0;
+}
+
+/* A save waits for the stacks still being resolved (flight_poll asks again)
+ * and writes their frames once they are; flight_free waits for none and
+ * writes what it has. */
+static void test_pending_stacks(const char *dir, uint64_t base)
+{
+	struct flight *f = flight_new(1e6, 1000);
+	for (int i = 0; i < 100; i++) {
+		struct ig_event e;
+		ev(&e, base + (uint64_t)i * 1000, i);
+		e.stack_id = e.kind == IG_EV_CALL ? 1 + (uint64_t)(i % 4) : 0;
+		flight_push(f, &e);
+	}
+	flight_set_stacks(f, pending_fn, NULL);
+	char path[4200], msg[4400];
+	pending_asks = 3;
+	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
+	CHECK(wait_poll(f, msg, sizeof(msg)));
+	CHECKF(pending_asks < 0, "asked again until resolved (%d)", pending_asks);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces") == 4);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces WHERE frames LIKE '%main+0x1%'") == 4);
+
+	pending_asks = 1000000;
+	CHECK(flight_save(f, dir, path, sizeof(path)) == 0);
+	flight_free(f);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces") == 4);
+	CHECK(rows_of(path, "SELECT hash FROM stack_traces WHERE frames LIKE '%main+0x1%'") == 3);
+}
+
 /* The ring across chunks: a cap that is not a multiple of the chunk keeps
  * exactly the newest events, in order; the save is them, with the stacks. */
 static void test_chunks_and_stacks(const char *dir, uint64_t base)
@@ -316,6 +357,7 @@ int main(void)
 
 	test_cap_and_big(dir, base);
 	test_chunks_and_stacks(dir, base);
+	test_pending_stacks(dir, base);
 
 	char cmd[200];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -293,12 +293,76 @@ static void test_sync_storm(void)
 	CHECK(!active(d, IG_CC_LAUNCH_BOUND));
 	detect_free(d);
 
+	/* API work under LOW, the first launches after each sync among it, and
+	 * the syncs with nothing launched since the last: the GPU idled 8 %
+	 * through the round trips, a LOW storm */
+	share[IG_PART_API] = 0.04;
+	share[IG_PART_HOST_CPU] = 0.02;
+	fixture_init(&fx, T0, share);
+	fx.thr[0].t.sync_calls_win = 20000;
+	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 8 / 100;
+	fx.thr[0].t.parts.rt_idle_ns = fx.p.parts.rt_idle_ns;
+	d = judge(&fx);
+	c = active(d, IG_CC_SYNC_STORM);
+	CHECKF(c && fabs(c->impact - 0.08) < 0.002 && c->severity == IG_SEV_LOW,
+	       "API work 4 %%, round trips idle 8 %%: a LOW storm of 8 %%");
+	detect_free(d);
+	share[IG_PART_API] = 0.30;
+
 	/* 3 % of round-trip idle: below LOW, no storm (a healthy 1000 Hz loop) */
 	fixture_init(&fx, T0, share);
 	fx.thr[0].t.sync_calls_win = 20000;
 	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 3 / 100;
 	d = judge(&fx);
 	CHECK(!active(d, IG_CC_SYNC_STORM));
+	detect_free(d);
+}
+
+/* Allocator spikes every 500 ms, and two calls stretched a little (a
+ * preemption, a fresh page) that are outliers of the p50 too: the period is
+ * that of the spikes, not broken by the small ones. */
+static void test_alloc_period(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_API] = 0.10;
+	share[IG_PART_HOST_CPU] = 0.20;
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	struct ig_series_stats *s = &fx.ops[1].s;
+	s->op = IG_OP_CUDA_MALLOC;
+	s->calls_win = s->calls_life = 1000;
+	s->win.n = 1000;
+	s->win.p50 = 20000;		/* 20 us */
+	s->win.p99 = 40000000;		/* 40 ms */
+	s->time_win_ns = 12 * 40000000ull; /* 4.8 % of the window */
+	s->life = s->win;
+	s->tail_ratio = 2000;
+	uint64_t ws = T0 - 10 * SEC;
+	for (int i = 0; i < 12; i++) {
+		s->outlier_ts[s->noutliers] = ws + SEC / 4 + (uint64_t)i * SEC / 2;
+		s->outlier_dur[s->noutliers++] = 40000000;
+		if (i == 3 || i == 7) { /* 150 us, 100 ms after a spike */
+			s->outlier_ts[s->noutliers] = ws + SEC / 4 + (uint64_t)i * SEC / 2 + SEC / 10;
+			s->outlier_dur[s->noutliers++] = 150000;
+		}
+	}
+	struct ig_detect *d = judge(&fx);
+	const struct ig_chain *c = active(d, IG_CC_ALLOC_SPIKES);
+	CHECKF(c && fabs(detect_evidence(c, "period_ns", 0) - 5e8) < 1e6,
+	       "period of the spikes with two small outliers among them: %g",
+	       c ? detect_evidence(c, "period_ns", 0) : -1);
+	CHECKF(c && strstr(c->summary, "every ~500ms"), "%s", c ? c->summary : "no chain");
+	if (!c)
+		dump(d);
+	detect_free(d);
+
+	/* spikes at irregular times: no period, whatever the small ones do */
+	s->outlier_ts[5] += SEC / 5;
+	d = judge(&fx);
+	c = active(d, IG_CC_ALLOC_SPIKES);
+	CHECKF(c && detect_evidence(c, "period_ns", 0) == 0 &&
+		       strstr(c->summary, "no regular period"),
+	       "%s", c ? c->summary : "no chain");
 	detect_free(d);
 }
 
@@ -390,6 +454,7 @@ int main(void)
 	test_thresholds();
 	test_healthy();
 	test_sync_storm();
+	test_alloc_period();
 	test_mixed();
 	test_life_cycle();
 	test_unconfirmed();
