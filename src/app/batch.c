@@ -160,6 +160,10 @@ static int run_live(struct session *s, const struct cli *cli)
 			break;
 		if (session_pump(s, 1 << 16) < 0)
 			break;
+		/* --events: what was read is out now (a pipe or a file is block
+		 * buffered), not when 4 KiB more come or at the exit */
+		if (cli->events)
+			fflush(stdout);
 		session_tick(s);
 		metrics_publish(s, &next_pub, interval_ms);
 		if (batch_flight_flag) {

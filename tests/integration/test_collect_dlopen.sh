@@ -23,8 +23,9 @@ check_counts() { # name, events file, pid (other CUDA processes may run too)
 wait_for() { for _ in $(seq 100); do grep -q "$1" "$2" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 calls_of() { awk -v p="pid=$2" '$2 == "call" && $3 == p' "$1" | wc -l; }
-# Waits until the events file has all 4*N calls of pid (or 10 s).
-wait_calls() { for _ in $(seq 100); do [ "$(calls_of "$1" "$2")" -ge $((4 * N)) ] && return; sleep 0.1; done; }
+# Waits until the events file has all 4*N calls of pid (or 10 s), while
+# ingero-top still runs: --events writes as it reads (1 when not).
+wait_calls() { for _ in $(seq 100); do [ "$(calls_of "$1" "$2")" -ge $((4 * N)) ] && return 0; sleep 0.1; done; return 1; }
 
 for run in $(seq "${REPEAT:-2}"); do
 	# A new file each run: a library ingero-top has never seen.
@@ -42,7 +43,7 @@ for run in $(seq "${REPEAT:-2}"); do
 	wait_for "watching" "$TMP/p.err" || bad "--pid: no loader watched"
 	touch "$TMP/go1"
 	wait $py
-	wait_calls "$TMP/p.ev" "$py"
+	wait_calls "$TMP/p.ev" "$py" || bad "run $run --pid: calls not in the events file while running"
 	kill -INT $ig; wait $ig
 	expect_eq "run $run --pid: ingero-top exit status" "$?" 0
 	grep -q "watching .*ld-linux.* for libraries loaded at run time (held until attached)" "$TMP/p.err" \
@@ -64,7 +65,7 @@ for run in $(seq "${REPEAT:-2}"); do
 	wait_for ready "$TMP/py2.out"
 	touch "$TMP/go2"
 	wait $py
-	wait_calls "$TMP/a.ev" "$py"
+	wait_calls "$TMP/a.ev" "$py" || bad "run $run default mode: calls not in the events file while running"
 	kill -INT $ig; wait $ig
 	expect_eq "run $run default mode: ingero-top exit status" "$?" 0
 	grep -q "held python3\[$py\] for .* (libraries loaded)" "$TMP/a.err" \

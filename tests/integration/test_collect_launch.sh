@@ -21,12 +21,14 @@ calls_of() { # events, expect: calls of the expect file's processes
 	awk 'NR == FNR { if ($1 == "pid") want["pid=" $2] = 1; next } $2 == "call" && ($3 in want)' \
 		"$2" "$1" | wc -l
 }
-# Waits (20 s at most) until the events file has every call of the expect file.
+# Waits (20 s at most) until the events file has every call of the expect
+# file, while ingero-top still runs: --events writes as it reads (1 when not).
 wait_calls() {
 	for _ in $(seq 400); do
-		[ -s "$2" ] && [ "$(calls_of "$1" "$2")" -ge "$(total "$2")" ] && return
+		[ -s "$2" ] && [ "$(calls_of "$1" "$2")" -ge "$(total "$2")" ] && return 0
 		sleep 0.05
 	done
+	return 1
 }
 check() { # name, events, expect
 	event_counts_of "$2" "$3" >"$TMP/got"
@@ -69,7 +71,7 @@ for run in $(seq "$REPEAT"); do
 	wait_for "watching" "$TMP/p.err" || bad "--pid: no loader watched"
 	touch "$TMP/go"
 	wait $launcher
-	wait_calls "$TMP/p.ev" "$E.pid"
+	wait_calls "$TMP/p.ev" "$E.pid" || bad "run $run: --pid launcher: calls not in the events file while running"
 	kill -INT $ig; wait $ig
 	expect_eq "run $run: --pid launcher: ingero-top exit status" "$?" 0
 	check "run $run: --pid of a launcher that execs the workload" "$TMP/p.ev" "$E.pid"
@@ -81,8 +83,8 @@ for run in $(seq "$REPEAT"); do
 	wait_for "watching" "$TMP/a.err" || bad "default mode: no loader watched"
 	"$WL" "${WLA[@]}" --expect "$E.first" 2>/dev/null
 	"$WL" "${WLA[@]}" --expect "$E.second" 2>/dev/null
-	wait_calls "$TMP/a.ev" "$E.first"
-	wait_calls "$TMP/a.ev" "$E.second"
+	wait_calls "$TMP/a.ev" "$E.first" || bad "run $run: default mode: calls not in the events file while running"
+	wait_calls "$TMP/a.ev" "$E.second" || bad "run $run: default mode: second's calls not in the events file"
 	kill -INT $ig; wait $ig
 	expect_eq "run $run: default mode: ingero-top exit status" "$?" 0
 	check "run $run: default mode, first process" "$TMP/a.ev" "$E.first"
