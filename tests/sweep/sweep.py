@@ -105,6 +105,8 @@ class Sweep:
         self.cg = os.path.join(build, "tests", "progs", "causegen")
         self.feeder, self.helper = cpus()  # chosen again before every run
         self.steal = 0.0  # share of the last run the feeder's CPU was stolen
+        self.t_start = time.monotonic()
+        self.budget_spent = False  # --budget: retries stopped
         self.tmp = a.keep or tempfile.mkdtemp(prefix="ig-sweep.")
         os.makedirs(self.tmp, exist_ok=True)
         os.chmod(self.tmp, 0o755)
@@ -155,12 +157,18 @@ class Sweep:
     def one(self, c):
         """Runs a case, again when outside load disturbed it; returns a Result."""
         t0 = time.monotonic()
+        retries = self.a.retries
         for n in range(1 + self.a.retries):
             t, live, rep, why = self.attempt(c, n)
+            cut = n < retries and self.a.budget and \
+                time.monotonic() - self.t_start > self.a.budget
+            if cut:
+                retries = n  # no time left for another run: this one is judged
             if t is None:
+                self.budget_spent |= cut
                 r = check.Result(c["name"])
                 r.add(False, why)
-                if n < self.a.retries:
+                if n < retries:
                     log(f"     {c['name']}: {why}; running it again")
                     continue
                 break
@@ -168,7 +176,8 @@ class Sweep:
             hogs = check.helpers_of(t, "hog")
             disturbed = not hogs and causes["cpu_contention"] > check.DISTURBED
             stolen = self.steal > STEAL_MAX
-            if not (disturbed or stolen) or n == self.a.retries:
+            if not (disturbed or stolen) or n >= retries:
+                self.budget_spent |= cut and (disturbed or stolen)
                 r = self.judge(c, t, live, rep)
                 if stolen:  # every run: the workload's clocks cannot see it
                     r.unjudged = (f"the hypervisor took {check.pct(self.steal)} of the "
@@ -370,6 +379,8 @@ def main():
                     help="runs again when outside load disturbed a case (default 2)")
     ap.add_argument("--io-dir", default=os.environ.get("SWEEP_IO_DIR", "/var/tmp"))
     ap.add_argument("--seconds", type=float, help="run every case this long instead")
+    ap.add_argument("--budget", type=float, default=0,
+                    help="no retry once the sweep has run this many seconds (0: no limit)")
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
     ap.add_argument("--rejudge", metavar="DIR",
                     help="judge the outputs a run kept in DIR (--keep) again, running nothing")
@@ -423,6 +434,9 @@ def main():
         log(f"sweep: outputs kept in {sw.tmp}")
     else:
         shutil.rmtree(sw.tmp, ignore_errors=True)
+    if sw.budget_spent:
+        log(f"sweep: past {a.budget:g} s (--budget), disturbed runs were judged without "
+            f"running them again")
     log(f"sweep: {n['pass']} passed, {n['fail']} failed, {n['contract']} lacking contract "
         f"fields, {n['unjudged']} not judged (steal)")
     # a case the machine could not run fairly is said, not failed: it fails

@@ -252,6 +252,18 @@ static void test_healthy(void)
 	}
 }
 
+/* 2000 syncs/s, the parts of share, and rt_pct % of the time in calls made
+ * with nothing queued on the GPU; judged by a fresh detector. */
+static struct ig_detect *judge_round_trips(struct fixture *fx, const double share[IG_PART_MAX],
+					   unsigned rt_pct)
+{
+	fixture_init(fx, T0, share);
+	fx->thr[0].t.sync_calls_win = 20000;
+	fx->p.parts.rt_idle_ns = fx->p.parts.wall_ns * rt_pct / 100;
+	fx->thr[0].t.parts.rt_idle_ns = fx->p.parts.rt_idle_ns;
+	return judge(fx);
+}
+
 /* Syncs that find the GPU idle, many per second: a sync storm; the same
  * rate with GPU work behind each sync is not. */
 static void test_sync_storm(void)
@@ -282,39 +294,26 @@ static void test_sync_storm(void)
 	 * first launch after each sync): the GPU idled through those round
 	 * trips, a storm of that impact; the rest of the API work overlapped
 	 * GPU work */
-	fixture_init(&fx, T0, share);
-	fx.thr[0].t.sync_calls_win = 20000;
-	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 15 / 100;
-	fx.thr[0].t.parts.rt_idle_ns = fx.p.parts.rt_idle_ns;
-	d = judge(&fx);
+	d = judge_round_trips(&fx, share, 15);
 	c = active(d, IG_CC_SYNC_STORM);
 	CHECKF(c && fabs(c->impact - 0.15) < 0.002 && c->severity == IG_SEV_MEDIUM,
 	       "GPU-bound round trips idle 15%%: a MEDIUM storm of 15%%");
 	CHECK(!active(d, IG_CC_LAUNCH_BOUND));
 	detect_free(d);
 
+	/* 3 % of round-trip idle: below LOW, no storm (a healthy 1000 Hz loop) */
+	d = judge_round_trips(&fx, share, 3);
+	CHECK(!active(d, IG_CC_SYNC_STORM));
+	detect_free(d);
+
 	/* API work under LOW, the first launches after each sync among it, and
 	 * the syncs with nothing launched since the last: the GPU idled 8 %
 	 * through the round trips, a LOW storm */
 	share[IG_PART_API] = 0.04;
-	share[IG_PART_HOST_CPU] = 0.02;
-	fixture_init(&fx, T0, share);
-	fx.thr[0].t.sync_calls_win = 20000;
-	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 8 / 100;
-	fx.thr[0].t.parts.rt_idle_ns = fx.p.parts.rt_idle_ns;
-	d = judge(&fx);
+	d = judge_round_trips(&fx, share, 8);
 	c = active(d, IG_CC_SYNC_STORM);
 	CHECKF(c && fabs(c->impact - 0.08) < 0.002 && c->severity == IG_SEV_LOW,
 	       "API work 4 %%, round trips idle 8 %%: a LOW storm of 8 %%");
-	detect_free(d);
-	share[IG_PART_API] = 0.30;
-
-	/* 3 % of round-trip idle: below LOW, no storm (a healthy 1000 Hz loop) */
-	fixture_init(&fx, T0, share);
-	fx.thr[0].t.sync_calls_win = 20000;
-	fx.p.parts.rt_idle_ns = fx.p.parts.wall_ns * 3 / 100;
-	d = judge(&fx);
-	CHECK(!active(d, IG_CC_SYNC_STORM));
 	detect_free(d);
 }
 
