@@ -71,7 +71,9 @@ uint64_t collector_now_ns(struct collector *c)
 	return ig_mono_to_unix(clock_ns(CLOCK_MONOTONIC));
 }
 
-int collector_add_pid(struct collector *c, int pid)
+/* waiting: the process makes no CUDA call until after this (a library it
+ * maps already is not a late attach). */
+static int add_pid(struct collector *c, int pid, bool waiting)
 {
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
@@ -85,9 +87,14 @@ int collector_add_pid(struct collector *c, int pid)
 	int r = discover_pid_libs(pid, coll_attach_found, c);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	coll_resolve_path(c, exe); /* looked at: no hold at its next mapping */
-	if (r > 0)		   /* it may have called them already */
+	if (r > 0 && !waiting) /* it may have called them already */
 		coll_late(c, pid, "a CUDA library was already mapped", false);
 	return r < 0 ? r : 0;
+}
+
+int collector_add_pid(struct collector *c, int pid)
+{
+	return add_pid(c, pid, false);
 }
 
 /* ---- ring buffer ------------------------------------------------------- */
@@ -779,7 +786,7 @@ static int attach_initial(struct collector *c, const struct collector_opts *o, c
 	if (o->target != COLL_PIDS && !o->no_system_libs)
 		discover_system_libs(coll_attach_found, c);
 	for (int i = 0; i < o->npids; i++) {
-		r = collector_add_pid(c, o->pids[i]);
+		r = add_pid(c, o->pids[i], o->pids_waiting);
 		if (r == -ESRCH) {
 			snprintf(err, errlen, "no process with pid %d", o->pids[i]);
 			return -1;

@@ -17,6 +17,9 @@ struct collector_opts {
 	int target;              /* enum collector_target */
 	const int *pids;         /* COLL_PIDS: the pids */
 	int npids;
+	bool pids_waiting;       /* the pids make no CUDA call until after the attach
+				  * (the demo's programs wait for a signal): a CUDA
+				  * library they map already is not a late attach */
 	const char *const *libs; /* --lib PATH files, attached in every mode */
 	int nlibs;
 	const char *exe;         /* COLL_COMMAND: executable, to find its libraries up front */

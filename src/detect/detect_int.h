@@ -64,8 +64,16 @@ void age_and_sort(struct ig_detect *d, uint64_t now);
 
 /* words.c: the finding of a cause (summary, explanation, evidence, advice) */
 void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f);
-void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f, double rate,
-		      uint64_t syncs, double gpu_per_sync_ns, double work_per_sync_ns);
+/* What the storm rule measured (rules.c api_causes). */
+struct storm_words {
+	double rate;		    /* outer syncs per second */
+	uint64_t syncs;
+	double gpu_per_sync_ns, work_per_sync_ns;
+	double rt_idle;		    /* share of the wall time in calls made with nothing queued */
+	int by_api;		    /* the impact is the API work: kernels too short to cover it */
+};
+void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
+		      const struct storm_words *w);
 void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
 		double share, double mean_bytes, double bps, uint64_t calls);
 void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,

@@ -320,7 +320,8 @@ static void api_causes(struct ctx *x)
 		 * (after the first launch the GPU is busy) */
 		double idle = rt;
 		double short_k = api + (double)(P->sync_trap_ns / 2) / (double)P->wall_ns;
-		if (gpu_per < cfg->storm_gpu_ratio * work_per && short_k > idle)
+		int by_api = gpu_per < cfg->storm_gpu_ratio * work_per && short_k > idle;
+		if (by_api)
 			idle = short_k;
 		if (idle >= cfg->sev_low && gpu_per < (double)cfg->storm_gpu_max_ns &&
 		    work_per < (double)cfg->storm_host_max_ns) {
@@ -333,7 +334,8 @@ static void api_causes(struct ctx *x)
 			f.c.impact = c.impact;
 			f.c.culprit_pid = c.culprit_pid;
 			memcpy(f.c.culprit_comm, c.culprit_comm, sizeof(f.c.culprit_comm));
-			words_sync_storm(x, &c, &f, rate, syncs, gpu_per, work_per);
+			struct storm_words sw = {rate, syncs, gpu_per, work_per, rt, by_api};
+			words_sync_storm(x, &c, &f, &sw);
 			fire(x->d, &f, x->now);
 			return;
 		}

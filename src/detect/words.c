@@ -498,31 +498,38 @@ void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
 
 /* --- the evidence-gated and tail classes ----------------------------------- */
 
-void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f, double rate,
-		      uint64_t syncs, double gpu_per_sync_ns, double work_per_sync_ns)
+void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
+		      const struct storm_words *w)
 {
-	char fn[64], pct[16], g[24], w[24];
+	char fn[64], pct[16], g[24], o[24], why[200];
 	feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
+	fmt_ns(g, sizeof(g), (uint64_t)w->gpu_per_sync_ns);
 	put(f->c.summary, sizeof(f->c.summary),
 	    "sync storm in %s: %.0f synchronisations/s, the GPU idle through the round trips "
 	    "%s of its time (%s GPU wait per sync)",
-	    fn, rate, pct, fmt_ns(g, sizeof(g), (uint64_t)gpu_per_sync_ns));
+	    fn, w->rate, pct, g);
+	if (w->by_api)
+		put(why, sizeof(why),
+		    ". Each sync finds so little GPU work that the GPU idles through every launch "
+		    "too: the CUDA API work on the CPU (%s of the thread's time) is what it waits "
+		    "for",
+		    pct);
+	else
+		put(why, sizeof(why),
+		    ": %s of the thread's time is spent in calls made with nothing queued", pct);
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread synchronises %.0f times a second (%s of GPU wait and %s of "
 	    "everything else per sync). Each synchronisation (explicit, or hidden in a "
 	    "synchronous device-to-host copy such as tensor.item(), .cpu() or .numpy()) drains "
-	    "the queue, so the GPU idles until the next launch is queued: %s of the thread's time "
-	    "is spent in calls made with nothing queued, host and GPU taking turns instead of "
-	    "overlapping.",
-	    rate, g, fmt_ns(w, sizeof(w), (uint64_t)work_per_sync_ns), pct);
-	ev(f, "syncs_per_s", rate, "/s");
-	ev(f, "syncs", (double)syncs, "");
-	ev(f, "gpu_wait_per_sync_ns", gpu_per_sync_ns, "ns");
-	ev(f, "rt_idle_pct", x->parts->wall_ns ? 100.0 * (double)x->parts->rt_idle_ns /
-							(double)x->parts->wall_ns
-					       : 0.0, "%");
-	ev(f, "host_per_sync_ns", work_per_sync_ns, "ns");
+	    "the queue, so the GPU idles until the next launch is queued%s, host and GPU "
+	    "taking turns instead of overlapping.",
+	    w->rate, g, fmt_ns(o, sizeof(o), (uint64_t)w->work_per_sync_ns), why);
+	ev(f, "syncs_per_s", w->rate, "/s");
+	ev(f, "syncs", (double)w->syncs, "");
+	ev(f, "gpu_wait_per_sync_ns", w->gpu_per_sync_ns, "ns");
+	ev(f, "rt_idle_pct", 100.0 * w->rt_idle, "%");
+	ev(f, "host_per_sync_ns", w->work_per_sync_ns, "ns");
 	rec(f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
 	       "GPU tensors inside the loop; accumulate on the GPU and read once every N steps");
 	rec(f, "Replace synchronous device-to-host copies with cudaMemcpyAsync into pinned memory "

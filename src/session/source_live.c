@@ -180,6 +180,7 @@ static int choose_targets(struct live *l, const struct cli *cli, struct collecto
 		l->npids = demo_pids(l->demo, l->pids, MAX_PIDS);
 		o->target = COLL_PIDS;
 		o->no_system_libs = true;
+		o->pids_waiting = true; /* they wait for SIGUSR1 (demo_release) */
 	} else if (cli->npids) {
 		for (int i = 0; i < cli->npids && i < MAX_PIDS; i++) {
 			if (kill(cli->pids[i], 0) && errno == ESRCH) {

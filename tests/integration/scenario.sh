@@ -34,6 +34,10 @@ scenario() {
 	echo "live run: ${name}, exit $rc, $((SECONDS - t0)) s"
 	expect_eq "ingero-top --demo $name exit status" "$rc" 0
 	grep -E "^(workload|trainer|dataloader): |demo $name: " "$err" | sed 's/^/     /'
+	# its programs wait for a signal until the attach is done: none of
+	# their calls is missed, and none is said to be
+	expect_eq "processes attached late (the scenario's wait for the attach)" \
+		"$(grep -c "attached to PID [0-9]* late" "$err")" 0
 	# demo_stop killed and reaped every process of the scenario, the workers
 	# its programs forked included (same process groups), and removed its
 	# scratch directory
