@@ -5,6 +5,7 @@
  * ones are written. References are only ever changed on the caller's
  * thread (the saver only reads), so they need no atomics. */
 #include "store/flight.h"
+#include "core/clock.h"
 #include "core/htab.h"
 #include "store/rec.h"
 #include "store/safefile.h"
@@ -199,13 +200,6 @@ static void job_free(struct flight *f, struct job *j)
 	free(j);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Gives the saver the frames of the stacks it asked for, at most about
  * budget_ns of work (UINT64_MAX: all of them, none waited for). A stack
  * still being resolved stops the round until STACK_WAIT_NS after the ask.
@@ -218,7 +212,7 @@ static void serve_stacks(struct flight *f, uint64_t budget_ns)
 	pthread_mutex_unlock(&f->mu);
 	if (!asked)
 		return;
-	uint64_t t0 = mono_ns(), t1 = t0;
+	uint64_t t0 = ig_mono_ns(), t1 = t0;
 	int wait = budget_ns != UINT64_MAX;
 	while (j->stack_next < j->nstack_ids) {
 		uint64_t id = j->stack_ids[j->stack_next];
@@ -233,7 +227,7 @@ static void serve_stacks(struct flight *f, uint64_t budget_ns)
 		if (rc >= 0)
 			j->stacks[j->nstacks++] =
 			    (struct stack_json){.id = id, .ips = ips, .frames = frames};
-		t1 = mono_ns();
+		t1 = ig_mono_ns();
 		if (t1 - t0 >= budget_ns)
 			break;
 	}
@@ -423,7 +417,7 @@ static void ask_stacks(struct flight *f, struct job *j)
 {
 	pthread_mutex_lock(&f->mu);
 	j->stack_state = ST_ASKED;
-	j->asked_ns = mono_ns();
+	j->asked_ns = ig_mono_ns();
 	pthread_cond_broadcast(&f->cv); /* a flight_free waiting for the saver */
 	while (j->stack_state == ST_ASKED)
 		pthread_cond_wait(&f->cv, &f->mu);

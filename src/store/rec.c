@@ -37,7 +37,7 @@ static const char *set_err(const char *fmt, ...)
  * kernel cannot buffer meanwhile is counted there (drops_kernel). */
 static void wait_for_room(struct rec *r)
 {
-	uint64_t t0 = rec_mono_ns(), deadline = t0 + (uint64_t)r->o.wait_ms * 1000000ULL;
+	uint64_t t0 = ig_mono_ns(), deadline = t0 + (uint64_t)r->o.wait_ms * 1000000ULL;
 	struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ULL),
 			      .tv_nsec = (long)(deadline % 1000000000ULL)};
 
@@ -51,7 +51,7 @@ static void wait_for_room(struct rec *r)
 	 * means dropped at once (a stuck disk must not freeze the viewer) */
 	r->stuck = r->qlen == r->qcap;
 	r->room_waiters--;
-	r->st.wait_ns += rec_mono_ns() - t0;
+	r->st.wait_ns += ig_mono_ns() - t0;
 }
 
 /* Queues it (taking its data), or writes it inline when synchronous. A full

@@ -7,17 +7,9 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "core/clock.h"
 #include "store/rec.h"
 #include "store/safefile.h"
-
-#include <time.h>
-
-static inline uint64_t rec_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE };
 

@@ -15,7 +15,7 @@
 
 static uint64_t mono_ms(void)
 {
-	return rec_mono_ns() / 1000000;
+	return ig_mono_ns() / 1000000;
 }
 
 uint64_t rec_wall_ns(void)
