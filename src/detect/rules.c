@@ -228,12 +228,16 @@ static void time_causes(struct ctx *x, const struct copies *k)
 		emit(x, &c, x->feeder->main_op);
 
 	/* GPU-bound: the healthy case, said once it is a large part; the wait
-	 * inside large copies is the copy chain's when it makes one */
+	 * inside large copies is the copy chain's when it makes one, and a sync
+	 * with nothing launched since the last one waited for no GPU work (a
+	 * storm's round trip: rt_sync_ns) */
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_GPU_BOUND;
 	c.impact = ig_part_share(P, IG_PART_GPU_WAIT);
 	if (k->claimed && P->wall_ns)
-		c.impact = fmax(0, c.impact - (double)k->wait_ns / (double)P->wall_ns);
+		c.impact -= (double)k->wait_ns / (double)P->wall_ns;
+	if (P->wall_ns)
+		c.impact = fmax(0, c.impact - (double)P->rt_sync_ns / (double)P->wall_ns);
 	c.unconfirmed = !split;
 	c.sev = IG_SEV_INFO;
 	if (c.impact >= cfg->gpu_info)

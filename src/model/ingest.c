@@ -521,6 +521,11 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	uint64_t idle = rt_idle(t, oi, ct, k, &idle_n);
 	t->life_raw.rt_idle += idle;
 	t->life_raw.rt_idle_n += idle_n;
+	int ks = k && !(oi->kind & IG_OPK_COPY); /* a copy moves data: GPU work */
+	if (ks) {
+		t->life_raw.rt_sync += idle;
+		t->life_raw.rt_sync_n += idle_n;
+	}
 	t->life_cuda += ct->busy;
 	t->life_raw.in_busy[k] += ct->busy;
 	/* outer calls: a call arriving before the call it is in (nest 1 on the
@@ -540,6 +545,10 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	ts->outer[k] += ct->nest == 0;
 	ts->rt_idle += idle;
 	ts->rt_idle_n += idle_n;
+	if (ks) {
+		ts->rt_sync += idle;
+		ts->rt_sync_n += idle_n;
+	}
 	ts->in_pre[k] += ct->pre;
 	ts->in_blk[k] += ct->blk;
 	ts->nosplit += (uint32_t)ct->nosplit;

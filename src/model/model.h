@@ -126,6 +126,10 @@ struct ig_time_parts {
 	 * synchronisation with nothing launched since the last one, each with
 	 * its probe traps. What a sync storm costs (docs/detection.md). */
 	uint64_t rt_idle_ns;
+	/* Of rt_idle_ns, the synchronisations (not copies: a copy moves data)
+	 * with nothing launched since the last one: their time is in gpu_wait,
+	 * yet the GPU had nothing of this thread's to do, not GPU-bound time */
+	uint64_t rt_sync_ns;
 	/* Not a part: the probe traps of the synchronising calls, inside
 	 * gpu_wait (one pair per outer sync); the return half runs after the
 	 * GPU finished, idle time of a storm's round trip */

@@ -112,6 +112,8 @@ struct tslice {
 	uint32_t outer[2]; /* calls not inside another traced call, by in_busy's [k] */
 	uint32_t rt_idle_n; /* round-trip idle calls and their time (tparts_raw) */
 	uint64_t rt_idle;
+	uint32_t rt_sync_n; /* of those, the syncs */
+	uint64_t rt_sync;
 };
 
 /* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
@@ -124,6 +126,7 @@ struct tparts_raw {
 			    * each costs one probe pair outside its measured time */
 	uint64_t rt_idle, rt_idle_n; /* round-trip idle calls (ig_time_parts.rt_idle_ns):
 				      * their time not preempted, and how many */
+	uint64_t rt_sync, rt_sync_n; /* of those, the syncs (ig_time_parts.rt_sync_ns) */
 };
 
 struct thread {

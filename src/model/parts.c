@@ -49,6 +49,7 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	out->wall_ns = wall_ns;
 	out->split_unknown = r->nosplit > 0;
 	out->rt_idle_ns = r->rt_idle + r->rt_idle_n * (uint64_t)probe_ns;
+	out->rt_sync_ns = r->rt_sync + r->rt_sync_n * (uint64_t)probe_ns;
 	/* a call that synchronises waits for the GPU whether it sleeps or
 	 * spins; any other call is API work on the CPU, except where it slept
 	 * (a full launch queue, the driver waiting for the device) */
@@ -115,5 +116,6 @@ void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src)
 		dst->ns[k] += src->ns[k];
 	dst->split_unknown |= src->split_unknown;
 	dst->rt_idle_ns += src->rt_idle_ns;
+	dst->rt_sync_ns += src->rt_sync_ns;
 	dst->sync_trap_ns += src->sync_trap_ns;
 }

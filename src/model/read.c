@@ -361,6 +361,8 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		s->raw.outer[1] += x->outer[1];
 		s->raw.rt_idle += x->rt_idle;
 		s->raw.rt_idle_n += x->rt_idle_n;
+		s->raw.rt_sync += x->rt_sync;
+		s->raw.rt_sync_n += x->rt_sync_n;
 	}
 	for (int k = 0; k < 3; k++)
 		s->raw.off_btw[k] = s->off[0][k];

@@ -733,6 +733,9 @@ static void test_parts_rt_idle(void)
 	/* lo (10 us, li inside it) + s1 (5 us) + l3 (10 us), 3 trap pairs */
 	CHECKF(p.rt_idle_ns == 25 * US + 3000, "round-trip idle %lu ns",
 	       (unsigned long)p.rt_idle_ns);
+	/* of which the sync after no launch: s1, one trap pair */
+	CHECKF(p.rt_sync_ns == 5 * US + 1000, "round-trip syncs %lu ns",
+	       (unsigned long)p.rt_sync_ns);
 	model_free(m);
 }
 

@@ -317,6 +317,37 @@ static void test_sync_storm(void)
 	detect_free(d);
 }
 
+/* A storm of syncs after a D2H copy (hidden-sync: launch, copy, sync): the
+ * second sync of each step waits for nothing, so its time, in gpu_wait, is
+ * not GPU-bound time; the GPU-bound chain is the rest of the wait, and the
+ * two chains add up to at most the whole. */
+static void test_storm_gpu_bound(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_API] = 0.30;
+	share[IG_PART_HOST_CPU] = 0.02; /* GPU wait: 68 % */
+	struct fixture fx;
+	struct ig_detect *d = judge_round_trips(&fx, share, 40);
+	fx.p.parts.rt_sync_ns = fx.p.parts.wall_ns * 25 / 100; /* of the 40 % */
+	fx.thr[0].t.parts.rt_sync_ns = fx.p.parts.rt_sync_ns;
+	detect_free(d);
+	d = judge(&fx);
+	const struct ig_chain *s = active(d, IG_CC_SYNC_STORM);
+	const struct ig_chain *g = active(d, IG_CC_GPU_BOUND);
+	CHECKF(s && fabs(s->impact - 0.40) < 0.002, "storm of 40 %% round-trip idle: %.3f",
+	       s ? s->impact : -1);
+	CHECKF(g && fabs(g->impact - 0.43) < 0.002, "GPU-bound 68 %% - 25 %% of idle syncs: %.3f",
+	       g ? g->impact : -1);
+	CHECK(s && g && s->impact + g->impact <= 1.0);
+	detect_free(d);
+
+	/* without round-trip syncs the GPU-bound chain is the whole wait */
+	d = judge_round_trips(&fx, share, 40);
+	g = active(d, IG_CC_GPU_BOUND);
+	CHECKF(g && fabs(g->impact - 0.68) < 0.002, "GPU-bound: all of the 68 %% wait");
+	detect_free(d);
+}
+
 /* Allocator spikes every 500 ms, and two calls stretched a little (a
  * preemption, a fresh page) that are outliers of the p50 too: the period is
  * that of the spikes, not broken by the small ones. */
@@ -453,6 +484,7 @@ int main(void)
 	test_thresholds();
 	test_healthy();
 	test_sync_storm();
+	test_storm_gpu_bound();
 	test_alloc_period();
 	test_mixed();
 	test_life_cycle();
