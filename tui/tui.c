@@ -16,6 +16,7 @@
 #include "report/promsrv.h"
 #include "tui.h"
 #include "tui_int.h"
+#include "core/clock.h"
 
 /* Events ingested per session_pump() call, and the wall time the loop may
  * spend pumping before it looks at the keyboard again. */
@@ -24,9 +25,7 @@
 
 uint64_t tui_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return ig_mono_ms();
 }
 
 void tui_message(struct tui *t, const char *fmt, ...)

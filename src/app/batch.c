@@ -17,15 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "core/clock.h"
 
 volatile sig_atomic_t batch_stop_flag, batch_flight_flag;
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void print_event(void *ctx, const struct ig_event *e)
 {
@@ -76,7 +70,7 @@ static int print_frame(struct session *s, const struct cli *cli, bool summary)
 /* A new snapshot of the metrics, once per refresh interval (*next_ms 0: now). */
 static void metrics_publish(struct session *s, uint64_t *next_ms, uint64_t interval_ms)
 {
-	uint64_t now = mono_ms();
+	uint64_t now = ig_mono_ms();
 	if (!prom_serve_address() || (*next_ms && now < *next_ms))
 		return;
 	prom_serve_publish(session_model(s), session_detect(s), session_status(s));
@@ -142,7 +136,7 @@ static int run_replay(struct session *s, const struct cli *cli)
 static int run_live(struct session *s, const struct cli *cli)
 {
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
-	uint64_t next = mono_ms() + interval_ms, next_pub = 0;
+	uint64_t next = ig_mono_ms() + interval_ms, next_pub = 0;
 	int frames = 0;
 	bool framing = !cli->summary && !cli->events, frames_full = false;
 	uint64_t framed = 0; /* events_total when the last frame was printed */
@@ -152,7 +146,7 @@ static int run_live(struct session *s, const struct cli *cli)
 	while (!batch_stop_flag) {
 		int fd = session_fd(s);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t to = (int64_t)next - (int64_t)mono_ms();
+		int64_t to = (int64_t)next - (int64_t)ig_mono_ms();
 		int tmo = session_timeout_ms(s);
 		if (!cli->summary && !cli->events && to < tmo)
 			tmo = to < 0 ? 0 : (int)to;
@@ -175,7 +169,7 @@ static int run_live(struct session *s, const struct cli *cli)
 			print_notice(msg);
 			snprintf(said, sizeof(said), "%s", msg);
 		}
-		if (framing && mono_ms() >= next) {
+		if (framing && ig_mono_ms() >= next) {
 			if (print_frame(s, cli, false))
 				return 1;
 			framed = session_status(s)->events_total;

@@ -17,6 +17,7 @@
 #include "report/slowcalls.h"
 #include "session/session.h"
 #include "store/query.h"
+#include "core/clock.h"
 
 /* --- command lines of live processes ------------------------------------------- */
 
@@ -281,13 +282,6 @@ int ho_replay(struct ho_run *r, uint64_t since, uint64_t until, volatile sig_ato
 	return 0;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 void ho_live_step(struct ho_run *r)
 {
 	session_pump(r->s, 1 << 16);
@@ -296,10 +290,10 @@ void ho_live_step(struct ho_run *r)
 
 int ho_live_for(struct ho_run *r, int ms, volatile sig_atomic_t *stop)
 {
-	uint64_t end = mono_ms() + (uint64_t)(ms > 0 ? ms : 0);
+	uint64_t end = ig_mono_ms() + (uint64_t)(ms > 0 ? ms : 0);
 	for (;;) {
 		int fd = session_fd(r->s);
-		int64_t left = (int64_t)end - (int64_t)mono_ms();
+		int64_t left = (int64_t)end - (int64_t)ig_mono_ms();
 		if (left <= 0 || (stop && *stop))
 			return session_done(r->s);
 		int tmo = session_timeout_ms(r->s);

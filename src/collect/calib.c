@@ -27,6 +27,7 @@
 #include "core/ops.h"
 #include "ingero.h"
 #include "ingero.skel.h"
+#include "core/clock.h"
 
 /* Many short rounds, the fastest kept: a round that was preempted (a busy
  * machine) is slower, never faster. */
@@ -47,13 +48,6 @@ __attribute__((noinline, used, optimize("no-omit-frame-pointer"))) int ingero_to
 	return calib_inner(x) + 1; /* not a leaf: it keeps its frame */
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The child: for each request byte, the fastest of CALIB_ROUNDS timed runs
  * of CALIB_CALLS calls, written back as ns. */
 static void child_loop(int rfd, int wfd)
@@ -63,10 +57,10 @@ static void child_loop(int rfd, int wfd)
 	while (read(rfd, &req, 1) == 1) {
 		uint64_t best = UINT64_MAX;
 		for (int r = 0; r < CALIB_ROUNDS; r++) {
-			uint64_t t0 = mono_ns();
+			uint64_t t0 = ig_mono_ns();
 			for (int i = 0; i < CALIB_CALLS; i++)
 				x = ingero_top_calib_fn(x);
-			uint64_t d = mono_ns() - t0;
+			uint64_t d = ig_mono_ns() - t0;
 			if (d < best)
 				best = d;
 		}

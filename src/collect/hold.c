@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 
 /* The longest a hold lasts: the guardian continues a process held longer
  * (ingero-top stopped with ^Z, blocked on a frozen terminal, overloaded),
@@ -29,13 +30,6 @@
  * about a millisecond. */
 #define HOLD_MAX_NS 1000000000ULL
 #define GUARD_PERIOD_MS 100
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The state letter of a thread ("R", "S", "T" ...); 0 when it is gone. */
 static char thread_state(int pid, int tid)
@@ -61,14 +55,14 @@ static char thread_state(int pid, int tid)
  * slow mmap is looked at anyway). */
 static void wait_stopped(int pid, int tid)
 {
-	uint64_t end = mono_ns() + HOLD_MAX_NS;
+	uint64_t end = ig_mono_ns() + HOLD_MAX_NS;
 	useconds_t pause = 20;
 
 	for (;;) {
 		char st = thread_state(pid, tid);
 		if (!st || st == 'T' || st == 't' || st == 'Z' || st == 'X')
 			return;
-		if (mono_ns() > end) {
+		if (ig_mono_ns() > end) {
 			log_msg(LOG_WARN, "process %d did not stop within 1 s of a hold", pid);
 			return;
 		}
@@ -222,7 +216,7 @@ void coll_hold(struct collector *c, const struct igb_event *b)
 			    b->comm[i] && (b->comm[i] < ' ' || b->comm[i] > '~') ? '?' : b->comm[i];
 		comm[sizeof(comm) - 1] = 0;
 		log_msg(LOG_INFO, "held %s[%d] for %.1f ms (%s)", comm, pid,
-			(double)(mono_ns() - b->ts_ns) / 1e6,
+			(double)(ig_mono_ns() - b->ts_ns) / 1e6,
 			b->state == IGB_HOLD_EXEC ? "a new program" : "libraries loaded");
 		return;
 	}
@@ -255,7 +249,7 @@ static void continue_all(int map_fd)
 static void expire_holds(int map_fd)
 {
 	struct igb_held k, next, *prev = NULL;
-	uint64_t now = mono_ns();
+	uint64_t now = ig_mono_ns();
 	uint8_t st;
 
 	while (!bpf_map_get_next_key(map_fd, prev, &next)) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/clock.h"
 
 /* --- NVML's ABI (nvml.h) ------------------------------------------------------ */
 
@@ -112,13 +113,6 @@ struct nvml {
 	struct nvml_proc pbuf[PROC_BUF];
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void set_state(struct nvml *n, int state, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void set_state(struct nvml *n, int state, const char *fmt, ...)
@@ -137,7 +131,7 @@ static void busy(struct nvml *n, const char *call)
 {
 	pthread_mutex_lock(&n->mu);
 	n->busy = call;
-	n->busy_since = call ? mono_ns() : 0;
+	n->busy_since = call ? ig_mono_ns() : 0;
 	pthread_mutex_unlock(&n->mu);
 }
 
@@ -462,7 +456,7 @@ int nvml_status(struct nvml *n, char *line, size_t len, uint64_t *stuck_ns)
 {
 	pthread_mutex_lock(&n->mu);
 	int st = n->state;
-	uint64_t stuck = 0, now = mono_ns();
+	uint64_t stuck = 0, now = ig_mono_ns();
 	/* a call running longer than a round and a second is not answering */
 	uint64_t limit = (uint64_t)n->interval_ms * 1000000ULL + 1000000000ULL;
 	if (n->busy && now > n->busy_since + limit)

@@ -13,4 +13,9 @@ static inline uint64_t ig_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static inline uint64_t ig_mono_ms(void)
+{
+	return ig_mono_ns() / 1000000;
+}
+
 #endif

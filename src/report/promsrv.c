@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/clock.h"
 
 #define NOTES 16 /* refusal lines waiting for the log */
 #define NOTE_LEN 200
@@ -68,13 +69,6 @@ struct promsrv {
 	atomic_int stop;	      /* set by promsrv_stop, read by the thread */
 	uint64_t accept_after_ms;     /* accept() failed for want of resources: not before */
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void promsrv_cfg_default(struct promsrv_cfg *c)
 {
@@ -236,7 +230,7 @@ static void blob_free(struct blob *b)
 /* Counts a refusal and queues its line (one per reason per second). */
 static void refuse(struct promsrv *s, int reason, const char *peer, const char *what)
 {
-	uint64_t now = now_ms();
+	uint64_t now = ig_mono_ms();
 	pthread_mutex_lock(&s->mu);
 	s->st.refused[reason]++;
 	if (s->last_note_ms[reason] && now - s->last_note_ms[reason] < 1000) {
@@ -339,7 +333,7 @@ static void respond(struct promsrv *s, struct conn *c, int code, const char *sta
 	c->bodylen = head_only ? 0 : len;
 	c->off = 0;
 	c->state = C_WRITE;
-	c->deadline_ms = now_ms() + (uint64_t)s->cfg.write_timeout_ms;
+	c->deadline_ms = ig_mono_ms() + (uint64_t)s->cfg.write_timeout_ms;
 	pthread_mutex_lock(&s->mu);
 	s->st.requests++;
 	pthread_mutex_unlock(&s->mu);
@@ -461,7 +455,7 @@ static void accept_all(struct promsrv *s)
 			 * queued and would wake poll() at once; look again later */
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM)
-				s->accept_after_ms = now_ms() + 100;
+				s->accept_after_ms = ig_mono_ms() + 100;
 			return;
 		}
 		char peer[64];
@@ -488,7 +482,7 @@ static void accept_all(struct promsrv *s)
 		c->inlen = 0;
 		c->scrape = 0;
 		c->blob = NULL;
-		c->deadline_ms = now_ms() + (uint64_t)s->cfg.read_timeout_ms;
+		c->deadline_ms = ig_mono_ms() + (uint64_t)s->cfg.read_timeout_ms;
 		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	}
 }
@@ -518,7 +512,7 @@ static void *serve(void *arg)
 		return NULL;
 	}
 	while (!s->stop) {
-		uint64_t now = now_ms();
+		uint64_t now = ig_mono_ms();
 		int n = 0, tmo = 1000;
 		pf[n++] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
 		int listening = now >= s->accept_after_ms;
@@ -558,7 +552,7 @@ static void *serve(void *arg)
 		}
 		if (pf[1].revents & POLLIN)
 			accept_all(s);
-		expire(s, now_ms());
+		expire(s, ig_mono_ms());
 	}
 	free(pf);
 	free(idx);

@@ -5,6 +5,7 @@
  * (build/workload, build/tests/progs/...). See docs/scenarios.md. */
 #include "session/demo.h"
 #include "core/log.h"
+#include "core/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -195,10 +196,7 @@ static void demo_bindir(char *out, size_t n)
 
 static long demo_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long)ig_mono_ms();
 }
 
 static void demo_free_argv(struct demo_proc *p)

@@ -24,6 +24,7 @@
 
 #include <linux/types.h>
 #include "ingero.h"
+#include "core/clock.h"
 
 #define QUEUE_CAP 8192
 #define DELAY_CAP 256
@@ -159,13 +160,6 @@ tfmt(char *buf, size_t n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, n, fmt, ap);
 	va_end(ap);
-}
-
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
 }
 
 static inline const char *base_name(const char *p)

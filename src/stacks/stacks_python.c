@@ -73,7 +73,7 @@ void stk_py_find(struct stacks *st, struct rproc *p)
 		pthread_mutex_lock(&st->mu);
 		stk_job_post(
 		    st,
-		    (struct job){.type = J_PROC, .pid = p->pid, .due_ns = mono_ns() + PY_RETRY_NS});
+		    (struct job){.type = J_PROC, .pid = p->pid, .due_ns = ig_mono_ns() + PY_RETRY_NS});
 		pthread_mutex_unlock(&st->mu);
 	} else if (r == -ENOTSUP || r == -EAGAIN) {
 		p->py_state = PYS_UNSUPPORTED;

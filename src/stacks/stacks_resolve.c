@@ -96,7 +96,7 @@ static void capture(struct stacks *st, struct rproc *p)
 	}
 	sym_proc_free(p->maps);
 	p->maps = m;
-	p->maps_ns = mono_ns();
+	p->maps_ns = ig_mono_ns();
 }
 
 /* ---- raw stack to frames ------------------------------------------------------ */
@@ -139,7 +139,7 @@ static int usable_ips(struct stacks *st, struct rproc *p, const struct igb_stack
 	int nips = raw->nips > IGB_STACK_MAX ? IGB_STACK_MAX : raw->nips;
 
 	*cut = false;
-	if (p && !p->exited && p->maps && mono_ns() - p->maps_ns > RECAPTURE_NS) {
+	if (p && !p->exited && p->maps && ig_mono_ns() - p->maps_ns > RECAPTURE_NS) {
 		for (int i = 0; i < nips; i++)
 			if (!sym_proc_covers(p->maps, raw->ips[i])) {
 				capture(st, p);
@@ -204,11 +204,11 @@ static void job_stack(struct stacks *st, const struct job *j)
 	if (!raw)
 		return;
 
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = ig_mono_ns();
 	struct rproc *p = proc_get(st, j->pid, true);
 	stk_binit(&b);
 	resolve_stack(st, p, raw, &b);
-	uint64_t dt = mono_ns() - t0;
+	uint64_t dt = ig_mono_ns() - t0;
 
 	uint64_t *ips = malloc(sizeof(*ips) * (raw->nips ? raw->nips : 1));
 	pthread_mutex_lock(&st->mu);
@@ -255,7 +255,7 @@ static void do_job(struct stacks *st, const struct job *j)
 		pthread_mutex_lock(&st->mu);
 		stk_job_post(st, (struct job){.type = J_PROC,
 					      .pid = j->pid,
-					      .due_ns = mono_ns() + EXEC_DELAY_NS});
+					      .due_ns = ig_mono_ns() + EXEC_DELAY_NS});
 		pthread_mutex_unlock(&st->mu);
 		break;
 	case J_EXIT:
@@ -293,7 +293,7 @@ static void *resolver_main(void *arg)
 
 	pthread_mutex_lock(&st->mu);
 	while (!st->stop) {
-		uint64_t now = mono_ns();
+		uint64_t now = ig_mono_ns();
 		if (job_pop(st, &j, now)) {
 			st->busy = true;
 			pthread_mutex_unlock(&st->mu);
@@ -351,7 +351,7 @@ void stk_resolver_run_inline(struct stacks *st)
 	struct job j;
 	for (;;) {
 		pthread_mutex_lock(&st->mu);
-		bool got = job_pop(st, &j, mono_ns());
+		bool got = job_pop(st, &j, ig_mono_ns());
 		pthread_mutex_unlock(&st->mu);
 		if (!got)
 			return;
@@ -361,7 +361,7 @@ void stk_resolver_run_inline(struct stacks *st)
 
 int stacks_flush(struct stacks *st, int timeout_ms)
 {
-	uint64_t end = mono_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+	uint64_t end = ig_mono_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
 	int r = 0;
 
 	if (!st->threaded) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/query_int.h"
+#include "core/clock.h"
 
 /* --- errors ---------------------------------------------------------------- */
 
@@ -251,9 +252,7 @@ int query_has_column(struct query *q, const char *table, const char *column)
 
 static double mono_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)ig_mono_ns() / 1e9;
 }
 
 static int progress(void *ctx)
