@@ -7,11 +7,14 @@
 #  1. the unit programs, JOBS at a time (no clock limits, no shared state);
 #  2. the root integration scripts one at a time: they load BPF programs,
 #     count them, and check timing that a neighbour would disturb;
-#  3. the scripts that load no BPF program (the integration scripts without
-#     "# needs: root") and every TUI script, JOBS at a time: they replay
-#     recordings or wait on screens, each with its own temporary files,
-#     tmux server and ports, and poll with deadlines. Longest first.
-# JOBS defaults to 2. Results are reported in order as each one ends.
+#  3. the integration scripts without "# needs: root" (no BPF program) and
+#     every TUI script, POOL_JOBS at a time: they replay recordings or wait
+#     on screens, each with its own temporary files, tmux server and ports,
+#     and poll with deadlines. Longest first. They mostly wait (a key, then
+#     a look at the screen): at 2 at a time the CPUs idled 72 % of the TUI
+#     scripts' run, so twice as many run as there are CPUs.
+# JOBS defaults to 2, POOL_JOBS to twice the CPUs this shell may use (at
+# most 6). Results are reported in order as each one ends.
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}
@@ -20,7 +23,9 @@ pass=0 fail=0 skip=0
 failed=()
 logdir=$(mktemp -d /tmp/ingero-tests.XXXXXX)
 filter=${1:-}
-jobs_max=${JOBS:-${TUI_JOBS:-2}}
+jobs_max=${JOBS:-2}
+ncpu=$(nproc 2>/dev/null || echo 1)
+pool_jobs=${POOL_JOBS:-$((2 * ncpu > 6 ? 6 : 2 * ncpu))}
 
 report() { # name, rc, seconds, log
 	if [ "$2" = 0 ]; then
@@ -128,7 +133,7 @@ done
 for t in "${runnable[@]}"; do
 	[[ " ${ordered[*]} " == *" $t "* ]] || ordered+=("$t")
 done
-[ ${#ordered[@]} -gt 0 ] && pool "${ordered[@]}"
+[ ${#ordered[@]} -gt 0 ] && jobs_max=$pool_jobs && pool "${ordered[@]}"
 
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[*]}"

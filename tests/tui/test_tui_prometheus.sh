@@ -32,19 +32,32 @@ cmp -s "$TMPD/want" "$TMPD/got" && ok "/metrics: calls per op = the recording's 
 	fail "calls on /metrics differ: $(diff "$TMPD/want" "$TMPD/got" | head -20)"
 grep -q '^ingero_top_build_info{version="[^"]*",mode="replay"} 1$' "$TMPD/scrape" && ok "build_info mode=replay" ||
 	fail "build_info"
-# eight idle clients take every slot: the viewer still answers keys
-python3 - "$PORT" <<'PY' &
-import socket, sys, time
+# eight idle clients take every slot: the viewer still answers keys (the
+# clients hold them until the test is done; it waits until all eight are
+# connected and the server has taken them)
+python3 - "$PORT" "$TMPD/held" "$TMPD/release" <<'PY' &
+import os, socket, sys, time
 socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(8)]
-time.sleep(4)
+open(sys.argv[2], "w").close()
+for _ in range(600):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.1)
 PY
 idle=$!
-sleep 0.5
+for ((i = 0; i < 600; i++)); do [ -e "$TMPD/held" ] && break; sleep 0.1; done
+[ -e "$TMPD/held" ] || fail "eight idle clients could not connect"
+# the server takes them on its next poll: a probe of the slots, polled
+for ((i = 0; i < 100; i++)); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL")" = 503 ] && break
+	sleep 0.1
+done
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL")
 [ "$code" = 503 ] && ok "a ninth client gets 503 while eight idle ones hold the slots" || fail "ninth client: $code"
 keys F1
 expect 'help \(replay mode\)' "F1 opens the help while the slots are held"
 keys Escape
+touch "$TMPD/release"
 wait $idle
 keys q
 wait_exit 10
