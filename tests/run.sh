@@ -6,8 +6,9 @@
 # Three phases (README.md, "Tests"):
 #  1. the unit programs, JOBS at a time (no clock limits, no shared state);
 #  2. the root integration scripts one at a time: they load BPF programs,
-#     count them, and check timing that a neighbour would disturb;
-#  3. the integration scripts without "# needs: root" (no BPF program) and
+#     count them, and check timing that a neighbour would disturb; and the
+#     scripts marked "# needs: alone" (the shims' simulated times);
+#  3. the integration scripts without "# needs:" (no BPF program, no timing) and
 #     every TUI script, POOL_JOBS at a time: they replay recordings or wait
 #     on screens, each with its own temporary files, tmux server and ports,
 #     and poll with deadlines. Longest first. They mostly wait (a key, then
@@ -52,6 +53,9 @@ selected() { # name: 0 when the filter keeps it
 }
 root_only() { # script
 	[[ $1 == *.sh ]] && grep -q '^# needs: root' "$1"
+}
+alone_only() { # script: root, or timing that a neighbour would disturb
+	[[ $1 == *.sh ]] && grep -qE '^# needs: (root|alone)' "$1"
 }
 
 # Runs NAMES (unit/test_x or a script path) JOBS at a time; reports them
@@ -102,13 +106,13 @@ fi
 alone=() shared=()
 for t in tests/integration/test_*.sh; do
 	[ -f "$t" ] && selected "$t" || continue
-	if root_only "$t"; then alone+=("$t"); else shared+=("$t"); fi
+	if alone_only "$t"; then alone+=("$t"); else shared+=("$t"); fi
 done
 for t in tests/tui/test_*.sh; do
 	[ -f "$t" ] && selected "$t" && shared+=("$t")
 done
 for t in "${alone[@]}"; do
-	if [ "$(id -u)" != 0 ]; then
+	if [ "$(id -u)" != 0 ] && root_only "$t"; then
 		skip=$((skip + 1)); printf 'SKIP %-44s needs root\n' "$t"; continue
 	fi
 	log=$(log_of "$t") start=$SECONDS

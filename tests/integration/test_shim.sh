@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: alone (it checks the simulated times; scripts beside it would stretch them)
 # The CUDA shim and the workload, without any tracing: exported symbols, the
 # op counts the workload promises in --expect (against a formula from its
 # flags and against the shim's own per-symbol counters), the simulated times,

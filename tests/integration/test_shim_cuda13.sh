@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: alone (it checks the simulated times; scripts beside it would stretch them)
 # The CUDA 12/13 calls of the shim (launch-ex, stream-ordered allocation,
 # page-locked memory, memset, events, driver copies, module loads) without
 # tracing: exported names (and, where the real CUDA 13 is installed, that it

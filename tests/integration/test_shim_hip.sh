@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: alone (it checks the simulated times; scripts beside it would stretch them)
 # The HIP shim without tracing: sonames .so.6 and .so.5, ROCm's symbol
 # versions and the mangled hipExtModuleLaunchKernel (against ROCm's own
 # libamdhip64.so.5 when Debian's libamdhip64-5 is installed), the workload's

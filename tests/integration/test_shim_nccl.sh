@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: alone (it checks the simulated times; scripts beside it would stretch them)
 # The NCCL shim without tracing: exported names (against the real libnccl.so.2
 # when installed), exact op counts and bytes for every data type, two ranks as
 # two processes (forked, or started separately), collectives that return at
