@@ -56,6 +56,8 @@ struct ctx {
 	const struct ig_time_parts *parts;    /* the feeders' parts in the window */
 	uint64_t now, ws;		      /* evaluation time, window start */
 	double win_s;
+	int host_causes; /* the process's chains at LOW or above fired this round
+			  * (rule_gpu_bound: the host does not keep up) */
 };
 
 /* chains.c */

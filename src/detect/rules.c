@@ -177,7 +177,7 @@ static void preempted_tail(const struct ctx *x, struct cause *c)
 }
 
 /* The causes that are a part of the wall time, one chain each. */
-static void time_causes(struct ctx *x, const struct copies *k)
+static void time_causes(struct ctx *x)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_time_parts *P = x->parts;
@@ -227,10 +227,17 @@ static void time_causes(struct ctx *x, const struct copies *k)
 	if (c.impact >= cfg->sev_low)
 		emit(x, &c, x->feeder->main_op);
 
-	/* GPU-bound: the healthy case, said once it is a large part; the wait
-	 * inside large copies is the copy chain's when it makes one, and a sync
-	 * with nothing launched since the last one waited for no GPU work (a
-	 * storm's round trip: rt_sync_ns) */
+}
+
+/* GPU-bound: the healthy case, said once it is a large part; the wait
+ * inside large copies is the copy chain's when it makes one, and a sync
+ * with nothing launched since the last one waited for no GPU work (a
+ * storm's round trip: rt_sync_ns). Judged after the other rules: whether
+ * the host keeps up is whether none of them fired for the process. */
+static void rule_gpu_bound(struct ctx *x, const struct copies *k)
+{
+	const struct ig_time_parts *P = x->parts;
+	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_GPU_BOUND;
 	c.impact = ig_part_share(P, IG_PART_GPU_WAIT);
@@ -238,10 +245,15 @@ static void time_causes(struct ctx *x, const struct copies *k)
 		c.impact -= (double)k->wait_ns / (double)P->wall_ns;
 	if (P->wall_ns)
 		c.impact = fmax(0, c.impact - (double)P->rt_sync_ns / (double)P->wall_ns);
-	c.unconfirmed = !split;
+	c.unconfirmed = P->split_unknown;
 	c.sev = IG_SEV_INFO;
-	if (c.impact >= cfg->gpu_info)
-		emit(x, &c, x->feeder->main_op);
+	if (c.impact < x->cfg->gpu_info)
+		return;
+	x->host_causes = 0;
+	for (int i = 0; i < x->d->n; i++)
+		x->host_causes += x->d->fired_now[i] && x->d->c[i].pid == x->p->pid &&
+				  x->d->c[i].severity >= IG_SEV_LOW;
+	emit(x, &c, x->feeder->main_op);
 }
 
 /* The op that synchronises most often (outer calls): what a storm names. */
@@ -646,13 +658,14 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 			continue;
 		struct copies cp;
 		copies_of(&x, &cp); /* the copy chain's and GPU-bound's both */
-		time_causes(&x, &cp);
+		time_causes(&x);
 		api_causes(&x);
 		rule_copy(&x, &cp);
 		for (int k = 0; k < wp->nops; k++)
 			rule_alloc(&x, &wp->ops[k].s);
 		rule_memory(&x);
 		rule_cold(&x);
+		rule_gpu_bound(&x, &cp);
 	}
 	rule_straggler(d, w);
 	age_and_sort(d, w->now_ns);

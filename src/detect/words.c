@@ -317,6 +317,21 @@ static void words_gpu(struct ctx *x, const struct cause *c, struct finding *f)
 	char fn[64], pct[16];
 	feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
+	if (x->host_causes) {
+		/* other causes fired: the host does not keep up all the time */
+		put(f->c.summary, sizeof(f->c.summary),
+		    "GPU-bound: %s waits for the GPU %s of its time (the rest: %d other alert%s)",
+		    fn, pct, x->host_causes, x->host_causes == 1 ? "" : "s");
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "The feeding thread spends %s of its wall time inside synchronising CUDA calls "
+		    "waiting for queued GPU work to finish. The rest of its time goes to what the "
+		    "other alerts of this process name, and through it the GPU waits for the "
+		    "host: those come first.",
+		    pct);
+		rec(f, "Fix the other alerts of this process first; then, to go faster, look at the "
+		       "GPU work itself (Nsight Systems, then Nsight Compute on the longest kernels)");
+		return;
+	}
 	put(f->c.summary, sizeof(f->c.summary),
 	    "GPU-bound: %s waits for the GPU %s of its time (the host keeps up)", fn, pct);
 	put(f->c.explanation, sizeof(f->c.explanation),

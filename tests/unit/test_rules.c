@@ -244,6 +244,11 @@ static void test_healthy(void)
 		const struct ig_chain *g = active(d, IG_CC_GPU_BOUND);
 		CHECKF(g && g->severity == IG_SEV_INFO, "healthy at %.0f syncs/s: GPU-bound INFO",
 		       rates[i]);
+		/* the host keeps up unless another cause fired (here the host
+		 * work, LOW at 6 %) */
+		CHECKF(g && strstr(g->summary, worst(d) == IG_SEV_INFO ? "(the host keeps up)"
+								      : "(the rest: 1 other alert)"),
+		       "healthy at %.0f syncs/s: %s", rates[i], g ? g->summary : "-");
 		CHECK(!active(d, IG_CC_SYNC_STORM));
 		CHECK(!active(d, IG_CC_CPU_CONTENTION) && !active(d, IG_CC_LOADER_WAIT));
 		if (worst(d) > IG_SEV_LOW)
@@ -339,6 +344,11 @@ static void test_storm_gpu_bound(void)
 	CHECKF(g && fabs(g->impact - 0.43) < 0.002, "GPU-bound 68 %% - 25 %% of idle syncs: %.3f",
 	       g ? g->impact : -1);
 	CHECK(s && g && s->impact + g->impact <= 1.0);
+	CHECK(!active(d, IG_CC_HOST_WORK)); /* 2 %: the storm is the one other alert */
+	/* the host does not keep up: GPU-bound says the rest is the storm's */
+	CHECKF(g && strstr(g->summary, "(the rest: 1 other alert)") &&
+		       !strstr(g->explanation, "host is not the limit"),
+	       "GPU-bound beside a storm: %s", g ? g->summary : "-");
 	detect_free(d);
 
 	/* without round-trip syncs the GPU-bound chain is the whole wait */
