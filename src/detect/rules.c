@@ -226,7 +226,6 @@ static void time_causes(struct ctx *x)
 	c.sev = sev_of(cfg, c.impact, 0, 0);
 	if (c.impact >= cfg->sev_low)
 		emit(x, &c, x->feeder->main_op);
-
 }
 
 /* GPU-bound: the healthy case, said once it is a large part; the wait
