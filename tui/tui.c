@@ -215,11 +215,12 @@ static void after_events(struct tui *t, struct loop *L)
 		L->dirty = 1;
 	}
 	const struct ig_status *st = session_status(t->s);
-	if (strcmp(st->message, t->last_status_msg) != 0) {
+	if (st->notes_n != t->status_notes) {
 		/* a new notice from the session (flight save, recording): first
 		 * on the header's last row for a while (the whole path), and in
-		 * row 1 as a notice on a small header */
-		snprintf(t->last_status_msg, sizeof(t->last_status_msg), "%s", st->message);
+		 * row 1 as a notice on a small header; the same words again (a
+		 * second save to the same file) are a new notice too */
+		t->status_notes = st->notes_n;
 		t->status_msg_ms = now;
 		if (st->message[0] && t->lay.header_rows < 3)
 			tui_message(t, "%.150s", st->message);

@@ -322,7 +322,7 @@ struct tui {
 	uint64_t frames;
 	char msg[160]; /* a notice in the hint line */
 	uint64_t msg_until_ms;
-	char last_status_msg[sizeof(((struct ig_status *)0)->message)];
+	uint32_t status_notes; /* the session's notices shown (ig_status.notes_n) */
 	uint64_t status_msg_ms; /* when the session's notice last changed */
 };
 

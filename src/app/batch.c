@@ -131,8 +131,24 @@ static int run_replay(struct session *s, const struct cli *cli)
 	return 0;
 }
 
-/* Live: frames every interval of wall time; notices (flight recorder
- * saved, recording stopped) on stderr. */
+/* The notices of the session not printed yet (*said of them were), in
+ * order; the count of those that scrolled out of the status's notes. */
+static void print_notices(const struct ig_status *st, uint32_t *said)
+{
+	if (st->notes_n - *said > IG_STATUS_NOTES) {
+		char lost[64];
+		snprintf(lost, sizeof(lost), "(%u earlier notices not kept)",
+			 st->notes_n - *said - IG_STATUS_NOTES);
+		print_notice(lost);
+		*said = st->notes_n - IG_STATUS_NOTES;
+	}
+	for (; *said != st->notes_n; (*said)++)
+		print_notice(st->notes[*said % IG_STATUS_NOTES]);
+}
+
+/* Live: frames every interval of wall time; notices (a process attached
+ * late, flight recorder saved, recording stopped, the command's exit) on
+ * stderr, every one. */
 static int run_live(struct session *s, const struct cli *cli)
 {
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
@@ -140,7 +156,7 @@ static int run_live(struct session *s, const struct cli *cli)
 	int frames = 0;
 	bool framing = !cli->summary && !cli->events, frames_full = false;
 	uint64_t framed = 0; /* events_total when the last frame was printed */
-	char said[sizeof(session_status(s)->message)] = "";
+	uint32_t said = 0;   /* notices printed */
 
 	start(s, cli);
 	while (!batch_stop_flag) {
@@ -164,11 +180,7 @@ static int run_live(struct session *s, const struct cli *cli)
 			batch_flight_flag = 0;
 			session_flight_save(s);
 		}
-		const char *msg = session_status(s)->message;
-		if (msg[0] && strcmp(msg, said)) {
-			print_notice(msg);
-			snprintf(said, sizeof(said), "%s", msg);
-		}
+		print_notices(session_status(s), &said);
 		if (framing && ig_mono_ms() >= next) {
 			if (print_frame(s, cli, false))
 				return 1;
@@ -183,6 +195,7 @@ static int run_live(struct session *s, const struct cli *cli)
 			break;
 	}
 	session_finish(s);
+	print_notices(session_status(s), &said);
 	/* The command ended between two frames: the last, partial interval
 	 * gets its frame too, so that the frames account for every call. */
 	if (framing && !frames_full && session_done(s) &&

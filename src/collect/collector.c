@@ -471,10 +471,11 @@ void collector_status(struct collector *c, struct ig_status *st)
 	st->calls_partial = counter_sum(c, IGB_CNT_UNMATCHED_RET);
 	st->calls_too_deep = counter_sum(c, IGB_CNT_DEPTH_OVERFLOW);
 	st->holds = counter_sum(c, IGB_CNT_HOLDS);
-	if (c->notice_gen != c->notice_said) {
-		snprintf(st->message, sizeof(st->message), "%s", c->notice);
-		c->notice_said = c->notice_gen;
-	}
+	/* every notice since the last look (the last IG_STATUS_NOTES of them) */
+	if (c->notice_gen - c->notice_said > IG_STATUS_NOTES)
+		c->notice_said = c->notice_gen - IG_STATUS_NOTES;
+	for (; c->notice_said != c->notice_gen; c->notice_said++)
+		ig_status_say(st, "%s", c->notice[c->notice_said % IG_STATUS_NOTES]);
 }
 
 void collector_summary(struct collector *c, FILE *f)

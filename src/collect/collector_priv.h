@@ -104,7 +104,8 @@ struct collector {
 	int guardian_fd;    /* write end of its pipe, -1 when none */
 	int late[MAX_LATE]; /* processes attached late: the first MAX_LATE */
 	int nlate;	    /* ... and how many in all */
-	char notice[256];   /* latest notice for the status line */
+	char notice[IG_STATUS_NOTES][256]; /* its notices for the status line: the
+					    * last IG_STATUS_NOTES, notice_gen in all */
 	struct coll_comm comms[MAX_COMMS]; /* NCCL communicators (nccl.c) */
 	int ncomms;
 	unsigned notice_gen, notice_said;

@@ -178,9 +178,13 @@ void coll_late(struct collector *c, int pid, const char *why, bool exact_why)
 			c->late[c->nlate] = pid;
 		c->nlate++;
 	}
-	snprintf(c->notice, sizeof(c->notice),
+	char *n = c->notice[c->notice_gen % IG_STATUS_NOTES];
+	snprintf(n, sizeof(c->notice[0]),
 		 "attached to PID %d late (%s): its calls before now are not known", pid, why);
-	c->notice_gen++; /* to the status line (and so to stderr in batch mode) */
+	/* to the status line (and so to stderr in batch mode); the same words
+	 * again (a hold refused at each exec of the process) are not news */
+	if (!c->notice_gen || strcmp(n, c->notice[(c->notice_gen - 1) % IG_STATUS_NOTES]))
+		c->notice_gen++;
 }
 
 bool coll_holding(struct collector *c, int pid)

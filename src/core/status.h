@@ -8,6 +8,8 @@
 
 enum ig_mode { IG_MODE_LIVE = 0, IG_MODE_REPLAY = 1 };
 
+#define IG_STATUS_NOTES 4
+
 struct ig_status {
 	int mode;              /* enum ig_mode */
 	int paused;            /* view frozen (live) or replay paused */
@@ -65,8 +67,20 @@ struct ig_status {
 				   * queue): no loss, the kernel buffers meanwhile */
 	uint64_t record_wait_ns;  /* how long it waited, in all */
 	char message[640];        /* last one-line notice for the user */
+	/* Every notice in order, message the latest: notes_n counts them,
+	 * notes[] holds the last IG_STATUS_NOTES. Two notices in one tick (a
+	 * process attached late, then the command's exit) are both there; a
+	 * reader keeps the count it has shown (ig_status_say writes them). */
+	uint32_t notes_n;
+	char notes[IG_STATUS_NOTES][640];
 	int failed;		  /* the source cannot go on (a replay's damaged file):
 				   * message says why */
 };
+
+/* A notice: into message and the notes (printf format). */
+void ig_status_say(struct ig_status *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* message, written by other means, as the next notice. */
+void ig_status_said(struct ig_status *st);
 
 #endif

@@ -162,8 +162,10 @@ void session_record_tick(struct session *s)
 {
 	if (s->stacks && s->rec)
 		stacks_drain(s->stacks, record_stack, s->rec);
-	if (s->flight && flight_poll(s->flight, s->st.message, sizeof(s->st.message)))
+	if (s->flight && flight_poll(s->flight, s->st.message, sizeof(s->st.message))) {
+		ig_status_said(&s->st);
 		log_msg(LOG_INFO, "%s", s->st.message);
+	}
 	if (s->rec && rec_error(s->rec) && !s->st.record_error[0])
 		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
 			 rec_error(s->rec));
@@ -229,17 +231,16 @@ int session_flight_save(struct session *s)
 	char path[512], dir[PATH_MAX];
 
 	if (!s->flight) {
-		snprintf(s->st.message, sizeof(s->st.message), "no flight recorder in %s",
-			 s->no_flight);
+		ig_status_say(&s->st, "no flight recorder in %s", s->no_flight);
 		return -ENOTSUP;
 	}
 	const char *to = s->cli.flight_dir ? s->cli.flight_dir : flight_dir(dir, sizeof(dir));
 	int r = flight_save(s->flight, to, path, sizeof(path));
 	if (r)
-		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: %s",
-			 r == -EBUSY ? "a save is already running" : flight_error(s->flight));
+		ig_status_say(&s->st, "flight recorder: %s",
+			      r == -EBUSY ? "a save is already running" : flight_error(s->flight));
 	else
-		snprintf(s->st.message, sizeof(s->st.message), "flight recorder: saving %s", path);
+		ig_status_say(&s->st, "flight recorder: saving %s", path);
 	log_msg(LOG_INFO, "%s", s->st.message);
 	return r;
 }

@@ -79,13 +79,12 @@ static void watch_workload(struct live *l, ig_emit_fn emit, void *ctx, struct ig
 	if (!l->gone && l->cmd && command_poll(l->cmd) >= 0) {
 		l->gone = true;
 		l->status = command_poll(l->cmd);
-		snprintf(st->message, sizeof(st->message), "%s exited with status %d",
-			 command_name(l->cmd), l->status);
+		ig_status_say(st, "%s exited with status %d", command_name(l->cmd), l->status);
 	}
 	if (!l->gone && l->demo && demo_done(l->demo)) {
 		l->gone = true;
 		l->status = 0;
-		snprintf(st->message, sizeof(st->message), "demo %s finished", l->demo_name);
+		ig_status_say(st, "demo %s finished", l->demo_name);
 	}
 	if (!l->gone)
 		return;

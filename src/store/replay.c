@@ -492,6 +492,6 @@ int replay_status(struct ig_source *src, struct ig_status *st)
 	st->replay_next_ns = rp_peek(src, &next) ? 0 : next;
 	if (!r->err[0])
 		return 0;
-	snprintf(st->message, sizeof(st->message), "%s", r->err);
+	ig_status_say(st, "%s", r->err);
 	return -EIO;
 }

@@ -241,6 +241,10 @@ static uint64_t fake_tick(struct ig_source *src, uint64_t now_ns, ig_emit_fn emi
 	f->ticks++;
 	st->mode = IG_MODE_LIVE;
 	st->probes_attached = 7;
+	if (f->ticks == 2) { /* two notices in one tick: a late attach, the exit */
+		ig_status_say(st, "attached to PID %d late", 42);
+		ig_status_say(st, "cmd exited with status %d", 0);
+	}
 	return f->due_ns;
 }
 
@@ -306,6 +310,11 @@ static void test_live_like(void)
 	f.due_ns = 0; /* overdue */
 	session_tick(s);
 	CHECK(session_timeout_ms(s) == 0);
+	/* both notices of the tick are kept, in order; message is the last */
+	const struct ig_status *st = session_status(s);
+	CHECK(st->notes_n == 2 && !strcmp(st->notes[0], "attached to PID 42 late") &&
+	      !strcmp(st->notes[1], "cmd exited with status 0") &&
+	      !strcmp(st->message, "cmd exited with status 0"));
 	f.due_ns = UINT64_MAX; /* no wish: the idle timeout */
 	session_tick(s);
 	CHECK(session_timeout_ms(s) == 100);
@@ -335,8 +344,25 @@ static void test_live_like(void)
 	CHECK(f.freed);
 }
 
+/* The notes keep the last IG_STATUS_NOTES notices; a notice written into
+ * message by other means (the flight recorder's poll) is one too. */
+static void test_notes(void)
+{
+	static struct ig_status st;
+	for (int i = 1; i <= 6; i++)
+		ig_status_say(&st, "notice %d", i);
+	CHECK(st.notes_n == 6 && !strcmp(st.message, "notice 6"));
+	for (uint32_t n = st.notes_n - IG_STATUS_NOTES; n < st.notes_n; n++)
+		CHECKF(atoi(st.notes[n % IG_STATUS_NOTES] + 7) == (int)n + 1, "note %u: %s", n,
+		       st.notes[n % IG_STATUS_NOTES]);
+	snprintf(st.message, sizeof(st.message), "flight recorder: saved");
+	ig_status_said(&st);
+	CHECK(st.notes_n == 7 && !strcmp(st.notes[6 % IG_STATUS_NOTES], "flight recorder: saved"));
+}
+
 int main(void)
 {
+	test_notes();
 	test_loop();
 	test_pause();
 	test_seek();
