@@ -120,7 +120,7 @@ if gcc -fsanitize=address,undefined "$TMP/t.c" -o "$TMP/t" 2>/dev/null; then
 	CF="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -Wall
 	    -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -std=gnu11 -D_GNU_SOURCE
 	    -DIG_VERSION=\"asan\" -I$ROOT/src -I$ROOT/bpf"
-	if (cd "$ROOT" && gcc $CF -o "$TMP/test_query" tests/unit/test_query.c src/store/*.c src/core/ops.c \
+	if (cd "$ROOT" && gcc $CF -o "$TMP/test_query" tests/unit/test_query.c src/store/*.c src/core/ops.c src/core/status.c \
 		src/core/hist.c src/core/json.c src/core/escape.c src/report/qout.c -lsqlite3 -ljansson -lm -lpthread); then
 		(cd "$ROOT" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 "$TMP/test_query") >"$TMP/asan.log" 2>&1 &&
 			ok "test_query under ASan/UBSan: $(tail -n 1 "$TMP/asan.log")" || { bad "test_query under ASan/UBSan"; tail -n 20 "$TMP/asan.log"; }
