@@ -227,7 +227,10 @@ int export_main(int argc, char **argv)
 	if (r)
 		return r < 0 ? 0 : r;
 	const char *err = NULL;
-	struct ig_source *src = replay_open(a.files, a.nfiles, &err);
+	/* a trace shows measured calls: not the ones a --record-rate run
+	 * summarised, whose times a replay estimates (counted, said below) */
+	struct replay_opts ro = {.no_summaries = 1};
+	struct ig_source *src = replay_open_opts(a.files, a.nfiles, &ro, &err);
 	if (!src) {
 		fputs("ingero-top: export: ", stderr);
 		esc_fputs(stderr, err ? err : "cannot open the recordings", 0);
@@ -258,6 +261,12 @@ int export_main(int argc, char **argv)
 		    (unsigned long long)st.offcpu, (unsigned long long)st.flows,
 		    (unsigned long long)st.chains, (unsigned long long)st.threads,
 		    (unsigned long long)st.processes);
+		if (st.summarised)
+			fprintf(stderr,
+				"ingero-top: export: %llu calls the recording summarised "
+				"(--record-rate) are not in the trace: only the calls kept as "
+				"rows (docs/recording.md)\n",
+				(unsigned long long)st.summarised);
 	}
 	return r;
 }

@@ -66,6 +66,9 @@ struct ig_status {
 	uint64_t record_waits;    /* times the reader waited for the writer (a full
 				   * queue): no loss, the kernel buffers meanwhile */
 	uint64_t record_wait_ns;  /* how long it waited, in all */
+	uint64_t record_summarised; /* calls the recording counted, not kept (--record-rate) */
+	uint64_t replay_summarised; /* replay: calls laid out from a --record-rate file's runs
+				     * (counts exact, durations estimated) */
 	char message[640];        /* last one-line notice for the user */
 	/* Every notice in order, message the latest: notes_n counts them,
 	 * notes[] holds the last IG_STATUS_NOTES. Two notices in one tick (a

@@ -111,12 +111,19 @@ static void text_where(struct tw *t, const json_t *r)
 		    wrap(t, "SOURCE  replay of ", 8, json_string_value(v));
 	else
 		wrap(t, "SOURCE  ", 8, "live tracing");
+	char sum[160] = "";
+	if (I(r, "summarised"))
+		snprintf(sum, sizeof(sum),
+			 "; %" PRIu64 " calls summarised by --record-rate (counts exact, "
+			 "durations estimated)",
+			 I(r, "summarised"));
 	snprintf(line, sizeof(line),
-		 "%" PRIu64 " (dropped: %" PRIu64 " in the kernel, %" PRIu64 " in ingero-top)%s",
+		 "%" PRIu64 " (dropped: %" PRIu64 " in the kernel, %" PRIu64 " in ingero-top)%s%s",
 		 I(r, "events"), I(r, "drops_kernel"), I(r, "drops_user"),
 		 json_is_true(json_object_get(r, "no_split"))
 		     ? "; some calls have no preempted/blocked split (imported recording)"
-		     : "");
+		     : "",
+		 sum);
 	wrap(t, "EVENTS  ", 8, line);
 }
 

@@ -776,12 +776,15 @@ static void write_trailer(struct px *x)
 	CNT(other);
 	CNT(processes);
 	CNT(threads);
-#undef CNT
 	for (int i = 0; i < replay_file_count(x->src); i++) {
 		struct replay_file_info fi;
-		if (!replay_file_info(x->src, i, &fi))
+		if (!replay_file_info(x->src, i, &fi)) {
 			r |= ig_json_push(files, ig_json_str(fi.path));
+			x->st.summarised += fi.summarised;
+		}
 	}
+	CNT(summarised);
+#undef CNT
 	r |= ig_json_set(od, "generator", json_string("ingero-top " IG_VERSION));
 	r |= ig_json_set(od, "ts_base_unix_ns", ig_json_u64(x->base));
 	r |= ig_json_set(od, "files", files);

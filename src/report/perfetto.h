@@ -57,6 +57,7 @@ struct perfetto_stats {
 	uint64_t clipped;	/* slices that began before the time base */
 	uint64_t filtered;	/* events outside the time range or the pids */
 	uint64_t other;		/* events of kinds not exported (pages, block I/O, names) */
+	uint64_t summarised;	/* calls the files summarised (--record-rate): not in the trace */
 	uint64_t processes, threads;
 };
 

@@ -269,6 +269,8 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		}
 		if (st->record_dropped)
 			fprintf(f, " lost %lu events", (unsigned long)st->record_dropped);
+		if (st->record_summarised)
+			fprintf(f, " summarised %lu calls", (unsigned long)st->record_summarised);
 		if (st->record_waits)
 			fprintf(f, " waited %lu times %.2fs for the writer",
 				(unsigned long)st->record_waits, (double)st->record_wait_ns / 1e9);
@@ -594,6 +596,7 @@ static json_t *json_status(const struct ig_status *st, const struct ig_model_tot
 	bad |= JS(o, "record_error", st ? st->record_error : "");
 	if (st && st->recording[0]) { /* while recording (goldens are replays) */
 		bad |= JU(o, "record_dropped", st->record_dropped);
+		bad |= JU(o, "record_summarised", st->record_summarised);
 		bad |= JU(o, "record_waits", st->record_waits);
 		bad |= JU(o, "record_wait_ns", st->record_wait_ns);
 	}

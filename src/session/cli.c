@@ -44,6 +44,9 @@ static const char usage[] =
     "      --record FILE    record the session to a SQLite file\n"
     "      --max-db SIZE    bound the recording (e.g. 500M, 2G; at least 1M):\n"
     "                       oldest seconds pruned\n"
+    "      --record-rate N  keep at most N calls a second of each thread as rows\n"
+    "                       and count the rest per run (a sync storm's millions);\n"
+    "                       slow calls and calls that left the CPU are kept\n"
     "      --flight SECS    keep the last SECS of events in memory (default 300)\n"
     "      --flight-dir DIR where the flight recorder saves (default:\n"
     "                       $XDG_STATE_HOME/ingero-top or ~/.local/state/ingero-top)\n"
@@ -81,6 +84,7 @@ enum {
 	OPT_LIB,
 	OPT_RECORD,
 	OPT_MAX_DB,
+	OPT_RECORD_RATE,
 	OPT_FLIGHT,
 	OPT_FLIGHT_DIR,
 	OPT_REPLAY,
@@ -109,6 +113,7 @@ static const struct option longopts[] = {
 	{ "lib", required_argument, NULL, OPT_LIB },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "max-db", required_argument, NULL, OPT_MAX_DB },
+	{ "record-rate", required_argument, NULL, OPT_RECORD_RATE },
 	{ "flight", required_argument, NULL, OPT_FLIGHT },
 	{ "flight-dir", required_argument, NULL, OPT_FLIGHT_DIR },
 	{ "replay", no_argument, NULL, OPT_REPLAY },
@@ -266,6 +271,10 @@ static int check_combinations(struct cli *c, int argc, char **argv, bool replay)
 			"ingero-top: --max-db bounds a recording: it needs --record FILE\n");
 		return -1;
 	}
+	if (c->record_rate && !c->record) {
+		fprintf(stderr, "ingero-top: --record-rate shapes a recording: it needs --record FILE\n");
+		return -1;
+	}
 	char w[256];
 	for (int i = 0; i < c->npids; i++)
 		if (cli_pid_warning(c->pids[i], w, sizeof(w)))
@@ -317,6 +326,11 @@ static int parse_number(struct cli *c, int opt, const char *arg)
 	case OPT_FLIGHT:
 		if (arg_double(arg, 0, 86400, &c->flight_s))
 			return bad("--flight", arg, "expected seconds between 0 and 86400");
+		return 0;
+	case OPT_RECORD_RATE:
+		if (parse_uint(arg, 1, 100000000, &v))
+			return bad("--record-rate", arg, "expected calls a second, 1 to 1e8");
+		c->record_rate = (unsigned)v;
 		return 0;
 	case OPT_SPEED:
 		if (!strcmp(arg, "max"))
@@ -404,6 +418,7 @@ static int take_option(struct cli *c, int opt, int argc, char **argv, bool *repl
 	case OPT_FLIGHT:
 	case OPT_SPEED:
 	case OPT_MAX_DB:
+	case OPT_RECORD_RATE:
 		return parse_number(c, opt, optarg) ? -1 : 0;
 	case OPT_PROMETHEUS:
 	case OPT_PROMETHEUS_PROCS:

@@ -31,6 +31,7 @@ struct cli {
 	double speed;        /* replay speed, 0 = as fast as possible */
 	const char *record;  /* --record FILE */
 	uint64_t max_db;     /* --max-db bytes, 0 = unbounded */
+	unsigned record_rate; /* --record-rate calls/s per thread kept as rows, 0 = all */
 	double flight_s;     /* --flight SECS */
 	const char *flight_dir;
 	const char *theme;

@@ -63,7 +63,9 @@ static void describe_session(struct session *s, struct rec_session *rs, char *pi
 
 int session_open_record(struct session *s, char *err, size_t errlen)
 {
-	struct rec_opts ro = {.max_db_bytes = s->cli.max_db, .node_name = s->st.host};
+	struct rec_opts ro = {.max_db_bytes = s->cli.max_db,
+			      .sum_rate = s->cli.record_rate,
+			      .node_name = s->st.host};
 	const char *why = NULL;
 	char pids[256];
 	struct rec_session rs;
@@ -156,6 +158,7 @@ static void record_stats(struct session *s)
 	s->st.record_dropped = rs.dropped;
 	s->st.record_waits = rs.waits;
 	s->st.record_wait_ns = rs.wait_ns;
+	s->st.record_summarised = rs.summarised;
 }
 
 void session_record_tick(struct session *s)

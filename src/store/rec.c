@@ -89,7 +89,29 @@ static int enqueue(struct rec *r, struct rec_item *it)
 	return err;
 }
 
+int rec_enqueue_summary(struct rec *r, struct rec_summary *s)
+{
+	struct rec_item it = {.type = IT_SUMMARY, .p = s};
+	return enqueue(r, &it);
+}
+
+/* The error that stopped the recorder, 0 while it works. */
+static int stopped(struct rec *r)
+{
+	pthread_mutex_lock(&r->mu);
+	int err = r->err;
+	pthread_mutex_unlock(&r->mu);
+	return err;
+}
+
 int rec_event(struct rec *r, const struct ig_event *e)
+{
+	if (rec_sum_event(r, e))
+		return stopped(r);
+	return rec_enqueue_event(r, e);
+}
+
+int rec_enqueue_event(struct rec *r, const struct ig_event *e)
 {
 	struct rec_item it = {.type = IT_EVENT, .e = *e};
 	it.e.container = NULL;
@@ -156,6 +178,7 @@ int rec_set_node_name(struct rec *r, unsigned idx, const char *name)
 
 int rec_flush(struct rec *r)
 {
+	rec_sum_flush(r);
 	if (r->o.synchronous) {
 		rec_commit_now(r);
 		return r->err;
@@ -189,13 +212,14 @@ void rec_get_stats(struct rec *r, struct rec_stats *st)
 	pthread_mutex_lock(&r->mu);
 	*st = r->st;
 	pthread_mutex_unlock(&r->mu);
+	rec_sum_counts(r->sum, &st->summarised, &st->summaries);
 }
 
 static void finalize_all(struct rec *r)
 {
 	sqlite3_stmt **sts[] = {&r->st_event,  &r->st_snap,    &r->st_name,    &r->st_chain,
 				&r->st_stack,  &r->st_node,    &r->st_session, &r->st_begin,
-				&r->st_commit, &r->st_rollback};
+				&r->st_commit, &r->st_rollback, &r->st_summary};
 	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) {
 		sqlite3_finalize(*sts[i]);
 		*sts[i] = NULL;
@@ -215,6 +239,7 @@ static void rec_destroy(struct rec *r)
 	pthread_cond_destroy(&r->cv_room);
 	free(r->q);
 	free(r->batch);
+	rec_sum_free(r->sum);
 	free(r->path);
 	safefile_close(r->sf); /* after SQLite let go of it: closing drops its locks */
 	free(r);
@@ -377,7 +402,9 @@ static struct rec *rec_alloc(struct safefile *sf, const struct rec_opts *o)
 	r->qcap = o->queue_events;
 	r->q = calloc(r->qcap, sizeof(*r->q));
 	r->batch = calloc(o->batch_events, sizeof(*r->batch));
-	if (!r->path || !r->q || !r->batch) {
+	if (o->sum_rate)
+		r->sum = rec_sum_new(o->sum_rate);
+	if (!r->path || !r->q || !r->batch || (o->sum_rate && !r->sum)) {
 		r->sf = NULL; /* the caller's still */
 		rec_destroy(r);
 		return NULL;
@@ -453,6 +480,7 @@ static int prepare_all(struct rec *r)
 	    {&r->st_begin, "BEGIN"},
 	    {&r->st_commit, "COMMIT"},
 	    {&r->st_rollback, "ROLLBACK"},
+	    {&r->st_summary, recfmt_summary_insert_sql},
 	};
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		if (sqlite3_prepare_v3(r->db, s[i].sql, -1, SQLITE_PREPARE_PERSISTENT, s[i].st,

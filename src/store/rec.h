@@ -35,6 +35,8 @@ struct rec_opts {
 				* beside the file (flight files, written once: a crash
 				* while writing leaves a damaged file) */
 	const char *node_name; /* name stored for node index 0; NULL = "" */
+	unsigned sum_rate;     /* --record-rate: above this many calls a second in one
+				* thread, summarise the rest (store/rec_sum.c); 0 = keep all */
 };
 
 struct rec_stats {
@@ -47,6 +49,8 @@ struct rec_stats {
 	uint64_t prunes;	/* pruning rounds */
 	uint64_t db_bytes;	/* used size of the file (pages in use), last check */
 	uint64_t commits;
+	uint64_t summarised;	/* calls told in ingero_top_summaries, not as rows */
+	uint64_t summaries;	/* ingero_top_summaries rows */
 };
 
 /* Opens (creates, or appends to an existing ingero-top recording) path,

@@ -11,11 +11,12 @@
 #include "store/rec.h"
 #include "store/safefile.h"
 
-enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE };
+enum rec_item_type { IT_EVENT = 0, IT_CHAIN, IT_SESSION, IT_STACK, IT_NODE, IT_SUMMARY };
 
 /* One queued item: an event by value, anything else as owned data in p
  * (IT_CHAIN: struct rec_chain copy, IT_SESSION: struct rec_session copy,
- * IT_STACK: struct rec_stack_cmd, IT_NODE: struct rec_node_cmd; IT_EVENT:
+ * IT_STACK: struct rec_stack_cmd, IT_NODE: struct rec_node_cmd, IT_SUMMARY:
+ * struct rec_summary; IT_EVENT:
  * the copy of a name event's container that e.container points to, or
  * NULL). */
 struct rec_item {
@@ -43,7 +44,10 @@ struct rec {
 	struct rec_opts o;
 	/* statements */
 	sqlite3_stmt *st_event, *st_snap, *st_name, *st_chain, *st_stack, *st_node;
-	sqlite3_stmt *st_session, *st_begin, *st_commit, *st_rollback;
+	sqlite3_stmt *st_session, *st_begin, *st_commit, *st_rollback, *st_summary;
+	/* --record-rate (rec_sum.c), on the caller's thread; NULL = every call */
+	struct rec_sum *sum;
+	uint64_t sum_lost; /* summarised calls lost for want of memory */
 	/* queue, guarded by mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work, cv_done, cv_room;
@@ -66,6 +70,7 @@ struct rec {
 	int64_t session_id;
 	uint64_t rows_in_file; /* estimate for pruning */
 	uint64_t w_events;     /* rows written by this recorder */
+	int sum_schema;	       /* ingero_top_schema raised for a summary */
 	uint64_t page_size;
 	char *node_names[256];
 	struct {
@@ -74,6 +79,22 @@ struct rec {
 	} names[REC_NAME_SLOTS];
 	struct rec_item *batch; /* writer's private copy of queued items */
 };
+
+/* rec.c: queue an event (copied) or a summary (taken, freed on failure).
+ * 0 or as rec_event. */
+int rec_enqueue_event(struct rec *r, const struct ig_event *e);
+int rec_enqueue_summary(struct rec *r, struct rec_summary *s);
+
+/* rec_sum.c: --record-rate. rec_sum_event takes a call (1: it queues it or
+ * summarises it later) or looks at an off-CPU interval (0: the caller queues
+ * it as usual, as every other event); rec_sum_flush decides everything
+ * waiting and ends every run (rec_flush, rec_close). */
+struct rec_sum *rec_sum_new(unsigned rate);
+void rec_sum_free(struct rec_sum *rs);
+int rec_sum_event(struct rec *r, const struct ig_event *e);
+void rec_sum_flush(struct rec *r);
+/* Calls summarised and rows written so far. */
+void rec_sum_counts(const struct rec_sum *rs, uint64_t *calls, uint64_t *rows);
 
 /* rec_write.c: the writer. */
 void *rec_writer_main(void *arg);

@@ -92,6 +92,25 @@ static int write_event(struct rec *r, const struct ig_event *e)
 	return rc;
 }
 
+/* A run of summarised calls; the file's first says that its readers must
+ * know summaries (recfmt.h, REC_SCHEMA). */
+static int write_summary(struct rec *r, const struct rec_summary *s)
+{
+	if (!r->sum_schema) {
+		char sql[96];
+		snprintf(sql, sizeof(sql),
+			 "INSERT OR REPLACE INTO schema_info VALUES ('ingero_top_schema', '%d')",
+			 REC_SCHEMA);
+		int rc = db_exec(r->db, sql);
+		if (rc != SQLITE_OK)
+			return rc;
+		r->sum_schema = 1;
+	}
+	if (recfmt_summary_bind(r->st_summary, s, node_name(r, s->node)))
+		return SQLITE_NOMEM;
+	return db_step_reset(r->st_summary);
+}
+
 int rec_write_node(struct rec *r, unsigned idx, const char *name)
 {
 	free(r->node_names[idx]);
@@ -145,6 +164,8 @@ static int write_item(struct rec *r, struct rec_item *it)
 		struct rec_node_cmd *n = it->p;
 		return rec_write_node(r, n->idx, n->name);
 	}
+	case IT_SUMMARY:
+		return write_summary(r, it->p);
 	}
 	return SQLITE_OK;
 }
@@ -171,6 +192,11 @@ static int prune_before(struct rec *r, uint64_t cutoff, uint64_t used, uint64_t 
 	snprintf(sql, sizeof(sql), "DELETE FROM events WHERE end_ns < %" PRIu64, cutoff);
 	rc = db_exec(r->db, sql);
 	*deleted = (uint64_t)sqlite3_changes(r->db);
+	if (rc == SQLITE_OK) {
+		snprintf(sql, sizeof(sql), "DELETE FROM ingero_top_summaries WHERE to_ns < %" PRIu64,
+			 cutoff);
+		rc = db_exec(r->db, sql);
+	}
 	if (rc == SQLITE_OK) {
 		snprintf(sql, sizeof(sql),
 			 "DELETE FROM system_snapshots WHERE timestamp < %" PRIu64, cutoff);

@@ -378,6 +378,18 @@ static const char schema_sql[] =
     "  sum_arg0 INTEGER NOT NULL DEFAULT 0,\n"
     "  PRIMARY KEY (bucket, source, op, pid)\n"
     ");\n"
+    "CREATE TABLE IF NOT EXISTS ingero_top_summaries (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  pid INTEGER NOT NULL,\n"
+    "  tid INTEGER NOT NULL,\n"
+    "  from_ns INTEGER NOT NULL,\n"
+    "  to_ns INTEGER NOT NULL,\n"
+    "  calls INTEGER NOT NULL,\n"
+    "  cgroup_id INTEGER NOT NULL DEFAULT 0,\n"
+    "  node TEXT NOT NULL DEFAULT '',\n"
+    "  units TEXT NOT NULL\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS idx_summaries_from ON ingero_top_summaries(from_ns);\n"
     "CREATE TABLE IF NOT EXISTS ingero_top_nodes (\n"
     "  idx INTEGER PRIMARY KEY,\n"
     "  name TEXT NOT NULL\n"
@@ -464,9 +476,10 @@ int recfmt_create(sqlite3 *db, const char *writer_version)
 				keys[i][0], keys[i][1]);
 	if (rc == SQLITE_OK)
 		rc = insert_row(db,
-				"INSERT OR REPLACE INTO schema_info VALUES "
-				"('ingero_top_schema', '%d')",
-				REC_SCHEMA);
+				"INSERT OR REPLACE INTO schema_info SELECT 'ingero_top_schema', "
+				"CAST(MAX(%d, COALESCE((SELECT CAST(value AS INTEGER) FROM "
+				"schema_info WHERE key = 'ingero_top_schema'), 0)) AS TEXT)",
+				REC_SCHEMA_PLAIN);
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(schema_notes) / sizeof(schema_notes[0]);
 	     i++)
 		rc = insert_row(db, "INSERT OR REPLACE INTO schema_info VALUES (%Q, %Q)",

@@ -19,8 +19,12 @@
 #include "core/event.h"
 
 /* Version of ingero-top's own additions to the format (schema_info key
- * ingero_top_schema). Readers refuse files with a higher number. */
-#define REC_SCHEMA 1
+ * ingero_top_schema). Readers refuse files with a higher number. A file is
+ * created at REC_SCHEMA_PLAIN; the recorder raises it to REC_SCHEMA with its
+ * first row of ingero_top_summaries (calls summarised, --record-rate), which
+ * a reader that does not know them would silently lose. */
+#define REC_SCHEMA 2
+#define REC_SCHEMA_PLAIN 1
 /* Ingero format version the tables follow (schema_info key version). */
 #define REC_INGERO_VERSION "0.9"
 /* Ingero versions the replay reader accepts: 0.MIN .. 0.MAX. */
@@ -122,6 +126,62 @@ int recfmt_ips_parse(const char *json, uint64_t *ips, size_t max, size_t *n);
  * [{"ts_ns":..,"text":".."}, ...]. NULL when out of memory. */
 char *recfmt_recs_json(const char *const *recs, size_t n);
 char *recfmt_timeline_json(const struct rec_tl *tl, size_t n);
+
+/* --- summaries (--record-rate) ---------------------------------------------------- */
+
+/* Calls of one thread that a recording made with --record-rate did not keep
+ * as rows: one ingero_top_summaries row per run of them (between two calls
+ * kept, within one second, with no off-CPU interval of the thread in it).
+ * A run is told as *units*: a call and the calls inside it (a runtime call
+ * and the driver call it made), of up to REC_SUM_TYPES kinds, each kind with
+ * its count, the quantiles of its duration and the sums the replay needs to
+ * lay the calls out again (store/replay_sum.c). docs/recording.md. */
+#define REC_SUM_TYPES 8	     /* kinds of unit in one run */
+#define REC_SUM_CALLS 3	     /* calls in one unit: the outer one and those inside it */
+#define REC_SUM_Q 9	     /* quantiles of a unit's duration, at recfmt_sum_q[] */
+#define REC_SUM_MAX_UNITS 4096 /* units in one run */
+#define REC_SUM_MAX_SPAN_NS 1000000000ll /* a run lies within one second */
+extern const double recfmt_sum_q[REC_SUM_Q];
+
+/* One call of a unit: everything of the event but its times, and the sums
+ * of its durations and of its starts after the unit's start over the
+ * unit's count. */
+struct rec_sum_call {
+	uint16_t op;	       /* enum ig_op (writing; reading: set by the caller from src, op_id) */
+	int64_t src, op_id;    /* reading: the file's (source, op) */
+	int32_t ret;
+	uint32_t flags, cpu;
+	uint64_t arg0, arg1, arg2, stream, stack_id;
+	uint64_t dur_sum, off_sum;
+};
+
+struct rec_sum_unit {
+	uint32_t n;	   /* units of this kind */
+	unsigned ncalls;   /* 1..REC_SUM_CALLS; c[0] is the outer call */
+	uint64_t q[REC_SUM_Q]; /* the outer call's duration at the quantiles */
+	struct rec_sum_call c[REC_SUM_CALLS];
+};
+
+struct rec_summary {
+	uint32_t pid, tid;
+	uint64_t cgroup_id;
+	uint8_t node;
+	uint64_t from_ns, to_ns; /* the first call's start, the last one's end */
+	uint64_t calls;		 /* calls summarised: sum of n * ncalls */
+	unsigned nunits;
+	struct rec_sum_unit u[REC_SUM_TYPES];
+};
+
+extern const char recfmt_summary_insert_sql[];
+/* Binds s (its units as text, freed by SQLite). 0 or -ENOMEM. */
+int recfmt_summary_bind(sqlite3_stmt *st, const struct rec_summary *s, const char *node);
+/* Rows whose run may complete calls at or after ?1, by first call. */
+extern const char recfmt_summary_select_sql[];
+/* One row into *s (ops as src, op_id; *node: the row's node text, owned by
+ * st). 0, or -ERANGE for a row to refuse: times, pids, counts, quantiles
+ * or sums out of range or not consistent (docs/recording.md). */
+int recfmt_summary_read(sqlite3_stmt *st, struct rec_summary *s, const char **node,
+			int64_t dur_max);
 
 /* --- the op table ------------------------------------------------------------------ */
 

@@ -112,6 +112,59 @@ void rp_span_add(struct rfile *f, uint64_t ts)
 		f->end = ts;
 }
 
+/* --- the reorder heap ------------------------------------------------------------- */
+
+static int heap_less(const struct pending *a, const struct pending *b)
+{
+	uint64_t ka = rp_key(&a->e), kb = rp_key(&b->e);
+	return ka != kb ? ka < kb : a->seq < b->seq;
+}
+
+int rp_heap_push(struct stream *s, const struct ig_event *e, uint64_t seq)
+{
+	if (s->hlen == s->hcap) {
+		size_t cap = s->hcap ? s->hcap * 2 : 256;
+		struct pending *n = realloc(s->heap, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->heap = n;
+		s->hcap = cap;
+	}
+	size_t i = s->hlen++;
+	s->heap[i].e = *e;
+	s->heap[i].seq = seq;
+	while (i) {
+		size_t p = (i - 1) / 2;
+		if (!heap_less(&s->heap[i], &s->heap[p]))
+			break;
+		struct pending t = s->heap[i];
+		s->heap[i] = s->heap[p];
+		s->heap[p] = t;
+		i = p;
+	}
+	return 0;
+}
+
+void rp_heap_pop(struct stream *s, struct ig_event *out)
+{
+	*out = s->heap[0].e;
+	s->heap[0] = s->heap[--s->hlen];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, rr = l + 1, m = i;
+		if (l < s->hlen && heap_less(&s->heap[l], &s->heap[m]))
+			m = l;
+		if (rr < s->hlen && heap_less(&s->heap[rr], &s->heap[m]))
+			m = rr;
+		if (m == i)
+			break;
+		struct pending t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
 /* One row of an ingero-top file's events: values checked, op by the file's
  * ops table (an op it does not name, or of another kind, is refused). */
 static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e)
@@ -133,7 +186,7 @@ static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct i
 static const char *stream_table(int type)
 {
 	static const char *const t[] = {"process_names", "system_snapshots", "event_aggregates",
-					"events"};
+					"events", "ingero_top_summaries"};
 	return type >= 0 && type < S_NTYPES ? t[type] : "?";
 }
 
@@ -176,6 +229,10 @@ static int stream_next(struct replay *r, struct stream *s)
 	if (!s->st) {
 		s->eof = 1;
 		return 0;
+	}
+	if (s->type == S_SUM) {
+		int rc = rp_sum_next(r, s);
+		return rc || !s->has_head ? rc : head_in_order(r, s);
 	}
 	if (s->type == S_EVENTS && f->writer == W_INGERO) {
 		int rc = rp_ingero_next(r, s);
@@ -248,6 +305,10 @@ static const char *stream_sql(struct rfile *f, int type, char *buf, size_t len)
 		return db_has_table(f->db, "system_snapshots")
 			   ? recfmt_snapshot_select_sql(f->has_snap_node)
 			   : NULL;
+	case S_SUM:
+		return f->writer == W_OWN && db_has_table(f->db, "ingero_top_summaries")
+			   ? recfmt_summary_select_sql
+			   : NULL;
 	case S_COMM:
 		return f->writer == W_OWN && f->has_names_ext
 			   ? recfmt_name_select_sql(f->has_names_ppid, f->has_names_container)
@@ -273,7 +334,8 @@ static int file_start_streams(struct replay *r, struct rfile *f)
 		if (s->arr)
 			continue;
 		char buf[512];
-		const char *sql = stream_sql(f, t, buf, sizeof(buf));
+		const char *sql = t == S_SUM && r->o.no_summaries ? NULL
+								    : stream_sql(f, t, buf, sizeof(buf));
 		if (!sql) {
 			s->eof = 1;
 			continue;
@@ -489,7 +551,13 @@ int replay_status(struct ig_source *src, struct ig_status *st)
 	if (!r)
 		return -EINVAL;
 	st->rows_refused = r->st.refused;
+	st->replay_summarised = r->st.summarised;
 	st->replay_next_ns = rp_peek(src, &next) ? 0 : next;
+	if (r->st.summarised && !r->said_sum) {
+		r->said_sum = 1;
+		ig_status_say(st, "recorded with --record-rate: summarised calls' counts exact, "
+				  "times estimated");
+	}
 	if (!r->err[0])
 		return 0;
 	ig_status_say(st, "%s", r->err);

@@ -44,6 +44,8 @@
 
 struct replay_opts {
 	int no_aggregates; /* do not synthesise IG_EV_PAGE_ALLOC from event_aggregates */
+	int no_summaries;  /* do not lay out the calls of ingero_top_summaries (--record-rate):
+			    * only the calls kept as rows */
 	/* Files smaller than this many bytes get PRAGMA integrity_check at open
 	 * (it also finds an index that does not match its table), larger ones
 	 * quick_check up to 256 MiB, nothing above. 0 = 16 MiB; -1 = never
@@ -121,6 +123,7 @@ struct replay_file_info {
 	int ingero_top_schema; /* 0 for Ingero files */
 	int recovered;	       /* 1 when pages of a hot WAL/journal were applied (in memory) */
 	const char *note;      /* "" or one line: a WAL or journal that was not used, and why */
+	uint64_t summarised;   /* calls told in ingero_top_summaries (--record-rate) */
 };
 int replay_file_count(struct ig_source *s);
 /* Fills *fi for file i; the strings are owned by s. 0 or -EINVAL. */
@@ -134,6 +137,7 @@ struct replay_stats {
 			       * ops table does not name (events, snapshots, names,
 			       * chains, page-allocation sums; docs/recording.md) */
 	uint64_t synthesized; /* IG_EV_PAGE_ALLOC made from event_aggregates */
+	uint64_t summarised;  /* calls laid out from ingero_top_summaries (--record-rate) */
 };
 void replay_get_stats(struct ig_source *s, struct replay_stats *st);
 

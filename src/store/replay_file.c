@@ -117,7 +117,7 @@ static const char *check_master(struct rfile *f)
 		"SELECT type, name, sql FROM sqlite_master WHERE lower(name) IN "
 		"('events','sources','ops','stack_traces','process_names','sessions',"
 		"'system_snapshots','causal_chains','schema_info','event_aggregates',"
-		"'ingero_top_nodes','ingero_top_pruned')",
+		"'ingero_top_nodes','ingero_top_pruned','ingero_top_summaries')",
 		-1, &st, NULL) != SQLITE_OK)
 		return rp_err("cannot replay %s: corrupt database: %s", f->path,
 			      sqlite3_errmsg(f->db));
@@ -625,5 +625,10 @@ int replay_file_info(struct ig_source *src, int i, struct replay_file_info *fi)
 	fi->ingero_top_schema = f->writer == W_OWN ? f->top_schema : 0;
 	fi->recovered = rofile_recovered(f->ro) > 0;
 	fi->note = rofile_note(f->ro);
+	fi->summarised = 0;
+	if (f->writer == W_OWN && db_has_table(f->db, "ingero_top_summaries")) {
+		int64_t n = db_query_int(f->db, "SELECT SUM(calls) FROM ingero_top_summaries", 0, NULL);
+		fi->summarised = n > 0 ? (uint64_t)n : 0;
+	}
 	return 0;
 }

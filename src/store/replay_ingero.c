@@ -120,59 +120,6 @@ static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struc
 	return ROW_OK;
 }
 
-/* --- the reorder heap ------------------------------------------------------------- */
-
-static int heap_less(const struct pending *a, const struct pending *b)
-{
-	uint64_t ka = rp_key(&a->e), kb = rp_key(&b->e);
-	return ka != kb ? ka < kb : a->seq < b->seq;
-}
-
-static int heap_push(struct stream *s, const struct ig_event *e, uint64_t seq)
-{
-	if (s->hlen == s->hcap) {
-		size_t cap = s->hcap ? s->hcap * 2 : 256;
-		struct pending *n = realloc(s->heap, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->heap = n;
-		s->hcap = cap;
-	}
-	size_t i = s->hlen++;
-	s->heap[i].e = *e;
-	s->heap[i].seq = seq;
-	while (i) {
-		size_t p = (i - 1) / 2;
-		if (!heap_less(&s->heap[i], &s->heap[p]))
-			break;
-		struct pending t = s->heap[i];
-		s->heap[i] = s->heap[p];
-		s->heap[p] = t;
-		i = p;
-	}
-	return 0;
-}
-
-static void heap_pop(struct stream *s, struct ig_event *out)
-{
-	*out = s->heap[0].e;
-	s->heap[0] = s->heap[--s->hlen];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, rr = l + 1, m = i;
-		if (l < s->hlen && heap_less(&s->heap[l], &s->heap[m]))
-			m = l;
-		if (rr < s->hlen && heap_less(&s->heap[rr], &s->heap[m]))
-			m = rr;
-		if (m == i)
-			break;
-		struct pending t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
-		i = m;
-	}
-}
-
 /* --- the events stream ------------------------------------------------------------- */
 
 int rp_ingero_next(struct replay *r, struct stream *s)
@@ -183,7 +130,7 @@ int rp_ingero_next(struct replay *r, struct stream *s)
 	for (;;) {
 		/* every row not read yet completes at or after last_stamp */
 		if (s->hlen && (s->cursor_eof || (int64_t)rp_key(&s->heap[0].e) <= s->last_stamp)) {
-			heap_pop(s, &s->head);
+			rp_heap_pop(s, &s->head);
 			if (rp_key(&s->head) < r->seek_ts)
 				continue;
 			s->has_head = 1;
@@ -214,7 +161,7 @@ int rp_ingero_next(struct replay *r, struct stream *s)
 		if (stamp < s->last_stamp) /* the heap needs rows by timestamp */
 			return rp_fail_order(r, f, "events");
 		s->last_stamp = stamp;
-		if (heap_push(s, &e, s->seq++))
+		if (rp_heap_push(s, &e, s->seq++))
 			return -ENOMEM;
 	}
 }

@@ -17,8 +17,8 @@
 enum rp_writer { W_INGERO = 0, W_OWN = 1 };
 
 /* Stream types, in tie-break order at equal times: names first, then host
- * context, then events. */
-enum rp_stype { S_COMM = 0, S_SNAP = 1, S_AGG = 2, S_EVENTS = 3, S_NTYPES };
+ * context, then events, then the calls laid out from summaries. */
+enum rp_stype { S_COMM = 0, S_SNAP = 1, S_AGG = 2, S_EVENTS = 3, S_SUM = 4, S_NTYPES };
 
 /* A row of a file's ops table; kind 0 when ingero-top has no use for the
  * op (sched_wakeup, tcp...): its rows are skipped, not refused. */
@@ -107,6 +107,7 @@ struct replay {
 	int nnodes;
 	uint64_t seek_ts;
 	struct replay_stats st;
+	int said_sum; /* the notice that calls were summarised is out */
 	char err[512];
 };
 
@@ -126,6 +127,9 @@ int rp_fail_read(struct replay *r, struct rfile *f, const char *what);
 /* The same for a stream that went back in time: a damaged index. */
 int rp_fail_order(struct replay *r, struct rfile *f, const char *table);
 void rp_span_add(struct rfile *f, uint64_t ts);
+/* The reorder heap of a stream (by completion, then seq). 0 or -ENOMEM. */
+int rp_heap_push(struct stream *s, const struct ig_event *e, uint64_t seq);
+void rp_heap_pop(struct stream *s, struct ig_event *out);
 
 /* replay_file.c */
 /* One line in thread-local storage (valid until the next call). */
@@ -138,6 +142,12 @@ const struct opmap *rp_op_lookup(const struct rfile *f, int64_t src, int64_t id)
 /* Room for one more element of size in *v (n used, *cap allocated).
  * 0 or -ENOMEM. */
 int rp_grow(void **v, size_t n, size_t *cap, size_t size);
+
+/* replay_sum.c: the calls of ingero_top_summaries (--record-rate), laid
+ * out again. Advances stream s (S_SUM) to its next head: each row's calls
+ * go to the heap, delivered by completion. Rows out of range are refused
+ * and counted. */
+int rp_sum_next(struct replay *r, struct stream *s);
 
 /* replay_ingero.c */
 /* After the checks: the names, the longest call, the span and the arrays

@@ -752,7 +752,7 @@ static void test_mutations(int rounds)
 		expect_error(m, "unknown schema version");
 		sql_on_copy(orig, m,
 			    "INSERT INTO schema_info VALUES ('writer', 'ingero-top');"
-			    "INSERT INTO schema_info VALUES ('ingero_top_schema', '2')");
+			    "INSERT INTO schema_info VALUES ('ingero_top_schema', '3')");
 		expect_error(m, "newer ingero-top");
 		/* 0.10 (Ingero adds events.comm) opens, with comm taken from the row */
 		sql_on_copy(orig, m,
