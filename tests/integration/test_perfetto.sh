@@ -62,6 +62,15 @@ for db in "$ROOT"/tests/scenarios/*.db "$ROOT"/tests/fixtures/ingero/*.db; do
 	expect_eq "$name: calls, off-CPU, wake-ups (drawn + skipped), chains, process events, snapshots" \
 		"$(counts_of "$TMP/$name.json")" "$c $o $f $ch $i $n"
 done
+# hidden-sync was recorded with --record-rate: the trace has the calls kept
+# as rows (counted above) and says how many the file summarised
+want=$(sqlite3 "$ROOT/tests/scenarios/hidden-sync.db" "SELECT SUM(calls) FROM ingero_top_summaries")
+got=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["otherData"]["counts"]["summarised"])' "$TMP/hidden-sync.json")
+[ "${want:-0}" -gt 0 ] && expect_eq "hidden-sync: calls summarised, in the trace's counts" "$got" "$want"
+grep -q "^ingero-top: export: $want calls the recording summarised" "$TMP/hidden-sync.err" &&
+	ok "hidden-sync: says the summarised calls are not in the trace" ||
+	bad "hidden-sync: no line about the summarised calls"
 skipped=$(python3 -c 'import json, sys
 print(json.load(open(sys.argv[1]))["otherData"]["counts"]["flows_skipped"])' "$TMP/dataloader.json")
 flows=$(python3 -c 'import json, sys

@@ -25,7 +25,7 @@ if [ "$(id -u)" = 0 ]; then
 		echo "     (the checkout is not readable by nobody: replaying copies in $TMP/m)"
 	fi
 fi
-while read -r name scale class min_s where; do
+while read -r name scale class min_s where rate; do
 	[ -n "$name" ] || continue
 	db=$ROOT/tests/scenarios/$name.db
 	size=$(stat -c %s "$db" 2>/dev/null || echo 0)

@@ -25,8 +25,8 @@ want=" ${*:-} "
 log=$(mktemp /tmp/ingero-scenarios.XXXXXX)
 trap 'rm -f "$log"' EXIT
 fails=0
-# name, scale of the run (--iters/--seconds), class, seconds, where (scenarios.txt)
-while read -r name scale class min_s where; do
+# name, scale of the run (--iters/--seconds), class, seconds, where, rate (scenarios.txt)
+while read -r name scale class min_s where rate; do
 	[ -n "$name" ] || continue
 	[ "$want" = "  " ] || [[ $want == *" $name "* ]] || continue
 	out=tests/scenarios/$name.db
@@ -35,6 +35,7 @@ while read -r name scale class min_s where; do
 	t0=$SECONDS
 	INGERO_DEMO_SCALE=$scale INGERO_DEMO_CPUS="${cpus[${#cpus[@]} - 1]},${cpus[0]}" \
 		taskset -c "${cpus[0]}" "$IG" --demo "$name" --batch --summary -v \
+		${rate:+$([ "$rate" != - ] && echo --record-rate "$rate")} \
 		--record "$new" >/dev/null 2>"$log"
 	rc=$?
 	size=$(stat -c %s "$new" 2>/dev/null || echo 0)
