@@ -286,6 +286,12 @@ static void row_status(struct tui *t, struct flow *f, const struct ig_status *st
 			snprintf(c, sizeof(c), "%llu events", (unsigned long long)st->record_dropped);
 			seg(f, "lost", c, TH_ERROR);
 		}
+		if (st->record_summarised) { /* --record-rate: counted, not kept */
+			char n[24];
+			snprintf(c, sizeof(c), "%s calls",
+				 fmt_count(n, sizeof(n), st->record_summarised, 0));
+			seg(f, "summarised", c, TH_HEADER_VALUE);
+		}
 	} else if (st->record_error[0]) {
 		seg(f, "REC stopped:", st->record_error, TH_ERROR);
 	}

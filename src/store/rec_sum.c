@@ -28,6 +28,7 @@ struct sum_thread {
 	uint64_t kept;			     /* calls kept as rows in it */
 	struct ig_event pend[REC_SUM_CALLS]; /* the unit waiting for the next call */
 	unsigned npend;
+	int hold; /* the waiting unit is to be kept: the call around it left the CPU */
 	int open; /* a run is open in s */
 	unsigned units;
 	struct rec_summary s;
@@ -209,7 +210,9 @@ static void decide(struct rec *r, struct sum_thread *t)
 		t->sec = sec;
 		t->kept = 0;
 	}
-	if (t->kept >= r->sum->rate && !run_add(t, u, n))
+	int hold = t->hold;
+	t->hold = 0;
+	if (t->kept >= r->sum->rate && !hold && !run_add(t, u, n))
 		return;
 	close_run(r, t);
 	for (unsigned j = 0; j < n; j++) /* in the order they came */
@@ -253,6 +256,7 @@ static struct sum_thread *thread_new(struct rec *r, uint32_t tid, uint64_t sec)
 	t->sec = sec;
 	t->kept = 0;
 	t->npend = 0;
+	t->hold = 0;
 	t->open = 0;
 	return t;
 }
@@ -275,11 +279,19 @@ int rec_sum_event(struct rec *r, const struct ig_event *e)
 		return 0;
 	uint32_t tid = e->tid ? e->tid : e->pid;
 	struct sum_thread *t = thread_of(r->sum, tid);
-	if (e->kind == IG_EV_OFFCPU) { /* a run holds no off-CPU time */
-		if (t)
+	/* a run holds no off-CPU time; one inside a call still open: that call
+	 * will be kept (it left the CPU), and the calls it made with it */
+	if (e->kind == IG_EV_OFFCPU && t) {
+		if (e->flags & IG_F_IN_CALL) {
+			close_run(r, t);
+			t->hold = t->npend > 0;
+		} else {
 			settle(r, t);
+		}
 		return 0;
 	}
+	if (e->kind == IG_EV_OFFCPU)
+		return 0;
 	if (e->kind != IG_EV_CALL)
 		return 0;
 	if (!t && !(t = thread_new(r, tid, (e->ts_ns + e->dur_ns) / NS_PER_S)))

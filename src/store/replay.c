@@ -165,6 +165,22 @@ void rp_heap_pop(struct stream *s, struct ig_event *out)
 	}
 }
 
+int rp_heap_next(struct replay *r, struct stream *s)
+{
+	while (s->hlen && (s->cursor_eof || (int64_t)rp_key(&s->heap[0].e) <= s->last_stamp)) {
+		rp_heap_pop(s, &s->head);
+		if (rp_key(&s->head) < r->seek_ts)
+			continue;
+		s->has_head = 1;
+		return 1;
+	}
+	if (s->cursor_eof) {
+		s->eof = 1;
+		return 1;
+	}
+	return 0;
+}
+
 /* One row of an ingero-top file's events: values checked, op by the file's
  * ops table (an op it does not name, or of another kind, is refused). */
 static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e)

@@ -130,6 +130,12 @@ void rp_span_add(struct rfile *f, uint64_t ts);
 /* The reorder heap of a stream (by completion, then seq). 0 or -ENOMEM. */
 int rp_heap_push(struct stream *s, const struct ig_event *e, uint64_t seq);
 void rp_heap_pop(struct stream *s, struct ig_event *out);
+/* The heap side of a stream whose rows come by a stamp (s->last_stamp, the
+ * last row's) that no later row's events precede: sets the next head (at or
+ * after the seek time) when the heap holds one that no row still to read
+ * can precede, or eof when the cursor and the heap are done, and returns 1;
+ * 0: read another row (s->cursor_eof once there is none). */
+int rp_heap_next(struct replay *r, struct stream *s);
 
 /* replay_file.c */
 /* One line in thread-local storage (valid until the next call). */

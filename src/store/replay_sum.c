@@ -154,17 +154,8 @@ int rp_sum_next(struct replay *r, struct stream *s)
 	struct rfile *f = s->f;
 	for (;;) {
 		/* every row not read yet starts at or after last_stamp */
-		if (s->hlen && (s->cursor_eof || (int64_t)rp_key(&s->heap[0].e) <= s->last_stamp)) {
-			rp_heap_pop(s, &s->head);
-			if (rp_key(&s->head) < r->seek_ts)
-				continue;
-			s->has_head = 1;
+		if (rp_heap_next(r, s))
 			return 0;
-		}
-		if (s->cursor_eof) {
-			s->eof = 1;
-			return 0;
-		}
 		int rc = db_step(s->st);
 		if (rc == SQLITE_DONE) {
 			s->cursor_eof = 1;

@@ -134,6 +134,19 @@ static void make_stream(struct vec *v, size_t *pre_calls, size_t *slow_calls)
 			*slow_calls += 2;
 		}
 		pair(v, IG_OP_CUDA_STREAM_SYNC, IG_OP_CU_STREAM_SYNC, t, d, pre);
+		if (pre) { /* the interval itself, inside the driver call */
+			struct ig_event o = {.kind = IG_EV_OFFCPU,
+					     .ts_ns = t + 2000,
+					     .dur_ns = pre,
+					     .pid = PID,
+					     .tid = TID,
+					     .state = IG_OFF_PREEMPTED,
+					     .flags = IG_F_IN_CALL,
+					     .preempt_ns = pre,
+					     .other_pid = 77,
+					     .cpu = 1};
+			push(v, &o);
+		}
 		t += d + 500 + rnd(1000);
 		if (step % 200 == 0) { /* preempted between calls */
 			struct ig_event o = {.kind = IG_EV_OFFCPU,
@@ -372,8 +385,9 @@ static void test_storm(void)
 			    a.v.e[i].tid == TID && a.v.e[i].dur_ns < lo)
 				lo = a.v.e[i].dur_ns;
 		size_t short_n = shorter(&b.v, ops[k], TID, 0.98 * (double)lo);
-		CHECKF(short_n == 0, "%s: %zu calls shorter than the shortest live one (%" PRIu64 " ns)",
-		       name, short_n, lo);
+		CHECKF(short_n == 0,
+		       "%s: %zu calls shorter than the shortest live one (%" PRIu64 " ns)", name,
+		       short_n, lo);
 	}
 	/* preempted and slow calls come back as they were */
 	size_t pre_back = 0, slow_back = 0, pre_in = 0, slow_in = 0;
