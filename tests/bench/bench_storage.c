@@ -216,6 +216,67 @@ static void bench_flight(const struct ig_event *evs, uint64_t n, const char *dir
 	       sl.median_s * 1e3, sl.max_s <= 0.05 ? "ok" : "MISSED");
 }
 
+/* A sync storm (per step a launch, a 4-byte copy and a sync, each a runtime
+ * call around its driver call) recorded in full and with --record-rate 500:
+ * the recorder's speed and the file's size, as ratios. */
+static double record_storm(const struct ig_event *evs, uint64_t n, const char *path,
+			   unsigned rate, uint64_t *bytes)
+{
+	struct rec_opts o = {.sum_rate = rate};
+	const char *err = NULL;
+	unlink(path);
+	struct rec *r = rec_open(path, &o, &err);
+	if (!r)
+		return 0;
+	double t0 = now_s();
+	for (uint64_t i = 0; i < n; i++)
+		while (rec_event(r, &evs[i]) == -ENOBUFS)
+			sched_yield();
+	rec_flush(r);
+	double t = now_s() - t0;
+	rec_close(r);
+	*bytes = fsize(path);
+	unlink(path);
+	return t;
+}
+
+static void bench_storm(const char *dir)
+{
+	static const int outer[] = {IG_OP_CUDA_LAUNCH_KERNEL, IG_OP_CUDA_MEMCPY, IG_OP_CUDA_STREAM_SYNC};
+	static const int inner[] = {IG_OP_CU_LAUNCH_KERNEL, IG_OP_CU_MEMCPY_DTOH, IG_OP_CU_STREAM_SYNC};
+	const uint64_t n = 1200000;
+	struct ig_event *evs = calloc(n, sizeof(*evs));
+	if (!evs)
+		return;
+	uint64_t t = 1700000000000000000ull;
+	for (uint64_t i = 0; i + 1 < n; i += 2) {
+		int k = (int)((i / 2) % 3);
+		uint64_t d = 3000 + rnd() % 6000;
+		struct ig_event o = {.kind = IG_EV_CALL, .ts_ns = t, .dur_ns = d, .pid = 4000,
+				     .tid = 4001, .op = (uint16_t)outer[k], .cpu = 1};
+		if (k == 1) {
+			o.arg0 = 4;
+			o.arg1 = IG_DIR_D2H;
+		}
+		evs[i] = o;
+		evs[i].op = (uint16_t)inner[k];
+		evs[i].ts_ns += 300;
+		evs[i].dur_ns -= 600;
+		evs[i + 1] = o;
+		t += d + 500 + rnd() % 500;
+	}
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/ig-bench-storm-%d.db", dir, (int)getpid());
+	uint64_t full_b = 0, sum_b = 0;
+	double full = record_storm(evs, n, path, 0, &full_b);
+	double sum = record_storm(evs, n, path, 500, &sum_b);
+	if (full > 0 && sum > 0 && sum_b > 0)
+		printf("storm --record-rate 500      %.1fx the events/s of a full recording, "
+		       "1/%.0f of its bytes (%" PRIu64 " calls: %.1f MB in full)\n",
+		       full / sum, (double)full_b / (double)sum_b, n, (double)full_b / 1e6);
+	free(evs);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
@@ -318,6 +379,7 @@ int main(int argc, char **argv)
 	printf("replay alone, events/s      %.0f\n", (double)cnt / t_replay_only);
 	printf("bytes on disk per 1M events %.1f MB\n", (double)bytes / ((double)n / 1e6) / 1e6);
 	bench_flight(evs, n, dir);
+	bench_storm(dir);
 	unlink(path);
 	free(evs);
 	return 0;

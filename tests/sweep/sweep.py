@@ -131,8 +131,9 @@ class Sweep:
             for f in (db, db + "-wal", db + "-shm"):
                 if os.path.exists(f):
                     os.unlink(f)
+            rate = ["--record-rate", str(self.a.record_rate)] if self.a.record_rate else []
             cmd = ["taskset", "-c", str(self.helper), self.ig, "--json", "--summary", "-v",
-                   "--no-system-libs", "--record", db, "--"] + self.cg_cmd(c, truth)
+                   "--no-system-libs", "--record", db] + rate + ["--"] + self.cg_cmd(c, truth)
             live, rep = base + ".live.json", base + ".replay.json"
             s0, w0 = steal_ticks(self.feeder), time.monotonic()
             rc, _ = run(cmd, live, base + ".live.err", secs + 60)
@@ -310,6 +311,8 @@ def write_md(path, results, sw, cases_by_name):
         capture_output=True, text=True).stdout.strip() else ""
     n = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "contract", "unjudged")}
     mode = "causegen alone (--bare)" if sw.a.bare else "traced live, recorded, replayed"
+    if sw.a.record_rate and not sw.a.bare:
+        mode += f" (recorded with --record-rate {sw.a.record_rate}: the replays lay out summarised calls)"
     if sw.a.rejudge:
         mode += f" (judged again from {sw.a.rejudge})"
     L = ["# Sweep results", "",
@@ -375,6 +378,8 @@ def main():
     ap.add_argument("--out", help="write the Markdown results here")
     ap.add_argument("--keep", help="keep every output in this directory")
     ap.add_argument("--bare", action="store_true", help="causegen alone, no ingero-top")
+    ap.add_argument("--record-rate", type=int, default=0, metavar="N",
+                    help="record with --record-rate N: the replays judge summarised recordings")
     ap.add_argument("--retries", type=int, default=2,
                     help="runs again when outside load disturbed a case (default 2)")
     ap.add_argument("--io-dir", default=os.environ.get("SWEEP_IO_DIR", "/var/tmp"))
