@@ -1,5 +1,7 @@
 /* The recorder: synthetic events of every kind round-trip through rec ->
- * replay with every field equal; commits by time; --max-db prunes whole
+ * replay with every field equal; commits by time; a full queue waits for
+ * room, and a writer stuck past wait_ms makes events refused and counted;
+ * --max-db prunes whole
  * seconds and says so; a full disk stops recording and leaves a valid file;
  * kill -9 while recording keeps everything committed before it; chains
  * with hostile texts are valid JSON in the file and come back equal;
@@ -559,6 +561,51 @@ static void test_full_queue_waits(void)
 	       (double)st.wait_ns / 1e9);
 }
 
+/* A writer that makes no room for wait_ms (another connection holds the
+ * file's write lock: a stuck disk, as far as the recorder can tell): the
+ * caller waits that long once, then events are refused and counted, never
+ * lost silently; once the lock goes the writer takes again and everything
+ * it took is in the file. */
+static void test_drops_counted(void)
+{
+	char path[512];
+	path_in(path, sizeof(path), "drops.db");
+	const char *err;
+	struct rec_opts o = {.queue_events = 16, .batch_events = 4, .wait_ms = 20};
+	struct rec *r = rec_open(path, &o, &err);
+	CHECK(r);
+	if (!r)
+		return;
+	CHECK(rec_flush(r) == 0); /* the schema is in, the writer idle */
+	sqlite3 *other;
+	CHECK(sqlite3_open(path, &other) == SQLITE_OK);
+	CHECK(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
+	uint64_t base = wall_ns();
+	int n = 0, refused = 0;
+	while (refused < 3 && n < 100000) { /* until the full queue refuses three */
+		struct ig_event e;
+		synth(&e, base, n++);
+		e.kind = IG_EV_EXIT;
+		e.dur_ns = 0;
+		int rc = rec_event(r, &e);
+		CHECKF(rc == 0 || rc == -ENOBUFS, "rec_event: %d", rc);
+		refused += rc == -ENOBUFS;
+	}
+	struct rec_stats st;
+	rec_get_stats(r, &st);
+	CHECKF(refused == 3 && st.dropped == 3 && st.waits >= 1,
+	       "%d refused, %" PRIu64 " dropped, %" PRIu64 " waits", refused, st.dropped, st.waits);
+	CHECK(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(other);
+	CHECK(rec_flush(r) == 0 && rec_error(r) == NULL);
+	rec_get_stats(r, &st);
+	CHECKF(st.events + st.dropped == (uint64_t)n, "%" PRIu64 " written + %" PRIu64
+	       " dropped of %d", st.events, st.dropped, n);
+	CHECK(rec_close(r) == 0);
+	int64_t rows = sql_int(path, "SELECT COUNT(*) FROM events");
+	CHECKF(rows == n - 3, "%" PRId64 " rows of %d sent, 3 refused", rows, n);
+}
+
 /* --max-db: the file stays near the bound, whole seconds go, it is noted. */
 static void test_max_db(void)
 {
@@ -858,6 +905,7 @@ int main(void)
 	test_append_and_errors();
 	test_commit_by_time();
 	test_full_queue_waits();
+	test_drops_counted();
 	test_max_db();
 	test_disk_full();
 	test_crash();
