@@ -60,6 +60,7 @@ struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
 	dst->tot = src->tot;
 	dst->host = src->host;
 	dst->host_valid = src->host_valid;
+	memcpy(dst->names, src->names, sizeof(dst->names));
 	for (int op = 0; op < IG_OP_MAX; op++)
 		if (series_copy(&dst->ops[op], src->ops[op], W, 1))
 			goto fail;

@@ -14,9 +14,25 @@ static uint64_t ctab_sum(const struct ig_model *m, const struct ctab *t, int k)
 	return s;
 }
 
+/* A culprit recorded by pid alone (the task that held the CPU a woken
+ * thread waited for: the kernel's record of the wait names only the waker)
+ * takes the name it was last seen with as a culprit elsewhere (preempting
+ * a call, waking a thread); names seen are remembered. */
+static const char *culprit_name(struct ig_model *m, uint32_t pid, const char *comm)
+{
+	struct name_slot *s = &m->names[pid % NAME_SLOTS];
+	if (comm && comm[0]) {
+		s->pid = pid;
+		copy_comm(s->comm, comm);
+		return comm;
+	}
+	return s->pid == pid ? s->comm : comm;
+}
+
 void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm,
 		     uint64_t ns, uint64_t sec)
 {
+	comm = culprit_name(m, pid, comm);
 	unsigned j = (unsigned)(sec % m->W);
 	if (t->sec[j] != sec) {
 		for (int k = 0; k < CTAB_N; k++)
@@ -76,7 +92,9 @@ int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *
 		if (!s)
 			continue;
 		all[c].pid = t->e[k].pid;
-		copy_comm(all[c].comm, t->e[k].comm);
+		const struct name_slot *ns = &m->names[t->e[k].pid % NAME_SLOTS];
+		copy_comm(all[c].comm, t->e[k].comm[0] || ns->pid != t->e[k].pid ? t->e[k].comm
+										     : ns->comm);
 		all[c].ns = s;
 		sum += s;
 		c++;

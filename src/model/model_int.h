@@ -265,6 +265,13 @@ struct gpu_state {
 	int npm;
 };
 
+/* The name a culprit task was last seen with (ctab.c), by pid. */
+#define NAME_SLOTS 512
+struct name_slot {
+	uint32_t pid;
+	char comm[IG_COMM_LEN];
+};
+
 struct ig_model {
 	struct ig_model_cfg cfg;
 	unsigned W;
@@ -289,6 +296,8 @@ struct ig_model {
 	int host_valid;
 
 	struct ig_proc_stats *scratch_p;
+
+	struct name_slot names[NAME_SLOTS]; /* culprits' names (ctab.c); kept by a reset */
 
 	struct nccl_state *nccl; /* nccl.c */
 	struct gpu_state *gpu;	 /* gpu.c */

@@ -676,6 +676,55 @@ static void test_parts_blocked_reasons(void)
 	model_free(m);
 }
 
+/* The task that held the CPU a woken thread waited for comes by pid alone
+ * (the record names the waker): it takes the name it was seen with as a
+ * culprit elsewhere, before or after; one never seen by name stays
+ * unnamed. (A kernel thread read "?[76]" beside "kdamond.0[76]".) */
+static void test_holder_name(void)
+{
+	struct ig_model *m = model_new(NULL);
+	uint64_t t = T0 + SEC;
+	struct ig_event c = call(70, 70, IG_OP_CUDA_LAUNCH_KERNEL, t, 10 * US);
+	model_ingest(m, &c);
+	/* woken by 71, then 2 ms in the run queue behind 76, then 3 ms behind 99 */
+	struct ig_event o = off(70, 70, t + MS, 5 * MS, IG_OFF_BLOCKED, 0, 71, "waker");
+	o.preempt_ns = 2 * MS;
+	o.arg0 = 76;
+	model_ingest(m, &o);
+	struct ig_event o2 = off(70, 70, t + 10 * MS, 5 * MS, IG_OFF_BLOCKED, 0, 71, "waker");
+	o2.preempt_ns = 3 * MS;
+	o2.arg0 = 99;
+	model_ingest(m, &o2);
+	/* another process's call preempted by 76, named */
+	struct ig_event p = call(80, 80, IG_OP_CUDA_LAUNCH_KERNEL, t + 20 * MS, MS);
+	p.preempt_ns = 500 * US;
+	p.switches = 1;
+	p.other_pid = 76;
+	memcpy(p.other_comm, "kdamond.0", 10);
+	model_ingest(m, &p);
+	struct ig_event c2 = call(70, 70, IG_OP_CUDA_LAUNCH_KERNEL, t + 30 * MS, 10 * US);
+	model_ingest(m, &c2);
+	struct ig_proc_stats ps;
+	CHECK(model_proc(m, 70, &ps) == 0);
+	CHECKF(ps.npreemptors == 2, "%d preemptors", ps.npreemptors);
+	int named = 0, unnamed = 0;
+	for (int i = 0; i < ps.npreemptors; i++) {
+		named += ps.preemptors[i].pid == 76 && !strcmp(ps.preemptors[i].comm, "kdamond.0");
+		unnamed += ps.preemptors[i].pid == 99 && !ps.preemptors[i].comm[0];
+	}
+	CHECK(named == 1 && unnamed == 1);
+	/* seen by name first: the holder's entry is named when it is made */
+	struct ig_event o3 = off(70, 70, t + 40 * MS, 4 * MS, IG_OFF_BLOCKED, 0, 71, "waker");
+	o3.preempt_ns = 4 * MS;
+	o3.arg0 = 76;
+	model_ingest(m, &o3);
+	struct ig_model *cp = model_copy(NULL, m); /* a paused view reads the same */
+	CHECK(cp && model_proc(cp, 70, &ps) == 0 && ps.preemptors[0].pid == 76 &&
+	      !strcmp(ps.preemptors[0].comm, "kdamond.0"));
+	model_free(cp);
+	model_free(m);
+}
+
 /* An off-CPU interval that arrives before the call it lies in (no in-call
  * flag: a source that orders by time) is between calls until the call comes,
  * then inside it; its waker leaves the waker table. */
@@ -818,6 +867,7 @@ int main(void)
 	test_parts_nested();
 	test_parts_blocked_reasons();
 	test_parts_reclassify();
+	test_holder_name();
 	test_parts_rt_idle();
 	test_parts_lifetime();
 	test_parts_exit();
