@@ -213,6 +213,7 @@ void rec_get_stats(struct rec *r, struct rec_stats *st)
 	*st = r->st;
 	pthread_mutex_unlock(&r->mu);
 	rec_sum_counts(r->sum, &st->summarised, &st->summaries);
+	st->dropped += r->sum_lost; /* calls of runs the queue or memory refused */
 }
 
 static void finalize_all(struct rec *r)

@@ -47,7 +47,7 @@ struct rec {
 	sqlite3_stmt *st_session, *st_begin, *st_commit, *st_rollback, *st_summary;
 	/* --record-rate (rec_sum.c), on the caller's thread; NULL = every call */
 	struct rec_sum *sum;
-	uint64_t sum_lost; /* summarised calls lost for want of memory */
+	uint64_t sum_lost; /* calls of runs lost (memory, a full queue): in rec_stats.dropped */
 	/* queue, guarded by mu */
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work, cv_done, cv_room;

@@ -90,9 +90,14 @@ static void close_run(struct rec *r, struct sum_thread *t)
 		for (int i = 0; i < REC_SUM_Q; i++)
 			u->q[i] = t->d[k][(size_t)(recfmt_sum_q[i] * (u->n - 1) + 0.5)];
 	}
-	r->sum->calls += s->calls;
-	r->sum->rows++;
-	rec_enqueue_summary(r, s);
+	uint64_t calls = s->calls;
+	int rc = rec_enqueue_summary(r, s);
+	if (!rc) {
+		r->sum->calls += calls;
+		r->sum->rows++;
+	} else if (rc == -ENOBUFS) { /* the full queue counted the row as one event */
+		r->sum_lost += calls - 1;
+	}
 }
 
 static int same_call(const struct rec_sum_call *c, const struct ig_event *e)
