@@ -165,20 +165,28 @@ void rp_heap_pop(struct stream *s, struct ig_event *out)
 	}
 }
 
-int rp_heap_next(struct replay *r, struct stream *s)
+int rp_heap_step(struct replay *r, struct stream *s, const char *what)
 {
-	while (s->hlen && (s->cursor_eof || (int64_t)rp_key(&s->heap[0].e) <= s->last_stamp)) {
-		rp_heap_pop(s, &s->head);
-		if (rp_key(&s->head) < r->seek_ts)
-			continue;
-		s->has_head = 1;
-		return 1;
+	for (;;) {
+		while (s->hlen &&
+		       (s->cursor_eof || (int64_t)rp_key(&s->heap[0].e) <= s->last_stamp)) {
+			rp_heap_pop(s, &s->head);
+			if (rp_key(&s->head) < r->seek_ts)
+				continue;
+			s->has_head = 1;
+			return 1;
+		}
+		if (s->cursor_eof) {
+			s->eof = 1;
+			return 1;
+		}
+		int rc = db_step(s->st);
+		if (rc == SQLITE_ROW)
+			return 0;
+		if (rc != SQLITE_DONE)
+			return rp_fail_read(r, s->f, what);
+		s->cursor_eof = 1;
 	}
-	if (s->cursor_eof) {
-		s->eof = 1;
-		return 1;
-	}
-	return 0;
 }
 
 /* One row of an ingero-top file's events: values checked, op by the file's

@@ -129,15 +129,9 @@ int rp_ingero_next(struct replay *r, struct stream *s)
 	int comm_col = f->has_comm ? (f->has_node ? 13 : 12) : -1;
 	for (;;) {
 		/* every row not read yet completes at or after last_stamp */
-		if (rp_heap_next(r, s))
-			return 0;
-		int rc = db_step(s->st);
-		if (rc == SQLITE_DONE) {
-			s->cursor_eof = 1;
-			continue;
-		}
-		if (rc != SQLITE_ROW)
-			return rp_fail_read(r, f, "reading events");
+		int rc = rp_heap_step(r, s, "reading events");
+		if (rc)
+			return rc > 0 ? 0 : rc;
 		r->st.rows++;
 		struct ig_event e;
 		int row = ingero_row(r, f, s->st, &e, node_col, comm_col);

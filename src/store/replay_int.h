@@ -130,12 +130,13 @@ void rp_span_add(struct rfile *f, uint64_t ts);
 /* The reorder heap of a stream (by completion, then seq). 0 or -ENOMEM. */
 int rp_heap_push(struct stream *s, const struct ig_event *e, uint64_t seq);
 void rp_heap_pop(struct stream *s, struct ig_event *out);
-/* The heap side of a stream whose rows come by a stamp (s->last_stamp, the
- * last row's) that no later row's events precede: sets the next head (at or
- * after the seek time) when the heap holds one that no row still to read
- * can precede, or eof when the cursor and the heap are done, and returns 1;
- * 0: read another row (s->cursor_eof once there is none). */
-int rp_heap_next(struct replay *r, struct stream *s);
+/* A step of a stream whose rows come by a stamp (s->last_stamp, the last
+ * row's) that no later row's events precede: 1 when it set the next head
+ * (at or after the seek time: one of the heap that no row still to read
+ * can precede) or eof; 0 when the cursor is on a row to read (then push
+ * its events and set last_stamp); -EIO when reading failed (what: "reading
+ * TABLE", for the message). */
+int rp_heap_step(struct replay *r, struct stream *s, const char *what);
 
 /* replay_file.c */
 /* One line in thread-local storage (valid until the next call). */

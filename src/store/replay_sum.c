@@ -154,15 +154,9 @@ int rp_sum_next(struct replay *r, struct stream *s)
 	struct rfile *f = s->f;
 	for (;;) {
 		/* every row not read yet starts at or after last_stamp */
-		if (rp_heap_next(r, s))
-			return 0;
-		int rc = db_step(s->st);
-		if (rc == SQLITE_DONE) {
-			s->cursor_eof = 1;
-			continue;
-		}
-		if (rc != SQLITE_ROW)
-			return rp_fail_read(r, f, "reading ingero_top_summaries");
+		int rc = rp_heap_step(r, s, "reading ingero_top_summaries");
+		if (rc)
+			return rc > 0 ? 0 : rc;
 		int64_t from = sqlite3_column_int64(s->st, 2);
 		rc = sum_row(r, f, s);
 		if (rc < 0)
