@@ -354,9 +354,10 @@ json_t *tool_get_overview(struct mcp *s, const json_t *a, char *err, size_t len)
 	if (!rep)
 		return NULL;
 	json_t *o = json_object(), *chains = json_array(), *ops = json_array(), *c;
-	static const char *const copy[] = {"mode",    "sources",      "hosts",	      "range",
-					   "events",  "drops_kernel", "drops_user",   "no_split",
-					   "verdict", "processes",    "chains_total", NULL};
+	static const char *const copy[] = {
+	    "mode",	    "sources",	  "hosts",   "range",	  "events",	  "drops_kernel",
+	    "drops_user", "summarised", "no_split", "verdict", "processes", "chains_total",
+	    NULL};
 	for (int i = 0; copy[i]; i++)
 		SET(o, copy[i], take(rep, copy[i]));
 	size_t i;

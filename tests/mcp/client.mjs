@@ -119,6 +119,7 @@ function compare(a, s, live) {
 		eq(a.get_process.data.stats, want, `get_process ${a.pid}: equals its --json --summary procs entry`);
 		const calls = s.ops.reduce((n, o) => n + o.calls, 0);
 		const summarised = a.run_sql_sum?.error ? 0 : a.run_sql_sum.data.rows[0][0];
+		eq(a.get_overview.data.summarised, summarised, "get_overview: the calls the recording summarised");
 		eq(a.run_sql.data.rows[0][0] + summarised, calls,
 			"run_sql: CUDA and driver rows + the calls summarised = the calls of --json --summary");
 	}
