@@ -5,6 +5,7 @@
 
 #include "collect/collector.h"
 #include "core/escape.h"
+#include "core/log.h"
 #include "store/replay.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@ struct rsrc {
 	uint64_t pos_anchor_ns; /* event time at wall_anchor_ns */
 	uint64_t wall_anchor_ns;
 	uint64_t start_ns, end_ns; /* first and last event time, 0 unknown */
+	bool said_sum;		   /* the notice of summarised calls is out */
 };
 
 static struct rsrc *rsrc_of(struct ig_source *s)
@@ -46,6 +48,12 @@ static uint64_t rp_tick(struct ig_source *s, uint64_t now_ns, ig_emit_fn emit, v
 	st->replay_start_ns = r->start_ns;
 	st->replay_end_ns = r->end_ns;
 	st->failed = replay_status(r->stream, st) != 0; /* refused rows, next event, failure */
+	if (st->replay_summarised && !r->said_sum) { /* once, in the status and the log */
+		r->said_sum = 1;
+		ig_status_say(st, "--record-rate recording: summarised calls' counts exact, "
+				  "times estimated");
+		log_msg(LOG_INFO, "%s", st->message);
+	}
 	return UINT64_MAX;
 }
 

@@ -577,11 +577,6 @@ int replay_status(struct ig_source *src, struct ig_status *st)
 	st->rows_refused = r->st.refused;
 	st->replay_summarised = r->st.summarised;
 	st->replay_next_ns = rp_peek(src, &next) ? 0 : next;
-	if (r->st.summarised && !r->said_sum) {
-		r->said_sum = 1;
-		ig_status_say(st, "recorded with --record-rate: summarised calls' counts exact, "
-				  "times estimated");
-	}
 	if (!r->err[0])
 		return 0;
 	ig_status_say(st, "%s", r->err);

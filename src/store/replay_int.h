@@ -107,7 +107,6 @@ struct replay {
 	int nnodes;
 	uint64_t seek_ts;
 	struct replay_stats st;
-	int said_sum; /* the notice that calls were summarised is out */
 	char err[512];
 };
 

@@ -39,7 +39,7 @@ awk '/^OP /{t=1; next} t && NF == 0 {exit} t {print $1, $2}' "$TMP/rp.txt" | sor
 diff -u "$TMP/want.counts" "$TMP/rp.counts" >/dev/null &&
 	ok "replay: every op's count is the workload's own ($(wc -l <"$TMP/want.counts") ops, $want calls)" ||
 	{ bad "replay counts differ"; diff -u "$TMP/want.counts" "$TMP/rp.counts"; }
-grep -q "^message recorded with --record-rate: summarised calls' counts exact, times estimated" "$TMP/rp.txt" &&
+grep -q "^message --record-rate recording: summarised calls' counts exact, times estimated" "$TMP/rp.txt" &&
 	ok "replay: says the times are estimated" || bad "replay: no notice of the summarised calls"
 python3 - "$TMP/live.json" >"$TMP/live.classes" <<'PY'
 import json, sys

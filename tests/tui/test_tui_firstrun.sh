@@ -2,7 +2,8 @@
 # First run (issue 14): argument errors come first, before privileges and
 # the terminal (an unknown --theme, a recording that cannot be read); a
 # non-root --demo says on the screen that it replays a recording (at
-# 80x24, 120x40 and 200x60); w saves the flight recorder into the user's
+# 80x24, 120x40 and 200x60), and hidden-sync's that its summarised calls'
+# times are estimated (in the log too); w saves the flight recorder into the user's
 # state directory, never into the current one, and the header and the log
 # say where (live: root). `check` listing a library once is
 # tests/integration/test_check_libs.sh.
@@ -42,7 +43,8 @@ if [ "$(id -u)" = 0 ]; then
 		m=$TMPD/demo
 		chmod a+x "$TMPD" # enterable, not listable: the copies are inside
 		mkdir -p "$m/build" "$m/tests/scenarios"
-		cp "$IG" "$m/build/" && cp tests/scenarios/cpu-contention.db "$m/tests/scenarios/"
+		cp "$IG" "$m/build/" && cp tests/scenarios/cpu-contention.db tests/scenarios/hidden-sync.db \
+			"$m/tests/scenarios/"
 		chmod -R a+rX "$m"
 		DEMO_IG=$m/build/ingero-top
 		echo "(the checkout is not readable by nobody: the demo runs from copies in $m)"
@@ -57,6 +59,18 @@ for size in $SIZES; do
 	wait_exit 10
 	stop
 done
+# hidden-sync's recording was made with --record-rate (docs/recording.md):
+# its replay says the summarised calls' times are estimated, on the screen
+# and in the log, and the storm's 24 s have the storm's alert
+start 80 24 "${as_user[@]}" "$DEMO_IG" --demo hidden-sync
+expect "record-rate recording: summarised calls' counts exact" "80x24: hidden-sync says its calls were summarised"
+expect '^HIGH .*sync storm in workload' "80x24: hidden-sync's storm alert"
+keys l
+expect "info  --record-rate recording: summarised calls' counts exact, times estimated" \
+	"80x24: the notice is in the message log, whole"
+keys q
+wait_exit 10
+stop
 
 # --- w: the user's state directory, the path on the screen and in the log
 [ "$(id -u)" = 0 ] || skip "the flight recorder is live only: needs root (the rest passed)"
