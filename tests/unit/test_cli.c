@@ -25,6 +25,7 @@ static const struct row {
     {A("--summary", "--", "./train", "--lr", "3"), 0, NULL},
     {A("--max-db", "500M", "--record", "r.db"), 0, NULL},
     {A("--max-db", "1M", "--record", "r.db"), 0, NULL},
+    {A("--record-rate", "500", "--record", "r.db"), 0, NULL},
     {A("--demo"), 0, NULL},
     {A("--demo", "io-stall", "--batch"), 0, NULL},
     {A("check"), 0, NULL},
@@ -68,6 +69,13 @@ static const struct row {
     {A("--max-db", "64K", "--record", "r.db"), -1, "'64K': the smallest bound is 1M"},
     {A("--max-db", "1023K", "--record", "r.db"), -1, "the smallest bound is 1M"},
     {A("--max-db", "2G"), -1, "--max-db bounds a recording: it needs --record FILE"},
+    /* --record-rate */
+    {A("--record-rate", "0", "--record", "r.db"), -1, "invalid --record-rate '0': expected calls a second, 1 to 1e8"},
+    {A("--record-rate", "-5", "--record", "r.db"), -1, "invalid --record-rate '-5'"},
+    {A("--record-rate", "1.5", "--record", "r.db"), -1, "invalid --record-rate '1.5'"},
+    {A("--record-rate", "lots", "--record", "r.db"), -1, "invalid --record-rate 'lots'"},
+    {A("--record-rate", "100000001", "--record", "r.db"), -1, "invalid --record-rate '100000001'"},
+    {A("--record-rate", "500"), -1, "--record-rate shapes a recording: it needs --record FILE"},
     /* --pid lists */
     {A("--pid", ""), -1, "invalid --pid '': expected PID[,PID...]"},
     {A("--pid", "1,,2"), -1, "invalid --pid '1,,2': empty item in the list"},
