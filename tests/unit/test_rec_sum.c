@@ -9,7 +9,8 @@
  * overlapping and no call over an off-CPU interval, and the model finds
  * the same split of the thread's time (within 1.5 points) and the same
  * round-trip syncs; the quiet thread is untouched. A seek lands at the same
- * calls; damaged summary rows are refused and counted, never crash. */
+ * calls; damaged summary rows are refused and counted, never crash. Runs
+ * a stuck writer's full queue refuses count their calls as dropped. */
 #include "check.h"
 #include "core/ops.h"
 #include "analysis.h"
@@ -478,12 +479,67 @@ static void test_storm(void)
 	free(in.e);
 }
 
+/* A writer stuck behind another connection's write lock while runs close
+ * (an off-CPU interval every 20 calls ends one): runs the full queue
+ * refuses count their calls as dropped, so the calls and intervals in the
+ * file (rows and runs) plus those counted dropped are all those sent. */
+static void test_runs_dropped(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/drops.db", tmpdir);
+	unlink(path);
+	struct rec_opts o = {.sum_rate = 1, .queue_events = 16, .batch_events = 4, .wait_ms = 20};
+	const char *err = NULL;
+	struct rec *r = rec_open(path, &o, &err);
+	CHECKF(r, "%s", err ? err : "?");
+	if (!r)
+		return;
+	CHECK(rec_flush(r) == 0);
+	sqlite3 *other;
+	CHECK(sqlite3_open(path, &other) == SQLITE_OK);
+	CHECK(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
+	uint64_t t = BASE + 1000, sent = 0, odd = 0;
+	struct rec_stats st = {0};
+	for (int i = 0; st.dropped < 200 && i < 200000; i++) {
+		struct ig_event e = call(IG_OP_CUDA_LAUNCH_KERNEL, TID, t, 5000);
+		if (i % 20 == 19)
+			e = (struct ig_event){.kind = IG_EV_OFFCPU,
+					      .ts_ns = t,
+					      .dur_ns = 1000,
+					      .pid = PID,
+					      .tid = TID,
+					      .state = IG_OFF_PREEMPTED,
+					      .preempt_ns = 1000,
+					      .cpu = 1};
+		int rc = rec_event(r, &e);
+		odd += rc != 0 && rc != -ENOBUFS;
+		sent++;
+		t += 6000;
+		rec_get_stats(r, &st);
+	}
+	CHECKF(odd == 0 && st.dropped >= 200, "%" PRIu64 " dropped, %" PRIu64 " other errors",
+	       st.dropped, odd);
+	CHECK(sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(other);
+	CHECK(rec_flush(r) == 0 && rec_error(r) == NULL);
+	rec_get_stats(r, &st);
+	CHECK(rec_close(r) == 0);
+	int64_t rows = sql_int(path, "SELECT COUNT(*) FROM events WHERE kind IN (1, 2)");
+	int64_t told = sql_int(path, "SELECT COALESCE(SUM(calls), 0) FROM ingero_top_summaries");
+	CHECKF(rows + told + (int64_t)st.dropped == (int64_t)sent,
+	       "%" PRId64 " rows + %" PRId64 " summarised + %" PRIu64 " dropped != %" PRIu64
+	       " sent",
+	       rows, told, st.dropped, sent);
+	CHECK(told > 0 && (uint64_t)told == st.summarised);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ig-test-recsum.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return 1;
 	test_storm();
+	test_runs_dropped();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd)) {
