@@ -26,10 +26,11 @@ const char recfmt_summary_insert_sql[] =
     "INSERT INTO ingero_top_summaries (pid, tid, from_ns, to_ns, calls, cgroup_id, node, units) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
-/* from_ns >= ?1 - the longest run: a run never spans more (read refuses it) */
+/* from_ns >= ?1 - the longest run (a run never spans more: read refuses
+ * it), by the index; to_ns >= ?1: a run that ends before it is not read */
 const char recfmt_summary_select_sql[] =
     "SELECT pid, tid, from_ns, to_ns, calls, cgroup_id, node, units FROM ingero_top_summaries "
-    "WHERE from_ns >= ?1 - 1000000000 ORDER BY from_ns";
+    "WHERE from_ns >= ?1 - 1000000000 AND to_ns >= ?1 ORDER BY from_ns";
 
 /* Appends printf output to a growing text; 0 or -ENOMEM. */
 struct text {

@@ -116,7 +116,8 @@ static int lay_out(struct replay *r, struct stream *s, const struct rec_summary 
 				e.ts_ns = a + (off < b - a ? off : b - a);
 				e.dur_ns = e.ts_ns + len <= b ? len : b - e.ts_ns;
 			}
-			rc = rp_heap_push(s, &e, s->seq++);
+			if (e.ts_ns + e.dur_ns >= r->seek_ts) /* a seek skips what ends before */
+				rc = rp_heap_push(s, &e, s->seq++);
 		}
 		t += dur + gap;
 	}
@@ -126,6 +127,12 @@ static int lay_out(struct replay *r, struct stream *s, const struct rec_summary 
 		r->st.summarised += sum->calls;
 	return rc;
 }
+
+/* Calls waiting in the heap at most: the runs of 64 threads at once (the
+ * recorder follows no more), each as long as a run may be. A file whose
+ * runs overlap more was not written by a recorder: its extra rows are
+ * refused, and memory stays bounded (~130 MB). */
+#define HEAP_MAX ((size_t)64 * REC_SUM_MAX_UNITS * REC_SUM_CALLS)
 
 /* Reads the row at the cursor and lays its calls out: 0, or ROW_REFUSE,
  * or -ENOMEM. */
@@ -137,6 +144,8 @@ static int sum_row(struct replay *r, struct rfile *f, struct stream *s)
 		return ROW_REFUSE;
 	if ((int64_t)sum.from_ns < s->last_stamp) /* the heap needs rows by first call */
 		return rp_fail_order(r, f, "ingero_top_summaries");
+	if (s->hlen + sum.calls > HEAP_MAX)
+		return ROW_REFUSE;
 	uint16_t ops[REC_SUM_TYPES][REC_SUM_CALLS];
 	for (unsigned k = 0; k < sum.nunits; k++)
 		for (unsigned j = 0; j < sum.u[k].ncalls; j++) {

@@ -10,7 +10,8 @@
  * the same split of the thread's time (within 1.5 points) and the same
  * round-trip syncs; the quiet thread is untouched. A seek lands at the same
  * calls; damaged summary rows are refused and counted, never crash. Runs
- * a stuck writer's full queue refuses count their calls as dropped. */
+ * a stuck writer's full queue refuses count their calls as dropped; runs
+ * that overlap more than a recorder writes are refused (memory bounded). */
 #include "check.h"
 #include "core/ops.h"
 #include "analysis.h"
@@ -533,6 +534,61 @@ static void test_runs_dropped(void)
 	CHECK(told > 0 && (uint64_t)told == st.summarised);
 }
 
+/* A file whose runs all overlap (70 runs of 4096 units from the same
+ * instant; a recorder writes at most 64 at once, one per thread): the
+ * replay holds the calls of 64 in memory and refuses the others, counted. */
+static void test_overlap_bounded(void)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/overlap.db", tmpdir);
+	unlink(path);
+	const char *err = NULL;
+	struct rec *r = rec_open(path, NULL, &err);
+	CHECKF(r, "%s", err ? err : "?");
+	if (!r)
+		return;
+	struct ig_event e = call(IG_OP_CUDA_LAUNCH_KERNEL, TID, BASE, 1000);
+	rec_event(r, &e);
+	e.ts_ns = BASE + 3000000000ull;
+	rec_event(r, &e);
+	CHECK(rec_close(r) == 0);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK(sqlite3_prepare_v2(db, recfmt_summary_insert_sql, -1, &st, NULL) == SQLITE_OK);
+	static const int ops[] = {IG_OP_CUDA_MEMCPY, IG_OP_CU_MEMCPY_DTOH, IG_OP_CU_MEMCPY_DTOH};
+	for (int i = 0; i < 70; i++) {
+		struct rec_summary sm = {.pid = PID, .tid = 1000 + (uint32_t)i,
+					 .from_ns = BASE + 1000000000ull,
+					 .to_ns = BASE + 1500000000ull,
+					 .calls = REC_SUM_MAX_UNITS * 3, .nunits = 1};
+		struct rec_sum_unit *u = &sm.u[0];
+		u->n = REC_SUM_MAX_UNITS;
+		u->ncalls = 3;
+		for (int k = 0; k < REC_SUM_Q; k++)
+			u->q[k] = 1000;
+		for (int j = 0; j < 3; j++)
+			u->c[j] = (struct rec_sum_call){.op = (uint16_t)ops[j], .arg0 = 4,
+							.arg1 = IG_DIR_D2H,
+							.dur_sum = j ? 100ull * u->n : 1000ull * u->n,
+							.off_sum = j ? 100ull * u->n : 0};
+		CHECK(recfmt_summary_bind(st, &sm, "") == 0);
+		CHECK(sqlite3_step(st) == SQLITE_DONE);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	CHECK(sqlite3_exec(db, "INSERT OR REPLACE INTO schema_info VALUES "
+			       "('ingero_top_schema', '2')",
+			   NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	struct replayed x;
+	CHECK(replay(path, &x, 0) == 0);
+	CHECKF(x.st.refused == 6 && x.st.summarised == 64ull * REC_SUM_MAX_UNITS * 3,
+	       "%" PRIu64 " refused, %" PRIu64 " laid out", x.st.refused, x.st.summarised);
+	CHECK(x.out_of_order == 0);
+	free_replayed(&x);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ig-test-recsum.XXXXXX");
@@ -540,6 +596,7 @@ int main(void)
 		return 1;
 	test_storm();
 	test_runs_dropped();
+	test_overlap_bounded();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd)) {
