@@ -558,27 +558,32 @@ static void test_overlap_bounded(void)
 	CHECK(sqlite3_prepare_v2(db, recfmt_summary_insert_sql, -1, &st, NULL) == SQLITE_OK);
 	static const int ops[] = {IG_OP_CUDA_MEMCPY, IG_OP_CU_MEMCPY_DTOH, IG_OP_CU_MEMCPY_DTOH};
 	for (int i = 0; i < 70; i++) {
-		struct rec_summary sm = {.pid = PID, .tid = 1000 + (uint32_t)i,
+		struct rec_summary sm = {.pid = PID,
+					 .tid = 1000 + (uint32_t)i,
 					 .from_ns = BASE + 1000000000ull,
 					 .to_ns = BASE + 1500000000ull,
-					 .calls = REC_SUM_MAX_UNITS * 3, .nunits = 1};
+					 .calls = REC_SUM_MAX_UNITS * 3,
+					 .nunits = 1};
 		struct rec_sum_unit *u = &sm.u[0];
 		u->n = REC_SUM_MAX_UNITS;
 		u->ncalls = 3;
 		for (int k = 0; k < REC_SUM_Q; k++)
 			u->q[k] = 1000;
 		for (int j = 0; j < 3; j++)
-			u->c[j] = (struct rec_sum_call){.op = (uint16_t)ops[j], .arg0 = 4,
-							.arg1 = IG_DIR_D2H,
-							.dur_sum = j ? 100ull * u->n : 1000ull * u->n,
-							.off_sum = j ? 100ull * u->n : 0};
+			u->c[j] =
+			    (struct rec_sum_call){.op = (uint16_t)ops[j],
+						  .arg0 = 4,
+						  .arg1 = IG_DIR_D2H,
+						  .dur_sum = j ? 100ull * u->n : 1000ull * u->n,
+						  .off_sum = j ? 100ull * u->n : 0};
 		CHECK(recfmt_summary_bind(st, &sm, "") == 0);
 		CHECK(sqlite3_step(st) == SQLITE_DONE);
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	CHECK(sqlite3_exec(db, "INSERT OR REPLACE INTO schema_info VALUES "
-			       "('ingero_top_schema', '2')",
+	CHECK(sqlite3_exec(db,
+			   "INSERT OR REPLACE INTO schema_info VALUES "
+			   "('ingero_top_schema', '2')",
 			   NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(db);
 	struct replayed x;
