@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "ingero.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -51,6 +52,27 @@ struct tstate {
 	__u16 off_flags;  /* why it slept: IG_F_DSTATE, IG_F_FAULT, IG_F_TIMER */
 	char off_comm[IGB_COMM_LEN];
 	struct frame f[IGB_MAX_DEPTH];
+	/* wait evidence (waits.bpf.h): the interval off CPU now */
+	__u64 off_total; /* off-CPU time so far: what a syscall or fault did not run */
+	__u64 off_wchan, off_how, off_obj;
+	__u64 off_wait;	 /* IGB_WAIT(...) */
+	__u32 off_waker; /* the waking thread */
+	__u32 pad3;
+	/* the syscall in flight (sys_ts != 0), outside CUDA calls */
+	__u64 sys_ts, sys_off, sys_claim, sys_obj;
+	__u16 sys_nr1; /* number + 1 */
+	__u8 sys_cls, sys_fdk;
+	/* the page fault in flight (flt_on) */
+	__u8 flt_on, flt_kind, flt_major, pad4;
+	__u64 flt_ts, flt_off, flt_claim, flt_addr;
+	/* direct reclaim in flight (rcl_on) */
+	__u64 rcl_ts, rcl_off;
+	__u64 claimed; /* reclaim CPU so far: not the syscall's or the fault's */
+	__u8 rcl_on, pad5[7];
+	/* kernel CPU not yet sent (IGB_KTIME) */
+	__u64 k[IGB_K_N];
+	__u64 k_first, k_pend;
+	__u32 k_major, k_n;
 };
 
 /* A third argument per frame, set and read by the NCCL modes alone (their
@@ -1271,20 +1293,33 @@ static __always_inline __u32 kernel_stack(void *ctx, __u64 **ips)
 	return n > 0 ? (__u32)n / 8 : 0;
 }
 
-/* Whether the thread going to sleep now is inside a page fault. */
-static __always_inline bool sleeping_in_fault(void *ctx)
+#include "waits.bpf.h"
+
+/* Why the thread going to sleep now sleeps, into st->off_flags: inside a
+ * page fault (exc_page_fault on its stack), and with waits_on what it
+ * waits in (waits.bpf.h). */
+static __always_inline void blocked_why(void *ctx, struct tstate *st)
 {
-	__u64 *ips;
-	if (!fault_text_end)
-		return false;
-	__u32 n = kernel_stack(ctx, &ips);
-	for (__u32 i = 0; i < IG_SLEEP_FRAMES; i++) {
-		if (i >= n)
+	__u64 *ips = NULL;
+	__u32 n = fault_text_end || waits_on ? kernel_stack(ctx, &ips) : 0;
+	if (!ips)
+		n = 0;
+	for (__u32 i = 0; i < IG_SLEEP_FRAMES && fault_text_end; i++) {
+		if (i >= n || !ips)
 			break;
-		if (ips[i] >= fault_text_start && ips[i] < fault_text_end)
-			return true;
+		if (ips[i] >= fault_text_start && ips[i] < fault_text_end) {
+			st->off_flags |= IG_F_FAULT;
+			break;
+		}
 	}
-	return false;
+	if (!waits_on)
+		return;
+	wait_detail(st, ips, n);
+	if (st->flt_on)
+		st->off_flags |= IG_F_FAULT;
+	if (st->rcl_on)
+		st->off_flags |= IGB_F_RECLAIM;
+	st->off_flags |= IGB_F_DETAIL;
 }
 
 /* Adds an off-CPU interval to every open call of the thread (a nested
@@ -1370,19 +1405,23 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 				st->off_state = IGB_PREEMPTED;
 				st->off_other = next_tgid;
 				BPF_CORE_READ_STR_INTO(&st->off_comm, next, comm);
+				if (waits_on && throttled(prev))
+					st->off_flags |= IGB_F_THROTTLED;
 			} else {
 				st->off_state = IGB_BLOCKED;
 				st->off_other = 0;
 				st->off_comm[0] = 0;
 				if (state & TASK_UNINTERRUPTIBLE)
 					st->off_flags |= IG_F_DSTATE;
-				if (sleeping_in_fault(ctx))
-					st->off_flags |= IG_F_FAULT;
+				blocked_why(ctx, st);
 			}
 		}
 	}
 
-	if (!next_tid || !is_target(next_tgid))
+	bool next_target = next_tid && is_target(next_tgid);
+	if (waits_on)
+		set_cur_target(next_target ? next_tid : 0);
+	if (!next_target)
 		return;
 	st = thread_get(next_tid);
 	if (!st || !st->off_state || now < st->off_ts)
@@ -1430,6 +1469,7 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 		charge_calls(st, preempt_ns, blocked_ns, preemptor, pcomm);
 	}
 	st->off_state = 0;
+	st->off_total += dur;
 
 	if (dur < min_offcpu_ns)
 		return;
@@ -1450,6 +1490,12 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 	__builtin_memcpy(e->other_comm, ocomm, IGB_COMM_LEN);
 	/* who held the CPU while the woken thread waited for it */
 	e->arg0 = state == IGB_BLOCKED && preempt_ns ? (longest ? longest : prev_tgid) : 0;
+	if (state == IGB_BLOCKED && (st->off_flags & IGB_F_DETAIL)) {
+		e->arg1 = st->off_wait | (__u64)st->off_waker << 32;
+		e->stream = st->off_wchan;
+		e->stack_id = st->off_how;
+		e->cgroup_id = st->off_obj;
+	}
 	BPF_CORE_READ_STR_INTO(&e->comm, next, comm);
 	submit(e);
 }
@@ -1512,7 +1558,9 @@ static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
 		__builtin_memcpy(st->off_comm, "[irq]", 6);
 		return;
 	}
-	st->off_other = bpf_get_current_pid_tgid() >> 32;
+	__u64 waker = bpf_get_current_pid_tgid();
+	st->off_other = waker >> 32;
+	st->off_waker = (__u32)waker;
 	if (st->off_other)
 		bpf_get_current_comm(st->off_comm, sizeof(st->off_comm));
 	else

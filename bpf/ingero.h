@@ -15,6 +15,7 @@ enum igb_kind {
 	IGB_EXIT = 5,
 	IGB_BLOCK_IO = 7,
 	IGB_COMM = 9, /* a target thread renamed itself (prctl, setproctitle): comm */
+	IGB_KTIME = 12, /* kernel CPU time of a target thread between calls (below) */
 	IGB_DL_CHANGE = 32, /* a process loaded or unloaded a library: a hint, not an event */
 	IGB_HOLD = 33,	    /* a target must not run before user space looks (struct below) */
 };
@@ -61,6 +62,72 @@ struct igb_file {
 };
 
 enum igb_state { IGB_PREEMPTED = 1, IGB_BLOCKED = 2 };
+
+/* ---- wait evidence (bpf/waits.bpf.h) ---------------------------------------
+ * What a target thread was doing when it left the CPU, and where its
+ * kernel CPU time went between calls. Only with the knob waits_on.
+ *
+ * IGB_OFFCPU of a blocked thread (flags has IGB_F_DETAIL) also carries:
+ *   arg1       IGB_WAIT(sys + 1, fd kind, fault kind) | waker tid << 32
+ *   stream     the wait channel: the first kernel frame outside the
+ *              scheduler's functions (0 unknown)
+ *   stack_id   the innermost scheduler function under it (io_schedule,
+ *              a mutex's slow path...), 0 unknown
+ *   cgroup_id  the object: the syscall's first argument (a futex address,
+ *              an fd), or for an fd: a file's dev << 32 | inode, an IPv4
+ *              peer's address << 16 | port; in a page fault, its address
+ * and of a preempted one: IGB_F_THROTTLED when the CPU quota of its cgroup
+ * had run out. */
+#define IGB_F_THROTTLED 0x20 /* preempted because its cgroup's CPU quota ran out */
+#define IGB_F_RECLAIM 0x40   /* it slept during direct memory reclaim */
+#define IGB_F_DETAIL 0x80    /* the wait evidence above was recorded */
+
+#define IGB_WAIT(sys1, fdk, flt) ((__u64)(sys1)&0xffff) | ((__u64)(fdk)&0xff) << 16 | ((__u64)(flt)&0xff) << 24
+#define IGB_WAIT_SYS1(w) ((w)&0xffff)
+#define IGB_WAIT_FDK(w) (((w) >> 16) & 0xff)
+#define IGB_WAIT_FLT(w) (((w) >> 24) & 0xff)
+#define IGB_SYS_MAX 512 /* syscall numbers classified (sys_cls) */
+
+/* What an fd is (struct file's inode type, or its anonymous inode). */
+enum igb_fdk {
+	IGB_FDK_NONE = 0,
+	IGB_FDK_REG,	  /* regular file */
+	IGB_FDK_BLK,	  /* block device */
+	IGB_FDK_FIFO,	  /* pipe or FIFO */
+	IGB_FDK_UNIX,	  /* AF_UNIX socket */
+	IGB_FDK_INET,	  /* AF_INET socket */
+	IGB_FDK_INET6,	  /* AF_INET6 socket */
+	IGB_FDK_SOCK,	  /* another socket family */
+	IGB_FDK_CHR,	  /* character device (a tty, /dev/nvidia*) */
+	IGB_FDK_EVENTFD,  /* [eventfd] */
+	IGB_FDK_EPOLL,	  /* [eventpoll] */
+	IGB_FDK_TIMERFD,  /* [timerfd] */
+	IGB_FDK_SIGNALFD, /* [signalfd] */
+	IGB_FDK_ANON,	  /* another anonymous inode */
+	IGB_FDK_DIR,	  /* directory */
+	IGB_FDK_OTHER,
+};
+
+/* The mapping a page fault was in. */
+enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
+
+/* Syscall classes user space writes into sys_cls[nr] before load. */
+#define IGB_SC_FD 0x1	/* the first argument is an fd: look it up */
+#define IGB_SC_IO 0x2	/* moves data through it: file I/O when it is a file */
+#define IGB_SC_SYNC 0x4 /* writes back a file (fsync...): file I/O whatever the fd */
+
+/* IGB_KTIME: kernel CPU time of one target thread outside CUDA calls,
+ * summed since its last record (at least every 200 ms or 1 ms of time):
+ *   ts_ns      when (the time is counted there)
+ *   dur_ns     the sum of the six below
+ *   arg0       in file syscalls (read/write of files, fsync...)
+ *   arg1       in other syscalls
+ *   stream     in minor page faults
+ *   cgroup_id  in major faults of file mappings (reading the file)
+ *   preempt_ns in major faults of anonymous memory (swap-in)
+ *   blocked_ns in direct reclaim (not counted in the call around it)
+ *   switches   major page faults; ret: syscalls and faults counted */
+enum igb_kcat { IGB_K_FILE = 0, IGB_K_SYS, IGB_K_MINOR, IGB_K_MAJ_FILE, IGB_K_MAJ_ANON, IGB_K_RECLAIM, IGB_K_N };
 
 /* The uprobe cookie: which op, how to read its arguments, fixed direction. */
 #define IGB_COOKIE(op, argmode, dir) ((__u64)(op) | ((__u64)(argmode) << 16) | ((__u64)(dir) << 24))
@@ -220,6 +287,8 @@ struct igb_pyproc {
 	__u8 tid_kind;		  /* enum igb_py_tid: what tstate_tid holds */
 	__u8 instr_int;		  /* frame_instr is a 32-bit int (f_lasti) */
 	__u8 pad[3];
+	__u64 runtime_size;	  /* sizeof _PyRuntime (its ELF symbol), 0 unknown: the
+				   * GIL lies inside (user space only) */
 };
 
 #endif

@@ -3,6 +3,7 @@
 #include "collect/check.h"
 
 #include "collect/collector.h"
+#include "collect/ksyms.h"
 #include "collect/discover.h"
 #include "collect/nvml.h"
 #include "core/escape.h"
@@ -173,7 +174,7 @@ int check_run(FILE *f)
 
 	/* Degraded modes that need no action, said so that a user knows them. */
 	uint64_t irq[4];
-	collector_irq_text_ranges(irq);
+	ksym_irq_ranges(irq);
 	fprintf(f, "INFO %-14s %s\n", "wakers",
 		irq[1] ? "a wake-up from an interrupt is named [irq]"
 		       : "a wake-up from an interrupt names the interrupted task "

@@ -5,6 +5,7 @@
 #include "collect/container.h"
 #include "collect/discover.h"
 #include "collect/ksyms.h"
+#include "collect/kwait.h"
 #include "collect/elfsym.h"
 #include "core/escape.h"
 #include "core/event.h"
@@ -27,15 +28,15 @@
 #include <unistd.h>
 
 _Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV_OFFCPU &&
-		       (int)IGB_FORK == (int)IG_EV_FORK && (int)IGB_EXEC == (int)IG_EV_EXEC &&
-		       (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO &&
-		       (int)IGB_COMM == (int)IG_EV_COMM,
+		   (int)IGB_FORK == (int)IG_EV_FORK && (int)IGB_EXEC == (int)IG_EV_EXEC &&
+		   (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO &&
+		   (int)IGB_COMM == (int)IG_EV_COMM,
 	       "record kinds of bpf/ingero.h and src/event.h differ");
 _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
-		       (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT &&
-		       (int)IGB_ARGS_SIZE3_STREAM4 == (int)IG_ARGS_SIZE3_STREAM4 &&
-		       (int)IGB_ARGS_NCCL_INIT == (int)IG_ARGS_NCCL_INIT &&
-		       (int)IGB_ARGS_NCCL_INIT + 1 == (int)IG_ARGS_MAX,
+		   (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT &&
+		   (int)IGB_ARGS_SIZE3_STREAM4 == (int)IG_ARGS_SIZE3_STREAM4 &&
+		   (int)IGB_ARGS_NCCL_INIT == (int)IG_ARGS_NCCL_INIT &&
+		   (int)IGB_ARGS_NCCL_INIT + 1 == (int)IG_ARGS_MAX,
 	       "argument modes of bpf/ingero.h and src/ops.h differ");
 
 static int64_t mono_offset_ns;
@@ -87,7 +88,7 @@ static int add_pid(struct collector *c, int pid, bool waiting)
 	int r = discover_pid_libs(pid, coll_attach_found, c);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	coll_resolve_path(c, exe); /* looked at: no hold at its next mapping */
-	if (r > 0 && !waiting) /* it may have called them already */
+	if (r > 0 && !waiting)	   /* it may have called them already */
 		coll_late(c, pid, "a CUDA library was already mapped", false);
 	return r < 0 ? r : 0;
 }
@@ -247,6 +248,10 @@ static int on_record(void *ctx, void *data, size_t len)
 	memcpy(e.comm, b->comm, IG_COMM_LEN);
 	e.other_comm[IG_COMM_LEN - 1] = e.comm[IG_COMM_LEN - 1] = 0;
 	e.stack_id = b->stack_id;
+	if (e.kind == IG_EV_OFFCPU)
+		coll_wait_event(c, b, &e);
+	else if (b->kind == IGB_KTIME)
+		kwait_ktime(b, &e);
 
 	if (e.kind == IG_EV_EXEC) /* the loader maps libraries after exec: look a little later */
 		coll_add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);
@@ -297,11 +302,11 @@ static void src_free(struct ig_source *s)
 }
 
 static const struct ig_source_ops collector_source_ops = {
-	.name = "live",
-	.fd = src_fd,
-	.poll = src_poll,
-	.peek_ts = NULL,
-	.free = src_free,
+    .name = "live",
+    .fd = src_fd,
+    .poll = src_poll,
+    .peek_ts = NULL,
+    .free = src_free,
 };
 
 struct ig_source *collector_source(struct collector *c)
@@ -337,7 +342,7 @@ static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, vo
 			pl->bytes = 0;
 		}
 		if (pg.bytes > pl->bytes) {
-			struct ig_event e = { 0 };
+			struct ig_event e = {0};
 			e.kind = IG_EV_PAGE_ALLOC;
 			e.ts_ns = now_ns;
 			e.pid = key;
@@ -480,8 +485,9 @@ void collector_status(struct collector *c, struct ig_status *st)
 
 void collector_summary(struct collector *c, FILE *f)
 {
-	fprintf(f, "attach: %d libraries, %d probes attached, %d failed; tracepoints %d (%s), %d "
-		   "failed\n",
+	fprintf(f,
+		"attach: %d libraries, %d probes attached, %d failed; tracepoints %d (%s), %d "
+		"failed\n",
 		c->nlibs, c->nprobes, c->probes_failed, c->tracepoints_ok,
 		c->raw_tp ? "raw_tp" : "tp_btf", c->tracepoints_failed);
 	for (int i = 0; i < c->nlibs; i++) {
@@ -521,6 +527,15 @@ void collector_summary(struct collector *c, FILE *f)
 		fprintf(f, "%s): a CUDA library was mapped before; earlier calls are not known\n",
 			c->nlate > shown ? " ..." : "");
 	}
+	if (c->waits)
+		fprintf(f, "attach: wait evidence on (syscalls, page faults, wait channels, CPU "
+			   "quota of the traced threads)\n");
+	else
+		fprintf(f, "attach: wait evidence off%s%s%s: causes from the scheduler only\n",
+			c->waits_off_why[0] ? " (" : "", c->waits_off_why,
+			c->waits_off_why[0] ? ")"
+			: c->raw_tp	    ? " (raw_tp)"
+					    : "");
 	if (c->stacks)
 		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
 			IGB_STACK_MAX);
@@ -551,6 +566,7 @@ int collector_set_python(struct collector *c, int pid, const struct igb_pyproc *
 	uint32_t key = (uint32_t)pid;
 	int fd = bpf_map__fd(c->skel->maps.py_procs);
 
+	coll_python_range(c, pid, cfg);
 	if (!cfg)
 		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
 	return bpf_map_update_elem(fd, &key, cfg, BPF_ANY) ? -errno : 0;
@@ -568,7 +584,7 @@ void collector_stack_stats(struct collector *c, struct collector_stack_stats *st
 
 /* ---- life cycle -------------------------------------------------------------- */
 
-static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks, bool walk)
+static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks, bool walk, bool waits)
 {
 	bpf_program__set_autoload(skel->progs.call_exit, !stacks);
 	bpf_program__set_autoload(skel->progs.call_exit_stk, stacks);
@@ -582,48 +598,9 @@ static void select_programs(struct ingero_bpf *skel, bool raw, bool stacks, bool
 			bpf_program__set_autoload(p, !raw);
 		else if (!strncmp(sec, "raw_tp/", 7))
 			bpf_program__set_autoload(p, raw);
+		if (!strncmp(bpf_program__name(p), "w_", 2)) /* bpf/waits.bpf.h, tp_btf only */
+			bpf_program__set_autoload(p, waits && !raw);
 	}
-}
-
-/* Where the kernel's interrupt entry code and __do_softirq live, for the
- * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
- * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols.
- * Read once per process: the kernel text does not move. */
-void collector_irq_text_ranges(uint64_t r[4])
-{
-	static const char *const names[4] = {"__irqentry_text_start", "__irqentry_text_end",
-					     "__softirqentry_text_start",
-					     "__softirqentry_text_end"};
-	static uint64_t known[4];
-	static bool read;
-	char line[256], name[128], type;
-	unsigned long long addr;
-	int found = 0;
-
-	if (read) {
-		memcpy(r, known, sizeof(known));
-		return;
-	}
-	read = true;
-	FILE *f = fopen("/proc/kallsyms", "re");
-	if (f) {
-		while (found < 4 && fgets(line, sizeof(line), f)) {
-			if (line[0] == '0' && line[1] == '0' && line[2] == '0')
-				break; /* addresses hidden */
-			if (!strstr(line, "entry_text_") ||
-			    sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
-				continue;
-			for (int i = 0; i < 4; i++)
-				if (!known[i] && !strcmp(name, names[i])) {
-					known[i] = addr;
-					found++;
-				}
-		}
-		fclose(f);
-	}
-	if (found < 4 || known[0] >= known[1] || known[2] >= known[3])
-		memset(known, 0, sizeof(known));
-	memcpy(r, known, sizeof(known));
 }
 
 /* Opens and loads the programs the way c says (raw_tp, stacks, multi,
@@ -644,7 +621,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 	skel->rodata->hold_on = !o->no_hold;
 	skel->rodata->self_tgid = (uint32_t)getpid();
 	uint64_t irq[4];
-	collector_irq_text_ranges(irq);
+	ksym_irq_ranges(irq);
 	skel->rodata->irq_text_start = irq[0];
 	skel->rodata->irq_text_end = irq[1];
 	skel->rodata->softirq_text_start = irq[2];
@@ -657,6 +634,14 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 	skel->rodata->hrtimer_text_end = kr.hrtimer[1];
 	skel->rodata->timeout_text_start = kr.timeout[0];
 	skel->rodata->timeout_text_end = kr.timeout[1];
+	skel->rodata->waits_on = c->waits && !raw;
+	if (c->waits && !raw) {
+		uint64_t sched[2];
+		kwait_sched_text(sched);
+		skel->rodata->sched_text_start = sched[0];
+		skel->rodata->sched_text_end = sched[1];
+		kwait_sys_classes((uint8_t *)skel->rodata->sys_cls);
+	}
 	if (o->ring_mb) /* a recording's reader pauses for its writer (store/rec.c) */
 		bpf_map__set_max_entries(skel->maps.events, o->ring_mb << 20);
 	if (!stacks) { /* the stack maps are preallocated: keep them tiny */
@@ -664,7 +649,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 		bpf_map__set_max_entries(skel->maps.py_threads, 1);
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	}
-	select_programs(skel, raw, stacks, c->walk);
+	select_programs(skel, raw, stacks, c->walk, c->waits);
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.call_enter,
 						      IG_BPF_TRACE_UPROBE_MULTI);
@@ -699,9 +684,18 @@ static int load_programs(struct collector *c, const struct collector_opts *o)
 	c->skel = c->multi ? open_and_load(o, c, &r) : NULL;
 	if (!c->skel) {
 		if (c->multi)
-			log_msg(LOG_INFO, "uprobe_multi not available (%s), one perf event per probe",
+			log_msg(LOG_INFO,
+				"uprobe_multi not available (%s), one perf event per probe",
 				strerror(-r));
 		c->multi = false;
+		c->skel = open_and_load(o, c, &r);
+	}
+	if (!c->skel && c->waits) {
+		/* The syscall, fault and reclaim tracepoints, tp_btf only. */
+		log_msg(LOG_WARN, "wait evidence did not load (%s), causes from the scheduler only",
+			strerror(-r));
+		snprintf(c->waits_off_why, sizeof(c->waits_off_why), "%s", strerror(-r));
+		c->waits = false;
 		c->skel = open_and_load(o, c, &r);
 	}
 	if (!c->skel && c->stacks) {
@@ -724,6 +718,7 @@ static int load_programs(struct collector *c, const struct collector_opts *o)
 		log_msg(LOG_WARN, "tp_btf programs did not load (%s), falling back to raw_tp",
 			strerror(-r));
 		c->raw_tp = true;
+		c->waits = false; /* tp_btf only */
 		c->skel = open_and_load(o, c, &r);
 	}
 	return c->skel ? 0 : r;
@@ -768,10 +763,11 @@ static int attach_initial(struct collector *c, const struct collector_opts *o, c
 	for (int i = 0; i < o->nlibs; i++) {
 		r = coll_attach_lib(c, o->libs[i]);
 		if (r == 0) {
-			snprintf(err, errlen,
-				 "%s: exports none of the CUDA runtime or driver symbols ingero-top "
-				 "traces",
-				 o->libs[i]);
+			snprintf(
+			    err, errlen,
+			    "%s: exports none of the CUDA runtime or driver symbols ingero-top "
+			    "traces",
+			    o->libs[i]);
 			return -1;
 		}
 		if (r < 0) {
@@ -810,6 +806,7 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 	init_clock_offset();
 	c->target = o->target;
 	c->stacks = o->stacks;
+	c->waits = !o->no_waits && !o->force_raw_tp;
 	c->src.ops = &collector_source_ops;
 	c->src.priv = c;
 	c->guardian_fd = -1;
@@ -867,7 +864,7 @@ static void *detach_worker(void *arg)
  * to detach serially. Detaching from several threads lets the waits overlap. */
 static void destroy_links(struct bpf_link **links, int n)
 {
-	struct detach_job j = { .links = links, .n = n, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct detach_job j = {.links = links, .n = n, .lock = PTHREAD_MUTEX_INITIALIZER};
 	pthread_t t[DETACH_THREADS];
 	int started = 0;
 

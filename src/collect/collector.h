@@ -31,6 +31,8 @@ struct collector_opts {
 				  * reported as attached late) */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
 	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
+	bool no_waits;           /* no wait evidence: syscalls, faults, wait channels of the
+				  * target threads (bpf/waits.bpf.h) are not traced */
 	unsigned ring_mb;        /* the kernel's event ring buffer, MiB (a power of 2);
 				  * 0 = 16 */
 };
@@ -73,11 +75,6 @@ int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *o
  * open of a CUDA library), on the clock of collector_now_ns; UINT64_MAX
  * when none is waiting. collector_tick does them. */
 uint64_t collector_next_due_ns(struct collector *c);
-
-/* Where interrupt entry code lives (bpf in_interrupt_ctx): __irqentry_text
- * start/end and __softirqentry_text start/end from /proc/kallsyms, or all
- * zero when hidden (kptr_restrict) or absent. */
-void collector_irq_text_ranges(uint64_t r[4]);
 
 /* The hook of pid's dynamic loader (pid 0: ingero-top's own) for libraries
  * loaded at run time: the loader's path (through /proc/PID/root) and the

@@ -67,6 +67,15 @@ struct collector {
 	bool raw_tp;
 	bool stacks;
 	char stacks_off_why[64]; /* why stacks were asked for but are off */
+	bool waits;		 /* wait evidence traced (bpf/waits.bpf.h) */
+	char waits_off_why[64];	 /* why it was asked for but is off */
+	/* CPython processes: where their runtime state lies (its GIL among
+	 * it), to tell a futex wait on the GIL */
+	struct {
+		uint32_t pid;
+		uint64_t lo, hi;
+	} py[64];
+	int npy;
 	int target;
 	struct pages_last pages[MAX_PAGES_PIDS];
 	int npages;
@@ -160,5 +169,11 @@ void coll_add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps
 
 /* calib.c: measures the cost of tracing one call (c->probe_ns); 0 or -errno */
 int coll_calibrate(struct collector *c);
+
+/* kwait.c: the wait evidence of an off-CPU record into e (a futex on a
+ * CPython's GIL told); where pid's CPython keeps its runtime state (cfg
+ * NULL: forget it). */
+void coll_wait_event(struct collector *c, const struct igb_event *b, struct ig_event *e);
+void coll_python_range(struct collector *c, int pid, const struct igb_pyproc *cfg);
 
 #endif

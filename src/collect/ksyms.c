@@ -38,7 +38,8 @@ int ksym_ranges(struct ksym_ranges *r)
 			open = NULL;
 		}
 		for (int i = 0; i < 3; i++)
-			if (!slot[i][0] && !strcmp(name, wanted[i]) && (type == 't' || type == 'T')) {
+			if (!slot[i][0] && !strcmp(name, wanted[i]) &&
+			    (type == 't' || type == 'T')) {
 				slot[i][0] = addr;
 				open = slot[i];
 			}
@@ -53,4 +54,45 @@ int ksym_ranges(struct ksym_ranges *r)
 	}
 	*r = known;
 	return found;
+}
+
+/* Where the kernel's interrupt entry code and __do_softirq live, for the
+ * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
+ * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols.
+ * Read once per process: the kernel text does not move. */
+void ksym_irq_ranges(uint64_t r[4])
+{
+	static const char *const names[4] = {"__irqentry_text_start", "__irqentry_text_end",
+					     "__softirqentry_text_start",
+					     "__softirqentry_text_end"};
+	static uint64_t known[4];
+	static bool read;
+	char line[256], name[128], type;
+	unsigned long long addr;
+	int found = 0;
+
+	if (read) {
+		memcpy(r, known, sizeof(known));
+		return;
+	}
+	read = true;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (f) {
+		while (found < 4 && fgets(line, sizeof(line), f)) {
+			if (line[0] == '0' && line[1] == '0' && line[2] == '0')
+				break; /* addresses hidden */
+			if (!strstr(line, "entry_text_") ||
+			    sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
+				continue;
+			for (int i = 0; i < 4; i++)
+				if (!known[i] && !strcmp(name, names[i])) {
+					known[i] = addr;
+					found++;
+				}
+		}
+		fclose(f);
+	}
+	if (found < 4 || known[0] >= known[1] || known[2] >= known[3])
+		memset(known, 0, sizeof(known));
+	memcpy(r, known, sizeof(known));
 }

@@ -16,4 +16,9 @@ struct ksym_ranges {
 /* Fills r (zeros where unknown); returns how many of the three were found. */
 int ksym_ranges(struct ksym_ranges *r);
 
+/* [__irqentry_text_start, _end) and [__softirqentry_text_start, _end): the
+ * interrupt entry code, for the waker of a wake-up (bpf/ingero.bpf.c
+ * wake_ctx). Zeros when kallsyms hides addresses or lacks them. */
+void ksym_irq_ranges(uint64_t r[4]);
+
 #endif

@@ -23,6 +23,8 @@ enum ig_kind {
 	IG_EV_GPU,        /* a GPU device sample (NVML): struct ig_gpu_dev, packed below */
 	IG_EV_GPU_PROC,   /* GPU memory of process pid on device cpu (NVML): arg0 = bytes,
 			   * flags IG_GPU_V_MEM when known; ts_ns = its device sample's */
+	IG_EV_KTIME,      /* kernel CPU time of thread tid between CUDA calls, by what it
+			   * served (core/waits.h struct ig_ktime), counted at ts_ns */
 	IG_EV_KIND_MAX,
 };
 
@@ -51,6 +53,11 @@ enum ig_copy_dir { IG_DIR_H2H = 0, IG_DIR_H2D = 1, IG_DIR_D2H = 2, IG_DIR_D2D = 
 #define IG_F_DSTATE 0x4      /* uninterruptible sleep (D): block I/O, page cache */
 #define IG_F_TIMER 0x8       /* woken by a timer: a sleep or a timeout */
 #define IG_F_FAULT 0x10      /* went to sleep inside a page fault */
+/* The kernel's evidence of the wait (core/waits.h), IG_EV_OFFCPU: */
+#define IG_F_THROTTLED 0x20  /* preempted: its cgroup's CPU quota had run out */
+#define IG_F_RECLAIM 0x40    /* slept during direct memory reclaim */
+#define IG_F_DETAIL 0x80     /* arg1, arg2 say what it waited in (core/waits.h) */
+#define IG_F_GIL 0x100       /* a futex wait on CPython's GIL */
 
 struct ig_event {
 	uint64_t ts_ns;  /* Unix ns: entry time for calls, switch-out for off-CPU */

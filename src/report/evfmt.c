@@ -3,6 +3,7 @@
 
 #include "core/escape.h"
 #include "core/ops.h"
+#include "core/waits.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,10 +12,11 @@
 #include <string.h>
 
 static const char *const kinds[IG_EV_KIND_MAX] = {
-	[IG_EV_NONE] = "none",     [IG_EV_CALL] = "call",       [IG_EV_OFFCPU] = "offcpu",
-	[IG_EV_FORK] = "fork",     [IG_EV_EXEC] = "exec",       [IG_EV_EXIT] = "exit",
-	[IG_EV_PAGE_ALLOC] = "pages", [IG_EV_BLOCK_IO] = "blockio", [IG_EV_SNAPSHOT] = "snapshot",
-	[IG_EV_COMM] = "comm",     [IG_EV_GPU] = "gpu",         [IG_EV_GPU_PROC] = "gpuproc",
+    [IG_EV_NONE] = "none",	  [IG_EV_CALL] = "call",	[IG_EV_OFFCPU] = "offcpu",
+    [IG_EV_FORK] = "fork",	  [IG_EV_EXEC] = "exec",	[IG_EV_EXIT] = "exit",
+    [IG_EV_PAGE_ALLOC] = "pages", [IG_EV_BLOCK_IO] = "blockio", [IG_EV_SNAPSHOT] = "snapshot",
+    [IG_EV_COMM] = "comm",	  [IG_EV_GPU] = "gpu",		[IG_EV_GPU_PROC] = "gpuproc",
+    [IG_EV_KTIME] = "ktime",
 };
 
 const char *evfmt_kind(int kind)
@@ -77,19 +79,37 @@ static void gpu_line(char *p, size_t left, const struct ig_event *e, char *c)
 	struct ig_gpu_dev d;
 	char v[8][24];
 	ig_gpu_dev_unpack(e, &d);
-#define V(i, bit, fmt, ...)                                                                       \
+#define V(i, bit, fmt, ...)                                                                        \
 	((d.valid & (bit)) ? (snprintf(v[i], sizeof(v[i]), fmt, __VA_ARGS__), v[i]) : "-")
-	snprintf(p, left,
-		 " dev=%u util_gpu=%s util_mem=%s mem_used=%s mem_total=%s power_mw=%s "
-		 "limit_mw=%s temp_c=%s sm_mhz=%s err=%d name=%s",
-		 d.index, V(0, IG_GPU_V_UTIL, "%u", d.util_gpu_pct),
-		 V(1, IG_GPU_V_UTIL, "%u", d.util_mem_pct),
-		 V(2, IG_GPU_V_MEM, "%" PRIu64, d.mem_used),
-		 V(3, IG_GPU_V_MEM, "%" PRIu64, d.mem_total), V(4, IG_GPU_V_POWER, "%u", d.power_mw),
-		 V(5, IG_GPU_V_LIMIT, "%u", d.power_limit_mw),
-		 V(6, IG_GPU_V_TEMP, "%u", d.temp_c), V(7, IG_GPU_V_CLOCK, "%u", d.sm_mhz),
-		 d.err, name(c, d.name));
+	snprintf(
+	    p, left,
+	    " dev=%u util_gpu=%s util_mem=%s mem_used=%s mem_total=%s power_mw=%s "
+	    "limit_mw=%s temp_c=%s sm_mhz=%s err=%d name=%s",
+	    d.index, V(0, IG_GPU_V_UTIL, "%u", d.util_gpu_pct),
+	    V(1, IG_GPU_V_UTIL, "%u", d.util_mem_pct), V(2, IG_GPU_V_MEM, "%" PRIu64, d.mem_used),
+	    V(3, IG_GPU_V_MEM, "%" PRIu64, d.mem_total), V(4, IG_GPU_V_POWER, "%u", d.power_mw),
+	    V(5, IG_GPU_V_LIMIT, "%u", d.power_limit_mw), V(6, IG_GPU_V_TEMP, "%u", d.temp_c),
+	    V(7, IG_GPU_V_CLOCK, "%u", d.sm_mhz), d.err, name(c, d.name));
 #undef V
+}
+
+/* " sys=read fd=pipe fault=- wchan=pipe_read waker_tid=12 obj=0x..." of an
+ * off-CPU interval with the kernel's evidence (core/waits.h); "" without. */
+static void wait_fields(char *p, size_t left, const struct ig_event *e)
+{
+	if (e->flags & IG_F_THROTTLED)
+		snprintf(p, left, " throttled=1");
+	if (!(e->flags & IG_F_DETAIL))
+		return;
+	int sys = IG_WAIT_SYS(e->arg1), fdk = IG_WAIT_FDK(e->arg1), flt = IG_WAIT_FLT(e->arg1);
+	int wfn = IG_WAIT_WFN(e->arg1);
+#define OR_DASH(s) ((s)[0] ? (s) : "-")
+	snprintf(p, left, " sys=%s fd=%s fault=%s wchan=%s waker_tid=%u obj=0x%" PRIx64 "%s%s%s%s",
+		 OR_DASH(ig_sys_name(sys)), OR_DASH(ig_fdk_name(fdk)), OR_DASH(ig_flt_name(flt)),
+		 OR_DASH(ig_wfn_name(wfn)), IG_WAIT_WAKER(e->arg1), e->arg2,
+		 e->flags & IG_F_DSTATE ? " dstate=1" : "", e->flags & IG_F_TIMER ? " timer=1" : "",
+		 e->flags & IG_F_RECLAIM ? " reclaim=1" : "", e->flags & IG_F_GIL ? " gil=1" : "");
+#undef OR_DASH
 }
 
 char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
@@ -124,20 +144,36 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 		else
 			snprintf(p, left, " dev=%u mem_used=-", e->cpu);
 		break;
-	case IG_EV_OFFCPU:
-		snprintf(p, left,
-			 " dur_ns=%" PRIu64 " state=%s preempt_ns=%" PRIu64 " blocked_ns=%" PRIu64
-			 " other=%u:%s cpu=%u in_call=%d comm=%s",
-			 e->dur_ns, state_name(e->state), e->preempt_ns, e->blocked_ns,
-			 e->other_pid, name(o, e->other_comm), e->cpu, !!(e->flags & IG_F_IN_CALL),
-			 name(c, e->comm));
+	case IG_EV_OFFCPU: {
+		int k = snprintf(p, left,
+				 " dur_ns=%" PRIu64 " state=%s preempt_ns=%" PRIu64
+				 " blocked_ns=%" PRIu64 " other=%u:%s cpu=%u in_call=%d comm=%s",
+				 e->dur_ns, state_name(e->state), e->preempt_ns, e->blocked_ns,
+				 e->other_pid, name(o, e->other_comm), e->cpu,
+				 !!(e->flags & IG_F_IN_CALL), name(c, e->comm));
+		if (k > 0 && (size_t)k < left)
+			wait_fields(p + k, left - (size_t)k, e);
 		break;
+	}
+	case IG_EV_KTIME: {
+		struct ig_ktime kt;
+		ig_ktime_unpack(e, &kt);
+		int k = snprintf(p, left, " comm=%s", name(c, e->comm));
+		for (int i = 0; i < IG_K_N && k > 0 && (size_t)k < left; i++)
+			k += snprintf(p + k, left - (size_t)k, " %s_ns=%" PRIu64, ig_kcat_name(i),
+				      kt.ns[i]);
+		if (k > 0 && (size_t)k < left)
+			snprintf(p + k, left - (size_t)k, " majors=%u n=%u", kt.majors, kt.n);
+		break;
+	}
 	case IG_EV_FORK:
 		snprintf(p, left, " child=%" PRIu64 " comm=%s", e->arg0, name(c, e->comm));
 		break;
 	case IG_EV_BLOCK_IO:
 		snprintf(p, left, " op=%s bytes=%" PRIu64 " dur_ns=%" PRIu64,
-			 e->op == IG_IO_READ ? "read" : e->op == IG_IO_WRITE ? "write" : "other",
+			 e->op == IG_IO_READ	? "read"
+			 : e->op == IG_IO_WRITE ? "write"
+						: "other",
 			 e->arg0, e->dur_ns);
 		break;
 	case IG_EV_PAGE_ALLOC:
@@ -148,8 +184,9 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 			 e->arg0, container(ct, sizeof(ct), e));
 		break;
 	case IG_EV_SNAPSHOT:
-		snprintf(p, left, " cpu_pct=%.1f mem_pct=%.1f avail_mb=%" PRIu64 " swap_mb=%" PRIu64
-				  " load=%.2f",
+		snprintf(p, left,
+			 " cpu_pct=%.1f mem_pct=%.1f avail_mb=%" PRIu64 " swap_mb=%" PRIu64
+			 " load=%.2f",
 			 (double)e->arg0 / 10.0, (double)e->arg1 / 10.0, e->stream, e->preempt_ns,
 			 (double)e->blocked_ns / 100.0);
 		break;
@@ -249,6 +286,25 @@ static void json_gpu(json_t *o, const struct ig_event *e)
 	json_object_set_new(o, "err", json_integer(d.err));
 }
 
+/* The wait evidence of an off-CPU interval (core/waits.h), when it has it. */
+static void json_wait(json_t *o, const struct ig_event *e)
+{
+	if (e->flags & IG_F_THROTTLED)
+		json_object_set_new(o, "throttled", json_true());
+	if (!(e->flags & IG_F_DETAIL))
+		return;
+	jstr(o, "sys", ig_sys_name(IG_WAIT_SYS(e->arg1)));
+	jstr(o, "fd", ig_fdk_name(IG_WAIT_FDK(e->arg1)));
+	jstr(o, "fault", ig_flt_name(IG_WAIT_FLT(e->arg1)));
+	jstr(o, "wchan", ig_wfn_name(IG_WAIT_WFN(e->arg1)));
+	jint(o, "waker_tid", IG_WAIT_WAKER(e->arg1));
+	jint(o, "obj", e->arg2);
+	json_object_set_new(o, "dstate", json_boolean(e->flags & IG_F_DSTATE));
+	json_object_set_new(o, "timer", json_boolean(e->flags & IG_F_TIMER));
+	json_object_set_new(o, "reclaim", json_boolean(e->flags & IG_F_RECLAIM));
+	json_object_set_new(o, "gil", json_boolean(e->flags & IG_F_GIL));
+}
+
 json_t *evfmt_json_obj(const struct ig_event *e)
 {
 	json_t *o = json_object();
@@ -273,7 +329,21 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 		jint(o, "cpu", e->cpu);
 		json_object_set_new(o, "in_call", json_boolean(e->flags & IG_F_IN_CALL));
 		jname(o, "comm", e->comm);
+		json_wait(o, e);
 		break;
+	case IG_EV_KTIME: {
+		struct ig_ktime kt;
+		char key[32];
+		ig_ktime_unpack(e, &kt);
+		jname(o, "comm", e->comm);
+		for (int i = 0; i < IG_K_N; i++) {
+			snprintf(key, sizeof(key), "%s_ns", ig_kcat_name(i));
+			jint(o, key, kt.ns[i]);
+		}
+		jint(o, "majors", kt.majors);
+		jint(o, "n", kt.n);
+		break;
+	}
 	case IG_EV_FORK:
 		jint(o, "child", e->arg0);
 		jname(o, "comm", e->comm);

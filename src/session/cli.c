@@ -70,6 +70,8 @@ static const char usage[] =
     "other:\n"
     "      --raw-tp         use raw tracepoints even where tp_btf works\n"
     "      --no-stacks      do not capture user stacks (on by default)\n"
+    "      --no-waits       do not trace the syscalls, page faults and wait channels\n"
+    "                       of the traced threads (on by default; docs/detection.md)\n"
     "  -v, --verbose        more messages (libbpf debug output with -vv)\n"
     "  -h, --help           this help;  -V, --version  the version\n"
     "\n"
@@ -95,6 +97,7 @@ enum {
 	OPT_RAW_TP,
 	OPT_NO_SYSTEM_LIBS,
 	OPT_NO_STACKS,
+	OPT_NO_WAITS,
 	OPT_DEMO,
 	OPT_STACKS,
 	OPT_PROMETHEUS,
@@ -124,6 +127,7 @@ static const struct option longopts[] = {
 	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
 	{ "no-system-libs", no_argument, NULL, OPT_NO_SYSTEM_LIBS },
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+	{ "no-waits", no_argument, NULL, OPT_NO_WAITS },
 	{ "demo", no_argument, NULL, OPT_DEMO },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
@@ -394,6 +398,9 @@ static void set_flag(struct cli *c, int opt, const char *arg)
 		break;
 	case OPT_NO_STACKS:
 		c->no_stacks = true;
+		break;
+	case OPT_NO_WAITS:
+		c->no_waits = true;
 		break;
 	case OPT_STACKS:
 		c->stacks = true;

@@ -40,6 +40,7 @@ struct cli {
 	bool raw_tp;         /* --raw-tp: force the raw tracepoint fallback */
 	bool no_system_libs;
 	bool no_stacks;
+	bool no_waits; /* --no-waits: no wait evidence (collect/collector.h) */
 	bool stacks;         /* --stacks: top stacks per op in batch frames */
 	int verbose;
 	const char *demo;    /* --demo [SCENARIO]: NULL when absent */

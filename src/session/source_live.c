@@ -223,6 +223,7 @@ struct ig_source *live_source_new(const struct cli *cli, char *err, size_t errle
 	o.no_hold = getenv("INGERO_TOP_NO_HOLD") != NULL;
 	o.no_system_libs = cli->no_system_libs;
 	o.stacks = !cli->no_stacks;
+	o.no_waits = cli->no_waits;
 	/* A recording's reader waits for its writer when the disk (or a CPU
 	 * shared with it) cannot keep up: the kernel buffers the events
 	 * meanwhile, 64 MiB (about a million calls) instead of 16 */

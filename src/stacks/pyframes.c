@@ -125,6 +125,7 @@ struct py_proc {
 	unsigned hex;
 	const struct py_offsets *o;
 	uint64_t runtime;   /* &_PyRuntime */
+	uint64_t runtime_size; /* its size, 0 unknown */
 	uint64_t code_type; /* &PyCode_Type */
 	struct code_info *codes;
 	unsigned ncodes;
@@ -179,7 +180,7 @@ int py_detect(struct sym_cache *c, struct sym_proc *sp, struct py_proc **out, ch
 {
 	int pid = sym_proc_pid(sp);
 	const char *path = NULL;
-	uint64_t runtime, vaddr, code_type, interp = 0, tstate = 0, back = 0;
+	uint64_t runtime, runtime_size = 0, vaddr, code_type, interp = 0, tstate = 0, back = 0;
 	unsigned hex = 0, ver;
 	char dummy[8];
 	int r;
@@ -190,7 +191,7 @@ int py_detect(struct sym_cache *c, struct sym_proc *sp, struct py_proc **out, ch
 	}
 	note[0] = 0;
 	*out = NULL;
-	if (sym_find(c, sp, "_PyRuntime", "python", &runtime, &path))
+	if (sym_find_sized(c, sp, "_PyRuntime", "python", &runtime, &runtime_size, &path))
 		return -ENOENT;
 	if (!sym_find_in(c, sp, path, "Py_Version", &vaddr)) {
 		uint32_t v;
@@ -256,6 +257,7 @@ int py_detect(struct sym_cache *c, struct sym_proc *sp, struct py_proc **out, ch
 	p->hex = hex ? hex : ver << 16;
 	p->o = o;
 	p->runtime = runtime;
+	p->runtime_size = runtime_size;
 	p->code_type = code_type;
 	snprintf(note, notelen, "CPython %u.%u (%s): Python frames on", ver >> 8, ver & 0xff, path);
 	*out = p;
@@ -309,6 +311,7 @@ void py_bpf_config(const struct py_proc *p, struct igb_pyproc *cfg)
 	const struct py_offsets *o = p->o;
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->runtime = p->runtime;
+	cfg->runtime_size = p->runtime_size;
 	cfg->runtime_interp_head = o->runtime_interp_head;
 	cfg->interp_tstate_head = o->interp_tstate_head;
 	cfg->tstate_next = o->tstate_next;

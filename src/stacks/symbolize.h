@@ -91,6 +91,10 @@ int sym_resolve(struct sym_cache *c, struct sym_proc *p, uint64_t addr, bool ret
  * or -ENOENT. */
 int sym_find(struct sym_cache *c, struct sym_proc *p, const char *name, const char *hint,
 	     uint64_t *addr, const char **path);
+/* The same with the symbol's size (ELF st_size, 0 when the file's symbol
+ * table has none) in *size when size is not NULL. */
+int sym_find_sized(struct sym_cache *c, struct sym_proc *p, const char *name, const char *hint,
+		   uint64_t *addr, uint64_t *size, const char **path);
 /* The same restricted to the file mapped under path (as returned above). */
 int sym_find_in(struct sym_cache *c, struct sym_proc *p, const char *path, const char *name,
 		uint64_t *addr);

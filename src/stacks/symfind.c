@@ -28,7 +28,7 @@ static int find_in_map(struct sym_cache *c, struct sym_proc *p, struct sym_map *
 
 /* sym_find looks at data symbols too: _PyRuntime is an object. */
 static int find_object(struct sym_cache *c, struct sym_proc *p, struct sym_map *m, const char *name,
-		       uint64_t *addr)
+		       uint64_t *addr, uint64_t *size)
 {
 	char root[64];
 	int i = identify(c, p, m, false);
@@ -61,6 +61,8 @@ static int find_object(struct sym_cache *c, struct sym_proc *p, struct sym_map *
 				const char *nm = elf_strptr(elf, sh.sh_link, s.st_name);
 				if (nm && !strcmp(nm, name)) {
 					*addr = s.st_value - vaddr0 + m->start;
+					if (size)
+						*size = s.st_size;
 					r = 0;
 					break;
 				}
@@ -79,7 +81,7 @@ int sym_find_in(struct sym_cache *c, struct sym_proc *p, const char *path, const
 		struct sym_map *m = &p->maps[i];
 		if (m->anon || strcmp(m->path, path))
 			continue;
-		if (!find_object(c, p, m, name, addr) || !find_in_map(c, p, m, name, addr))
+		if (!find_object(c, p, m, name, addr, NULL) || !find_in_map(c, p, m, name, addr))
 			return 0;
 		return -ENOENT; /* one mapping per file is enough */
 	}
@@ -88,6 +90,12 @@ int sym_find_in(struct sym_cache *c, struct sym_proc *p, const char *path, const
 
 int sym_find(struct sym_cache *c, struct sym_proc *p, const char *name, const char *hint,
 	     uint64_t *addr, const char **path)
+{
+	return sym_find_sized(c, p, name, hint, addr, NULL, path);
+}
+
+int sym_find_sized(struct sym_cache *c, struct sym_proc *p, const char *name, const char *hint,
+		   uint64_t *addr, uint64_t *size, const char **path)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < p->nmaps; i++) {
@@ -105,7 +113,7 @@ int sym_find(struct sym_cache *c, struct sym_proc *p, const char *name, const ch
 				continue;
 			if (pass == 1 && !(p->exe && !strcmp(p->exe, m->path)))
 				continue;
-			if (!find_object(c, p, m, name, addr)) {
+			if (!find_object(c, p, m, name, addr, size)) {
 				*path = m->path;
 				return 0;
 			}

@@ -81,6 +81,9 @@ static const struct op_row {
     {3, 10, "pod_restart", "K8s pod container restart detected", 0, 0},
     {3, 11, "pod_eviction", "K8s pod eviction detected", 0, 0},
     {3, 12, "pod_oom_kill", "K8s pod OOM kill detected", 0, 0},
+    {3, 13, "kernel_time", "Kernel CPU of a thread between CUDA calls, by what it served: arg0 "
+     "file syscalls, arg1 other syscalls, arg2 minor faults, stream file faults, preempt_ns "
+     "swap-in, blocked_ns reclaim (ns; ingero-top, docs/recording.md)", IG_EV_KTIME, 0},
     {4, 1, "cuLaunchKernel", "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
      IG_OP_CU_LAUNCH_KERNEL},
     {4, 2, "cuMemcpy", "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},

@@ -55,17 +55,20 @@ enum {
 	EC_TID = 2,
 	EC_DUR = 3,
 	EC_ARG0 = 4,
+	EC_ARG1 = 5,
 	EC_RET = 6,
 	EC_KIND = 11,
 	EC_START = 12,
 	EC_CPU = 13,
 	EC_FLAGS = 14,
 	EC_STATE = 15,
+	EC_STREAM = 16,
 	EC_PRE = 17,
 	EC_BLK = 18,
 	EC_SW = 19,
 	EC_OTHER = 20,
-	EC_END = 24
+	EC_END = 24,
+	EC_ARG2 = 25
 };
 
 static int in(int64_t v, int64_t lo, int64_t hi)
@@ -77,7 +80,7 @@ int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 {
 	int kind = (int)v[EC_KIND];
 	int gpu = kind == IG_EV_GPU || kind == IG_EV_GPU_PROC; /* NVML samples */
-	if ((!in(kind, IG_EV_CALL, IG_EV_BLOCK_IO) && !gpu) ||
+	if ((!in(kind, IG_EV_CALL, IG_EV_BLOCK_IO) && !gpu && kind != IG_EV_KTIME) ||
 	    !in(v[EC_START], 1, RECFMT_TS_MAX_NS) || !in(v[EC_DUR], 0, dur_max) ||
 	    !in(v[EC_END], 1, RECFMT_TS_MAX_NS) || v[EC_END] - v[EC_START] != v[EC_DUR] ||
 	    !in(v[EC_PID], kind == IG_EV_GPU ? 0 : 1, RECFMT_PID_MAX) ||
@@ -91,6 +94,11 @@ int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 		return -ERANGE;
 	if (kind != IG_EV_CALL && kind != IG_EV_OFFCPU && (v[EC_PRE] < 0 || v[EC_BLK] < 0))
 		return -ERANGE;
+	/* kernel time: six sums, none longer than the file (core/waits.h) */
+	static const int kt_cols[] = {EC_ARG0, EC_ARG1, EC_STREAM, EC_PRE, EC_BLK, EC_ARG2};
+	for (size_t i = 0; kind == IG_EV_KTIME && i < sizeof(kt_cols) / sizeof(kt_cols[0]); i++)
+		if (!in(v[kt_cols[i]], 0, dur_max))
+			return -ERANGE;
 	if (kind == IG_EV_FORK && !in(v[EC_ARG0], 1, RECFMT_PID_MAX))
 		return -ERANGE;
 	if ((kind == IG_EV_PAGE_ALLOC || kind == IG_EV_BLOCK_IO || gpu) &&
