@@ -152,13 +152,22 @@ int ig_wait_describe(char *buf, size_t n, const struct ig_event *e)
 {
 	if (n)
 		buf[0] = 0;
-	if (e->kind != IG_EV_OFFCPU || !(e->flags & (IG_F_DETAIL | IG_F_THROTTLED)))
+	if (e->kind != IG_EV_OFFCPU)
 		return 0;
-	if (e->flags & IG_F_THROTTLED)
+	return ig_wait_text(buf, n, e->flags, e->arg1);
+}
+
+int ig_wait_text(char *buf, size_t n, uint32_t flags, uint64_t wait)
+{
+	if (n)
+		buf[0] = 0;
+	if (!(flags & (IG_F_DETAIL | IG_F_THROTTLED)))
+		return 0;
+	if (flags & IG_F_THROTTLED)
 		return snprintf(buf, n, "throttled by its CPU quota");
-	int sys = IG_WAIT_SYS(e->arg1), fdk = IG_WAIT_FDK(e->arg1), flt = IG_WAIT_FLT(e->arg1);
-	int wfn = IG_WAIT_WFN(e->arg1);
-	uint32_t waker = IG_WAIT_WAKER(e->arg1);
+	int sys = IG_WAIT_SYS(wait), fdk = IG_WAIT_FDK(wait), flt = IG_WAIT_FLT(wait);
+	int wfn = IG_WAIT_WFN(wait);
+	uint32_t waker = IG_WAIT_WAKER(wait);
 	int k = 0;
 #define ADD(...)                                                                                   \
 	k += snprintf(buf + (k < (int)n ? k : (int)n), (size_t)k < n ? n - (size_t)k : 0,          \
@@ -169,11 +178,11 @@ int ig_wait_describe(char *buf, size_t n, const struct ig_event *e)
 		ADD("%s%s%s", ig_sys_name(sys), fdk ? " on a " : "", fdk ? ig_fdk_name(fdk) : "");
 	else
 		ADD("not in a syscall");
-	if (e->flags & IG_F_GIL)
+	if (flags & IG_F_GIL)
 		ADD(" (the GIL)");
 	if (wfn)
 		ADD(" (%s)", ig_wfn_name(wfn));
-	if (e->flags & IG_F_RECLAIM)
+	if (flags & IG_F_RECLAIM)
 		ADD(", in reclaim");
 	if (waker)
 		ADD(", woken by tid %u", waker);

@@ -148,5 +148,7 @@ const char *ig_kcat_name(int k);
 /* One line of what an off-CPU interval's evidence says, e.g. "read on a
  * pipe (pipe_read), woken by tid 4312" or "" when it has none. */
 int ig_wait_describe(char *buf, size_t n, const struct ig_event *e);
+/* The same from an interval's flags and evidence (ig_event.arg1). */
+int ig_wait_text(char *buf, size_t n, uint32_t flags, uint64_t wait);
 
 #endif

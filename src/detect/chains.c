@@ -24,13 +24,21 @@ static const char *const class_names[IG_CC_MAX] = {
     [IG_CC_GPU_BOUND] = "gpu_bound",
     [IG_CC_COLD_START] = "cold_start",
     [IG_CC_STRAGGLER] = "nccl_straggler",
+    [IG_CC_CPU_QUOTA] = "cpu_quota",
+    [IG_CC_FILE_IO] = "file_io",
+    [IG_CC_COLD_READ] = "cold_read",
+    [IG_CC_LOCK_WAIT] = "lock_wait",
+    [IG_CC_GIL_WAIT] = "gil_wait",
+    [IG_CC_BACKPRESSURE] = "backpressure",
+    [IG_CC_NET_WAIT] = "net_wait",
+    [IG_CC_PAGE_FAULTS] = "page_faults",
 };
 static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_CPU_CONTENTION] = "CPU contention",
     [IG_CC_LOADER_WAIT] = "data-loader wait",
     [IG_CC_BLOCK_IO] = "block I/O wait",
     [IG_CC_HOST_WORK] = "host work",
-    [IG_CC_TIMER_SLEEP] = "sleeping",
+    [IG_CC_TIMER_SLEEP] = "paced by a timer",
     [IG_CC_OFFCPU_WAIT] = "off-CPU wait",
     [IG_CC_SYNC_STORM] = "sync storm",
     [IG_CC_LAUNCH_BOUND] = "launch overhead",
@@ -40,6 +48,14 @@ static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_GPU_BOUND] = "GPU-bound",
     [IG_CC_COLD_START] = "cold start",
     [IG_CC_STRAGGLER] = "NCCL straggler",
+    [IG_CC_CPU_QUOTA] = "CPU quota",
+    [IG_CC_FILE_IO] = "file I/O",
+    [IG_CC_COLD_READ] = "cold file reads",
+    [IG_CC_LOCK_WAIT] = "lock contention",
+    [IG_CC_GIL_WAIT] = "GIL contention",
+    [IG_CC_BACKPRESSURE] = "back-pressure",
+    [IG_CC_NET_WAIT] = "network wait",
+    [IG_CC_PAGE_FAULTS] = "page faults",
 };
 static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
@@ -68,7 +84,58 @@ int detect_class_by_name(const char *name)
 		return IG_CC_HOST_WORK;
 	if (!strcmp(name, "GPU-bound wait"))
 		return IG_CC_GPU_BOUND;
+	if (!strcmp(name, "sleeping")) /* the title before 0.3 */
+		return IG_CC_TIMER_SLEEP;
 	return -1;
+}
+
+/* The part each time class is (one part; CPU contention two). */
+static const int8_t class_part[IG_CC_MAX] = {
+    [IG_CC_CPU_CONTENTION] = IG_PART_PREEMPTED,
+    [IG_CC_LOADER_WAIT] = IG_PART_TASK_WAIT,
+    [IG_CC_BLOCK_IO] = IG_PART_IO_WAIT,
+    [IG_CC_HOST_WORK] = IG_PART_HOST_CPU,
+    [IG_CC_TIMER_SLEEP] = IG_PART_SLEEP,
+    [IG_CC_OFFCPU_WAIT] = IG_PART_UNKNOWN,
+    [IG_CC_SYNC_STORM] = -1,
+    [IG_CC_LAUNCH_BOUND] = -1,
+    [IG_CC_COPY_DOMINATED] = -1,
+    [IG_CC_ALLOC_SPIKES] = -1,
+    [IG_CC_MEMORY_PRESSURE] = IG_PART_MEM_PRESSURE,
+    [IG_CC_GPU_BOUND] = -1,
+    [IG_CC_COLD_START] = -1,
+    [IG_CC_STRAGGLER] = -1,
+    [IG_CC_CPU_QUOTA] = IG_PART_THROTTLED,
+    [IG_CC_FILE_IO] = IG_PART_FILE_IO,
+    [IG_CC_COLD_READ] = IG_PART_COLD_READ,
+    [IG_CC_LOCK_WAIT] = IG_PART_LOCK_WAIT,
+    [IG_CC_GIL_WAIT] = IG_PART_GIL_WAIT,
+    [IG_CC_BACKPRESSURE] = IG_PART_BACKPRESSURE,
+    [IG_CC_NET_WAIT] = IG_PART_NET_WAIT,
+    [IG_CC_PAGE_FAULTS] = IG_PART_FAULT,
+};
+
+int detect_class_part(int cls)
+{
+	return cls >= 0 && cls < IG_CC_MAX ? class_part[cls] : -1;
+}
+
+double detect_class_share(int cls, const struct ig_time_parts *t)
+{
+	if (!t || !t->wall_ns)
+		return -1;
+	switch (cls) {
+	case IG_CC_CPU_CONTENTION:
+		return ig_part_share(t, IG_PART_PREEMPTED) +
+		       ig_part_share(t, IG_PART_CALL_PREEMPTED);
+	case IG_CC_SYNC_STORM:
+	case IG_CC_LAUNCH_BOUND:
+		return ig_part_share(t, IG_PART_API);
+	case IG_CC_GPU_BOUND:
+		return ig_part_share(t, IG_PART_GPU_WAIT);
+	}
+	int k = detect_class_part(cls);
+	return k >= 0 ? ig_part_share(t, k) : -1;
 }
 
 double detect_evidence(const struct ig_chain *c, const char *key, double def)
@@ -191,8 +258,8 @@ static void tl_add(struct ig_chain *c, uint64_t ts, const char *text)
 static int content_differs(const struct ig_chain *a, const struct ig_chain *b)
 {
 	return a->severity != b->severity || a->impact != b->impact ||
-	       strcmp(a->summary, b->summary) ||
-	       a->culprit_pid != b->culprit_pid || a->tid != b->tid ||
+	       strcmp(a->summary, b->summary) || a->culprit_pid != b->culprit_pid ||
+	       a->culprit_tid != b->culprit_tid || a->tid != b->tid ||
 	       strcmp(a->lacking, b->lacking);
 }
 
@@ -209,7 +276,7 @@ void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 			int v = 0;
 			for (int k = 1; k < d->n; k++) {
 				const struct ig_chain *x = &d->c[k], *y = &d->c[v];
-				if (x->active != y->active ? !x->active
+				if (x->active != y->active   ? !x->active
 				    : x->impact != y->impact ? x->impact < y->impact
 							     : x->last_seen_ns < y->last_seen_ns)
 					v = k;
@@ -239,6 +306,7 @@ void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 	c->tid = f->c.tid;
 	memcpy(c->comm, f->c.comm, IG_COMM_LEN);
 	c->culprit_pid = f->c.culprit_pid;
+	c->culprit_tid = f->c.culprit_tid;
 	memcpy(c->culprit_comm, f->c.culprit_comm, IG_COMM_LEN);
 	c->p50_ns = f->c.p50_ns;
 	c->p99_ns = f->c.p99_ns;
@@ -329,7 +397,6 @@ static void sort_chains(struct ig_detect *d)
 		d->order[i] = i;
 	qsort_r(d->order, (size_t)d->n, sizeof(d->order[0]), cmp_order, d);
 }
-
 
 void age_and_sort(struct ig_detect *d, uint64_t now)
 {

@@ -38,6 +38,15 @@ enum ig_chain_class {
 	IG_CC_GPU_BOUND,	  /* waiting for a busy GPU: the healthy case (INFO) */
 	IG_CC_COLD_START,	  /* first calls slow, then settle (INFO) */
 	IG_CC_STRAGGLER,	  /* an NCCL rank waits on collectives for a late peer (named) */
+	/* from the kernel's evidence of the waits (core/waits.h) */
+	IG_CC_CPU_QUOTA,	  /* runnable, but its cgroup's CPU quota ran out (the cgroup) */
+	IG_CC_FILE_IO,		  /* in file syscalls: kernel CPU and disk waits (the device) */
+	IG_CC_COLD_READ,	  /* major faults of a file mapping: its pages read from disk */
+	IG_CC_LOCK_WAIT,	  /* a lock or condition another thread let go (named thread) */
+	IG_CC_GIL_WAIT,		  /* CPython's GIL, held by another thread (named thread) */
+	IG_CC_BACKPRESSURE,	  /* writing to a full pipe or socket: its reader (named) is slow */
+	IG_CC_NET_WAIT,		  /* on a network socket (the peer when known) */
+	IG_CC_PAGE_FAULTS,	  /* page faults of fresh memory (minor faults) */
 	IG_CC_MAX,
 };
 
@@ -71,6 +80,8 @@ struct ig_chain {
 	char comm[IG_COMM_LEN];
 	uint32_t culprit_pid; /* top preemptor / worker / I/O issuer, 0 = none */
 	char culprit_comm[IG_COMM_LEN];
+	uint32_t culprit_tid; /* the culprit thread (a lock's, the GIL's holder), 0 = not a
+			       * thread: culprit_pid is its process, culprit_comm its name */
 	uint64_t p50_ns, p99_ns; /* of op in pid over the window when the chain last fired */
 	double tail_ratio;	 /* p99 / p50 */
 	/* The share of the feeding threads' wall time (time classes) or the
@@ -159,6 +170,12 @@ uint64_t detect_generation(const struct ig_detect *d);
 /* Highest severity (enum ig_sev) of the active chains on op (0 = any) in
  * pid (0 = any); -1 when none. What the views mark op and process rows with. */
 int detect_severity(const struct ig_detect *d, int op, uint32_t pid);
+
+/* The share of a time class (cpu_contention: preempted in and between
+ * calls, host_work: host_cpu...) in the parts, -1 for the other classes;
+ * the part whose off-CPU intervals prove it (enum ig_part), -1 none. */
+double detect_class_share(int cls, const struct ig_time_parts *t);
+int detect_class_part(int cls);
 
 /* "CPU contention", "cpu_contention"; "HIGH"; "?" when out of range. */
 const char *detect_class_title(int cls);

@@ -38,6 +38,7 @@ struct cause {
 	int sev;
 	uint32_t culprit_pid; /* 0: none named */
 	char culprit_comm[16];
+	uint32_t culprit_tid; /* a thread named (its process in culprit_pid), 0 none */
 	double culprit_share;	/* of the cause's time that the culprit explains */
 	int culprit_self;	/* the culprit is the process itself (its other threads) */
 	int unconfirmed;	/* the source lacks what would confirm it */
@@ -66,6 +67,17 @@ void age_and_sort(struct ig_detect *d, uint64_t now);
 
 /* words.c: the finding of a cause (summary, explanation, evidence, advice) */
 void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f);
+/* words_wait.c: the classes of the kernel's evidence (lock, GIL, full
+ * pipe, network, CPU quota, file I/O, cold reads, page faults, memory
+ * pressure) and the ones it words anew (input waits, paced loops). */
+void words_wait(struct ctx *x, const struct cause *c, struct finding *f);
+/* A thread culprit: "holder (tid 4312)" of the process, or "holder (tid
+ * 4312) of other[900]" of another; helpers of words.c. */
+const char *thread_name(const struct ctx *x, const struct cause *c, char *b, size_t n);
+const char *feeder_name(const struct ctx *x, char *b, size_t n);
+/* A process's name in the window, "" when it is not in it. */
+const char *win_comm(const struct ctx *x, uint32_t pid);
+
 /* What the storm rule measured (rules.c api_causes). */
 struct storm_words {
 	double rate;		    /* outer syncs per second */

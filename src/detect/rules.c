@@ -85,6 +85,7 @@ static void emit(struct ctx *x, struct cause *c, int op)
 	f.c.tid = x->feeder ? x->feeder->tid : 0;
 	f.c.impact = c->impact;
 	f.c.culprit_pid = c->culprit_pid;
+	f.c.culprit_tid = c->culprit_tid;
 	memcpy(f.c.culprit_comm, c->culprit_comm, sizeof(f.c.culprit_comm));
 	if (c->tail) {
 		f.c.p50_ns = c->tail->win.p50;
@@ -109,8 +110,8 @@ struct copies {
 	uint64_t wait_ns; /* of which in copies that wait for the GPU (sync copies) */
 	uint64_t all_ns;  /* in every outer CUDA call: the share's denominator */
 	uint64_t calls, bytes, top_ns;
-	int top;	  /* the copy op with the most time */
-	int claimed;	  /* the copy rule makes a chain of them */
+	int top;     /* the copy op with the most time */
+	int claimed; /* the copy rule makes a chain of them */
 };
 
 static void copies_of(const struct ctx *x, struct copies *k)
@@ -144,21 +145,6 @@ static void copies_of(const struct ctx *x, struct copies *k)
 		k->wait_ns = P->ns[IG_PART_GPU_WAIT];
 }
 
-/* A part of the time whose culprit is the process itself (its own disk
- * waits, host work, sleeps): a chain when the part is at least sev_low. */
-static void self_cause(struct ctx *x, int cls, double impact, int unconfirmed)
-{
-	struct cause c;
-	memset(&c, 0, sizeof(c));
-	c.cls = cls;
-	c.impact = impact;
-	set_self(&c, x);
-	c.unconfirmed = unconfirmed;
-	c.sev = sev_of(x->cfg, c.impact, 1, !unconfirmed);
-	if (c.impact >= x->cfg->sev_low)
-		emit(x, &c, x->feeder->main_op);
-}
-
 /* The op whose tail was spent preempted the most: what CPU contention did
  * to the calls, beside what it did to the time between them. */
 static void preempted_tail(const struct ctx *x, struct cause *c)
@@ -176,56 +162,112 @@ static void preempted_tail(const struct ctx *x, struct cause *c)
 	}
 }
 
-/* The causes that are a part of the wall time, one chain each. */
+/* A culprit from a table of threads (ig_culprit: pid the tid, aux its
+ * process). */
+static void set_thread(struct cause *c, const struct ctx *x, const struct ig_culprit *k)
+{
+	c->culprit_tid = k->pid;
+	c->culprit_pid = k->aux;
+	memcpy(c->culprit_comm, k->comm, sizeof(c->culprit_comm));
+	c->culprit_share = k->share;
+	c->culprit_self = k->aux == x->p->pid;
+}
+
+/* Who is behind each time class (rules below). */
+enum { WHO_SELF, WHO_PREEMPTOR, WHO_WAKER, WHO_THREAD, WHO_PEER, WHO_CGROUP, WHO_NONE };
+
+static const struct tclass {
+	int cls, who;
+} tclasses[] = {
+    {IG_CC_CPU_CONTENTION, WHO_PREEMPTOR},
+    {IG_CC_CPU_QUOTA, WHO_CGROUP},
+    {IG_CC_LOADER_WAIT, WHO_WAKER},
+    {IG_CC_LOCK_WAIT, WHO_THREAD},
+    {IG_CC_GIL_WAIT, WHO_THREAD},
+    {IG_CC_BACKPRESSURE, WHO_THREAD},
+    {IG_CC_NET_WAIT, WHO_PEER},
+    {IG_CC_BLOCK_IO, WHO_SELF},
+    {IG_CC_FILE_IO, WHO_SELF},
+    {IG_CC_COLD_READ, WHO_SELF},
+    {IG_CC_PAGE_FAULTS, WHO_SELF},
+    {IG_CC_HOST_WORK, WHO_SELF},
+    {IG_CC_TIMER_SLEEP, WHO_SELF},
+    {IG_CC_OFFCPU_WAIT, WHO_NONE},
+};
+
+/* The threads a thread class names: who let go of the lock, the GIL, who
+ * drained the pipe. */
+static const struct ig_culprit *thread_table(const struct ig_proc_stats *p, int cls, int *n)
+{
+	*n = cls == IG_CC_LOCK_WAIT ? p->nlockers : cls == IG_CC_GIL_WAIT ? p->ngil : p->ndrainers;
+	return cls == IG_CC_LOCK_WAIT  ? p->lockers
+	       : cls == IG_CC_GIL_WAIT ? p->gil_holders
+				       : p->drainers;
+}
+
+/* The causes that are a part of the wall time, one chain each: the part
+ * is the impact; the culprit and the confidence decide the severity. */
 static void time_causes(struct ctx *x)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_time_parts *P = x->parts;
 	const struct ig_proc_stats *p = x->p;
 	int split = !P->split_unknown;
-	struct cause c;
-
-	/* CPU contention: runnable but not running, inside calls or between */
-	memset(&c, 0, sizeof(c));
-	c.cls = IG_CC_CPU_CONTENTION;
-	c.impact = ig_part_share(P, IG_PART_PREEMPTED) + ig_part_share(P, IG_PART_CALL_PREEMPTED);
-	if (p->npreemptors)
-		set_culprit(&c, x, &p->preemptors[0]);
-	preempted_tail(x, &c);
-	c.sev = sev_of(cfg, c.impact, c.culprit_pid != 0, split);
-	if (c.impact >= cfg->sev_low)
+	for (size_t i = 0; i < sizeof(tclasses) / sizeof(tclasses[0]); i++) {
+		const struct tclass *tc = &tclasses[i];
+		struct cause c;
+		memset(&c, 0, sizeof(c));
+		c.cls = tc->cls;
+		c.impact = detect_class_share(tc->cls, P);
+		if (c.impact < cfg->sev_low)
+			continue;
+		int named = 1, confirmed = 1, n;
+		const struct ig_culprit *k;
+		switch (tc->who) {
+		case WHO_PREEMPTOR:
+			if (p->npreemptors)
+				set_culprit(&c, x, &p->preemptors[0]);
+			preempted_tail(x, &c);
+			named = c.culprit_pid != 0;
+			confirmed = split;
+			break;
+		case WHO_WAKER:
+			if (p->nwakers)
+				set_culprit(&c, x, &p->wakers[0]);
+			named = c.culprit_pid != 0;
+			break;
+		case WHO_THREAD:
+			if ((k = thread_table(p, tc->cls, &n)) && n)
+				set_thread(&c, x, k);
+			named = c.culprit_tid != 0;
+			break;
+		case WHO_PEER:
+			named = p->npeers > 0; /* the address is said in the words */
+			break;
+		case WHO_SELF:
+			set_self(&c, x);
+			/* a fault of unrecorded kind (no wait evidence) */
+			if (tc->cls == IG_CC_PAGE_FAULTS)
+				c.unconfirmed = !P->waits_seen;
+			/* without off-CPU states (Ingero) "running" is only "not seen
+			 * off CPU" */
+			if (tc->cls == IG_CC_HOST_WORK)
+				c.unconfirmed =
+				    !x->w->tot.by_kind[IG_EV_OFFCPU] ||
+				    (p->off_unknown_ns && !p->off_preempt_ns && !p->off_blocked_ns);
+			confirmed = !c.unconfirmed;
+			break;
+		case WHO_NONE:
+			c.unconfirmed = 1;
+			named = confirmed = 0;
+			break;
+		}
+		c.sev = sev_of(cfg, c.impact, named, confirmed);
+		/* a loop paced by its own timer idles by design: said, never an alarm */
+		if (tc->cls == IG_CC_TIMER_SLEEP)
+			c.sev = IG_SEV_INFO;
 		emit(x, &c, c.tail ? c.tail->op : x->feeder->main_op);
-
-	/* data-loader wait: asleep until another task woke it */
-	memset(&c, 0, sizeof(c));
-	c.cls = IG_CC_LOADER_WAIT;
-	c.impact = ig_part_share(P, IG_PART_TASK_WAIT);
-	if (p->nwakers)
-		set_culprit(&c, x, &p->wakers[0]);
-	c.sev = sev_of(cfg, c.impact, c.culprit_pid != 0, 1);
-	if (c.impact >= cfg->sev_low)
-		emit(x, &c, x->feeder->main_op);
-
-	/* block I/O: asleep uninterruptibly; the culprit is the process */
-	self_cause(x, IG_CC_BLOCK_IO, ig_part_share(P, IG_PART_IO_WAIT), 0);
-
-	/* host work: running between calls while the GPU has nothing queued;
-	 * without off-CPU states (Ingero) "running" is only "not seen off CPU" */
-	self_cause(x, IG_CC_HOST_WORK, ig_part_share(P, IG_PART_HOST_CPU),
-		   !x->w->tot.by_kind[IG_EV_OFFCPU] ||
-			   (p->off_unknown_ns && !p->off_preempt_ns && !p->off_blocked_ns));
-
-	/* sleeping on timers */
-	self_cause(x, IG_CC_TIMER_SLEEP, ig_part_share(P, IG_PART_SLEEP), 0);
-
-	/* off CPU for a reason the source did not record */
-	memset(&c, 0, sizeof(c));
-	c.cls = IG_CC_OFFCPU_WAIT;
-	c.impact = ig_part_share(P, IG_PART_UNKNOWN);
-	c.unconfirmed = 1;
-	c.sev = sev_of(cfg, c.impact, 0, 0);
-	if (c.impact >= cfg->sev_low)
-		emit(x, &c, x->feeder->main_op);
+	}
 }
 
 /* GPU-bound: the healthy case, said once it is a large part; the wait
@@ -303,15 +345,15 @@ static void api_causes(struct ctx *x)
 		const struct ig_op_info *oi = ig_op_info(s->op);
 		if (nested(s) || !oi)
 			continue;
-		if (((oi->kind & IG_OPK_COPY) && !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC))) ||
+		if (((oi->kind & IG_OPK_COPY) &&
+		     !(oi->kind & (IG_OPK_SYNC | IG_OPK_IMPLICIT_SYNC))) ||
 		    (oi->kind & IG_OPK_ALLOC))
 			cold += op_own_ns(s);
 	}
 	uint64_t api_ns = P->ns[IG_PART_API] > cold ? P->ns[IG_PART_API] - cold : 0;
 	double api = P->wall_ns ? (double)api_ns / (double)P->wall_ns : 0;
-	uint64_t syncs = t->sync_calls_win > t->sync_nested_win
-			     ? t->sync_calls_win - t->sync_nested_win
-			     : 0;
+	uint64_t syncs =
+	    t->sync_calls_win > t->sync_nested_win ? t->sync_calls_win - t->sync_nested_win : 0;
 	double wall_s = (double)P->wall_ns / 1e9;
 	double rate = wall_s > 0 ? (double)syncs / wall_s : 0;
 	double rt = P->wall_ns ? (double)P->rt_idle_ns / (double)P->wall_ns : 0;
@@ -455,8 +497,8 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 	 * list keeps only the last IG_OUTLIERS */
 	const struct ig_win_series *ws = wseries(x, s->op);
 	uint64_t thr = (uint64_t)((double)s->win.p50 * cfg->tail_ratio), ntail = 0;
-	for (unsigned b = hist_bucket(thr); spikes && ws && ws->win && ws->win->n && b <= ws->win->hi;
-	     b++)
+	for (unsigned b = hist_bucket(thr);
+	     spikes && ws && ws->win && ws->win->n && b <= ws->win->hi; b++)
 		if (ws->win->b[b] && hist_bucket_lo(b) >= thr)
 			ntail += ws->win->b[b];
 	if (ntail > (uint64_t)n)
@@ -488,11 +530,13 @@ static void rule_memory(struct ctx *x)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_host *h = &x->w->host;
-	double fault = ig_part_share(x->parts, IG_PART_FAULT);
+	double fault = ig_part_share(x->parts, IG_PART_MEM_PRESSURE);
 	int swap = h->valid && h->swap_max_win > 0;
 	int full = h->valid && h->mem_max_win > cfg->mem_pct;
 	/* page allocations alone (a checkpoint filling the page cache) are not
-	 * pressure: without stalls, only a host short of memory is worth saying */
+	 * pressure, nor page faults (a cold file, fresh memory): reclaim and
+	 * swap-in are; without them, only a host short of memory is worth
+	 * saying */
 	if (fault < cfg->sev_low && !swap && !full)
 		return;
 	struct cause c;
@@ -539,9 +583,9 @@ static void rule_cold(struct ctx *x)
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_COLD_START;
-	uint64_t excess = best->cold_n * (best->cold_mean_ns > best->life.p50
-						  ? best->cold_mean_ns - best->life.p50
-						  : 0);
+	uint64_t excess =
+	    best->cold_n *
+	    (best->cold_mean_ns > best->life.p50 ? best->cold_mean_ns - best->life.p50 : 0);
 	c.impact = x->parts->wall_ns ? fmin(1.0, (double)excess / (double)x->parts->wall_ns) : 0;
 	c.sev = IG_SEV_INFO;
 	struct finding f;

@@ -102,7 +102,7 @@ void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint6
 
 /* "workload[4835]", or "workload[4835] tid 4838 (wl-worker-0)" when the
  * feeding thread is not the main thread and has a name of its own. */
-static const char *feeder_name(const struct ctx *x, char *b, size_t n)
+const char *feeder_name(const struct ctx *x, char *b, size_t n)
 {
 	char p[40];
 	who(p, sizeof(p), x->p->comm, x->p->pid);
@@ -202,37 +202,6 @@ static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 		slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
 }
 
-static void words_loader(struct ctx *x, const struct cause *c, struct finding *f)
-{
-	char fn[64], cn[64], pct[16];
-	feeder_name(x, fn, sizeof(fn));
-	culprit_name(x, c, cn, sizeof(cn));
-	fmt_pct(pct, sizeof(pct), c->impact);
-	if (c->culprit_pid)
-		put(f->c.summary, sizeof(f->c.summary),
-		    "data-loader wait on %s: %s blocked %s of its time until it was fed", cn, fn,
-		    pct);
-	else
-		put(f->c.summary, sizeof(f->c.summary),
-		    "data-loader wait: %s blocked %s of its time waiting for another task", fn,
-		    pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
-	    "Between CUDA calls the feeding thread sleeps until another task wakes it (a pipe, "
-	    "queue or lock: data-loader workers, a tokenizer, a producer thread)%s%s woke it for "
-	    "%.0f%% of that time. While it waits, the GPU has nothing queued.",
-	    c->culprit_pid ? "; " : "", c->culprit_pid ? cn : "", c->culprit_share * 100);
-	if (c->culprit_pid)
-		ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
-	rec(f, "Make the producers keep up: more DataLoader workers (num_workers, at most the "
-	       "free cores), persistent_workers=True, prefetch_factor >= 2");
-	rec(f, "Make each batch cheaper to produce: decode/augment on the GPU (DALI, "
-	       "torchvision.transforms.v2 on CUDA) or pre-process the dataset offline");
-	if (c->culprit_pid)
-		rec(f, "Look at what %s does (ingero-top process screen, its CPU and its own "
-		       "waits): a slow or starved worker shows there",
-		    cn);
-}
-
 /* --- the feeder's own time: disk, CPU work, sleeps, unknown ---------------- */
 
 static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
@@ -285,16 +254,6 @@ static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
 		rec(f, "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "
 		       "the next batch's work before waiting on the current one",
 		    x->p->pid);
-		break;
-	case IG_CC_TIMER_SLEEP:
-		put(f->c.summary, sizeof(f->c.summary),
-		    "sleeping in %s: %s of its time in timer sleeps between CUDA calls", fn, pct);
-		put(f->c.explanation, sizeof(f->c.explanation),
-		    "The feeding thread sleeps on timers between CUDA calls (sleep(), a poll with a "
-		    "timeout, a rate limiter) for %s of its wall time; the GPU idles meanwhile.",
-		    pct);
-		rec(f, "Find the sleep in the loop (py-spy dump, the thread's stack) and wait on "
-		       "the event itself instead of polling with a timeout");
 		break;
 	default: /* IG_CC_OFFCPU_WAIT */
 		put(f->c.summary, sizeof(f->c.summary),
@@ -409,20 +368,26 @@ void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f)
 	case IG_CC_CPU_CONTENTION:
 		words_cpu(x, c, f);
 		break;
-	case IG_CC_LOADER_WAIT:
-		words_loader(x, c, f);
-		break;
 	case IG_CC_GPU_BOUND:
 		words_gpu(x, c, f);
 		break;
 	case IG_CC_LAUNCH_BOUND:
 		words_launch(x, c, f);
 		break;
-	default:
+	case IG_CC_BLOCK_IO:
+	case IG_CC_HOST_WORK:
+	case IG_CC_OFFCPU_WAIT:
 		words_self(x, c, f);
 		break;
+	default: /* the classes of the kernel's evidence, input waits, paced loops */
+		words_wait(x, c, f);
+		break;
 	}
-	if (c->unconfirmed)
+	if (c->unconfirmed && c->cls == IG_CC_PAGE_FAULTS)
+		put(f->c.lacking, sizeof(f->c.lacking),
+		    "the kind of the page faults (recorded without the kernel's wait evidence): "
+		    "file or anonymous, major or minor, is not known");
+	else if (c->unconfirmed)
 		put(f->c.lacking, sizeof(f->c.lacking),
 		    "off-CPU states, preempted/blocked split or wakers (recorded without "
 		    "scheduler state): the share is measured, the cause is inferred");
@@ -681,24 +646,38 @@ void words_memory(struct ctx *x, const struct cause *c, struct finding *f)
 				 fmt_bytes(b, sizeof(b), h->swap_max_win << 20));
 	if (h->valid && h->mem_max_win > x->cfg->mem_pct && o < sizeof(what))
 		put(what + o, sizeof(what) - o, ", memory %.0f%% used", h->mem_max_win);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "memory pressure on %s: %s of its time stalled in page faults%s", fn, pct, what);
-	put(f->c.explanation, sizeof(f->c.explanation),
-	    "The host is short of memory or the feeding thread faults in pages: page "
-	    "allocation, reclaim and swap-in run on the feeding thread and stall it (%s of its "
-	    "time asleep in page faults).",
-	    pct);
+	if (c->impact > 0) {
+		put(f->c.summary, sizeof(f->c.summary),
+		    "memory pressure on %s: %s of its time reclaiming memory or reading it back "
+		    "from swap%s",
+		    fn, pct, what);
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "The host or the job's cgroup is short of memory: the feeding thread frees "
+		    "memory for its own allocations (direct reclaim) or waits for its pages to come "
+		    "back from swap, %s of its wall time.",
+		    pct);
+	} else {
+		put(f->c.summary, sizeof(f->c.summary),
+		    "memory pressure on the host%s: %s does not stall on it (no reclaim or "
+		    "swap-in measured)",
+		    what, fn);
+		put(f->c.explanation, sizeof(f->c.explanation),
+		    "The host is short of memory, but the feeding thread spent no measured time in "
+		    "reclaim or swap-in: context, not a cause of its slowness yet.");
+	}
 	ev(f, "impact_pct", c->impact * 100, "%");
 	ev(f, "page_alloc_bytes", (double)x->p->page_bytes_win, "B");
 	if (h->valid) {
 		ev(f, "swap_bytes", (double)(h->swap_max_win << 20), "B");
 		ev(f, "mem_max_pct", h->mem_max_win, "%");
 	}
-	rec(f, "Reduce host memory use: smaller prefetch and shuffle buffers, fewer data-loader "
-	       "workers (each holds batches), or a host with more RAM");
-	rec(f, "Keep the job out of swap: memory.swap.max=0 in its cgroup or vm.swappiness=1");
-	rec(f, "Allocate and pin staging buffers once (pin_memory=True, cudaHostAlloc) so "
-	       "steady-state steps do not fault in new pages");
+	rec(f, "Give the job more memory: raise its cgroup's limit (memory.max on cgroup v2, "
+	       "memory.limit_in_bytes on v1), or run fewer jobs on this host");
+	rec(f, "Or use less: smaller prefetch and shuffle buffers, fewer data-loader workers "
+	       "(each holds batches)");
+	if (h->valid && h->swap_max_win)
+		rec(f, "If it fits in memory, keep it out of swap: memory.swap.max=0 in its cgroup "
+		       "(v2), or vm.swappiness=1");
 }
 
 void words_cold(struct ctx *x, const struct cause *c, struct finding *f,

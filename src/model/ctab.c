@@ -29,8 +29,8 @@ static const char *culprit_name(struct ig_model *m, uint32_t pid, const char *co
 	return s->pid == pid ? s->comm : comm;
 }
 
-void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm,
-		     uint64_t ns, uint64_t sec)
+void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux, const char *comm,
+	      uint64_t ns, uint64_t sec)
 {
 	comm = culprit_name(m, pid, comm);
 	unsigned j = (unsigned)(sec % m->W);
@@ -57,12 +57,16 @@ void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm
 				}
 			}
 			memset(t->e[free_k].ns, 0, sizeof(t->e[free_k].ns));
+			t->e[free_k].aux = 0;
+			t->e[free_k].comm[0] = 0;
 		}
 		k = free_k;
 		t->e[k].pid = pid;
 	}
 	if (comm && comm[0])
 		copy_comm(t->e[k].comm, comm);
+	if (aux)
+		t->e[k].aux = aux;
 	t->e[k].ns[j] += ns;
 }
 
@@ -92,6 +96,7 @@ int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *
 		if (!s)
 			continue;
 		all[c].pid = t->e[k].pid;
+		all[c].aux = t->e[k].aux;
 		const struct name_slot *ns = &m->names[t->e[k].pid % NAME_SLOTS];
 		copy_comm(all[c].comm, t->e[k].comm[0] || ns->pid != t->e[k].pid ? t->e[k].comm
 										     : ns->comm);

@@ -141,7 +141,7 @@ static void series_add(struct ig_model *m, struct series *S, const struct ig_eve
 		w->blk += e->blocked_ns;
 	}
 	if (S->ct && e->preempt_ns && e->other_pid)
-		ctab_add(m, S->ct, e->other_pid, e->other_comm, e->preempt_ns, sec);
+		ctab_add(m, S->ct, e->other_pid, 0, e->other_comm, e->preempt_ns, sec);
 }
 
 /* The series of key, made (or taken from the least recently active one)
@@ -167,7 +167,7 @@ static struct series *stab_get(struct ig_model *m, struct stab *t, uint64_t key,
 	return t->s[i];
 }
 
-static struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t)
+struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t)
 {
 	int fresh, evicted;
 	int32_t i = lru_get(&m->ph, pid, &fresh, &evicted, NULL);
@@ -187,8 +187,8 @@ static struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t)
 	return p;
 }
 
-static struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
-				 uint64_t end)
+struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
+			  uint64_t end)
 {
 	int fresh, evicted;
 	int32_t i = lru_get(&m->th, tid, &fresh, &evicted, NULL);
@@ -211,7 +211,7 @@ static struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid,
 	return t;
 }
 
-static struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec)
+struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec)
 {
 	struct tslice *s = &t->sl[sec % m->W];
 	if (s->sec != sec) {
@@ -261,63 +261,6 @@ static uint64_t union_add(struct thread *t, uint64_t a, uint64_t b)
 		t->ub = b;
 	}
 	return add;
-}
-
-static int off_state(uint8_t s)
-{
-	return s == IG_OFF_PREEMPTED ? ST_PRE : s == IG_OFF_BLOCKED ? ST_BLK : ST_UNK;
-}
-
-/* Adds (sign 1) or removes (sign -1) an off-CPU interval of t to or from
- * the "inside calls" (in 1) or "between calls" (in 0) sums of its lifetime
- * and of slice s (NULL: not in the window). A blocked interval's run-queue
- * wait after its wake-up (pre) is preempted time; the rest (main) is the
- * sleep, by reason bw. */
-static void offcpu_sums(struct thread *t, struct tslice *s, int in, int st, int bw, uint64_t main,
-			uint64_t pre, int sign)
-{
-#define ADJ(x, v) ((x) = sign > 0 ? (x) + (v) : ((x) >= (v) ? (x) - (v) : 0))
-	ADJ(t->life_off[in][st], main);
-	ADJ(t->life_off[in][ST_PRE], pre);
-	if (st == ST_BLK && !in)
-		ADJ(t->life_raw.bw[bw], main);
-	if (!s)
-		return;
-	ADJ(s->off[in][st], main);
-	ADJ(s->off[in][ST_PRE], pre);
-	if (st == ST_BLK && !in)
-		ADJ(s->bw[bw], main);
-	if (sign > 0)
-		s->sw[in]++;
-	else if (s->sw[in])
-		s->sw[in]--;
-#undef ADJ
-}
-
-/* Off-CPU intervals that arrived before the call containing them (replays
- * ordered by time, sources without IG_F_IN_CALL) move from "between calls"
- * to "inside calls". */
-static void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a, uint64_t b)
-{
-	for (int k = 0; k < t->tl_n; k++) {
-		int idx = (t->tl_i - 1 - k + IG_TL_MAX) % IG_TL_MAX;
-		struct ig_offcpu_rec *r = &t->tl[idx];
-		if (r->ts_ns < a)
-			break;
-		if (r->in_call || t->tl_src[idx] || r->ts_ns >= b)
-			continue;
-		r->in_call = 1;
-		uint64_t sec = (r->ts_ns + r->dur_ns) / NS;
-		struct tslice *s = &t->sl[sec % m->W];
-		if (s->sec != sec)
-			s = NULL;
-		int st = off_state(r->state), bw = t->tl_bw[idx];
-		uint64_t pre = t->tl_pre[idx], main = r->dur_ns - pre;
-		offcpu_sums(t, s, 0, st, bw, main, pre, -1);
-		offcpu_sums(t, s, 1, st, bw, main, pre, 1);
-		if (st == ST_BLK && bw == BW_TASK && r->other_pid)
-			ctab_sub(m, &p->wake, r->other_pid, main, sec);
-	}
 }
 
 static int sync_kind(const struct ig_event *e, const struct ig_op_info *oi)
@@ -620,59 +563,6 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	call_account(m, e, oi, p, t, &ct, sec, inwin);
 }
 
-static void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
-			  int inwin)
-{
-	struct proc *p = proc_get(m, e->pid, end);
-	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
-	if (!p->comm[0] && e->comm[0])
-		copy_comm(p->comm, e->comm);
-	if (e->comm[0])
-		copy_comm(t->comm, e->comm);
-	int st = off_state(e->state);
-	int src = (e->flags & IG_F_IN_CALL) != 0;
-	int in = src || (e->ts_ns >= t->ca && e->ts_ns < t->cb);
-	int bw = blocked_reason(e->flags, e->other_pid);
-
-	struct ig_offcpu_rec *r = &t->tl[t->tl_i];
-	r->ts_ns = e->ts_ns;
-	r->dur_ns = e->dur_ns;
-	r->state = e->state;
-	r->in_call = (uint8_t)in;
-	r->cpu = (uint16_t)e->cpu;
-	r->other_pid = e->other_pid;
-	copy_comm(r->other_comm, e->other_comm);
-	t->tl_src[t->tl_i] = (uint8_t)src;
-	t->tl_bw[t->tl_i] = (uint8_t)bw;
-	t->tl_i = (t->tl_i + 1) % IG_TL_MAX;
-	if (t->tl_n < IG_TL_MAX)
-		t->tl_n++;
-
-	if (st == ST_PRE && e->other_pid) {
-		t->pre_pid = e->other_pid;
-		copy_comm(t->pre_comm, e->other_comm);
-	}
-	/* the wait in the run queue after a wake-up, while the task arg0 held
-	 * the CPU: preempted. With nobody on the CPU (idle: the wake-up latency
-	 * of a sleeping CPU) or an unknown holder, the wait belongs to the sleep. */
-	uint64_t pre = st == ST_BLK && e->arg0
-			   ? (e->preempt_ns < e->dur_ns ? e->preempt_ns : e->dur_ns)
-			   : 0;
-	uint64_t main = e->dur_ns - pre;
-	t->tl_pre[(t->tl_i - 1 + IG_TL_MAX) % IG_TL_MAX] = pre;
-	offcpu_sums(t, inwin ? tslot(m, t, sec) : NULL, in, st, bw, main, pre, 1);
-	if (!inwin)
-		return;
-	if (st == ST_PRE && e->other_pid)
-		ctab_add(m, &p->pre, e->other_pid, e->other_comm, e->dur_ns, sec);
-	if (pre && e->arg0) {
-		const struct proc *q = proc_find(m, (uint32_t)e->arg0);
-		ctab_add(m, &p->pre, (uint32_t)e->arg0, q ? q->comm : "", pre, sec);
-	}
-	if (st == ST_BLK && !in && bw == BW_TASK)
-		ctab_add(m, &p->wake, e->other_pid, e->other_comm, main, sec);
-}
-
 static void ingest_block_io(struct ig_model *m, const struct ig_event *e, uint64_t end,
 			    uint64_t sec, int inwin)
 {
@@ -796,6 +686,9 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		break;
 	case IG_EV_OFFCPU:
 		ingest_offcpu(m, e, end, sec, inwin);
+		break;
+	case IG_EV_KTIME:
+		ingest_ktime(m, e, end, sec, inwin);
 		break;
 	case IG_EV_FORK:
 		ingest_fork(m, e, end);

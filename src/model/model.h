@@ -111,8 +111,24 @@ enum ig_part {
 	IG_PART_IO_WAIT,	/* between calls, asleep in D state (block I/O) */
 	IG_PART_TASK_WAIT,	/* between calls, asleep until another task woke it */
 	IG_PART_SLEEP,		/* between calls, asleep until a timer woke it */
-	IG_PART_FAULT,		/* between calls, asleep in a page fault */
+	IG_PART_FAULT,		/* between calls, in page faults of fresh memory (minor faults
+				 * on the CPU; asleep in a fault of unrecorded kind) */
 	IG_PART_UNKNOWN,	/* between calls, off CPU for an unrecorded reason */
+	/* The kernel's evidence (core/waits.h) splits the rest by mechanism: */
+	IG_PART_THROTTLED,	/* runnable, but its cgroup's CPU quota had run out (in
+				 * calls or between) */
+	IG_PART_FILE_IO,	/* between calls, in file syscalls (read, write, fsync...):
+				 * on the CPU in the kernel, or waiting for the disk */
+	IG_PART_COLD_READ,	/* between calls, in major faults of file mappings: the
+				 * file's pages read from the disk */
+	IG_PART_MEM_PRESSURE,	/* between calls, in direct reclaim and swap-in */
+	IG_PART_LOCK_WAIT,	/* between calls, on a lock or condition (futex, file lock,
+				 * semaphore, a kernel lock) until another thread let go */
+	IG_PART_GIL_WAIT,	/* between calls, waiting for CPython's GIL */
+	IG_PART_BACKPRESSURE,	/* between calls, writing to a full pipe or socket: its
+				 * reader does not keep up */
+	IG_PART_NET_WAIT,	/* between calls, on a network socket (or poll woken by
+				 * an interrupt: the network, a device) */
 	IG_PART_MAX,
 };
 
@@ -134,6 +150,14 @@ struct ig_time_parts {
 	 * gpu_wait (one pair per outer sync); the return half runs after the
 	 * GPU finished, idle time of a storm's round trip */
 	uint64_t sync_trap_ns;
+	/* Not a part: the kernel CPU of syscalls other than file I/O between
+	 * calls (pipes, sockets, futexes, mmap...), inside host_cpu */
+	uint64_t ksys_ns;
+	/* Not a part: the time of sleep that was timed waits on a futex, an
+	 * epoll or a poll that nobody ended (a wait with a timeout: a loop
+	 * paced by its own timer, a queue polled with a timeout) */
+	uint64_t timed_wait_ns;
+	int waits_seen; /* some blocked intervals came with the kernel's evidence */
 };
 
 /* "gpu_wait", "api", ... (the JSON keys); "?" when out of range. */
@@ -235,9 +259,13 @@ int model_slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_c
 int model_slow_calls_life(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out,
 			  int max);
 
-/* A preemptor or a waker with its share. */
+/* A preemptor or a waker with its share. In the tables of threads
+ * (lockers, gil_holders, drainers) pid is the thread's tid and aux its
+ * process; in the table of network peers pid is the IPv4 address and aux
+ * the port. */
 struct ig_culprit {
 	uint32_t pid;
+	uint32_t aux;
 	char comm[IG_COMM_LEN];
 	uint64_t ns;  /* window: time it preempted us / time we waited for it */
 	double share; /* of the process's preempted (or blocked-between) time */
@@ -284,6 +312,14 @@ struct ig_proc_stats {
 	struct ig_culprit preemptors[4]; /* by preempted time, largest first */
 	int nwakers;
 	struct ig_culprit wakers[4]; /* who woke the feeding threads between calls */
+	/* The threads that ended the feeding threads' waits on a lock or
+	 * condition, on the GIL, on a full pipe or socket (its reader), and
+	 * the network peers it waited on, by waited time (docs/detection.md) */
+	int nlockers, ngil, ndrainers, npeers;
+	struct ig_culprit lockers[4], gil_holders[4], drainers[4], peers[4];
+	/* the device (major << 20 | minor) of the file its file I/O and cold
+	 * reads were most on, 0 none */
+	uint32_t file_dev;
 	/* GPU memory NVML lists for it, all devices, at the latest samples
 	 * (bytes; valid only when gpu_mem_known) */
 	int gpu_mem_known;
@@ -328,6 +364,10 @@ struct ig_offcpu_rec {
 	uint16_t cpu;
 	uint32_t other_pid;
 	char other_comm[IG_COMM_LEN];
+	int8_t part;	  /* the part of the time it counts in (enum ig_part), -1 in a call */
+	uint32_t flags;	  /* IG_F_* of the event */
+	uint64_t wait;	  /* its evidence (ig_event.arg1, core/waits.h), 0 none */
+	uint64_t obj;	  /* ig_event.arg2 */
 };
 /* The last IG_TL_MAX off-CPU intervals of tid, oldest first. */
 int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu_rec *out, int max);

@@ -11,6 +11,7 @@
 #include "core/hist.h"
 #include "core/lru.h"
 #include "core/ops.h"
+#include "core/waits.h"
 #include "model/model.h"
 #include "model/window.h"
 
@@ -24,6 +25,7 @@
 
 struct culp {
 	uint32_t pid;
+	uint32_t aux; /* ig_culprit.aux */
 	char comm[IG_COMM_LEN];
 	uint64_t ns[IG_WIN_MAX];
 };
@@ -90,12 +92,32 @@ struct proc {
 	struct pslice *sl; /* W */
 	struct ctab pre;   /* preemptors (off-CPU preempted intervals) */
 	struct ctab wake;  /* wakers of blocked intervals between calls */
+	/* by thread (key: tid, aux: its process): who ended waits on a lock
+	 * or condition, on the GIL, on a full pipe or socket; by network peer
+	 * (key: IPv4 address, aux: port) */
+	struct ctab lock, gil, full, net;
+	uint32_t file_dev; /* device of the file of its latest file wait */
 };
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };
 
-/* Why a blocked interval between calls slept (IG_F_* flags, the waker). */
-enum { BW_IO = 0, BW_TASK, BW_SLEEP, BW_FAULT, BW_OTHER, BW_N };
+/* Why a blocked interval between calls slept (model/waits.c: the kernel's
+ * evidence, else the IG_F_* flags and the waker), and the part it counts in. */
+enum {
+	BW_IO = 0, /* D state, nothing more known */
+	BW_TASK,   /* woken by another task: input from a producer */
+	BW_SLEEP,  /* a timer ended it */
+	BW_FAULT,  /* a page fault of fresh memory, or of unrecorded kind */
+	BW_OTHER,  /* woken by an interrupt, nothing more known */
+	BW_FILE,   /* in a file syscall */
+	BW_COLD,   /* in a major fault of a file mapping */
+	BW_MEM,	   /* in reclaim, swap-in */
+	BW_LOCK,   /* on a lock or condition another thread released */
+	BW_GIL,	   /* on CPython's GIL */
+	BW_FULL,   /* writing to a full pipe or socket */
+	BW_NET,	   /* on a network socket */
+	BW_N
+};
 
 struct tslice {
 	uint64_t sec;
@@ -114,6 +136,10 @@ struct tslice {
 	uint64_t rt_idle;
 	uint32_t rt_sync_n; /* of those, the syncs */
 	uint64_t rt_sync;
+	uint64_t thr[2];     /* [in call] preempted while its cgroup was throttled */
+	uint64_t kt[IG_K_N]; /* kernel CPU between calls (IG_EV_KTIME) */
+	uint64_t timed;	     /* of bw[BW_SLEEP], timed waits nobody ended */
+	uint32_t waits;	     /* blocked intervals with the kernel's evidence */
 };
 
 /* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
@@ -127,6 +153,10 @@ struct tparts_raw {
 	uint64_t rt_idle, rt_idle_n; /* round-trip idle calls (ig_time_parts.rt_idle_ns):
 				      * their time not preempted, and how many */
 	uint64_t rt_sync, rt_sync_n; /* of those, the syncs (ig_time_parts.rt_sync_ns) */
+	uint64_t thr[2];	     /* throttled, [in call] (tslice) */
+	uint64_t kt[IG_K_N];	     /* kernel CPU between calls */
+	uint64_t timed;		     /* timed waits nobody ended */
+	uint32_t waits;
 };
 
 struct thread {
@@ -159,6 +189,8 @@ struct thread {
 	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
 	uint8_t tl_bw[IG_TL_MAX];  /* BW_* of a blocked interval */
 	uint64_t tl_pre[IG_TL_MAX]; /* its run-queue wait after the wake-up */
+	uint8_t tl_timed[IG_TL_MAX]; /* a timed wait (futex, poll) a timer ended: a
+				      * lock's if the next wait on it is ended by a thread */
 	struct tslice *sl;	   /* W */
 };
 
@@ -356,11 +388,26 @@ void model_advance_to(struct ig_model *m, uint64_t t);
 void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	      struct ig_time_parts *out);
 void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src);
-int blocked_reason(uint32_t flags, uint32_t waker_pid);
 
-/* ctab.c */
-void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, const char *comm, uint64_t ns,
-	      uint64_t sec);
+/* waits.c: off-CPU intervals and kernel time by mechanism. blocked_reason:
+ * the BW_* of a blocked interval between calls. */
+int blocked_reason(const struct ig_event *e);
+void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+		   int inwin);
+void ingest_ktime(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+		  int inwin);
+/* Off-CPU intervals of t in [a, b) that arrived before the call that holds
+ * them move from "between calls" to "inside calls". */
+void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a, uint64_t b);
+/* ingest.c: the thread, process and slices, made when new */
+struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t);
+struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
+			  uint64_t end);
+struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec);
+
+/* ctab.c; aux: the culprit's process (tables of threads) or port (peers) */
+void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux, const char *comm,
+	      uint64_t ns, uint64_t sec);
 void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uint64_t sec);
 int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
 	     uint64_t total);

@@ -3,11 +3,24 @@
 #include "model/model_int.h"
 
 static const char *const part_names[IG_PART_MAX] = {
-    [IG_PART_GPU_WAIT] = "gpu_wait",   [IG_PART_API] = "api",
-    [IG_PART_CALL_PREEMPTED] = "call_preempted", [IG_PART_HOST_CPU] = "host_cpu",
-    [IG_PART_PREEMPTED] = "preempted", [IG_PART_IO_WAIT] = "io_wait",
-    [IG_PART_TASK_WAIT] = "task_wait", [IG_PART_SLEEP] = "sleep",
-    [IG_PART_FAULT] = "fault",	       [IG_PART_UNKNOWN] = "unknown",
+    [IG_PART_GPU_WAIT] = "gpu_wait",
+    [IG_PART_API] = "api",
+    [IG_PART_CALL_PREEMPTED] = "call_preempted",
+    [IG_PART_HOST_CPU] = "host_cpu",
+    [IG_PART_PREEMPTED] = "preempted",
+    [IG_PART_IO_WAIT] = "io_wait",
+    [IG_PART_TASK_WAIT] = "task_wait",
+    [IG_PART_SLEEP] = "sleep",
+    [IG_PART_FAULT] = "fault",
+    [IG_PART_UNKNOWN] = "unknown",
+    [IG_PART_THROTTLED] = "throttled",
+    [IG_PART_FILE_IO] = "file_io",
+    [IG_PART_COLD_READ] = "cold_read",
+    [IG_PART_MEM_PRESSURE] = "mem_pressure",
+    [IG_PART_LOCK_WAIT] = "lock_wait",
+    [IG_PART_GIL_WAIT] = "gil_wait",
+    [IG_PART_BACKPRESSURE] = "backpressure",
+    [IG_PART_NET_WAIT] = "net_wait",
 };
 
 const char *ig_part_name(int part)
@@ -20,19 +33,6 @@ double ig_part_share(const struct ig_time_parts *t, int part)
 	if (!t->wall_ns || part < 0 || part >= IG_PART_MAX)
 		return 0;
 	return (double)t->ns[part] / (double)t->wall_ns;
-}
-
-/* Why a blocked interval between calls slept: the kernel's flags first,
- * then who woke it (a task, or an interrupt that was not a timer). */
-int blocked_reason(uint32_t flags, uint32_t waker_pid)
-{
-	if (flags & IG_F_FAULT)
-		return BW_FAULT;
-	if (flags & IG_F_DSTATE)
-		return BW_IO;
-	if (flags & IG_F_TIMER)
-		return BW_SLEEP;
-	return waker_pid ? BW_TASK : BW_OTHER;
 }
 
 /* Fills out from the raw sums over wall_ns. The parts are measured
@@ -55,7 +55,8 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	 * (a full launch queue, the driver waiting for the device) */
 	for (int k = 0; k < 2; k++) {
 		uint64_t pre = r->in_pre[k] < r->in_busy[k] ? r->in_pre[k] : r->in_busy[k];
-		uint64_t blk = r->in_blk[k] < r->in_busy[k] - pre ? r->in_blk[k] : r->in_busy[k] - pre;
+		uint64_t blk =
+		    r->in_blk[k] < r->in_busy[k] - pre ? r->in_blk[k] : r->in_busy[k] - pre;
 		p[IG_PART_CALL_PREEMPTED] += pre;
 		if (k) {
 			p[IG_PART_GPU_WAIT] += r->in_busy[k] - pre;
@@ -64,12 +65,34 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 			p[IG_PART_API] += r->in_busy[k] - pre - blk;
 		}
 	}
-	p[IG_PART_PREEMPTED] = r->off_btw[ST_PRE];
-	p[IG_PART_IO_WAIT] = r->bw[BW_IO];
-	p[IG_PART_TASK_WAIT] = r->bw[BW_TASK];
-	p[IG_PART_SLEEP] = r->bw[BW_SLEEP];
-	p[IG_PART_FAULT] = r->bw[BW_FAULT];
-	p[IG_PART_UNKNOWN] = r->bw[BW_OTHER] + r->off_btw[ST_UNK];
+	/* runnable while the cgroup's quota had run out: the quota's, not
+	 * contention (inside calls, out of the calls' preempted time) */
+	uint64_t thr_in =
+	    r->thr[1] < p[IG_PART_CALL_PREEMPTED] ? r->thr[1] : p[IG_PART_CALL_PREEMPTED];
+	uint64_t thr_btw = r->thr[0] < r->off_btw[ST_PRE] ? r->thr[0] : r->off_btw[ST_PRE];
+	p[IG_PART_CALL_PREEMPTED] -= thr_in;
+	p[IG_PART_THROTTLED] = thr_in + thr_btw;
+	p[IG_PART_PREEMPTED] = r->off_btw[ST_PRE] - thr_btw;
+	static const int bw_part[BW_N] = {
+	    [BW_IO] = IG_PART_IO_WAIT,	      [BW_TASK] = IG_PART_TASK_WAIT,
+	    [BW_SLEEP] = IG_PART_SLEEP,	      [BW_FAULT] = IG_PART_FAULT,
+	    [BW_OTHER] = IG_PART_UNKNOWN,     [BW_FILE] = IG_PART_FILE_IO,
+	    [BW_COLD] = IG_PART_COLD_READ,    [BW_MEM] = IG_PART_MEM_PRESSURE,
+	    [BW_LOCK] = IG_PART_LOCK_WAIT,    [BW_GIL] = IG_PART_GIL_WAIT,
+	    [BW_FULL] = IG_PART_BACKPRESSURE, [BW_NET] = IG_PART_NET_WAIT,
+	};
+	for (int k = 0; k < BW_N; k++)
+		p[bw_part[k]] += r->bw[k];
+	p[IG_PART_UNKNOWN] += r->off_btw[ST_UNK];
+	/* kernel CPU between calls, by what it served; other syscalls' stays in
+	 * host_cpu (the thread's own work, in the kernel) */
+	p[IG_PART_FILE_IO] += r->kt[IG_K_FILE];
+	p[IG_PART_FAULT] += r->kt[IG_K_MINOR];
+	p[IG_PART_COLD_READ] += r->kt[IG_K_MAJ_FILE];
+	p[IG_PART_MEM_PRESSURE] += r->kt[IG_K_MAJ_ANON] + r->kt[IG_K_RECLAIM];
+	out->ksys_ns = r->kt[IG_K_SYS];
+	out->timed_wait_ns = r->timed;
+	out->waits_seen = r->waits > 0;
 
 	uint64_t measured = 0;
 	for (int k = 0; k < IG_PART_MAX; k++)
@@ -82,7 +105,7 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 		 * has them inside the call: a synchronising call's are part of its
 		 * wait (its entry trap runs while the GPU works), the others' are
 		 * API work */
-		static const int trap_part[2] = { IG_PART_API, IG_PART_GPU_WAIT };
+		static const int trap_part[2] = {IG_PART_API, IG_PART_GPU_WAIT};
 		for (int k = 0; k < 2; k++) {
 			uint64_t traps = r->outer[k] * (uint64_t)probe_ns;
 			if (traps > p[IG_PART_HOST_CPU])
@@ -92,6 +115,10 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 			if (k)
 				out->sync_trap_ns = traps;
 		}
+		if (out->ksys_ns > p[IG_PART_HOST_CPU])
+			out->ksys_ns = p[IG_PART_HOST_CPU];
+		if (out->timed_wait_ns > p[IG_PART_SLEEP])
+			out->timed_wait_ns = p[IG_PART_SLEEP];
 		return;
 	}
 	/* scale down, then give the rounding remainder to the largest part */
@@ -103,6 +130,9 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 		if (p[k] > p[big])
 			big = k;
 	}
+	out->ksys_ns = 0; /* host_cpu is 0 */
+	if (out->timed_wait_ns > p[IG_PART_SLEEP])
+		out->timed_wait_ns = p[IG_PART_SLEEP];
 	if (sum < wall_ns)
 		p[big] += wall_ns - sum;
 	else if (sum > wall_ns)
@@ -118,4 +148,7 @@ void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src)
 	dst->rt_idle_ns += src->rt_idle_ns;
 	dst->rt_sync_ns += src->rt_sync_ns;
 	dst->sync_trap_ns += src->sync_trap_ns;
+	dst->ksys_ns += src->ksys_ns;
+	dst->timed_wait_ns += src->timed_wait_ns;
+	dst->waits_seen |= src->waits_seen;
 }

@@ -363,6 +363,12 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		s->raw.rt_idle_n += x->rt_idle_n;
 		s->raw.rt_sync += x->rt_sync;
 		s->raw.rt_sync_n += x->rt_sync_n;
+		s->raw.thr[0] += x->thr[0];
+		s->raw.thr[1] += x->thr[1];
+		for (int k = 0; k < IG_K_N; k++)
+			s->raw.kt[k] += x->kt[k];
+		s->raw.timed += x->timed;
+		s->raw.waits += x->waits;
 	}
 	for (int k = 0; k < 3; k++)
 		s->raw.off_btw[k] = s->off[0][k];
@@ -524,6 +530,11 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->between_pct = pct(o->off_between_ns, o->wall_ns);
 	o->npreemptors = ctab_top(m, &p->pre, o->preemptors, 4, pre_all);
 	o->nwakers = ctab_top(m, &p->wake, o->wakers, 4, 0);
+	o->nlockers = ctab_top(m, &p->lock, o->lockers, 4, 0);
+	o->ngil = ctab_top(m, &p->gil, o->gil_holders, 4, 0);
+	o->ndrainers = ctab_top(m, &p->full, o->drainers, 4, 0);
+	o->npeers = ctab_top(m, &p->net, o->peers, 4, 0);
+	o->file_dev = p->file_dev;
 	o->gpu_mem_known = gpu_proc_mem(m, p->pid, &o->gpu_mem_bytes, &o->gpu_devs) == 0;
 }
 

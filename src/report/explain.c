@@ -4,7 +4,11 @@
  * are written from it in explain_out.c. */
 #include "report/explain.h"
 
+#include "core/waits.h"
+
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,34 +28,9 @@
 #define MAX_PROOF 12
 #define MAX_ACTIONS 8
 
-
 double explain_class_share(int cls, const struct ig_time_parts *t)
 {
-	if (!t || !t->wall_ns)
-		return -1;
-	switch (cls) {
-	case IG_CC_CPU_CONTENTION:
-		return ig_part_share(t, IG_PART_PREEMPTED) +
-		       ig_part_share(t, IG_PART_CALL_PREEMPTED);
-	case IG_CC_LOADER_WAIT:
-		return ig_part_share(t, IG_PART_TASK_WAIT);
-	case IG_CC_BLOCK_IO:
-		return ig_part_share(t, IG_PART_IO_WAIT);
-	case IG_CC_HOST_WORK:
-		return ig_part_share(t, IG_PART_HOST_CPU);
-	case IG_CC_TIMER_SLEEP:
-		return ig_part_share(t, IG_PART_SLEEP);
-	case IG_CC_OFFCPU_WAIT:
-		return ig_part_share(t, IG_PART_UNKNOWN);
-	case IG_CC_MEMORY_PRESSURE:
-		return ig_part_share(t, IG_PART_FAULT);
-	case IG_CC_SYNC_STORM:
-	case IG_CC_LAUNCH_BOUND:
-		return ig_part_share(t, IG_PART_API);
-	case IG_CC_GPU_BOUND:
-		return ig_part_share(t, IG_PART_GPU_WAIT);
-	}
-	return -1;
+	return detect_class_share(cls, t);
 }
 
 /* --- where and when ------------------------------------------------------------ */
@@ -185,23 +164,15 @@ static int cmp_proof(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* The off-CPU state that proves a class, or -1: (state, between calls only). */
-static int proof_state(int cls, int *between)
+/* Whether an off-CPU interval of the chain's thread proves its class: a
+ * preemption for CPU contention (in a call or between), else an interval
+ * between calls counted in the class's part. */
+static int proves(int cls, const struct ig_offcpu_rec *r)
 {
-	*between = 1;
-	switch (cls) {
-	case IG_CC_CPU_CONTENTION:
-		*between = 0;
-		return IG_OFF_PREEMPTED;
-	case IG_CC_LOADER_WAIT:
-	case IG_CC_BLOCK_IO:
-	case IG_CC_TIMER_SLEEP:
-	case IG_CC_MEMORY_PRESSURE:
-		return IG_OFF_BLOCKED;
-	case IG_CC_OFFCPU_WAIT:
-		return IG_OFF_UNKNOWN;
-	}
-	return -1;
+	if (cls == IG_CC_CPU_CONTENTION)
+		return r->state == IG_OFF_PREEMPTED && !(r->flags & IG_F_THROTTLED);
+	int part = detect_class_part(cls);
+	return part >= 0 && !r->in_call && r->part == part;
 }
 
 static int cmp_off(const void *a, const void *b)
@@ -210,34 +181,45 @@ static int cmp_off(const void *a, const void *b)
 	return x->dur_ns > y->dur_ns ? -1 : x->dur_ns < y->dur_ns;
 }
 
+/* snprintf, cut at the buffer without the compiler's truncation warning */
+__attribute__((format(printf, 3, 4))) static void put_text(char *b, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b, n, fmt, ap);
+	va_end(ap);
+}
+
 /* The longest off-CPU intervals of the chain's thread that prove it. */
 static int proof_offcpu(const struct explain_in *in, const struct ig_chain *c, struct proof *p)
 {
-	int between, state = proof_state(c->cls, &between), n = 0;
 	struct ig_offcpu_rec r[IG_TL_MAX];
-	if (state < 0 || !c->tid)
+	int n = 0;
+	if (!c->tid || (c->cls != IG_CC_CPU_CONTENTION && detect_class_part(c->cls) < 0))
 		return 0;
 	int k = model_thread_offcpu(in->m, c->tid, r, IG_TL_MAX), m = 0;
 	for (int i = 0; i < k; i++)
-		if (r[i].state == state && (!between || !r[i].in_call))
+		if (proves(c->cls, &r[i]))
 			r[m++] = r[i];
 	qsort(r, (size_t)m, sizeof(*r), cmp_off);
 	for (int i = 0; i < m && n < 3; i++, n++) {
-		char d[24], who[64] = "";
+		char d[24], who[64] = "", why[128];
 		fmt_ns(d, sizeof(d), r[i].dur_ns);
 		if (r[i].other_pid)
 			snprintf(who, sizeof(who), " %s %.16s[%u]",
-				 state == IG_OFF_PREEMPTED ? "by" : "woken by", r[i].other_comm,
-				 r[i].other_pid);
+				 r[i].state == IG_OFF_PREEMPTED ? "by" : "woken by",
+				 r[i].other_comm, r[i].other_pid);
+		ig_wait_text(why, sizeof(why), r[i].flags, r[i].wait);
 		p[n].ts = r[i].ts_ns;
-		if (state == IG_OFF_PREEMPTED)
-			snprintf(p[n].text, sizeof(p[n].text),
-				 "tid %u off CPU %s while runnable (%s) on CPU %u%s", c->tid, d,
+		if (r[i].state == IG_OFF_PREEMPTED)
+			put_text(p[n].text, sizeof(p[n].text),
+				 "tid %u off CPU %s while runnable (%s) on CPU %u%s%s%s", c->tid, d,
 				 r[i].in_call ? "inside a CUDA call" : "between calls", r[i].cpu,
-				 who);
-		else if (state == IG_OFF_BLOCKED)
-			snprintf(p[n].text, sizeof(p[n].text), "tid %u asleep %s between calls%s",
-				 c->tid, d, who);
+				 who, why[0] ? ": " : "", why);
+		else if (r[i].state == IG_OFF_BLOCKED)
+			put_text(p[n].text, sizeof(p[n].text),
+				 "tid %u asleep %s between calls%s%s%s", c->tid, d, who,
+				 why[0] ? ": " : "", why);
 		else
 			snprintf(p[n].text, sizeof(p[n].text),
 				 "tid %u off CPU %s between calls (why not recorded)", c->tid, d);

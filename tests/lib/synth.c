@@ -5,7 +5,6 @@
  * vary but add up to the phase, and a jittered phase varies antithetically
  * over consecutive base steps, so the shares synth_truth() states hold over
  * any pair of steps. */
-#include "synth.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,308 +12,13 @@
 #include <string.h>
 
 #include "core/ops.h"
+#include "core/waits.h"
 
-#define US 1000ull
-#define MS 1000000ull
-#define SEC 1000000000ull
-#define BUF 1024
-#define MAXPH 8
-#define MAXCALLS 128
-#define IO_DEV ((259u << 20) | 1u) /* nvme0n1p1 */
-
-static const char *const names[SYNTH_MAX] = {
-    "healthy",	      "cpu_contention", "gpu_bound",	   "loader_wait",  "sync_storm",
-    "copy_dominated", "alloc_spikes",	"memory_pressure", "block_io",	   "cold_start",
-    "no_split",	      "host_work",	"timer_sleep",	   "launch_bound", "healthy_fast",
-    "mixed",	      "nccl_straggler", "bench",
-};
-
-/* --- recipes ----------------------------------------------------------------- */
-
-enum ph_kind {
-	PH_END = 0,
-	PH_HOST,      /* on CPU between calls */
-	PH_LAUNCH,    /* n cudaLaunchKernel back to back: API work */
-	PH_COPY,      /* n cudaMemcpyAsync H2D of bytes each: API work */
-	PH_MALLOC,    /* cudaMalloc of bytes: API work, sub of it asleep (GPU wait) */
-	PH_SYNC,      /* cudaStreamSynchronize: GPU wait, sub of it preempted by stress-ng */
-	PH_SYNC_PAIR, /* the same with the cuStreamSynchronize it makes inside */
-	PH_D2H,	      /* cudaMemcpy D2H of bytes with its cuMemcpyDtoH_v2 inside: GPU wait */
-	PH_PREEMPT,   /* runnable between calls, preempted by stress-ng */
-	PH_TASK,      /* asleep until a data-loader worker woke it */
-	PH_IO,	      /* asleep in D state (fdatasync), with its block request */
-	PH_TIMER,     /* asleep until a timer (sleep, poll timeout) */
-	PH_FAULT,     /* asleep in a page fault */
-	PH_OFF,	      /* off CPU, state not recorded (Ingero) */
-	PH_NCCL,      /* an ncclAllReduce of bytes (float32, rank 0 of 2): API work */
-};
-
-struct phase {
-	uint8_t kind;
-	uint8_t jit;	/* % of ns, antithetic over consecutive base steps */
-	uint16_t n;	/* calls in the phase (launches, copies); 0 = 1 */
-	uint32_t bytes; /* per copy or allocation */
-	uint64_t ns;	/* the phase's time, all its calls together */
-	uint64_t sub;	/* sync: preempted part; malloc: asleep part */
-};
-
-struct recipe {
-	struct phase base[MAXPH];  /* one step */
-	struct phase extra[MAXPH]; /* replaces a base step once per period */
-	uint64_t period;	   /* 0: no extra step */
-	uint8_t no_split;	   /* Ingero-like: no off-CPU split, entry order */
-	uint8_t workers;	   /* data-loader worker processes exist */
-	uint8_t cold;		   /* the first launches are slow */
-	uint32_t page_mib;	   /* page allocations per 100 ms, MiB */
-	double cpu, mem, load;	   /* host snapshot */
-	uint64_t avail_mb, swap_mb;
-	uint64_t peer_host; /* an NCCL peer rank (SYNTH_PEER) that works this long on
-			     * the CPU before its AllReduce, every step */
-	const char *cause, *cause2;
-	uint32_t culprit;
-	const char *culprit_comm;
-	uint8_t healthy;
-};
-
-/* clang-format off */
-#define HOST(t) {.kind = PH_HOST, .ns = (t)}
-#define LAUNCH(n_, t) {.kind = PH_LAUNCH, .n = (n_), .ns = (t)}
-#define COPY(n_, t, b) {.kind = PH_COPY, .n = (n_), .ns = (t), .bytes = (b)}
-#define MALLOC(t, blk, b) {.kind = PH_MALLOC, .ns = (t), .sub = (blk), .bytes = (b)}
-#define SYNC(t, pre, j) {.kind = PH_SYNC, .ns = (t), .sub = (pre), .jit = (j)}
-#define SYNC2(t, j) {.kind = PH_SYNC_PAIR, .ns = (t), .jit = (j)}
-#define D2H(t, b, j) {.kind = PH_D2H, .ns = (t), .bytes = (b), .jit = (j)}
-#define OFF(k, t) {.kind = (k), .ns = (t)}
-#define NCCL(t, b) {.kind = PH_NCCL, .ns = (t), .bytes = (b)}
-#define SNAP(c, m, l, a, s) .cpu = (c), .mem = (m), .load = (l), .avail_mb = (a), .swap_mb = (s)
-#define IDLE SNAP(35, 40, 2.1, 40000, 0)
-#define K256 (256u << 10)
-#define M1 (1u << 20)
-
-/* The healthy loop every other recipe departs from: 10 ms per step, 20
- * launches, a small copy and one sync that waits for the GPU's work. */
-#define HEALTHY_STEP HOST(300 * US), LAUNCH(20, 200 * US), COPY(1, 20 * US, K256), \
-	SYNC(9480 * US, 0, 5)
-
-static const struct recipe recipes[SYNTH_MAX] = {
-    [SYNTH_HEALTHY] = {.base = {HEALTHY_STEP}, IDLE, .cause = "gpu_bound", .healthy = 1},
-    [SYNTH_CPU_CONTENTION] = {
-	.base = {HOST(300 * US), OFF(PH_PREEMPT, 2500 * US), LAUNCH(20, 250 * US),
-		 COPY(1, 20 * US, K256), SYNC(6930 * US, 0, 5)},
-	.extra = {HOST(300 * US), OFF(PH_PREEMPT, 2500 * US), LAUNCH(20, 250 * US),
-		  COPY(1, 20 * US, K256), SYNC(46930 * US, 40 * MS, 0)},
-	.period = 250 * MS, SNAP(98, 40, 9.5, 40000, 0), .cause = "cpu_contention",
-	.culprit = SYNTH_STRESS, .culprit_comm = "stress-ng"},
-    [SYNTH_GPU_BOUND] = {
-	.base = {HOST(800 * US), LAUNCH(20, 250 * US), SYNC(30 * MS, 0, 10)},
-	.extra = {HOST(800 * US), LAUNCH(20, 250 * US), SYNC(150 * MS, 0, 0)},
-	.period = SEC, IDLE, .cause = "gpu_bound", .healthy = 1},
-    [SYNTH_LOADER_WAIT] = {
-	.base = {OFF(PH_TASK, 10 * MS), HOST(300 * US), LAUNCH(20, 200 * US),
-		 COPY(1, 200 * US, M1), SYNC(9300 * US, 0, 5)},
-	.workers = 1, SNAP(99, 40, 5.2, 40000, 0), .cause = "loader_wait",
-	.culprit = SYNTH_WORKER0, .culprit_comm = "pt_data_worker"},
-    [SYNTH_SYNC_STORM] = {
-	.base = {HOST(20 * US), LAUNCH(5, 140 * US), D2H(40 * US, 4, 10)},
-	IDLE, .cause = "sync_storm", .culprit = SYNTH_PID, .culprit_comm = "python3"},
-    [SYNTH_COPY_DOMINATED] = {
-	.base = {HOST(300 * US), COPY(4, 10 * MS, 8 * M1), LAUNCH(10, 120 * US),
-		 SYNC(1000 * US, 0, 5)},
-	IDLE, .cause = "copy_dominated"},
-    [SYNTH_ALLOC_SPIKES] = {
-	.base = {HOST(300 * US), LAUNCH(20, 200 * US), MALLOC(20 * US, 0, M1),
-		 SYNC(9480 * US, 0, 5)},
-	.extra = {HOST(300 * US), LAUNCH(20, 200 * US), MALLOC(100 * MS, 30 * MS, 256 * M1),
-		  SYNC(9480 * US, 0, 0)},
-	.period = 500 * MS, IDLE, .cause = "alloc_spikes"},
-    [SYNTH_MEMORY_PRESSURE] = {
-	.base = {HOST(300 * US), LAUNCH(20, 200 * US), COPY(1, 20 * US, K256),
-		 OFF(PH_FAULT, 5400 * US), SYNC(9480 * US, 0, 5)},
-	.page_mib = 30, SNAP(60, 97, 3.0, 900, 2048), .cause = "memory_pressure",
-	.culprit = SYNTH_PID, .culprit_comm = "python3"},
-    [SYNTH_BLOCK_IO] = {
-	.base = {HOST(300 * US), LAUNCH(20, 200 * US), COPY(1, 20 * US, K256),
-		 SYNC(5380 * US, 0, 5), HOST(100 * US), OFF(PH_IO, 4 * MS)},
-	IDLE, .cause = "block_io", .culprit = SYNTH_PID, .culprit_comm = "python3"},
-    [SYNTH_COLD_START] = {.base = {HEALTHY_STEP}, .cold = 1, IDLE, .cause = "cold_start",
-			  .healthy = 1},
-    [SYNTH_NO_SPLIT] = {
-	.base = {HOST(300 * US), LAUNCH(20, 200 * US), COPY(1, 20 * US, K256),
-		 OFF(PH_OFF, 3 * MS), SYNC(6480 * US, 0, 5)},
-	.no_split = 1, SNAP(98, 40, 9.5, 40000, 0), .cause = "offcpu_wait"},
-    [SYNTH_HOST_WORK] = {
-	.base = {HOST(4 * MS), LAUNCH(20, 200 * US), COPY(1, 20 * US, K256),
-		 SYNC(5780 * US, 0, 5)},
-	IDLE, .cause = "host_work", .culprit = SYNTH_PID, .culprit_comm = "python3"},
-    [SYNTH_TIMER_SLEEP] = {
-	.base = {HOST(300 * US), LAUNCH(20, 200 * US), SYNC(7 * MS, 0, 5),
-		 OFF(PH_TIMER, 2500 * US)},
-	IDLE, .cause = "timer_sleep", .culprit = SYNTH_PID, .culprit_comm = "python3"},
-    [SYNTH_LAUNCH_BOUND] = {
-	.base = {HOST(200 * US), LAUNCH(100, 2400 * US), SYNC(2400 * US, 0, 5)},
-	IDLE, .cause = "launch_bound", .culprit = SYNTH_PID, .culprit_comm = "python3"},
-    [SYNTH_HEALTHY_FAST] = {
-	.base = {HOST(30 * US), LAUNCH(4, 40 * US), SYNC2(930 * US, 5)},
-	IDLE, .cause = "gpu_bound", .healthy = 1},
-    [SYNTH_MIXED] = {
-	.base = {OFF(PH_TASK, 5 * MS), OFF(PH_PREEMPT, 2400 * US), HOST(300 * US),
-		 LAUNCH(20, 200 * US), COPY(1, 200 * US, M1), SYNC(11900 * US, 0, 5)},
-	.workers = 1, SNAP(99, 40, 6.0, 40000, 0), .cause = "loader_wait",
-	.culprit = SYNTH_WORKER0, .culprit_comm = "pt_data_worker",
-	.cause2 = "cpu_contention"},
-    [SYNTH_NCCL_STRAGGLER] = {
-	.base = {HOST(300 * US), LAUNCH(20, 200 * US), NCCL(10 * US, 4 * M1), SYNC(9490 * US, 0, 0)},
-	.peer_host = 8 * MS, IDLE, .cause = "nccl_straggler", .culprit = SYNTH_PEER,
-	.culprit_comm = "python3"},
-    [SYNTH_BENCH] = {IDLE},
-};
-/* The peer's step: its host work, then these, then a sync to the step's end. */
-#define PEER_LAUNCH (200 * US)
-#define PEER_NCCL (10 * US)
-/* clang-format on */
+#include "synth_int.h"
 
 /* The data-loader worker that delivers each batch, in turn: the first one
  * twice as often (the slow one the chain must name). */
 static const uint32_t wake_order[] = {0, 1, 0, 2, 3};
-
-/* --- the ground truth ------------------------------------------------------- */
-
-struct sums {
-	double part[IG_PART_MAX];
-	double copy, acopy, syncs, malloc_ns;
-};
-
-/* Total time of a step program, its parts, copies and outer syncs. */
-static double prog_sums(const struct phase *prog, struct sums *s)
-{
-	double total = 0;
-	memset(s, 0, sizeof(*s));
-	for (int k = 0; k < MAXPH && prog[k].kind; k++) {
-		const struct phase *ph = &prog[k];
-		double ns = (double)ph->ns, sub = (double)ph->sub;
-		total += ns;
-		switch (ph->kind) {
-		case PH_HOST:
-			s->part[IG_PART_HOST_CPU] += ns;
-			break;
-		case PH_LAUNCH:
-		case PH_NCCL:
-			s->part[IG_PART_API] += ns;
-			break;
-		case PH_COPY:
-			s->part[IG_PART_API] += ns;
-			s->copy += ns;
-			s->acopy += ns;
-			break;
-		case PH_MALLOC:
-			s->part[IG_PART_API] += ns - sub;
-			s->part[IG_PART_GPU_WAIT] += sub;
-			s->malloc_ns += ns;
-			break;
-		case PH_D2H:
-			s->copy += ns;
-			/* fall through */
-		case PH_SYNC:
-		case PH_SYNC_PAIR:
-			s->part[IG_PART_CALL_PREEMPTED] += sub;
-			s->part[IG_PART_GPU_WAIT] += ns - sub;
-			s->syncs++;
-			break;
-		case PH_PREEMPT:
-			s->part[IG_PART_PREEMPTED] += ns;
-			break;
-		case PH_TASK:
-			s->part[IG_PART_TASK_WAIT] += ns;
-			break;
-		case PH_IO:
-			s->part[IG_PART_IO_WAIT] += ns;
-			break;
-		case PH_TIMER:
-			s->part[IG_PART_SLEEP] += ns;
-			break;
-		case PH_FAULT:
-			s->part[IG_PART_FAULT] += ns;
-			break;
-		case PH_OFF:
-			s->part[IG_PART_UNKNOWN] += ns;
-			break;
-		}
-	}
-	return total;
-}
-
-/* The impact of a class as the detector measures it, from the shares. */
-static double impact_of(const char *cls, const struct synth_truth *t, double acopy, double spike)
-{
-	const double *p = t->part;
-	if (!cls || !cls[0])
-		return 0;
-	if (!strcmp(cls, "cpu_contention"))
-		return p[IG_PART_PREEMPTED] + p[IG_PART_CALL_PREEMPTED];
-	if (!strcmp(cls, "loader_wait"))
-		return p[IG_PART_TASK_WAIT];
-	if (!strcmp(cls, "block_io"))
-		return p[IG_PART_IO_WAIT];
-	if (!strcmp(cls, "host_work"))
-		return p[IG_PART_HOST_CPU];
-	if (!strcmp(cls, "timer_sleep"))
-		return p[IG_PART_SLEEP];
-	if (!strcmp(cls, "offcpu_wait"))
-		return p[IG_PART_UNKNOWN];
-	if (!strcmp(cls, "memory_pressure"))
-		return p[IG_PART_FAULT];
-	if (!strcmp(cls, "gpu_bound"))
-		return p[IG_PART_GPU_WAIT];
-	if (!strcmp(cls, "sync_storm") || !strcmp(cls, "launch_bound"))
-		return p[IG_PART_API] - acopy; /* async copies are the copy rule's */
-	if (!strcmp(cls, "copy_dominated"))
-		return t->copy;
-	if (!strcmp(cls, "alloc_spikes"))
-		return spike;
-	return -1; /* cold start: a transient, not a share of the steady state */
-}
-
-int synth_truth(const struct synth_cfg *cfg, struct synth_truth *t)
-{
-	if (!cfg || cfg->scenario < 0 || cfg->scenario >= SYNTH_MAX || cfg->scenario == SYNTH_BENCH)
-		return -EINVAL;
-	const struct recipe *r = &recipes[cfg->scenario];
-	struct sums b, x;
-	double tb = prog_sums(r->base, &b), te = prog_sums(r->extra, &x);
-	/* per ns of wall time: base steps fill what the extra step leaves */
-	double wb = 1.0 / tb, we = 0;
-	if (r->period) {
-		we = 1.0 / (double)r->period;
-		wb = ((double)r->period - te) / tb / (double)r->period;
-	}
-	memset(t, 0, sizeof(*t));
-	for (int k = 0; k < IG_PART_MAX; k++)
-		t->part[k] = wb * b.part[k] + we * x.part[k];
-	t->copy = wb * b.copy + we * x.copy;
-	t->syncs_per_s = (wb * b.syncs + we * x.syncs) * 1e9;
-	double acopy = wb * b.acopy + we * x.acopy;
-	/* allocation outliers: their excess over the usual allocation */
-	double spike = we * (x.malloc_ns - b.malloc_ns);
-	t->cause = r->cause ? r->cause : "";
-	t->cause2 = r->cause2 ? r->cause2 : "";
-	t->impact = impact_of(t->cause, t, acopy, spike);
-	if (r->peer_host) {
-		/* the rank's sync beyond the peer's, over the step */
-		double sync = 0;
-		for (int k = 0; k < MAXPH && r->base[k].kind; k++)
-			if (r->base[k].kind == PH_SYNC)
-				sync += (double)r->base[k].ns;
-		double peer_sync = tb - (double)(r->peer_host + PEER_LAUNCH + PEER_NCCL);
-		t->impact = (sync - peer_sync) / tb;
-	}
-	t->impact2 = impact_of(t->cause2, t, acopy, spike);
-	t->culprit_pid = r->culprit == SYNTH_PID && cfg->pid ? cfg->pid : r->culprit;
-	t->culprit_comm = r->culprit_comm ? r->culprit_comm : "";
-	t->settle_s = r->cold ? 2 : 0;
-	t->unconfirmed = r->no_split;
-	t->healthy = r->healthy;
-	return 0;
-}
 
 /* --- the generator ------------------------------------------------------------ */
 
@@ -334,13 +38,13 @@ struct synth {
 
 const char *synth_name(int sc)
 {
-	return sc >= 0 && sc < SYNTH_MAX ? names[sc] : "?";
+	return sc >= 0 && sc < SYNTH_MAX ? synth_names[sc] : "?";
 }
 
 int synth_by_name(const char *name)
 {
 	for (int i = 0; i < SYNTH_MAX; i++)
-		if (!strcmp(name, names[i]))
+		if (!strcmp(name, synth_names[i]))
 			return i;
 	return -1;
 }
@@ -529,9 +233,104 @@ static void workers_busy(struct synth *s, uint64_t t, uint64_t wait)
 	}
 }
 
+/* A blocked interval of the main thread with the kernel's evidence
+ * (core/waits.h); waker tid and its process and name, 0: an interrupt. */
+static void wait_ev(struct synth *s, uint64_t t, uint64_t d, uint32_t flags, int sys, int fdk,
+		    int flt, int wfn, uint32_t waker, uint32_t waker_pid, const char *waker_comm,
+		    uint64_t obj)
+{
+	uint32_t pid = s->cfg.pid;
+	int n = s->n;
+	offcpu(s, pid, pid, t, d, IG_OFF_BLOCKED, flags | IG_F_DETAIL, waker_pid,
+	       waker_pid ? waker_comm : "[irq]");
+	if (s->n == n)
+		return;
+	struct ig_event *e = &s->buf[n];
+	e->arg1 = IG_WAIT_PACK(sys, fdk, flt, wfn) | (uint64_t)waker << 32;
+	e->arg2 = obj;
+}
+
+/* Kernel CPU of the main thread (IG_EV_KTIME) in category k, counted at t. */
+static void ktime(struct synth *s, uint64_t t, int k, uint64_t ns)
+{
+	struct ig_event *e = push(s, IG_EV_KTIME, t, 0);
+	if (!e)
+		return;
+	struct ig_ktime kt = {.n = 1};
+	kt.ns[k] = ns;
+	kt.majors = k == IG_K_MAJ_FILE || k == IG_K_MAJ_ANON;
+	ig_ktime_pack(e, t, s->cfg.pid, s->cfg.pid, &kt);
+	set_comm(e->comm, "python3");
+}
+
+#define FUTEX_ADDR 0x7f00dead0040ull
+#define GIL_ADDR 0x555500a5b7c0ull
+#define FILE_OBJ ((uint64_t)IO_DEV << 32 | 0x62db5)
+#define PEER_OBJ ((uint64_t)0x0a000005 << 16 | 5555) /* 10.0.0.5:5555 */
+
+/* The mechanisms of the kernel's evidence (PH_LOCK...). */
+static void ph_wait(struct synth *s, const struct phase *ph, uint64_t d)
+{
+	uint32_t pid = s->cfg.pid;
+	uint64_t t = s->t, a;
+	switch (ph->kind) {
+	case PH_LOCK: /* a timed try that ran out, then the wait holder ended */
+		a = d / 3;
+		wait_ev(s, t, a, IG_F_TIMER, IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX, 0, 0, NULL,
+			FUTEX_ADDR);
+		wait_ev(s, t + a, d - a, 0, IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX, SYNTH_HOLDER, pid,
+			"holder", FUTEX_ADDR + 4);
+		break;
+	case PH_GIL: /* asked for every 5 ms, given back by pybusy at last */
+		for (a = 0; a + 5 * MS < d; a += 5 * MS)
+			wait_ev(s, t + a, 5 * MS, IG_F_GIL | IG_F_TIMER, IG_SYS_FUTEX, 0, 0,
+				IG_WFN_FUTEX, 0, 0, NULL, GIL_ADDR);
+		wait_ev(s, t + a, d - a, IG_F_GIL, IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX, SYNTH_PYBUSY,
+			pid, "pybusy", GIL_ADDR);
+		break;
+	case PH_FULL:
+		wait_ev(s, t, d, 0, IG_SYS_WRITE, IG_FDK_FIFO, 0, IG_WFN_PIPE_WRITE, SYNTH_CONSUMER,
+			SYNTH_CONSUMER, "consumer", 5);
+		break;
+	case PH_NET:
+		wait_ev(s, t, d, 0, IG_SYS_RECV, IG_FDK_INET, 0, IG_WFN_SOCK_RECV, 0, 0, NULL,
+			PEER_OBJ);
+		break;
+	case PH_THROTTLE:
+		offcpu(s, pid, pid, t, d, IG_OFF_PREEMPTED, IG_F_THROTTLED, 0, NULL);
+		break;
+	case PH_FILE: /* the write's copy on the CPU, then fsync waits for the disk */
+		a = d * 3 / 8;
+		ktime(s, t + a, IG_K_FILE, a);
+		wait_ev(s, t + a, d - a, IG_F_DSTATE, IG_SYS_FSYNC, IG_FDK_REG, 0, IG_WFN_WRITEBACK,
+			0, 0, NULL, FILE_OBJ);
+		break;
+	case PH_COLD: /* asleep reading the page, then mapping it on the CPU */
+		a = d * 4 / 5;
+		wait_ev(s, t, a, IG_F_DSTATE | IG_F_FAULT, IG_SYS_NONE, 0, IG_FLT_FILE,
+			IG_WFN_PAGE_IO, 0, 0, NULL, FILE_OBJ);
+		ktime(s, t + d, IG_K_MAJ_FILE, d - a);
+		break;
+	case PH_FRESH:
+		ktime(s, t + d, IG_K_MINOR, d);
+		break;
+	default: /* PH_RECLAIM: asleep in reclaim (writeback), then reclaiming on the CPU */
+		a = d * 7 / 10;
+		wait_ev(s, t, a, IG_F_DSTATE | IG_F_FAULT | IG_F_RECLAIM, IG_SYS_NONE, 0,
+			IG_FLT_ANON, IG_WFN_RECLAIM, 0, 0, NULL, 0x7f0012340000ull);
+		ktime(s, t + d, IG_K_RECLAIM, d - a);
+		break;
+	}
+	s->t += d;
+}
+
 /* Off CPU between calls for d ns, for the phase's reason. */
 static void ph_off(struct synth *s, const struct phase *ph, uint64_t d)
 {
+	if (ph->kind >= PH_LOCK) {
+		ph_wait(s, ph, d);
+		return;
+	}
 	uint32_t pid = s->cfg.pid, w;
 	uint64_t t = s->t;
 	struct ig_event *e;
@@ -857,7 +656,7 @@ struct synth *synth_new(const struct synth_cfg *cfg)
 	if (!s)
 		return NULL;
 	s->cfg = *cfg;
-	s->r = &recipes[cfg->scenario];
+	s->r = &synth_recipes[cfg->scenario];
 	if (!s->cfg.start_ns)
 		s->cfg.start_ns = 1767225600ull * SEC; /* 2026-01-01T00:00:00Z */
 	if (s->cfg.seconds <= 0)

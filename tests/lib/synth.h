@@ -38,7 +38,18 @@ enum synth_scenario {
 	SYNTH_MIXED,	       /* loader wait 25 % and CPU contention 12 % in one loop */
 	SYNTH_NCCL_STRAGGLER,  /* rank 0 waits 9.5 ms per AllReduce for rank 1 (python3[4822],
 				* 8 ms of host work per step): 77 % */
-	SYNTH_BENCH,	       /* high-rate mix: 8 processes x 4 threads, all kinds */
+	/* one per class of the kernel's wait evidence (core/waits.h) */
+	SYNTH_LOCK_WAIT,    /* a futex its sibling thread holder[4830] releases, after a
+			     * timed try on it that ran out: 30 % */
+	SYNTH_GIL_WAIT,	    /* CPython's GIL, asked for every 5 ms, given back by
+			     * pybusy[4831]: 40 % */
+	SYNTH_BACKPRESSURE, /* writes to a full pipe drained by consumer[2100]: 30 % */
+	SYNTH_NET_WAIT,	    /* recv on a socket to 10.0.0.5:5555, woken by interrupts: 30 % */
+	SYNTH_CPU_QUOTA,    /* runnable but its cgroup throttled: 35 % */
+	SYNTH_FILE_IO,	    /* write + fsync of a file: kernel CPU 1.5 ms, disk 2.5 ms: 40 % */
+	SYNTH_COLD_READ,    /* page faults reading a mapped file from disk: 30 % */
+	SYNTH_PAGE_FAULTS,  /* minor faults of fresh memory, on the CPU: 30 % */
+	SYNTH_BENCH,	    /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };
 
@@ -48,6 +59,9 @@ enum synth_scenario {
 #define SYNTH_NWORKERS 4
 #define SYNTH_PEER 4822		/* the other NCCL rank of SYNTH_NCCL_STRAGGLER: python3 */
 #define SYNTH_NCCL_KEY 0xc0ffee /* its communicator's key */
+#define SYNTH_HOLDER 4830	/* a thread of the main process holding its lock: holder */
+#define SYNTH_PYBUSY 4831	/* a thread of the main process running Python: pybusy */
+#define SYNTH_CONSUMER 2100	/* the process reading the main process's pipe: consumer */
 
 struct synth_cfg {
 	int scenario;	   /* enum synth_scenario */
@@ -69,6 +83,7 @@ struct synth_truth {
 	double impact;
 	uint32_t culprit_pid;
 	const char *culprit_comm;
+	uint32_t culprit_tid; /* a thread culprit (culprit_pid its process), 0 none */
 	/* A second, smaller cause mixed in ("" none) and its impact. */
 	const char *cause2;
 	double impact2;
