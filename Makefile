@@ -165,6 +165,12 @@ $(WORKLOAD): $(WORKLOAD_SRC) $(wildcard tests/workload/*.h) $(SHIM_HDRS) $(SHIM)
 	$(CC) $(CFLAGS) -Itests/shim -o $@ $(WORKLOAD_SRC) -L$(SHIM_DIR) -l:libcudart.so.12 \
 		-l:libnccl.so.2 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/shim' -ldl -lpthread -lm
 
+# causegen: its mechanisms and helpers under tests/progs/causegen/
+CAUSEGEN_SRC := $(wildcard tests/progs/causegen/*.c)
+$(BUILD)/tests/progs/causegen: tests/progs/causegen.c $(CAUSEGEN_SRC) tests/progs/causegen/cg.h $(SHIM) | $(BUILD)/tests/progs
+	$(CC) $(CFLAGS) -Itests/shim -Itests/progs -o $@ $< $(CAUSEGEN_SRC) -L$(SHIM_DIR) \
+		-l:libcudart.so.12 -l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm
+
 $(BUILD)/tests/progs/%: tests/progs/%.c $(SHIM) | $(BUILD)/tests/progs
 	$(CC) $(CFLAGS) -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../../shim' -lpthread -lm

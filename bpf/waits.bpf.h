@@ -56,6 +56,10 @@ static __always_inline struct tstate *cur_thread(__u32 *tid)
 #define IG_S_IFDIR 0040000
 #define IG_S_IFCHR 0020000
 #define IG_S_IFIFO 0010000
+#define IG_PROC_MAGIC 0x9fa0
+#define IG_SYSFS_MAGIC 0x62656572
+#define IG_CGROUP_MAGIC 0x27e0eb
+#define IG_CGROUP2_MAGIC 0x63677270
 #define IG_AF_UNIX 1
 #define IG_AF_INET 2
 #define IG_AF_INET6 10
@@ -74,6 +78,12 @@ static __always_inline __u8 fd_kind(struct task_struct *t, __u64 fd, __u64 *obj)
 	struct inode *ino = BPF_CORE_READ(f, f_inode);
 	__u32 mode = BPF_CORE_READ(ino, i_mode) & IG_S_IFMT;
 	*obj = fd;
+	/* a file of procfs, sysfs, cgroupfs is the kernel's own state read or
+	 * set, not file I/O */
+	unsigned long magic = BPF_CORE_READ(ino, i_sb, s_magic);
+	if (magic == IG_PROC_MAGIC || magic == IG_SYSFS_MAGIC || magic == IG_CGROUP_MAGIC ||
+	    magic == IG_CGROUP2_MAGIC)
+		return IGB_FDK_OTHER;
 	if (mode == IG_S_IFREG || mode == IG_S_IFBLK) {
 		*obj =
 		    (__u64)BPF_CORE_READ(ino, i_sb, s_dev) << 32 | (__u32)BPF_CORE_READ(ino, i_ino);

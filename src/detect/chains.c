@@ -156,6 +156,7 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->min_calls = 10;
 	c->tail_ratio = 3.0;
 	c->min_wall_ns = 2 * NS;
+	c->min_wall_end_ns = NS / 4;
 	c->quiet_s = 2;
 	c->storm_rate = 100;
 	c->storm_gpu_ratio = 2.0;

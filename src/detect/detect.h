@@ -115,6 +115,8 @@ struct ig_detect_cfg {
 	unsigned min_calls;	     /* calls in the window for a tail (10) */
 	double tail_ratio;	     /* p99/p50 that makes a tail (3) */
 	uint64_t min_wall_ns;	     /* feeder wall time in the window to judge it (2 s) */
+	uint64_t min_wall_end_ns;    /* ... in the last window of a run that ended (250 ms):
+				      * a short run is judged as a whole at its end */
 	unsigned quiet_s;	     /* a feeder silent this long is not judged (2) */
 	double storm_rate;	     /* outer syncs per second for a sync storm (100) */
 	double storm_gpu_ratio;	     /* GPU wait per sync below this many times the rest
@@ -156,6 +158,14 @@ void detect_reset(struct ig_detect *d);
 /* Judges one window and updates the chains; w->now_ns is the event time of
  * the evaluation (a second boundary). */
 void detect_run(struct ig_detect *d, const struct ig_window *w);
+/* The next windows are the last of a run that ended (1) or not (0): a
+ * process whose feeder ran less than min_wall_ns in all is judged on what
+ * it did, from min_wall_end_ns of wall time. */
+void detect_set_end(struct ig_detect *d, int end);
+/* Why no process was judged in the last window, "" when one was or none
+ * made CUDA calls: "causegen[4821]'s feeding thread ran 0.12 s in the
+ * window (judged from 0.25 s)". Owned by d. */
+const char *detect_why_none(const struct ig_detect *d);
 /* The same as a window hook: model_set_window_hook(m, detect_window, d). */
 void detect_window(void *d, const struct ig_window *w);
 

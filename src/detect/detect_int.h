@@ -22,6 +22,8 @@ struct ig_detect {
 	uint8_t fired_now[IG_CHAIN_MAX];
 	uint32_t next_id;
 	uint64_t gen;
+	int end;	      /* detect_set_end */
+	char why_none[160];   /* detect_why_none */
 };
 
 /* What one rule concluded in one window: the content of a chain. */

@@ -596,13 +596,45 @@ static void rule_cold(struct ctx *x)
 }
 
 /* Whether the process is judged in this window: a feeding thread that made
- * calls recently and enough wall time to measure shares against. */
+ * calls recently and enough wall time to measure shares against (less in
+ * the last window of a run: a run shorter than that is judged whole). */
 static int judged(const struct ctx *x)
 {
 	const struct ig_thread_stats *t = x->feeder;
-	if (!t || !t->calls_win || x->parts->wall_ns < x->cfg->min_wall_ns)
+	uint64_t need = x->d->end ? x->cfg->min_wall_end_ns : x->cfg->min_wall_ns;
+	if (!t || !t->calls_win || x->parts->wall_ns < need)
 		return 0;
 	return t->last_ns + (uint64_t)x->cfg->quiet_s * NS >= x->now;
+}
+
+/* Why the process was not judged, in x->d->why_none. */
+static void not_judged(struct ctx *x)
+{
+	char w[40];
+	const struct ig_thread_stats *t = x->feeder;
+	uint64_t need = x->d->end ? x->cfg->min_wall_end_ns : x->cfg->min_wall_ns;
+	who(w, sizeof(w), x->p->comm, x->p->pid);
+	if (!t || !t->calls_win)
+		put(x->d->why_none, sizeof(x->d->why_none), "%s made no CUDA call in the window",
+		    w);
+	else if (x->parts->wall_ns < need)
+		put(x->d->why_none, sizeof(x->d->why_none),
+		    "%s's feeding thread ran %.2f s in the window: too short to judge (from "
+		    "%.2f s)",
+		    w, (double)x->parts->wall_ns / 1e9, (double)need / 1e9);
+	else
+		put(x->d->why_none, sizeof(x->d->why_none), "%s made no CUDA call in the last %u s",
+		    w, x->cfg->quiet_s);
+}
+
+void detect_set_end(struct ig_detect *d, int end)
+{
+	d->end = end;
+}
+
+const char *detect_why_none(const struct ig_detect *d)
+{
+	return d->why_none;
 }
 
 /* The NCCL op a process enqueued most in the window (ncclAllReduce when
@@ -691,14 +723,21 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 	struct ctx x = {.d = d, .cfg = &d->cfg, .w = w, .now = w->now_ns};
 	x.ws = w->tot.win_start_ns;
 	x.win_s = (double)w->tot.win_span_ns / 1e9;
+	int any = 0;
+	d->why_none[0] = 0;
 	for (int i = 0; i < w->nprocs; i++) {
 		const struct ig_win_proc *wp = &w->procs[i];
 		x.wp = wp;
 		x.p = wp->p;
 		x.parts = &wp->p->parts;
 		x.feeder = wp->nthr && wp->thr[0].t.calls_win ? &wp->thr[0].t : NULL;
-		if (!judged(&x))
+		if (!judged(&x)) {
+			if (!any && !d->why_none[0])
+				not_judged(&x);
 			continue;
+		}
+		any = 1;
+		d->why_none[0] = 0;
 		struct copies cp;
 		copies_of(&x, &cp); /* the copy chain's and GPU-bound's both */
 		time_causes(&x);

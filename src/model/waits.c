@@ -83,6 +83,9 @@ int blocked_reason(const struct ig_event *e)
 	case IG_SYS_FALLOC:
 		return BW_FILE;
 	case IG_SYS_READ:
+		if (fdk == IG_FDK_TIMERFD)
+			return BW_SLEEP; /* its own timer */
+		/* fall through */
 	case IG_SYS_WRITE:
 	case IG_SYS_SPLICE:
 	case IG_SYS_RECV:

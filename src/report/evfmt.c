@@ -93,6 +93,16 @@ static void gpu_line(char *p, size_t left, const struct ig_event *e, char *c)
 #undef V
 }
 
+/* A name as one field's value: "-" when empty, '_' for its spaces. */
+static const char *token(char b[32], const char *s)
+{
+	snprintf(b, 32, "%s", s[0] ? s : "-");
+	for (char *c = b; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+	return b;
+}
+
 /* " sys=read fd=pipe fault=- wchan=pipe_read waker_tid=12 obj=0x..." of an
  * off-CPU interval with the kernel's evidence (core/waits.h); "" without. */
 static void wait_fields(char *p, size_t left, const struct ig_event *e)
@@ -103,13 +113,13 @@ static void wait_fields(char *p, size_t left, const struct ig_event *e)
 		return;
 	int sys = IG_WAIT_SYS(e->arg1), fdk = IG_WAIT_FDK(e->arg1), flt = IG_WAIT_FLT(e->arg1);
 	int wfn = IG_WAIT_WFN(e->arg1);
-#define OR_DASH(s) ((s)[0] ? (s) : "-")
+	char v[4][32];
 	snprintf(p, left, " sys=%s fd=%s fault=%s wchan=%s waker_tid=%u obj=0x%" PRIx64 "%s%s%s%s",
-		 OR_DASH(ig_sys_name(sys)), OR_DASH(ig_fdk_name(fdk)), OR_DASH(ig_flt_name(flt)),
-		 OR_DASH(ig_wfn_name(wfn)), IG_WAIT_WAKER(e->arg1), e->arg2,
-		 e->flags & IG_F_DSTATE ? " dstate=1" : "", e->flags & IG_F_TIMER ? " timer=1" : "",
+		 token(v[0], ig_sys_name(sys)), token(v[1], ig_fdk_name(fdk)),
+		 token(v[2], ig_flt_name(flt)), token(v[3], ig_wfn_name(wfn)),
+		 IG_WAIT_WAKER(e->arg1), e->arg2, e->flags & IG_F_DSTATE ? " dstate=1" : "",
+		 e->flags & IG_F_TIMER ? " timer=1" : "",
 		 e->flags & IG_F_RECLAIM ? " reclaim=1" : "", e->flags & IG_F_GIL ? " gil=1" : "");
-#undef OR_DASH
 }
 
 char *evfmt_line(char *buf, size_t len, const struct ig_event *e)

@@ -435,6 +435,8 @@ static int add_lists(json_t *r, const struct explain_in *in, const struct explai
 	bad |= ig_json_set(r, "verdict", ig_json_str(verdict(ch, nc, v, sizeof(v))));
 	bad |= ig_json_set(r, "chains", chains);
 	bad |= ig_json_set(r, "chains_total", json_integer(nc));
+	if (!nc && detect_why_none(in->d)[0])
+		bad |= ig_json_set(r, "no_chains_why", ig_json_str(detect_why_none(in->d)));
 	bad |= ig_json_set(r, "slow_calls", slow_calls_json(in, o));
 	bad |= ig_json_set(r, "actions", actions_json(ch, max));
 	bad |= ig_json_set(r, "ops", report_json_ops(in->m, in->d, 1, o->pid));

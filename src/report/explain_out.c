@@ -343,7 +343,9 @@ int explain_text(FILE *f, const json_t *r, int width)
 	text_procs(&t, r);
 	fprintf(f, "\nFINDINGS  %d chain%s, by impact\n", (int)I(r, "chains_total"),
 		I(r, "chains_total") == 1 ? "" : "s");
-	if (!json_array_size(json_object_get(r, "chains")))
+	if (!json_array_size(json_object_get(r, "chains")) && *S(r, "no_chains_why"))
+		wrap(&t, "  ", 2, S(r, "no_chains_why"));
+	else if (!json_array_size(json_object_get(r, "chains")))
 		wrap(&t, "  ", 2,
 		     "No chain: no cause took 5% or more of the feeding threads' time.");
 	json_array_foreach(json_object_get(r, "chains"), i, c)
@@ -603,7 +605,11 @@ int explain_md(FILE *f, const json_t *r)
 	}
 	fprintf(f, "\n## Findings: %d chain%s, by impact\n", (int)I(r, "chains_total"),
 		I(r, "chains_total") == 1 ? "" : "s");
-	if (!json_array_size(json_object_get(r, "chains")))
+	if (!json_array_size(json_object_get(r, "chains")) && *S(r, "no_chains_why")) {
+		fputs("\nNo chain: ", f);
+		md(f, S(r, "no_chains_why"));
+		fputs(".\n", f);
+	} else if (!json_array_size(json_object_get(r, "chains")))
 		fputs("\nNo chain: no cause took 5% or more of the feeding threads' time.\n", f);
 	json_array_foreach(json_object_get(r, "chains"), i, c) md_chain(f, c);
 	md_slow(f, r);

@@ -327,16 +327,24 @@ static void text_time(FILE *f, unsigned window_s, const struct ig_proc_stats *pr
 			break;
 		if (!shown++) {
 			if (o->summary)
-				fprintf(f, "\nTIME share of the feeding threads' wall time since they "
-					   "began calling CUDA\n");
+				fprintf(f,
+					"\nTIME share of the feeding threads' wall time since they "
+					"began calling CUDA\n");
 			else
-				fprintf(f, "\nTIME share of the feeding threads' wall time in the last "
-					   "%us\n", window_s);
+				fprintf(
+				    f,
+				    "\nTIME share of the feeding threads' wall time in the last "
+				    "%us\n",
+				    window_s);
 		}
 		fprintf(f, "pid %-6u %-16s tid %-7u wall %-7s", p->pid, col(cm, p->comm),
 			p->feeder_tid, fmt_ns(w, sizeof(w), t->wall_ns));
+		/* the first ten parts always; those of the kernel's wait evidence
+		 * (throttled, file_io...) when there is some */
 		for (int k = 0; k < IG_PART_MAX; k++)
-			fprintf(f, " %s %s", ig_part_name(k), fmt_pct(s, sizeof(s), ig_part_share(t, k)));
+			if (k <= IG_PART_UNKNOWN || t->ns[k])
+				fprintf(f, " %s %s", ig_part_name(k),
+					fmt_pct(s, sizeof(s), ig_part_share(t, k)));
 		fputs(t->split_unknown ? " (split unknown)\n" : "\n", f);
 	}
 }
@@ -386,8 +394,7 @@ static void text_chain(FILE *f, const struct ig_chain *ch, int details)
 }
 
 int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
-		const struct ig_status *st,
-		const struct report_opts *o)
+		const struct ig_status *st, const struct report_opts *o)
 {
 	static const struct report_opts defo;
 	if (!o)
@@ -465,6 +472,11 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 	for (int i = 0; i < nc; i++)
 		active += detect_chain(det, i)->active;
 	fprintf(f, "\nCHAINS %d\n", o->resolved ? nc : active);
+	if (!nc && detect_why_none(det)[0]) {
+		fputs("no chains: ", f);
+		esc_fputs(f, detect_why_none(det), 0);
+		fputc('\n', f);
+	}
 	for (int i = 0; i < nc; i++) {
 		const struct ig_chain *ch = detect_chain(det, i);
 		if (!ch->active && !o->resolved)
@@ -543,6 +555,7 @@ static json_t *json_chain(const struct ig_chain *c)
 	bad |= JC(o, "comm", c->comm);
 	bad |= JU(o, "culprit_pid", c->culprit_pid);
 	bad |= JC(o, "culprit_comm", c->culprit_comm);
+	bad |= JU(o, "culprit_tid", c->culprit_tid);
 	bad |= JU(o, "p50_ns", c->p50_ns);
 	bad |= JU(o, "p99_ns", c->p99_ns);
 	bad |= JD(o, "tail_ratio", c->tail_ratio);
@@ -648,7 +661,8 @@ static json_t *json_op(const struct oprow *r, const struct ig_detect *det)
 	bad |= ig_json_set(o, "win", json_pcts(&r->s.win));
 	bad |= ig_json_set(o, "life", json_pcts(&r->s.life));
 	int sev = detect_severity(det, r->s.op, r->s.pid);
-	bad |= ig_json_set(o, "severity", sev >= 0 ? ig_json_str(detect_sev_name(sev)) : json_null());
+	bad |=
+	    ig_json_set(o, "severity", sev >= 0 ? ig_json_str(detect_sev_name(sev)) : json_null());
 	return built(o, bad);
 }
 
@@ -782,6 +796,8 @@ static int json_lists(json_t *o, const struct ig_model *m, const struct ig_detec
 	bad |= ig_json_set(o, "ops", ops);
 	bad |= ig_json_set(o, "procs", pl);
 	bad |= ig_json_set(o, "chains", chains);
+	if (!detect_count(det) && detect_why_none(det)[0])
+		bad |= ig_json_set(o, "no_chains_why", ig_json_str(detect_why_none(det)));
 	return bad;
 }
 

@@ -13,7 +13,6 @@
 #include "core/ops.h"
 #include "model/model.h"
 
-
 /* A device name or comm as one text column: escaped, blanks as '_'. */
 static const char *column(char *b, size_t n, const char *name)
 {

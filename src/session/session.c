@@ -257,7 +257,9 @@ void session_finish(struct session *s)
 	/* Close the last second of event time so the detector sees it; live
 	 * and replay of the same events end on the same boundary. */
 	uint64_t t = s->last_ev_ns ? s->last_ev_ns : model_now(s->model);
+	detect_set_end(s->det, 1); /* a run shorter than a judged window: judged whole */
 	model_advance(s->model, (t / 1000000000ULL + 1) * 1000000000ULL);
+	detect_set_end(s->det, 0);
 	s->st.now_ns = model_now(s->model);
 	session_record_chains(s);
 }

@@ -27,11 +27,9 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "causegen/cg.h"
 
-#define CG_MAX_HELPERS 16
 #define CG_MAX_SYNCS 1000
-
-typedef unsigned long long u64;
 
 static struct {
 	double seconds;
@@ -54,80 +52,14 @@ static struct {
 	double alloc_us;
 	size_t alloc_bytes;
 	int cpu, helper_cpu;
+	int cpu_quota, quota_burners, own_hogs, mem_limit;
+	const char *mech[CG_MAX_MECHS];
+	int nmech;
 } opt;
 
-/* ---- clocks -------------------------------------------------------------- */
-static int schedstat_fd = -1;
-
-static u64 clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
-}
-
-/* Run-queue wait of this thread so far (ns). Exact when read by the thread
- * itself: a wait is added when the thread gets the CPU back. */
-static u64 runq_ns(void)
-{
-	char buf[128];
-	unsigned long long run, wait;
-	ssize_t n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
-		return 0;
-	return wait;
-}
-
-struct mark {
-	u64 wall, cpu, rq;
-};
-
-/* A preemption can fall between two of the three reads (a syscall's return
- * is where a pending reschedule happens, and reading the thread's CPU clock
- * updates its runtime, which is what finds an expired slice). The run-queue
- * wait is read first and last: equal, no wait ended in between, so the three
- * samples are one instant as far as preemption is concerned; a wait after
- * the last read falls wholly in the next interval. */
-static void mark_now(struct mark *m)
-{
-	u64 rq;
-
-	do {
-		rq = runq_ns();
-		m->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		m->wall = clock_ns(CLOCK_MONOTONIC);
-		m->rq = runq_ns();
-	} while (m->rq != rq);
-}
-
-/* Time of the feeding thread in one phase, summed over the run: wall =
- * on-CPU + preempted (runnable, waiting for a CPU) + off (blocked/sleeping). */
-struct acct {
-	u64 wall, cpu, preempted, n;
-};
-
-static u64 sub0(u64 a, u64 b)
-{
-	return a > b ? a - b : 0;
-}
-
-static void acct_add(struct acct *a, const struct mark *b, const struct mark *e)
-{
-	a->wall += e->wall - b->wall;
-	a->cpu += e->cpu - b->cpu;
-	a->preempted += e->rq - b->rq;
-	a->n++;
-}
-
-static u64 acct_off(const struct acct *a)
-{
-	return sub0(a->wall, a->cpu + a->preempted);
-}
+static struct cg_quota quota; /* --cpu-quota, and its cpu.stat at the end */
+static u64 quota_end[3];
+static char memcg[256]; /* --mem-limit's cgroup */
 
 /* The phases of a step, in the order a step runs them. */
 enum phase { PH_LOADER, PH_HOST, PH_IO, PH_SLEEP, PH_ALLOC, PH_COPY, PH_LAUNCH, PH_SYNC, PH_N };
@@ -135,23 +67,6 @@ static const char *const phase_names[PH_N] = {"loader", "host", "io",	  "sleep",
 					      "alloc",	"copy", "launch", "sync"};
 static struct acct ph[PH_N], residue;
 static struct mark last; /* end of the last phase: what follows is residue */
-
-/* Every interval has cpu + preempted <= wall, so that off = the rest and the
- * parts add up to the wall time exactly. The two clocks are read a few ns
- * apart: a cpu delta may exceed the wall delta by that much. */
-static void acct_clip(struct acct *a)
-{
-	if (a->preempted > a->wall)
-		a->preempted = a->wall;
-	if (a->cpu > a->wall - a->preempted)
-		a->cpu = a->wall - a->preempted;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "causegen: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static void check(cudaError_t e, const char *what)
 {
@@ -161,59 +76,7 @@ static void check(cudaError_t e, const char *what)
 	}
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		fprintf(stderr, "causegen: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
-		exit(2);
-	}
-}
-
-static void spin_until(u64 deadline, clockid_t id)
-{
-	while (clock_ns(id) < deadline)
-		for (volatile int i = 0; i < 200; i++)
-			;
-}
-
-static void sleep_until(u64 deadline)
-{
-	struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static int io_full(int fd, void *buf, size_t n, int wr)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = wr ? write(fd, (const char *)buf + done, n - done)
-			       : read(fd, (char *)buf + done, n - done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* ---- helpers: loaders and hogs ------------------------------------------- */
-
-struct helper {
-	pid_t pid;
-	char comm[16];
-	const char *role;
-	int cpu;
-};
-static struct helper helpers[2 * CG_MAX_HELPERS];
-static int nhelpers;
 
 /* A data-loader worker: for each credit, produce one batch in --loader-ms
  * (--loader-busy % of it busy on the CPU, the rest asleep), then send it. */
@@ -244,29 +107,6 @@ static void hog_main(void)
 		die("nice");
 	for (;;)
 		spin_until(~0ull, CLOCK_MONOTONIC);
-}
-
-static pid_t spawn(const char *role, int idx, int cpu)
-{
-	struct helper *h = &helpers[nhelpers++];
-	pid_t pid;
-
-	snprintf(h->comm, sizeof(h->comm), "cg-%s-%d", role, idx);
-	h->role = role;
-	h->cpu = cpu;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (pid == 0) {
-		prctl(PR_SET_NAME, h->comm, 0, 0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		if (getppid() == 1)
-			_exit(0);
-		pin(cpu);
-	}
-	h->pid = pid;
-	return pid;
 }
 
 static int loader_data[CG_MAX_HELPERS], loader_credit[CG_MAX_HELPERS];
@@ -315,9 +155,31 @@ static void stop_helpers(void)
 {
 	close_loader_fds(opt.loaders);
 	for (int i = 0; i < nhelpers; i++)
-		kill(helpers[i].pid, SIGKILL);
+		if (!helpers[i].thread)
+			kill(helpers[i].pid, SIGKILL);
 	for (int i = 0; i < nhelpers; i++)
-		waitpid(helpers[i].pid, NULL, 0);
+		if (!helpers[i].thread)
+			waitpid(helpers[i].pid, NULL, 0);
+}
+
+/* Threads of the feeding process itself, always busy on its CPU: it
+ * competes with its own threads (more busy threads than cores). */
+static void *own_hog_main(void *arg)
+{
+	(void)arg;
+	for (;;)
+		spin_until(~0ull, CLOCK_MONOTONIC);
+	return NULL;
+}
+
+/* Processes in the feeder's CPU cgroup, busy on the helpers' CPU: they
+ * spend the quota the feeder needs. */
+static void start_burners(void)
+{
+	for (int i = 0; i < opt.quota_burners; i++)
+		if (spawn("burner", i, opt.helper_cpu) == 0)
+			for (;;)
+				spin_until(~0ull, CLOCK_MONOTONIC);
 }
 
 /* The device and file system under --dir: what a block-I/O chain must name. */
@@ -507,6 +369,30 @@ static void phase(enum phase id, int cond, void (*fn)(void))
 	last = e;
 }
 
+/* The mechanisms' phases: its own, then its clean-up (host work). */
+static struct acct mech_acct[CG_MAX_MECHS], mech_post_acct[CG_MAX_MECHS];
+static u64 mech_psi[CG_MAX_MECHS];
+
+static void mech_phase(int i)
+{
+	struct mark b, e;
+	mark_now(&b);
+	acct_add(&residue, &last, &b);
+	u64 psi = mech_rule(i) == MR_PSI ? psi_memory_ns() : 0;
+	mech_main(i);
+	mark_now(&e);
+	if (mech_rule(i) == MR_PSI)
+		mech_psi[i] += psi_memory_ns() - psi;
+	acct_add(&mech_acct[i], &b, &e);
+	last = e;
+	if (!mech_has_post(i))
+		return;
+	mech_post(i);
+	mark_now(&e);
+	acct_add(&mech_post_acct[i], &last, &e);
+	last = e;
+}
+
 /* One step: what the GPU does not overlap (batch, host prep, checkpoint
  * write, sleep, allocations, the H2D copy), then the launches and syncs. */
 static void step(void)
@@ -515,6 +401,8 @@ static void step(void)
 
 	phase(PH_LOADER, opt.loaders > 0, do_loader);
 	phase(PH_HOST, opt.host_us > 0, do_host);
+	for (int i = 0; i < mech_count(); i++)
+		mech_phase(i);
 	phase(PH_IO, opt.io_writes > 0 && due(opt.io_every), do_io);
 	phase(PH_SLEEP, opt.sleep_us > 0, do_sleep);
 	phase(PH_ALLOC, opt.allocs > 0 && due(opt.alloc_every), do_alloc);
@@ -527,22 +415,6 @@ static void step(void)
 }
 
 /* ---- the ground truth ----------------------------------------------------- */
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 static void json_acct(FILE *f, const char *name, const struct acct *a, int final)
 {
@@ -557,22 +429,106 @@ static void json_acct(FILE *f, const char *name, const struct acct *a, int final
  * work. Between calls: the on-CPU time of every other phase and of the
  * residue is host work; their off-CPU time is I/O, a task (the loader pipe),
  * a timer, or (busy loop, residue) unknown. They add up to the wall time. */
+/* The contract's part of a mechanism's class. */
+static const char *const part_names[] = {
+    "gpu_wait",	 "api",		 "call_preempted", "host_cpu", "preempted",    "io_wait",
+    "task_wait", "sleep",	 "fault",	   "unknown",  "throttled",    "file_io",
+    "cold_read", "mem_pressure", "lock_wait",	   "gil_wait", "backpressure", "net_wait"};
+enum {
+	P_GPU,
+	P_API,
+	P_CPRE,
+	P_HOST,
+	P_PRE,
+	P_IO,
+	P_TASK,
+	P_SLEEP,
+	P_FAULT,
+	P_UNK,
+	P_THR,
+	P_FILE,
+	P_COLD,
+	P_MEM,
+	P_LOCK,
+	P_GIL,
+	P_FULL,
+	P_NET,
+	P_N
+};
+
+static int class_part(const char *cls)
+{
+	static const struct {
+		const char *cls;
+		int part;
+	} m[] = {{"lock_wait", P_LOCK}, {"loader_wait", P_TASK},  {"backpressure", P_FULL},
+		 {"net_wait", P_NET},	{"timer_sleep", P_SLEEP}, {"file_io", P_FILE},
+		 {"cold_read", P_COLD}, {"page_faults", P_FAULT}, {"memory_pressure", P_MEM},
+		 {"gil_wait", P_GIL}};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (!strcmp(cls, m[i].cls))
+			return m[i].part;
+	return P_UNK;
+}
+
+/* The mechanisms' share of the parts, by their rules (tests/sweep/README.md). */
+static void mech_parts(u64 *p)
+{
+	for (int i = 0; i < mech_count(); i++) {
+		struct acct a = mech_acct[i], q = mech_post_acct[i];
+		acct_clip(&a);
+		acct_clip(&q);
+		u64 off = acct_off(&a), cls = (u64)class_part(mech_class(i, 0));
+		p[P_PRE] += a.preempted + q.preempted;
+		p[P_HOST] += q.cpu;
+		p[P_UNK] += acct_off(&q);
+		if (mech_rule(i) == MR_OFF) {
+			p[cls] += off;
+			p[P_HOST] += a.cpu;
+		} else if (mech_rule(i) == MR_ALL) {
+			p[cls] += off + a.cpu;
+		} else { /* MR_PSI: the memory stall the kernel saw, the rest its own */
+			u64 stall = mech_psi[i] < off + a.cpu ? mech_psi[i] : off + a.cpu;
+			p[P_MEM] += stall;
+			p[class_part(mech_class(i, 1))] += off + a.cpu - stall;
+		}
+	}
+}
+
+/* The contract's parts (tests/sweep/README.md), from the phases. Inside
+ * calls: syncs and copies wait for the GPU, launches and allocations are API
+ * work. Between calls: the on-CPU time of the phases that run user code and
+ * of the residue is host work; the write + fdatasync phase is file I/O, on
+ * the CPU or not; the loaders' and the sleep's off time is a task and a
+ * timer; the mechanisms' by their rules. Under a CPU quota the loop never
+ * sleeps (sync-mode spin): off time anywhere is the quota's throttling.
+ * They add up to the wall time. */
 static void json_parts(FILE *f, const struct acct *res)
 {
 	const struct acct *L = &ph[PH_LOADER], *H = &ph[PH_HOST], *I = &ph[PH_IO];
 	const struct acct *S = &ph[PH_SLEEP], *Y = &ph[PH_SYNC], *C = &ph[PH_COPY];
 	const struct acct *K = &ph[PH_LAUNCH], *A = &ph[PH_ALLOC];
+	u64 p[P_N] = {0};
+	int under_quota = opt.cpu_quota > 0;
+	u64 thr_y = under_quota ? acct_off(Y) : 0, thr_k = under_quota ? acct_off(K) : 0;
 
-	fprintf(f,
-		"  \"parts\": {\"gpu_wait\": %llu, \"api\": %llu, \"call_preempted\": %llu, "
-		"\"host_cpu\": %llu, \"preempted\": %llu, \"io_wait\": %llu, \"task_wait\": %llu, "
-		"\"sleep\": %llu, \"fault\": 0, \"unknown\": %llu},\n",
-		sub0(Y->wall, Y->preempted) + sub0(C->wall, C->preempted),
-		sub0(K->wall, K->preempted) + sub0(A->wall, A->preempted),
-		Y->preempted + C->preempted + K->preempted + A->preempted,
-		H->cpu + L->cpu + I->cpu + S->cpu + res->cpu,
-		H->preempted + L->preempted + I->preempted + S->preempted + res->preempted,
-		acct_off(I), acct_off(L), acct_off(S), acct_off(H) + acct_off(res));
+	p[P_GPU] = sub0(Y->wall, Y->preempted + thr_y) + sub0(C->wall, C->preempted);
+	p[P_API] = sub0(K->wall, K->preempted + thr_k) + sub0(A->wall, A->preempted);
+	p[P_CPRE] = Y->preempted + C->preempted + K->preempted + A->preempted;
+	p[P_HOST] = H->cpu + L->cpu + S->cpu + res->cpu;
+	p[P_PRE] = H->preempted + L->preempted + I->preempted + S->preempted + res->preempted;
+	p[P_FILE] = I->cpu + acct_off(I);
+	p[P_TASK] = acct_off(L);
+	p[P_SLEEP] = acct_off(S);
+	if (under_quota)
+		p[P_THR] = acct_off(H) + acct_off(res) + thr_y + thr_k;
+	else
+		p[P_UNK] = acct_off(H) + acct_off(res);
+	mech_parts(p);
+	fprintf(f, "  \"parts\": {");
+	for (int i = 0; i < P_N; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", part_names[i], p[i]);
+	fprintf(f, "},\n");
 }
 
 static void json_helpers(FILE *f)
@@ -581,7 +537,8 @@ static void json_helpers(FILE *f)
 	for (int i = 0; i < nhelpers; i++) {
 		fprintf(f, "%s{\"pid\": %d, \"comm\": ", i ? ", " : "", (int)helpers[i].pid);
 		json_str(f, helpers[i].comm);
-		fprintf(f, ", \"role\": \"%s\", \"cpu\": %d}", helpers[i].role, helpers[i].cpu);
+		fprintf(f, ", \"role\": \"%s\", \"cpu\": %d, \"thread\": %s}", helpers[i].role,
+			helpers[i].cpu, helpers[i].thread ? "true" : "false");
 	}
 	fprintf(f, "]\n");
 }
@@ -660,6 +617,15 @@ static void write_truth(const struct mark *b, const struct mark *e, u64 setup_ns
 		e->cpu - b->cpu, e->rq - b->rq, sub0(wall, e->cpu - b->cpu + e->rq - b->rq));
 	json_parts(f, &res);
 	json_causes(f, wall);
+	mech_json(f, mech_acct, mech_post_acct, mech_psi);
+	fprintf(f,
+		"  \"quota\": {\"pct\": %d, \"v2\": %d, \"throttled_ns\": %llu, \"nr_throttled\": "
+		"%llu, \"nr_periods\": %llu, \"burners\": %d, \"path\": ",
+		quota.pct, quota.v2, sub0(quota_end[0], quota.throttled_ns),
+		sub0(quota_end[1], quota.nr_throttled), sub0(quota_end[2], quota.nr_periods),
+		opt.quota_burners);
+	json_str(f, quota.path);
+	fprintf(f, "},\n  \"mem_limit_mb\": %d, \"own_hogs\": %d,\n", opt.mem_limit, opt.own_hogs);
 	json_helpers(f);
 	fprintf(f, "}\n");
 	if (opt.truth) {
@@ -705,6 +671,11 @@ static const struct optdef {
     {"alloc-bytes", T_SIZE, &opt.alloc_bytes, 1, 1 << 30, 1 << 20},
     {"cpu", T_INT, &opt.cpu, 0, CPU_SETSIZE - 1, -1},
     {"helper-cpu", T_INT, &opt.helper_cpu, 0, CPU_SETSIZE - 1, -1},
+    {"cpu-quota", T_INT, &opt.cpu_quota, 1, 10000, 0},
+    {"quota-burners", T_INT, &opt.quota_burners, 0, CG_MAX_HELPERS, 0},
+    {"own-hogs", T_INT, &opt.own_hogs, 0, CG_MAX_HELPERS, 0},
+    {"mem-limit", T_INT, &opt.mem_limit, 16, 1 << 20, 0},
+    {"mech", T_STR, NULL, 0, 0, 0}, /* repeated: opt.mech[] */
 };
 #define NDEFS (int)(sizeof(defs) / sizeof(defs[0]))
 
@@ -720,6 +691,9 @@ static void usage(FILE *f)
 	       "  hogs:    [--hogs N [--hog-nice N]]\n"
 	       "  sleep:   [--sleep-us U]\n"
 	       "  alloc:   [--allocs N [--alloc-us U] [--alloc-every M] [--alloc-bytes B]]\n"
+	       "  waits:   [--mech NAME:US]... (lock-mutex, input-unix, file-fsync, ...: mech.c)\n"
+	       "  cgroups: [--cpu-quota PCT [--quota-burners N]] [--mem-limit MB]\n"
+	       "  threads: [--own-hogs N]   (busy threads of its own on its CPU)\n"
 	       "  CPUs:    [--cpu N] [--helper-cpu N]   (tests/sweep/README.md)\n");
 }
 
@@ -762,7 +736,8 @@ static int parse(int argc, char **argv)
 	int c;
 
 	for (int i = 0; i < NDEFS; i++) {
-		set_num(&defs[i], defs[i].def);
+		if (defs[i].ptr)
+			set_num(&defs[i], defs[i].def);
 		lo[i] = (struct option){defs[i].name, required_argument, NULL, 256 + i};
 	}
 	lo[NDEFS] = (struct option){"help", no_argument, NULL, 'h'};
@@ -771,6 +746,14 @@ static int parse(int argc, char **argv)
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
+		}
+		if (c >= 256 && !defs[c - 256].ptr) { /* --mech, repeated */
+			if (opt.nmech == CG_MAX_MECHS) {
+				fprintf(stderr, "causegen: at most %d --mech\n", CG_MAX_MECHS);
+				return -1;
+			}
+			opt.mech[opt.nmech++] = optarg;
+			continue;
 		}
 		if (c < 256 || set_opt(&defs[c - 256], optarg)) {
 			if (c < 256)
@@ -796,6 +779,23 @@ static int parse(int argc, char **argv)
 		return -1;
 	}
 	return 0;
+}
+
+/* The CPU quota and the memory limit, before the helpers start: they
+ * inherit them. */
+
+static void setup_cgroups(void)
+{
+	int r;
+	if (opt.cpu_quota && (r = cgroup_cpu_quota(&quota, opt.cpu_quota))) {
+		fprintf(stderr, "causegen: cannot set a CPU quota: %s\n", strerror(-r));
+		exit(2);
+	}
+	if (opt.mem_limit && (r = cgroup_mem_limit(opt.mem_limit, memcg, sizeof(memcg)))) {
+		fprintf(stderr, "causegen: cannot set a memory limit: %s\n", strerror(-r));
+		cgroup_leave();
+		exit(2);
+	}
 }
 
 /* The feeder's CPU: --cpu, else the highest allowed one; helpers (loaders)
@@ -868,10 +868,22 @@ int main(int argc, char **argv)
 			setup_io();
 	}
 	signal(SIGPIPE, SIG_IGN);
+	setup_cgroups();
 	start_loaders();
 	start_hogs();
+	start_burners();
 	pin(opt.cpu);
+	for (int i = 0; i < opt.own_hogs; i++)
+		helper_thread("ownhog", i, opt.cpu, own_hog_main, NULL);
 	setup_cuda();
+	struct cg_env env = {opt.cpu, opt.helper_cpu, opt.dir, opt.mem_limit};
+	for (int i = 0; i < opt.nmech; i++)
+		if (mech_add(opt.mech[i], &env)) {
+			stop_helpers();
+			mech_stop_all();
+			cgroup_leave();
+			return 2;
+		}
 
 	mark_now(&b);
 	last = b;
@@ -881,7 +893,11 @@ int main(int argc, char **argv)
 	mark_now(&e);
 	acct_add(&residue, &last, &e);
 
+	if (quota.pct)
+		cgroup_cpu_stat(&quota, &quota_end[0], &quota_end[1], &quota_end[2]);
 	stop_helpers();
+	mech_stop_all();
+	cgroup_leave();
 	if (opt.h2d)
 		check(cudaFree(run.dcopy), "cudaFree");
 	check(cudaFree(run.dbuf), "cudaFree");

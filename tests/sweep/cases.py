@@ -31,17 +31,33 @@ def hog_share(n, nice):
     return w / (w + 1024)
 
 
+# The class each mechanism of causegen --mech counts in (tests/progs/causegen/mech.c).
+MECH_CLASS = {
+    "lock-mutex": "lock_wait", "lock-cond": "lock_wait", "lock-timedcond": "lock_wait",
+    "lock-flock": "lock_wait", "input-unix": "loader_wait", "input-eventfd": "loader_wait",
+    "full-pipe": "backpressure", "full-unix": "backpressure", "net-tcp": "net_wait",
+    "net-udp": "net_wait", "paced-epoll": "timer_sleep", "paced-timerfd": "timer_sleep",
+    "paced-cond": "timer_sleep", "file-fsync": "file_io", "file-bigwrite": "file_io",
+    "file-dread": "file_io", "file-cread": "file_io", "cold-seq": "cold_read",
+    "cold-rand": "cold_read", "fault-malloc": "page_faults", "fault-dontneed": "page_faults",
+    "mem-swap": "memory_pressure", "mem-shm": "memory_pressure", "mem-thrash": "memory_pressure",
+}
+
+
 def loop(host=0.0, sleep=0.0, alloc=0.0, copy=0.0, loader=0.0, io=0.0, loaders=2,
-         kernels=2, kernel_us=G_US / 2, syncs=1, hog=None):
+         kernels=2, kernel_us=G_US / 2, syncs=1, hog=None, mech=(), quota=None, own_hogs=0,
+         mem_limit=0):
     """(causegen arguments, design shares) for the base loop plus causes at
     design shares of the step. hog = (count, nice, spin): busy hogs on the
     feeder's CPU, which take hog_share() of the time the feeder is runnable
     (host work, allocations, and the GPU wait when the sync spins)."""
     g = kernels * kernel_us
     p, spin = (hog_share(hog[0], hog[1]), hog[2]) if hog else (0.0, False)
+    if own_hogs:  # busy threads of its own, at nice 0, on its CPU: spin
+        p, spin = hog_share(own_hogs, 0), True
     g_run = g if spin else 0.0
     # the io phase also spends CPU: its wall is IO_WALL/IO_OFF times its off share
-    blocked = sleep + loader + copy + io * IO_WALL_US / IO_OFF_US
+    blocked = sleep + loader + copy + io * IO_WALL_US / IO_OFF_US + sum(f for _, f in mech)
     runnable = (host + alloc) / (1 - p)
     assert blocked + runnable < 0.95, (blocked, runnable)
     T = (g_run / (1 - p) + g - g_run) / (1 - runnable - blocked)
@@ -62,21 +78,39 @@ def loop(host=0.0, sleep=0.0, alloc=0.0, copy=0.0, loader=0.0, io=0.0, loaders=2
     if hog:
         a += ["--hogs", str(hog[0]), "--hog-nice", str(hog[1])]
         a += ["--sync-mode", "spin"] if spin else []
+    if own_hogs:
+        a += ["--own-hogs", str(own_hogs), "--sync-mode", "spin"]
+    for name, f in mech:
+        a += ["--mech", f"{name}:{_fmt(max(50.0, f * T))}"]
+    if mem_limit:
+        a += ["--mem-limit", str(mem_limit)]
     design = {"host_work": host, "timer_sleep": sleep, "alloc_spikes": alloc,
-              "copy_dominated": copy, "loader_wait": loader, "block_io": io,
+              "copy_dominated": copy, "loader_wait": loader,
+              "file_io": io * IO_WALL_US / IO_OFF_US,
               "cpu_contention": p * (g_run / (1 - p) + runnable * T) / T,
               "gpu_bound": g / T}
+    for name, f in mech:
+        design[MECH_CLASS[name]] = design.get(MECH_CLASS[name], 0) + f
+    if quota:  # pct of one CPU for a loop that always runs (sync spin), burners beside
+        pct, burners = quota
+        a += ["--cpu-quota", str(pct), "--sync-mode", "spin"]
+        if burners:
+            a += ["--quota-burners", str(burners)]
+        share = 1 - pct / 100 / (1 + burners)
+        design = {k: v * (1 - share) for k, v in design.items()}
+        design["cpu_quota"] = share
     return a, {k: round(v, 3) for k, v in design.items() if v > 0}
 
 
 CASES = []
 
 
-def case(name, spec, intended, healthy=False, quick=False, seconds=SECONDS, extra=()):
+def case(name, spec, intended, healthy=False, quick=False, seconds=SECONDS, extra=(),
+         prog="causegen", needs=()):
     args, design = spec
     CASES.append({"name": name, "args": args + list(extra) + ["--seconds", str(seconds)],
                   "intended": intended, "design": design, "healthy": healthy,
-                  "quick": quick})
+                  "quick": quick, "prog": prog, "needs": needs})
 
 
 def _healthy():
@@ -100,10 +134,10 @@ def _single():
         case(f"loader-{p}", loop(loader=p / 100), ["loader_wait"], quick=p == 50)
     case("loader-70-one", loop(loader=0.7, loaders=1), ["loader_wait"])
     for p in (3, 10, 25, 50):
-        case(f"io-{p}", loop(io=p / 100), ["block_io"], quick=p == 25)
+        case(f"io-{p}", loop(io=p / 100), ["file_io"], quick=p == 25)
     args, design = loop(kernels=4, kernel_us=2500)
     case("io-ckpt", (args + ["--io-writes", "1", "--io-bytes", "1048576", "--io-every", "5"],
-                     dict(design, block_io=0.015)), ["block_io"])
+                     dict(design, file_io=0.025)), ["file_io"])
     for n, nice in ((1, 19), (1, 15), (1, 10), (1, 5), (1, 0), (2, 0)):
         case(f"hog-{round(100 * hog_share(n, nice))}", loop(hog=(n, nice, True)),
              ["cpu_contention"], quick=(n, nice) == (1, 0))
@@ -131,12 +165,12 @@ def _pairs():
     mix("mix-sleep40-host10", ["timer_sleep", "host_work"], sleep=0.4, host=0.1)
     mix("mix-host30-loader15", ["host_work", "loader_wait"], host=0.3, loader=0.15)
     mix("mix-loader40-host10", ["loader_wait", "host_work"], loader=0.4, host=0.1)
-    mix("mix-io25-host15", ["block_io", "host_work"], io=0.25, host=0.15)
-    mix("mix-io15-loader30", ["loader_wait", "block_io"], io=0.15, loader=0.3)
-    mix("mix-io10-sleep10", ["block_io", "timer_sleep"], io=0.1, sleep=0.1)
+    mix("mix-io25-host15", ["file_io", "host_work"], io=0.25, host=0.15)
+    mix("mix-io15-loader30", ["loader_wait", "file_io"], io=0.15, loader=0.3)
+    mix("mix-io10-sleep10", ["file_io", "timer_sleep"], io=0.1, sleep=0.1)
     mix("mix-alloc20-sleep10", ["alloc_spikes", "timer_sleep"], alloc=0.2, sleep=0.1)
     mix("mix-copy30-host10", ["copy_dominated", "host_work"], copy=0.3, host=0.1)
-    mix("mix-loader25-io25", ["loader_wait", "block_io"], loader=0.25, io=0.25)
+    mix("mix-loader25-io25", ["loader_wait", "file_io"], loader=0.25, io=0.25)
     mix("mix-host20-alloc20", ["host_work", "alloc_spikes"], host=0.2, alloc=0.2)
     mix("mix-sleep20-loader20-host20", ["timer_sleep", "loader_wait", "host_work"],
         sleep=0.2, loader=0.2, host=0.2)
@@ -149,6 +183,61 @@ def _pairs():
     case("mix-storm-host20", (args, dict(design, sync_storm=0.25)), ["sync_storm", "host_work"])
 
 
+def _mechanisms():
+    """Two mechanisms or more per class of the kernel's evidence, each at
+    a weak and a strong share, and mixes (tests/sweep/README.md)."""
+    def m(name, intended, quick=False, needs=(), **kw):
+        case(name, loop(**kw), intended, quick=quick, needs=needs)
+
+    for mech, shares in (("lock-mutex", (10, 30, 60)), ("lock-cond", (30,)),
+                         ("lock-timedcond", (25, 50)), ("lock-flock", (25, 50)),
+                         ("input-unix", (20, 50)), ("input-eventfd", (30,)),
+                         ("full-pipe", (20, 50)), ("full-unix", (30,)),
+                         ("net-tcp", (20, 50)), ("net-udp", (30,)),
+                         ("paced-epoll", (30,)), ("paced-timerfd", (40,)), ("paced-cond", (20,)),
+                         ("file-bigwrite", (20, 50)), ("file-dread", (30,)),
+                         ("file-cread", (40,)), ("cold-seq", (30, 60)), ("cold-rand", (30,)),
+                         ("fault-malloc", (20, 50)), ("fault-dontneed", (30,))):
+        for f in shares:
+            m(f"{mech}-{f}", [MECH_CLASS[mech]], mech=[(mech, f / 100)],
+              quick=(mech, f) in (("lock-mutex", 30), ("file-bigwrite", 50)))
+    for mech in ("mem-swap", "mem-shm"):
+        m(f"{mech}-30", ["memory_pressure"], mech=[(mech, 0.3)], mem_limit=64, needs=("swap",))
+    m("mem-thrash-40", ["file_io", "memory_pressure"], mech=[("mem-thrash", 0.4)], mem_limit=64)
+    for pct, burners in ((50, 0), (70, 0), (100, 1)):
+        m(f"quota-{pct}" + (f"-burners{burners}" if burners else ""), ["cpu_quota"],
+          quota=(pct, burners), host=0.2, quick=(pct, burners) == (50, 0))
+    m("own-hogs-1", ["cpu_contention"], own_hogs=1)
+    m("own-hogs-2", ["cpu_contention"], own_hogs=2)
+    # mixes with the old causes and among the new
+    m("mix-lock30-host20", ["lock_wait", "host_work"], mech=[("lock-mutex", 0.3)], host=0.2)
+    m("mix-net25-file15", ["net_wait", "file_io"],
+      mech=[("net-tcp", 0.25), ("file-bigwrite", 0.15)])
+    m("mix-full30-loader20", ["backpressure", "loader_wait"], mech=[("full-pipe", 0.3)],
+      loader=0.2)
+    m("mix-cold25-faults15", ["cold_read", "page_faults"],
+      mech=[("cold-rand", 0.25), ("fault-malloc", 0.15)])
+    m("mix-paced30-lock20", ["timer_sleep", "lock_wait"],
+      mech=[("paced-epoll", 0.3), ("lock-cond", 0.2)])
+    m("mix-quota60-host40", ["cpu_quota", "host_work"], quota=(60, 0), host=0.4)
+
+
+def _gil():
+    """A Python feeder and a busy Python thread (tests/progs/gilgen.py): the
+    busy one gives the GIL back at the switch interval (py) or only when its
+    C call returns (c). Design: busy/(busy + max(idle, 5 ms)) of the cycle."""
+    for mode, busy, idle in (("py", 3000, 4000), ("py", 6000, 2000), ("c", 4000, 6000),
+                             ("c", 8000, 3000)):
+        share = busy / (busy + max(idle, 5000))
+        case(f"gil-{mode}-{round(100 * share)}",
+             (["--mode", mode, "--busy-us", str(busy), "--idle-us", str(idle), "--host-us",
+               "200", "--kernels", "2", "--kernel-us", "1000"],
+              {"gil_wait": round(share, 3)}), ["gil_wait"], prog="gilgen",
+             quick=(mode, busy) == ("py", 3000))
+
+
 _healthy()
 _single()
 _pairs()
+_mechanisms()
+_gil()

@@ -97,6 +97,64 @@ def tail(path, n=8):
         return []
 
 
+class Swap:
+    """Swap for the memory-pressure cases: the host's, or a compressed RAM
+    disk (zram) made for the sweep and taken down at its end."""
+    SIZE = "1G"
+
+    def __init__(self):
+        self.made = None
+        self.why = ""
+        self.tried = False
+
+    @staticmethod
+    def active():
+        try:
+            return len(open("/proc/swaps").read().splitlines()) > 1
+        except OSError:
+            return False
+
+    def ready(self):
+        if self.active():
+            return True
+        if self.tried:
+            return False
+        self.tried = True
+        dev = "/dev/zram0"
+        size = "/sys/block/zram0/disksize"
+        if not os.path.exists(size):
+            subprocess.run(["modprobe", "zram"], capture_output=True)
+        try:
+            if open(size).read().strip() not in ("0", ""):
+                self.why = "needs swap: /dev/zram0 is in use and no swap is on"
+                return False
+            with open(size, "w") as f:
+                f.write(self.SIZE)
+        except OSError as e:
+            self.why = f"needs swap: cannot make a zram device ({e})"
+            return False
+        for cmd in (["mkswap", dev], ["swapon", dev]):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode:
+                self.why = f"needs swap: {' '.join(cmd)}: {r.stderr.strip()}"
+                self.down(dev)
+                return False
+        self.made = dev
+        return True
+
+    def down(self, dev=None):
+        dev = dev or self.made
+        if not dev:
+            return
+        subprocess.run(["swapoff", dev], capture_output=True)
+        try:
+            with open("/sys/block/zram0/reset", "w") as f:
+                f.write("1")
+        except OSError:
+            pass
+        self.made = None
+
+
 class Sweep:
     def __init__(self, a):
         self.a = a
@@ -107,18 +165,24 @@ class Sweep:
         self.steal = 0.0  # share of the last run the feeder's CPU was stolen
         self.t_start = time.monotonic()
         self.budget_spent = False  # --budget: retries stopped
+        self.swap = Swap()
         self.tmp = a.keep or tempfile.mkdtemp(prefix="ig-sweep.")
         os.makedirs(self.tmp, exist_ok=True)
         os.chmod(self.tmp, 0o755)
 
     def cg_cmd(self, c, truth):
-        return [self.cg] + c["args"] + ["--truth", truth, "--cpu", str(self.feeder),
-                                        "--helper-cpu", str(self.helper),
-                                        "--dir", self.a.io_dir]
+        prog = [self.cg]
+        if c.get("prog") == "gilgen":  # a Python feeder: the GIL (tests/progs/gilgen.py)
+            prog = ["python3", os.path.join(ROOT, "tests", "progs", "gilgen.py"), "--lib",
+                    os.path.join(os.path.dirname(self.ig), "shim", "libcudart.so.12")]
+        return prog + c["args"] + ["--truth", truth, "--cpu", str(self.feeder),
+                                   "--helper-cpu", str(self.helper), "--dir", self.a.io_dir]
 
     def attempt(self, c, n):
         """One run of a case: (truth, live path, replay path, problem)."""
         base = os.path.join(self.tmp, f"{c['name']}.{n}")
+        if "swap" in c.get("needs", ()) and not self.swap.ready():
+            return None, None, None, "UNJUDGED " + self.swap.why
         self.feeder, self.helper = cpus()
         truth = base + ".truth.json"
         secs = float(c["args"][c["args"].index("--seconds") + 1])
@@ -165,6 +229,10 @@ class Sweep:
                 time.monotonic() - self.t_start > self.a.budget
             if cut:
                 retries = n  # no time left for another run: this one is judged
+            if t is None and why.startswith("UNJUDGED "):  # the machine cannot run it
+                r = check.Result(c["name"])
+                r.unjudged = why[len("UNJUDGED "):]
+                break
             if t is None:
                 self.budget_spent |= cut
                 r = check.Result(c["name"])
@@ -321,7 +389,8 @@ def write_md(path, results, sw, cases_by_name):
          f"least busy CPU, ingero-top and the loaders on another); {mode}.", "",
          f"**{len(results)} cases: {n['pass']} passed, {n['fail']} failed, "
          f"{n['contract']} lacking contract fields, {n['unjudged']} not judged (the "
-         f"hypervisor took more than {STEAL_MAX:.0%} of the feeder's CPU in every run).**", ""]
+         f"hypervisor took more than {STEAL_MAX:.0%} of the feeder's CPU in every run, or "
+         f"the machine lacks what the case needs: each says why below).**", ""]
     if not sw.a.bare:
         L += ["## Confusion matrix", "",
               "Rows: the largest cause by the workload's own measure; columns: the class "
@@ -338,7 +407,7 @@ def write_md(path, results, sw, cases_by_name):
         c = cases_by_name[r.name]
         design = short(c["design"], 0)
         errs = ", ".join(f"{k} {100 * v:+.1f}" for k, v in sorted(r.errors.items())) or "-"
-        fail = md_escape(r.failed[0]) if r.failed else ""
+        fail = md_escape(r.failed[0]) if r.failed else md_escape(r.unjudged)
         L.append(f"| {r.name} | {design} | {short(r.truth)} | {r.true_top} | "
                  f"{r.reported_top or '-'} | {errs} | {r.status} | {fail} |")
     L += ["", "Arguments of each case: `tests/sweep/sweep.py --list`.", ""]
@@ -431,6 +500,7 @@ def main():
         for kind, text in r.lines:  # a failed case's notes too: its measure, its chains
             if a.verbose or kind == "FAIL" or (r.status != "pass" and kind == "note"):
                 log(f"         {kind:4} {text}")
+    sw.swap.down()
     if a.out:
         write_md(a.out, results, sw, {c["name"]: c for c in case_list.CASES})
         log(f"sweep: results in {a.out}")

@@ -1,0 +1,756 @@
+/* causegen's mechanisms of the kernel's wait evidence (--mech NAME:US): each
+ * makes the feeding thread wait, or work in the kernel, for about US per
+ * step, in one way of its class, and is measured by the thread's own clocks
+ * around it (causegen.c). tests/sweep/README.md lists them and the truth
+ * each gives: the class of its off time (MR_OFF), of all its time
+ * (MR_ALL), or the memory stall the kernel's PSI saw (MR_PSI).
+ *
+ * Helpers wait for a request word in shared memory and the feeder spins
+ * until they answer, so that no wait but the mechanism's own is off the CPU. */
+#include "cg.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define CHUNK (64u << 10)
+#define FILE_MB 64
+
+/* Per mechanism: the words the feeder and its helper share (fork-safe). */
+struct shared {
+	atomic_int req, ack;
+};
+
+struct mst {
+	const struct mdef *d;
+	u64 us;
+	struct cg_env env;
+	struct shared *sh;
+	int fd[4];
+	char *buf, *map;
+	size_t len, pos;
+	char path[256];
+	int port;
+	u64 steps, bytes, faults, majors;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int flag;
+};
+
+struct mdef {
+	const char *name, *cls; /* the class its truth counts in */
+	int rule;		/* MR_* */
+	const char *rest;	/* MR_PSI: the class of what PSI did not see */
+	int (*setup)(struct mst *m);
+	void (*main)(struct mst *m);
+	void (*post)(struct mst *m); /* its clean-up, host work; NULL none */
+};
+
+static struct mst mech[CG_MAX_MECHS];
+static int nmech;
+
+static u64 now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* The helper's side of a request: wait for it (polling, on its own CPU). */
+static void helper_wait_req(struct shared *sh)
+{
+	while (!atomic_load(&sh->req))
+		usleep(50);
+	atomic_store(&sh->req, 0);
+}
+
+/* The feeder's side: ask, and spin until the helper has taken it. */
+static void request(struct shared *sh)
+{
+	atomic_store(&sh->ack, 0);
+	atomic_store(&sh->req, 1);
+	while (!atomic_load(&sh->ack))
+		;
+}
+
+static void *shared_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap shared");
+	return p;
+}
+
+static int open_file(struct mst *m, const char *what, int flags)
+{
+	if (!m->env.dir) {
+		fprintf(stderr, "causegen: --mech %s needs --dir\n", m->d->name);
+		return -1;
+	}
+	snprintf(m->path, sizeof(m->path), "%s/causegen-%d-%s.bin", m->env.dir, (int)getpid(),
+		 what);
+	int fd = open(m->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | flags, 0600);
+	if (fd < 0)
+		die(m->path);
+	return fd;
+}
+
+/* A file of FILE_MB MiB written and synced, then dropped from the cache. */
+static int data_file(struct mst *m, int flags)
+{
+	int fd = open_file(m, m->d->name, 0);
+	char *b = malloc(1 << 20);
+	if (!b)
+		die("malloc");
+	for (int i = 0; i < FILE_MB; i++) {
+		memset(b, 'a' + i % 26, 1 << 20);
+		if (pwrite(fd, b, 1 << 20, (off_t)i << 20) != 1 << 20)
+			die(m->path);
+	}
+	free(b);
+	if (fsync(fd))
+		die("fsync");
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (flags) {
+		close(fd);
+		fd = open(m->path, O_RDWR | O_CLOEXEC | flags);
+		if (fd < 0)
+			die(m->path);
+	}
+	m->len = (size_t)FILE_MB << 20;
+	return fd;
+}
+
+/* ---- locks and conditions ----------------------------------------------------- */
+
+static void *holder_main(void *arg)
+{
+	struct mst *m = arg;
+	for (;;) {
+		helper_wait_req(m->sh);
+		if (!strcmp(m->d->name, "lock-mutex")) {
+			pthread_mutex_lock(&m->mu);
+			atomic_store(&m->sh->ack, 1);
+			sleep_until(now_ns() + m->us * 1000);
+			pthread_mutex_unlock(&m->mu);
+		} else { /* a condition it signals after us */
+			atomic_store(&m->sh->ack, 1);
+			sleep_until(now_ns() + m->us * 1000);
+			pthread_mutex_lock(&m->mu);
+			m->flag = 1;
+			pthread_cond_signal(&m->cv);
+			pthread_mutex_unlock(&m->mu);
+		}
+	}
+	return NULL;
+}
+
+static int setup_holder(struct mst *m)
+{
+	pthread_mutexattr_t a;
+	pthread_condattr_t c;
+	pthread_mutexattr_init(&a);
+	pthread_mutex_init(&m->mu, &a);
+	pthread_condattr_init(&c);
+	pthread_condattr_setclock(&c, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cv, &c);
+	helper_thread("holder", (int)(m - mech), m->env.helper_cpu, holder_main, m);
+	return 0;
+}
+
+static void main_mutex(struct mst *m)
+{
+	request(m->sh);
+	pthread_mutex_lock(&m->mu);
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* A condition waited for without a timeout, or with timeouts of 1 ms that
+ * run out before it is signalled (each a timer's wake-up). */
+static void main_cond(struct mst *m)
+{
+	int timed = !strcmp(m->d->name, "lock-timedcond");
+	pthread_mutex_lock(&m->mu);
+	m->flag = 0;
+	request(m->sh);
+	while (!m->flag) {
+		if (timed) {
+			struct timespec ts;
+			u64 t = now_ns() + 1000000;
+			ts.tv_sec = (time_t)(t / 1000000000ull);
+			ts.tv_nsec = (long)(t % 1000000000ull);
+			pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+		} else {
+			pthread_cond_wait(&m->cv, &m->mu);
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* A file lock another process holds for us. */
+static int setup_flock(struct mst *m)
+{
+	m->fd[0] = open_file(m, "lock", 0);
+	if (spawn("locker", (int)(m - mech), m->env.helper_cpu) == 0) {
+		int fd = open(m->path, O_RDWR | O_CLOEXEC);
+		for (;;) {
+			helper_wait_req(m->sh);
+			flock(fd, LOCK_EX);
+			atomic_store(&m->sh->ack, 1);
+			sleep_until(now_ns() + m->us * 1000);
+			flock(fd, LOCK_UN);
+		}
+	}
+	return 0;
+}
+
+static void main_flock(struct mst *m)
+{
+	request(m->sh);
+	flock(m->fd[0], LOCK_EX);
+	flock(m->fd[0], LOCK_UN);
+}
+
+/* ---- input from a producer, and a slow consumer ---------------------------------- */
+
+static void produce(struct mst *m, int fd)
+{
+	char item[64] = {0};
+	sleep_until(now_ns() + m->us * 1000);
+	if (!strcmp(m->d->name, "input-eventfd")) {
+		uint64_t one = 1;
+		if (write(fd, &one, sizeof(one)) != sizeof(one))
+			_exit(0);
+	} else if (io_full(fd, item, sizeof(item), 1)) {
+		_exit(0);
+	}
+}
+
+static void *producer_thread(void *arg)
+{
+	struct mst *m = arg;
+	for (;;) {
+		helper_wait_req(m->sh);
+		atomic_store(&m->sh->ack, 1);
+		produce(m, m->fd[1]);
+	}
+	return NULL;
+}
+
+static int setup_input(struct mst *m)
+{
+	if (!strcmp(m->d->name, "input-eventfd")) {
+		m->fd[0] = m->fd[1] = eventfd(0, EFD_CLOEXEC);
+		helper_thread("producer", (int)(m - mech), m->env.helper_cpu, producer_thread, m);
+		return 0;
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		die("socketpair");
+	if (spawn("producer", (int)(m - mech), m->env.helper_cpu) == 0) {
+		close(sv[0]);
+		for (;;) {
+			helper_wait_req(m->sh);
+			atomic_store(&m->sh->ack, 1);
+			produce(m, sv[1]);
+		}
+	}
+	close(sv[1]);
+	m->fd[0] = sv[0];
+	return 0;
+}
+
+static void main_input(struct mst *m)
+{
+	char item[64];
+	request(m->sh);
+	if (!strcmp(m->d->name, "input-eventfd")) {
+		uint64_t v;
+		if (read(m->fd[0], &v, sizeof(v)) != sizeof(v))
+			die("read eventfd");
+	} else if (io_full(m->fd[0], item, sizeof(item), 0)) {
+		die("recv");
+	}
+}
+
+/* The consumer drains what the feeder wrote, us after it was asked to. */
+#define FULL_BYTES (32u << 10)
+static int setup_full(struct mst *m)
+{
+	int sv[2];
+	if (!strcmp(m->d->name, "full-pipe")) {
+		if (pipe2(sv, O_CLOEXEC))
+			die("pipe");
+		fcntl(sv[1], F_SETPIPE_SZ, 4096);
+		int t = sv[0]; /* [0] the feeder's end */
+		sv[0] = sv[1];
+		sv[1] = t;
+	} else {
+		int small = 4096;
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+			die("socketpair");
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	}
+	if (spawn("consumer", (int)(m - mech), m->env.helper_cpu) == 0) {
+		char *b = malloc(FULL_BYTES);
+		close(sv[0]);
+		for (;;) {
+			helper_wait_req(m->sh);
+			atomic_store(&m->sh->ack, 1);
+			sleep_until(now_ns() + m->us * 1000);
+			if (!b || io_full(sv[1], b, FULL_BYTES, 0))
+				_exit(0);
+		}
+	}
+	close(sv[1]);
+	m->fd[0] = sv[0];
+	m->buf = calloc(1, FULL_BYTES);
+	return m->buf ? 0 : -1;
+}
+
+static void main_full(struct mst *m)
+{
+	request(m->sh);
+	if (io_full(m->fd[0], m->buf, FULL_BYTES, 1))
+		die("write");
+}
+
+/* ---- the network: a server on loopback answers us later ---------------------------- */
+
+static int setup_net(struct mst *m)
+{
+	int udp = !strcmp(m->d->name, "net-udp");
+	int type = udp ? SOCK_DGRAM : SOCK_STREAM;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int s = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) || (!udp && listen(s, 1)) ||
+	    getsockname(s, (struct sockaddr *)&a, &al))
+		die("server socket");
+	m->port = ntohs(a.sin_port);
+	if (spawn("server", (int)(m - mech), m->env.helper_cpu) == 0) {
+		char c;
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		int c_fd = udp ? s : accept(s, NULL, NULL);
+		for (;;) {
+			ssize_t n = udp ? recvfrom(c_fd, &c, 1, 0, (struct sockaddr *)&from, &fl)
+					: recv(c_fd, &c, 1, 0);
+			if (n <= 0)
+				_exit(0);
+			sleep_until(now_ns() + m->us * 1000);
+			if ((udp ? sendto(c_fd, &c, 1, 0, (struct sockaddr *)&from, fl)
+				 : send(c_fd, &c, 1, 0)) != 1)
+				_exit(0);
+		}
+	}
+	close(s);
+	m->fd[0] = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (m->fd[0] < 0 || connect(m->fd[0], (struct sockaddr *)&a, sizeof(a)))
+		die("connect");
+	return 0;
+}
+
+static void main_net(struct mst *m)
+{
+	char c = 'q';
+	if (send(m->fd[0], &c, 1, 0) != 1 || recv(m->fd[0], &c, 1, 0) != 1)
+		die("request");
+}
+
+/* ---- loops paced by their own timer ------------------------------------------------ */
+
+static int setup_paced(struct mst *m)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	pthread_condattr_t c;
+	m->fd[0] = epoll_create1(EPOLL_CLOEXEC);
+	m->fd[1] = eventfd(0, EFD_CLOEXEC); /* never written: the epoll waits out */
+	m->fd[2] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (m->fd[0] < 0 || m->fd[1] < 0 || m->fd[2] < 0 ||
+	    epoll_ctl(m->fd[0], EPOLL_CTL_ADD, m->fd[1], &ev))
+		die("epoll");
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_condattr_init(&c);
+	pthread_condattr_setclock(&c, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cv, &c);
+	return 0;
+}
+
+static void main_paced(struct mst *m)
+{
+	u64 t = now_ns() + m->us * 1000;
+	struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
+	struct timespec rel = {(time_t)(m->us / 1000000), (long)(m->us % 1000000) * 1000};
+	struct epoll_event ev;
+	if (!strcmp(m->d->name, "paced-epoll")) {
+		while (epoll_pwait2(m->fd[0], &ev, 1, &rel, NULL) < 0 && errno == EINTR)
+			;
+	} else if (!strcmp(m->d->name, "paced-timerfd")) {
+		struct itimerspec it = {.it_value = rel};
+		uint64_t n;
+		timerfd_settime(m->fd[2], 0, &it, NULL);
+		if (read(m->fd[2], &n, sizeof(n)) != sizeof(n))
+			die("read timerfd");
+	} else { /* paced-cond: nobody signals it */
+		pthread_mutex_lock(&m->mu);
+		while (now_ns() < t)
+			pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+		pthread_mutex_unlock(&m->mu);
+	}
+}
+
+/* ---- files: the kernel's work and the disk ----------------------------------------- */
+
+static int setup_file(struct mst *m)
+{
+	const char *n = m->d->name;
+	m->fd[0] = !strcmp(n, "file-dread") ? data_file(m, O_DIRECT) : data_file(m, 0);
+	if (posix_memalign((void **)&m->buf, 4096, CHUNK))
+		return -1;
+	memset(m->buf, 7, CHUNK);
+	if (!strcmp(n, "file-fsync"))
+		m->len = 4096;
+	return 0;
+}
+
+static void main_file(struct mst *m)
+{
+	const char *n = m->d->name;
+	u64 end = now_ns() + m->us * 1000;
+	if (!strcmp(n, "file-fsync")) { /* 4 KiB writes, each synced */
+		do {
+			m->buf[0]++;
+			if (pwrite(m->fd[0], m->buf, 4096, 0) != 4096 || fdatasync(m->fd[0]))
+				die("write");
+			m->bytes += 4096;
+		} while (now_ns() < end);
+		return;
+	}
+	int wr = !strcmp(n, "file-bigwrite");
+	do {
+		if (m->pos + CHUNK > m->len)
+			m->pos = 0;
+		ssize_t r = wr ? pwrite(m->fd[0], m->buf, CHUNK, (off_t)m->pos)
+			       : pread(m->fd[0], m->buf, CHUNK, (off_t)m->pos);
+		if (r != CHUNK)
+			die(wr ? "pwrite" : "pread");
+		m->pos += CHUNK;
+		m->bytes += CHUNK;
+	} while (now_ns() < end);
+}
+
+/* The pages read this step leave the cache again. */
+static void post_drop(struct mst *m)
+{
+	posix_fadvise(m->fd[0], 0, 0, POSIX_FADV_DONTNEED);
+}
+
+/* ---- mappings: cold file pages, fresh memory -------------------------------------- */
+
+static int setup_cold(struct mst *m)
+{
+	m->fd[0] = data_file(m, 0);
+	m->map = mmap(NULL, m->len, PROT_READ, MAP_SHARED, m->fd[0], 0);
+	if (m->map == MAP_FAILED)
+		die("mmap file");
+	if (!strcmp(m->d->name, "cold-rand"))
+		madvise(m->map, m->len, MADV_RANDOM);
+	return 0;
+}
+
+static void main_cold(struct mst *m)
+{
+	u64 end = now_ns() + m->us * 1000;
+	int rnd = !strcmp(m->d->name, "cold-rand");
+	volatile char sink = 0;
+	do {
+		size_t off = rnd ? ((size_t)random() % (m->len >> 12)) << 12 : m->pos;
+		sink += m->map[off];
+		m->pos = (m->pos + 4096) % m->len;
+		m->faults++;
+	} while (now_ns() < end);
+}
+
+static void post_cold(struct mst *m)
+{
+	madvise(m->map, m->len, MADV_DONTNEED);
+	posix_fadvise(m->fd[0], 0, 0, POSIX_FADV_DONTNEED);
+}
+
+#define FRESH_BYTES (256ul << 20)
+static int setup_fresh(struct mst *m)
+{
+	m->len = FRESH_BYTES;
+	if (!strcmp(m->d->name, "fault-dontneed")) {
+		m->map =
+		    mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m->map == MAP_FAILED)
+			die("mmap");
+	}
+	return 0;
+}
+
+/* Pages of memory just given (a malloc of a large block, glibc's mmap; or
+ * a buffer returned with MADV_DONTNEED) touched until us has passed. */
+static void main_fresh(struct mst *m)
+{
+	u64 end = now_ns() + m->us * 1000;
+	if (!m->map && !(m->map = malloc(m->len)))
+		die("malloc");
+	do {
+		m->map[m->pos] = 1;
+		m->pos += 4096;
+		m->faults++;
+		if (m->pos >= m->len)
+			m->pos = 0;
+	} while (now_ns() < end);
+}
+
+static void post_fresh(struct mst *m)
+{
+	if (!strcmp(m->d->name, "fault-dontneed")) {
+		madvise(m->map, m->pos ? m->pos : m->len, MADV_DONTNEED);
+	} else {
+		free(m->map); /* glibc gives it back: munmap */
+		m->map = NULL;
+	}
+	m->pos = 0;
+}
+
+/* ---- memory pressure under the cgroup's limit --------------------------------------- */
+
+static int swap_on(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen("/proc/swaps", "re");
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n > 1; /* a header, then one line per device */
+}
+
+/* Memory twice the cgroup's limit, touched in a cycle: every touch finds
+ * its page in swap (read back, another page reclaimed for it): anonymous
+ * memory (mem-swap) or shared memory in /dev/shm (mem-shm). */
+static int setup_mem(struct mst *m)
+{
+	if (!m->env.mem_limit_mb) {
+		fprintf(stderr, "causegen: --mech %s needs --mem-limit\n", m->d->name);
+		return -1;
+	}
+	m->len = (size_t)m->env.mem_limit_mb << 21; /* twice the limit */
+	if (strcmp(m->d->name, "mem-thrash") && !swap_on()) {
+		fprintf(stderr, "causegen: --mech %s needs swap (swapon)\n", m->d->name);
+		return -1;
+	}
+	if (!strcmp(m->d->name, "mem-swap") || !strcmp(m->d->name, "mem-shm")) {
+		int fd = -1, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+		if (!strcmp(m->d->name, "mem-shm")) {
+			snprintf(m->path, sizeof(m->path), "/dev/shm/causegen-%d", (int)getpid());
+			fd = open(m->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (fd < 0 || ftruncate(fd, (off_t)m->len))
+				die(m->path);
+			flags = MAP_SHARED;
+		}
+		m->map = mmap(NULL, m->len, PROT_READ | PROT_WRITE, flags, fd, 0);
+		if (m->map == MAP_FAILED)
+			die("mmap");
+		for (size_t i = 0; i < m->len; i += 4096) /* out to swap, most of it */
+			m->map[i] = 1;
+		return 0;
+	}
+	m->fd[0] = open_file(m, "thrash", 0);
+	if (posix_memalign((void **)&m->buf, 4096, CHUNK))
+		return -1;
+	memset(m->buf, 3, CHUNK);
+	for (size_t i = 0; i < m->len; i += CHUNK)
+		if (pwrite(m->fd[0], m->buf, CHUNK, (off_t)i) != CHUNK)
+			die("pwrite");
+	fsync(m->fd[0]);
+	return 0;
+}
+
+static long majflt(void)
+{
+	struct rusage ru;
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_majflt;
+}
+
+static void main_mem(struct mst *m)
+{
+	u64 end = now_ns() + m->us * 1000;
+	int swap = strcmp(m->d->name, "mem-thrash") != 0;
+	long maj = majflt();
+	do {
+		if (swap) {
+			m->map[m->pos]++;
+			m->pos = (m->pos + 4096) % m->len;
+			m->faults++;
+		} else {
+			if (pread(m->fd[0], m->buf, CHUNK, (off_t)m->pos) != CHUNK)
+				die("pread");
+			m->pos = (m->pos + CHUNK) % m->len;
+			m->bytes += CHUNK;
+		}
+	} while (now_ns() < end);
+	m->majors += (u64)(majflt() - maj);
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+static const struct mdef defs[] = {
+    {"lock-mutex", "lock_wait", MR_OFF, NULL, setup_holder, main_mutex, NULL},
+    {"lock-cond", "lock_wait", MR_OFF, NULL, setup_holder, main_cond, NULL},
+    {"lock-timedcond", "lock_wait", MR_OFF, NULL, setup_holder, main_cond, NULL},
+    {"lock-flock", "lock_wait", MR_OFF, NULL, setup_flock, main_flock, NULL},
+    {"input-unix", "loader_wait", MR_OFF, NULL, setup_input, main_input, NULL},
+    {"input-eventfd", "loader_wait", MR_OFF, NULL, setup_input, main_input, NULL},
+    {"full-pipe", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
+    {"full-unix", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
+    {"net-tcp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
+    {"net-udp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
+    {"paced-epoll", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
+    {"paced-timerfd", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
+    {"paced-cond", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
+    {"file-fsync", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
+    {"file-bigwrite", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
+    {"file-dread", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
+    {"file-cread", "file_io", MR_ALL, NULL, setup_file, main_file, post_drop},
+    {"cold-seq", "cold_read", MR_ALL, NULL, setup_cold, main_cold, post_cold},
+    {"cold-rand", "cold_read", MR_ALL, NULL, setup_cold, main_cold, post_cold},
+    {"fault-malloc", "page_faults", MR_ALL, NULL, setup_fresh, main_fresh, post_fresh},
+    {"fault-dontneed", "page_faults", MR_ALL, NULL, setup_fresh, main_fresh, post_fresh},
+    /* every touch a swap-in: all of it pressure (majors counts them) */
+    {"mem-swap", "memory_pressure", MR_ALL, NULL, setup_mem, main_mem, NULL},
+    {"mem-shm", "memory_pressure", MR_ALL, NULL, setup_mem, main_mem, NULL},
+    /* a file bigger than the limit: reads, and the reclaim PSI sees */
+    {"mem-thrash", "memory_pressure", MR_PSI, "file_io", setup_mem, main_mem, NULL},
+};
+#define NDEFS (int)(sizeof(defs) / sizeof(defs[0]))
+
+int mech_add(const char *spec, const struct cg_env *env)
+{
+	char name[64];
+	double us;
+	if (nmech == CG_MAX_MECHS || sscanf(spec, "%63[^:]:%lf", name, &us) != 2 || us <= 0) {
+		fprintf(stderr, "causegen: bad --mech %s (want NAME:US, at most %d)\n", spec,
+			CG_MAX_MECHS);
+		return -1;
+	}
+	struct mst *m = &mech[nmech];
+	memset(m, 0, sizeof(*m));
+	for (int i = 0; i < NDEFS; i++)
+		if (!strcmp(defs[i].name, name))
+			m->d = &defs[i];
+	if (!m->d) {
+		fprintf(stderr, "causegen: unknown --mech %s; known:", name);
+		for (int i = 0; i < NDEFS; i++)
+			fprintf(stderr, " %s", defs[i].name);
+		fputc('\n', stderr);
+		return -1;
+	}
+	m->us = (u64)us;
+	m->env = *env;
+	m->sh = shared_page();
+	nmech++;
+	if (m->d->setup(m))
+		return -1;
+	return 0;
+}
+
+int mech_count(void)
+{
+	return nmech;
+}
+
+void mech_main(int i)
+{
+	mech[i].d->main(&mech[i]);
+	mech[i].steps++;
+}
+
+int mech_has_post(int i)
+{
+	return mech[i].d->post != NULL;
+}
+
+void mech_post(int i)
+{
+	mech[i].d->post(&mech[i]);
+}
+
+int mech_rule(int i)
+{
+	return mech[i].d->rule;
+}
+
+const char *mech_class(int i, int rest)
+{
+	return rest ? mech[i].d->rest : mech[i].d->cls;
+}
+
+u64 psi_memory_ns(void)
+{
+	char line[256];
+	unsigned long long total = 0;
+	FILE *f = fopen("/proc/pressure/memory", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "some ", 5)) {
+			const char *t = strstr(line, "total=");
+			if (t)
+				total = strtoull(t + 6, NULL, 10);
+		}
+	if (f)
+		fclose(f);
+	return total * 1000;
+}
+
+void mech_stop_all(void)
+{
+	for (int i = 0; i < nmech; i++)
+		if (mech[i].path[0])
+			unlink(mech[i].path);
+}
+
+void mech_json(FILE *f, const struct acct *main_acct, const struct acct *post_acct, const u64 *psi)
+{
+	fprintf(f, "  \"mechs\": [");
+	for (int i = 0; i < nmech; i++) {
+		const struct mst *m = &mech[i];
+		const struct acct *a = &main_acct[i], *p = &post_acct[i];
+		fprintf(f,
+			"%s{\"name\": \"%s\", \"class\": \"%s\", \"rule\": \"%s\", \"rest\": "
+			"\"%s\", \"us\": %llu, \"steps\": %llu, \"wall_ns\": %llu, \"cpu_ns\": "
+			"%llu, \"preempted_ns\": %llu, \"off_ns\": %llu, \"psi_ns\": %llu, "
+			"\"post\": {\"wall_ns\": %llu, \"cpu_ns\": %llu, \"preempted_ns\": %llu, "
+			"\"off_ns\": %llu}, \"bytes\": %llu, \"touches\": %llu, \"majors\": %llu, "
+			"\"port\": %d, \"file\": ",
+			i ? ", " : "", m->d->name, m->d->cls,
+			m->d->rule == MR_OFF   ? "off"
+			: m->d->rule == MR_ALL ? "all"
+					       : "psi",
+			m->d->rest ? m->d->rest : "", m->us, m->steps, a->wall, a->cpu,
+			a->preempted, acct_off(a), psi[i], p->wall, p->cpu, p->preempted,
+			acct_off(p), m->bytes, m->faults, m->majors, m->port);
+		json_str(f, m->path);
+		fputc('}', f);
+	}
+	fprintf(f, "],\n");
+}
