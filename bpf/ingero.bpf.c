@@ -73,6 +73,7 @@ struct tstate {
 	__u64 k[IGB_K_N];
 	__u64 k_first, k_pend;
 	__u32 k_major, k_n;
+	__u16 kc[8]; /* syscalls and faults counted, by category */
 };
 
 /* A third argument per frame, set and read by the NCCL modes alone (their

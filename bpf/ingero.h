@@ -126,7 +126,15 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
  *   cgroup_id  in major faults of file mappings (reading the file)
  *   preempt_ns in major faults of anonymous memory (swap-in)
  *   blocked_ns in direct reclaim (not counted in the call around it)
- *   switches   major page faults; ret: syscalls and faults counted */
+ *   switches   major page faults; ret: syscalls and faults counted
+ *   stack_id   how many of each: IGB_KCOUNTS (a record holds at most ~1 ms of
+ *              them: 16 bits each, 8 for the major faults) */
+#define IGB_KCOUNTS(file, sys, minor, majf, maja)                                          \
+	((__u64)(__u16)(file) | (__u64)(__u16)(sys) << 16 | (__u64)(__u16)(minor) << 32 | \
+	 (__u64)((majf) > 255 ? 255 : (majf)) << 48 | (__u64)((maja) > 255 ? 255 : (maja)) << 56)
+#define IGB_KCOUNT(c, cat)                                                                 \
+	((cat) < 3 ? (unsigned)(((c) >> (16 * (cat))) & 0xffff)                            \
+		   : (unsigned)(((c) >> (48 + 8 * ((cat)-3))) & 0xff))
 enum igb_kcat { IGB_K_FILE = 0, IGB_K_SYS, IGB_K_MINOR, IGB_K_MAJ_FILE, IGB_K_MAJ_ANON, IGB_K_RECLAIM, IGB_K_N };
 
 /* The uprobe cookie: which op, how to read its arguments, fixed direction. */

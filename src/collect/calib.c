@@ -18,6 +18,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,13 +50,51 @@ __attribute__((noinline, used, optimize("no-omit-frame-pointer"))) int ingero_to
 	return calib_inner(x) + 1; /* not a leaf: it keeps its frame */
 }
 
+#define CALIB_SYSCALLS 100000
+#define CALIB_PAGES 16384
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The kernel's side: the CPU time of CALIB_SYSCALLS syscalls ('s') or of
+ * touching CALIB_PAGES fresh pages ('f'), ns in all. */
+static uint64_t child_kernel(char req)
+{
+	uint64_t t0 = thread_cpu_ns(), t;
+	if (req == 's') {
+		for (int i = 0; i < CALIB_SYSCALLS; i++)
+			syscall(SYS_getppid);
+		return thread_cpu_ns() - t0;
+	}
+	size_t len = (size_t)CALIB_PAGES << 12;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	t0 = thread_cpu_ns();
+	for (size_t i = 0; i < len; i += 4096)
+		p[i] = 1;
+	t = thread_cpu_ns() - t0;
+	munmap(p, len); /* a syscall of ms: it sends the faults' kernel time */
+	return t;
+}
+
 /* The child: for each request byte, the fastest of CALIB_ROUNDS timed runs
- * of CALIB_CALLS calls, written back as ns. */
+ * of CALIB_CALLS calls, written back as ns; or the kernel's side. */
 static void child_loop(int rfd, int wfd)
 {
 	volatile int x = 0;
 	char req;
 	while (read(rfd, &req, 1) == 1) {
+		if (req == 's' || req == 'f') {
+			uint64_t ns = child_kernel(req);
+			if (write(wfd, &ns, sizeof(ns)) != sizeof(ns))
+				break;
+			continue;
+		}
 		uint64_t best = UINT64_MAX;
 		for (int r = 0; r < CALIB_ROUNDS; r++) {
 			uint64_t t0 = ig_mono_ns();
@@ -72,15 +112,65 @@ static void child_loop(int rfd, int wfd)
 
 /* One timed run of the child; gives up after 5 s (a child held or stopped
  * by someone else must not hold ingero-top's start). */
-static int timed_run(int wfd, int rfd, uint64_t *ns)
+static int timed_req(int wfd, int rfd, char req, uint64_t *ns)
 {
-	char req = 'r';
 	struct pollfd p = {.fd = rfd, .events = POLLIN};
 	if (write(wfd, &req, 1) != 1)
 		return -EIO;
 	if (poll(&p, 1, 5000) != 1)
 		return -ETIMEDOUT;
 	return read(rfd, ns, sizeof(*ns)) == sizeof(*ns) ? 0 : -EIO;
+}
+
+static int timed_run(int wfd, int rfd, uint64_t *ns)
+{
+	return timed_req(wfd, rfd, 'r', ns);
+}
+
+/* A syscall or a page fault costs more kernel time than its tracepoints
+ * see (the entry and exit around them, and the programs' own time): the
+ * child's CPU time for many of them against the kernel time the programs
+ * sent for them; the difference per one is added to each counted (kwait.c).
+ * 0, or -errno. */
+static int kernel_run(struct collector *c, int wfd, int rfd, char req, int cat, unsigned n,
+		      uint32_t *extra)
+{
+	uint64_t cpu;
+	memset(c->calib_kt, 0, sizeof(c->calib_kt));
+	memset(c->calib_kn, 0, sizeof(c->calib_kn));
+	int r = timed_req(wfd, rfd, req, &cpu);
+	if (r)
+		return r;
+	for (int i = 0; i < 20 && !c->calib_kn[cat]; i++) { /* the records of it */
+		ring_buffer__consume(c->rb);
+		if (!c->calib_kn[cat])
+			usleep(10000);
+	}
+	ring_buffer__consume(c->rb);
+	if (!c->calib_kn[cat])
+		return -ENODATA;
+	double seen = (double)c->calib_kt[cat] / (double)c->calib_kn[cat];
+	double all = (double)cpu / n;
+	*extra = all > seen && all - seen < 20000 ? (uint32_t)(all - seen) : 0;
+	return 0;
+}
+
+static void calibrate_kernel(struct collector *c, int wfd, int rfd)
+{
+	uint64_t warm;
+	if (timed_req(wfd, rfd, 's', &warm)) /* also makes the child a thread the programs know */
+		return;
+	int r = kernel_run(c, wfd, rfd, 's', IGB_K_SYS, CALIB_SYSCALLS, &c->kentry_sys_ns);
+	if (!r)
+		r = kernel_run(c, wfd, rfd, 'f', IGB_K_MINOR, CALIB_PAGES, &c->kentry_fault_ns);
+	if (r)
+		log_msg(LOG_INFO, "kernel entry cost not measured: %s", strerror(-r));
+	else
+		log_msg(
+		    LOG_INFO,
+		    "kernel entry cost: %u ns per syscall, %u ns per page fault beyond what the "
+		    "tracepoints see",
+		    c->kentry_sys_ns, c->kentry_fault_ns);
 }
 
 int coll_calibrate(struct collector *c)
@@ -121,7 +211,8 @@ int coll_calibrate(struct collector *c)
 	if (timed_run(to[1], from[0], &plain))
 		goto out;
 	bpf_map_update_elem(bpf_map__fd(c->skel->maps.targets), &tgid, &one, BPF_ANY);
-	struct bpf_program *ret = c->stacks ? c->skel->progs.call_exit_stk : c->skel->progs.call_exit;
+	struct bpf_program *ret =
+	    c->stacks ? c->skel->progs.call_exit_stk : c->skel->progs.call_exit;
 	if (c->multi) { /* the programs were loaded for uprobe_multi links */
 		uint64_t cookie = uo.bpf_cookie;
 		fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), exe,
@@ -145,6 +236,8 @@ int coll_calibrate(struct collector *c)
 	r = timed_run(to[1], from[0], &probed);
 	if (!r && probed > plain)
 		c->probe_ns = (probed - plain) / CALIB_CALLS;
+	if (!r && c->waits)
+		calibrate_kernel(c, to[1], from[0]);
 out:
 	/* perf-event uprobes detach slowly (a grace period each): they go with
 	 * the collector's other links at exit; the child is gone by then */

@@ -212,8 +212,16 @@ static int on_record(void *ctx, void *data, size_t len)
 		c->user_drops++;
 		return 0;
 	}
-	if (c->calib_pid && b->pid == c->calib_pid)
-		return 0; /* the probe-cost measurement's own calls (calib.c) */
+	if (c->calib_pid && b->pid == c->calib_pid) {
+		/* the probe-cost measurement's own calls, its kernel time (calib.c) */
+		for (int k = 0; b->kind == IGB_KTIME && k < IGB_K_N; k++) {
+			const uint64_t v[IGB_K_N] = {b->arg0,	   b->arg1,	  b->stream,
+						     b->cgroup_id, b->preempt_ns, b->blocked_ns};
+			c->calib_kt[k] += v[k];
+			c->calib_kn[k] += k < IGB_K_RECLAIM ? IGB_KCOUNT(b->stack_id, k) : 0;
+		}
+		return 0;
+	}
 	if (b->kind == IGB_HOLD) {
 		coll_hold(c, b);
 		return 0;
@@ -251,7 +259,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	if (e.kind == IG_EV_OFFCPU)
 		coll_wait_event(c, b, &e);
 	else if (b->kind == IGB_KTIME)
-		kwait_ktime(b, &e);
+		kwait_ktime(b, &e, c->kentry_sys_ns, c->kentry_fault_ns);
 
 	if (e.kind == IG_EV_EXEC) /* the loader maps libraries after exec: look a little later */
 		coll_add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);

@@ -97,6 +97,11 @@ struct collector {
 	uint64_t user_drops;
 	uint32_t calib_pid; /* the probe-cost child (calib.c): its records are dropped */
 	uint32_t probe_ns;  /* measured cost of tracing one call, 0 unknown */
+	/* the kernel time of a syscall and of a page fault the tracepoints do
+	 * not see (the entry and the exit around them), added to each counted
+	 * one (calib.c); and the calibration child's kernel time meanwhile */
+	uint32_t kentry_sys_ns, kentry_fault_ns;
+	uint64_t calib_kt[8], calib_kn[8];
 	uint32_t named[4096]; /* pids whose process name was reported (hash set) */
 	int nnamed;
 	/* ring-buffer callback state */
@@ -167,7 +172,10 @@ void coll_nccl_event(struct collector *c, struct ig_event *e);
  * delay_ns, from collector_tick. */
 void coll_add_pending(struct collector *c, int pid, uint64_t delay_ns, bool maps_only);
 
-/* calib.c: measures the cost of tracing one call (c->probe_ns); 0 or -errno */
+/* calib.c: measures the cost of tracing one call (c->probe_ns); with wait
+ * evidence on, also the kernel time a syscall's and a page fault's entry
+ * and exit cost beyond what the tracepoints see (c->kentry_sys_ns,
+ * c->kentry_fault_ns). 0 or -errno. */
 int coll_calibrate(struct collector *c);
 
 /* kwait.c: the wait evidence of an off-CPU record into e (a futex on a

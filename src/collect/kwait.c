@@ -365,7 +365,7 @@ void kwait_offcpu(const struct igb_event *b, struct ig_event *e)
 	e->arg2 = b->cgroup_id;
 }
 
-void kwait_ktime(const struct igb_event *b, struct ig_event *e)
+void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns, uint32_t fault_ns)
 {
 	struct ig_ktime k = {
 	    .ns = {[IG_K_FILE] = b->arg0,
@@ -377,6 +377,11 @@ void kwait_ktime(const struct igb_event *b, struct ig_event *e)
 	    .majors = b->switches,
 	    .n = b->ret > 0 ? (uint32_t)b->ret : 0,
 	};
+	/* each syscall and fault also cost its entry and exit, which the
+	 * tracepoints inside them do not see */
+	for (int i = 0; i < IG_K_RECLAIM; i++)
+		k.ns[i] += (uint64_t)IGB_KCOUNT(b->stack_id, i) *
+			   (i == IG_K_FILE || i == IG_K_SYS ? sys_ns : fault_ns);
 	uint64_t ts = e->ts_ns;
 	char comm[IG_COMM_LEN];
 	memcpy(comm, e->comm, sizeof(comm));

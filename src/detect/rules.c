@@ -166,8 +166,10 @@ static void preempted_tail(const struct ctx *x, struct cause *c)
  * process). */
 static void set_thread(struct cause *c, const struct ctx *x, const struct ig_culprit *k)
 {
-	c->culprit_tid = k->pid;
-	c->culprit_pid = k->aux;
+	/* a process's main thread (or a waker whose thread was not recorded) is
+	 * the process */
+	c->culprit_tid = k->aux && k->aux != k->pid ? k->pid : 0;
+	c->culprit_pid = k->aux ? k->aux : k->pid;
 	memcpy(c->culprit_comm, k->comm, sizeof(c->culprit_comm));
 	c->culprit_share = k->share;
 	c->culprit_self = k->aux == x->p->pid;
@@ -231,15 +233,15 @@ static void time_causes(struct ctx *x)
 			named = c.culprit_pid != 0;
 			confirmed = split;
 			break;
-		case WHO_WAKER:
+		case WHO_WAKER: /* a thread (tid, its process in aux) */
 			if (p->nwakers)
-				set_culprit(&c, x, &p->wakers[0]);
+				set_thread(&c, x, &p->wakers[0]);
 			named = c.culprit_pid != 0;
 			break;
 		case WHO_THREAD:
 			if ((k = thread_table(p, tc->cls, &n)) && n)
 				set_thread(&c, x, k);
-			named = c.culprit_tid != 0;
+			named = c.culprit_pid != 0;
 			break;
 		case WHO_PEER:
 			named = p->npeers > 0; /* the address is said in the words */
@@ -531,13 +533,12 @@ static void rule_memory(struct ctx *x)
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_host *h = &x->w->host;
 	double fault = ig_part_share(x->parts, IG_PART_MEM_PRESSURE);
-	int swap = h->valid && h->swap_max_win > 0;
 	int full = h->valid && h->mem_max_win > cfg->mem_pct;
 	/* page allocations alone (a checkpoint filling the page cache) are not
 	 * pressure, nor page faults (a cold file, fresh memory): reclaim and
 	 * swap-in are; without them, only a host short of memory is worth
 	 * saying */
-	if (fault < cfg->sev_low && !swap && !full)
+	if (fault < cfg->sev_low && !full) /* swap in use is no pressure: swap-in is */
 		return;
 	struct cause c;
 	memset(&c, 0, sizeof(c));

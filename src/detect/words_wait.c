@@ -60,9 +60,9 @@ static void culprit_ev(struct finding *f, const struct cause *c)
 
 static void words_input(struct ctx *x, const struct cause *c, struct finding *f)
 {
-	char fn[64], cn[64], pct[16];
+	char fn[64], cn[96], pct[16];
 	feeder_name(x, fn, sizeof(fn));
-	who(cn, sizeof(cn), c->culprit_comm, c->culprit_pid);
+	thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	int worker = c->culprit_pid && !c->culprit_self && worker_process(x, c->culprit_pid);
 	if (worker)
@@ -72,7 +72,7 @@ static void words_input(struct ctx *x, const struct cause *c, struct finding *f)
 	else if (c->culprit_pid)
 		put(f->c.summary, sizeof(f->c.summary),
 		    "input wait on %s%s: %s blocked %s of its time until it was sent data", cn,
-		    c->culprit_self ? "'s own threads" : "", fn, pct);
+		    c->culprit_self && !c->culprit_tid ? "'s own threads" : "", fn, pct);
 	else
 		put(f->c.summary, sizeof(f->c.summary),
 		    "input wait: %s blocked %s of its time waiting for another task", fn, pct);
@@ -132,13 +132,13 @@ static void words_lock(struct ctx *x, const struct cause *c, struct finding *f)
 	put(f->c.summary, sizeof(f->c.summary),
 	    "lock contention with %s: %s blocked %s of its time on a lock or condition it "
 	    "released",
-	    c->culprit_tid ? cn : "another thread", fn, pct);
+	    c->culprit_pid ? cn : "another thread", fn, pct);
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread sleeps on %s until another thread lets go "
 	    "of it (unlocks, signals): %s did for %.0f%% of that time. Timed waits that ran "
 	    "out before it did are counted with it. While the feeder waits, the GPU has "
 	    "nothing queued.",
-	    lock_kind(x), c->culprit_tid ? cn : "no thread was recorded", c->culprit_share * 100);
+	    lock_kind(x), c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
 	rec(f,
@@ -159,13 +159,13 @@ static void words_gil(struct ctx *x, const struct cause *c, struct finding *f)
 	fmt_pct(pct, sizeof(pct), c->impact);
 	put(f->c.summary, sizeof(f->c.summary),
 	    "GIL contention with %s: %s waited %s of its time for Python's GIL",
-	    c->culprit_tid ? cn : "another thread", fn, pct);
+	    c->culprit_pid ? cn : "another thread", fn, pct);
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread runs Python and must hold the interpreter lock to go on; another "
 	    "Python thread holds it (%s gave it back for %.0f%% of the waits). CPython makes a "
 	    "waiter ask every 5 ms and the holder yield then: each step of the feeder waits up "
 	    "to that long while the GPU has nothing queued.",
-	    c->culprit_tid ? cn : "not recorded", c->culprit_share * 100);
+	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	rec(f, "See what the other thread runs: py-spy dump --pid %u", x->p->pid);
 	rec(f, "Move that pure-Python work out of the process (multiprocessing, a DataLoader "
@@ -182,12 +182,12 @@ static void words_backpressure(struct ctx *x, const struct cause *c, struct find
 	fmt_pct(pct, sizeof(pct), c->impact);
 	put(f->c.summary, sizeof(f->c.summary),
 	    "back-pressure from %s: %s blocked %s of its time writing to a full pipe or socket",
-	    c->culprit_tid ? cn : "a slow reader", fn, pct);
+	    c->culprit_pid ? cn : "a slow reader", fn, pct);
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread writes (results, logs, samples) to a pipe or "
 	    "socket whose buffer is full, and sleeps until its reader takes data out: %s did "
 	    "for %.0f%% of that time. The reader is the slow side, not the feeder's producers.",
-	    c->culprit_tid ? cn : "not recorded", c->culprit_share * 100);
+	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	rec(f, "Make the reader keep up (more readers, cheaper processing per item), or hand "
 	       "the data to a thread of the feeder's own that may block instead of it");

@@ -260,8 +260,8 @@ int model_slow_calls_life(const struct ig_model *m, int op, uint32_t pid, struct
 			  int max);
 
 /* A preemptor or a waker with its share. In the tables of threads
- * (lockers, gil_holders, drainers) pid is the thread's tid and aux its
- * process; in the table of network peers pid is the IPv4 address and aux
+ * (wakers, lockers, gil_holders, drainers) pid is the thread's tid and aux
+ * its process (the same when a source did not record the thread); in the table of network peers pid is the IPv4 address and aux
  * the port. */
 struct ig_culprit {
 	uint32_t pid;

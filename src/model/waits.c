@@ -85,7 +85,7 @@ int blocked_reason(const struct ig_event *e)
 	case IG_SYS_READ:
 		if (fdk == IG_FDK_TIMERFD)
 			return BW_SLEEP; /* its own timer */
-		/* fall through */
+					 /* fall through */
 	case IG_SYS_WRITE:
 	case IG_SYS_SPLICE:
 	case IG_SYS_RECV:
@@ -116,8 +116,9 @@ static struct ctab *culprits(struct proc *p, const struct ig_offcpu_rec *r, int 
 	uint32_t waker = IG_WAIT_WAKER(r->wait);
 	*aux = 0;
 	switch (bw) {
-	case BW_TASK:
-		*key = r->other_pid;
+	case BW_TASK: /* the waking thread, or its process when not recorded */
+		*key = waker ? waker : r->other_pid;
+		*aux = r->other_pid;
 		return &p->wake;
 	case BW_LOCK:
 	case BW_GIL:
@@ -191,7 +192,9 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 	int old = t->tl_bw[idx], timed = t->tl_timed[idx];
 	uint32_t key, aux;
 	offcpu_sums(t, s, r->in_call, st, old, main, pre, thr, timed, -1);
-	struct ctab *ct = st == ST_BLK && !r->in_call ? culprits(p, r, old, &key, &aux) : NULL;
+	struct ctab *ct = st == ST_BLK && !r->in_call && t->first_call_ns
+			      ? culprits(p, r, old, &key, &aux)
+			      : NULL;
 	if (ct && key && s)
 		ctab_sub(m, ct, key, main, sec);
 	r->in_call = (uint8_t)to_in;
@@ -202,7 +205,7 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 		timed = 0;
 	}
 	offcpu_sums(t, s, r->in_call, st, bw, main, pre, thr, timed, 1);
-	if (to_in || st != ST_BLK || !s)
+	if (to_in || st != ST_BLK || !s || !t->first_call_ns)
 		return;
 	if (waker) { /* the thread that ended the wait it belongs to */
 		r->wait = (r->wait & 0xffffffffull) | (uint64_t)waker << 32;
@@ -317,7 +320,10 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	if (st == ST_BLK && !in && (bw == BW_FILE || bw == BW_COLD) && r->obj >> 32 &&
 	    (fd_is_file(IG_WAIT_FDK(r->wait)) || IG_WAIT_FLT(r->wait) == IG_FLT_FILE))
 		p->file_dev = (uint32_t)(r->obj >> 32);
-	if (!inwin)
+	/* the culprits of the feeding threads' time (those that make CUDA
+	 * calls), not of the process's other threads: a thread waiting for the
+	 * GIL the feeder holds does not make the feeder the GIL's culprit */
+	if (!inwin || !t->first_call_ns)
 		return;
 	if (st == ST_PRE && e->other_pid)
 		ctab_add(m, &p->pre, e->other_pid, 0, e->other_comm, e->dur_ns, sec);

@@ -98,8 +98,7 @@ const struct recipe synth_recipes[SYNTH_MAX] = {
     [SYNTH_BACKPRESSURE] = {
 	.base = {HOST(300 * US), LAUNCH(20, 200 * US), SYNC(6480 * US, 0, 5),
 		 OFF(PH_FULL, 3 * MS)},
-	IDLE, .cause = "backpressure", .culprit = SYNTH_CONSUMER, .culprit_tid = SYNTH_CONSUMER,
-	.culprit_comm = "consumer"},
+	IDLE, .cause = "backpressure", .culprit = SYNTH_CONSUMER, .culprit_comm = "consumer"},
     [SYNTH_NET_WAIT] = {
 	.base = {OFF(PH_NET, 3 * MS), HOST(300 * US), LAUNCH(20, 200 * US),
 		 SYNC(6480 * US, 0, 5)},

@@ -525,6 +525,13 @@ static void json_parts(FILE *f, const struct acct *res)
 	else
 		p[P_UNK] = acct_off(H) + acct_off(res);
 	mech_parts(p);
+	/* The kernel may count the wait of a throttled task as run-queue wait
+	 * (Linux 6.18 here does): with nothing else on its CPU, all of it is
+	 * the quota's. */
+	if (under_quota && !opt.hogs && !opt.own_hogs) {
+		p[P_THR] += p[P_PRE] + p[P_CPRE];
+		p[P_PRE] = p[P_CPRE] = 0;
+	}
 	fprintf(f, "  \"parts\": {");
 	for (int i = 0; i < P_N; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", part_names[i], p[i]);

@@ -231,7 +231,7 @@ def _gil():
         share = busy / (busy + max(idle, 5000))
         case(f"gil-{mode}-{round(100 * share)}",
              (["--mode", mode, "--busy-us", str(busy), "--idle-us", str(idle), "--host-us",
-               "200", "--kernels", "2", "--kernel-us", "1000"],
+               "200", "--kernels", "1", "--kernel-us", "2000"],
               {"gil_wait": round(share, 3)}), ["gil_wait"], prog="gilgen",
              quick=(mode, busy) == ("py", 3000))
 

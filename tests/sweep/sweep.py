@@ -242,7 +242,7 @@ class Sweep:
                     continue
                 break
             causes = check.truth_causes(t)
-            hogs = check.helpers_of(t, "hog")
+            hogs = check.helpers_of(t, "hog") or t.get("own_hogs")
             disturbed = not hogs and causes["cpu_contention"] > check.DISTURBED
             stolen = self.steal > STEAL_MAX
             if not (disturbed or stolen) or n >= retries:
