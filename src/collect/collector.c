@@ -19,7 +19,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -413,6 +412,21 @@ static void scan_all(struct collector *c)
 	}
 }
 
+/* The target processes (up to max), the probe-cost child left out. */
+static int target_pids(struct collector *c, uint32_t *out, int max)
+{
+	int fd = bpf_map__fd(c->skel->maps.targets), n = 0, k = 0;
+	uint32_t key, next, *prev = NULL;
+	while (!bpf_map_get_next_key(fd, prev, &next) && k < 100000) {
+		key = next;
+		prev = &key;
+		k++;
+		if (key != c->calib_pid && n < max && out)
+			out[n++] = key;
+	}
+	return out ? n : k;
+}
+
 void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
 {
 	uint64_t wall = collector_now_ns(c); /* now_ns may lag behind (event time) */
@@ -431,6 +445,11 @@ void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void 
 	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
 		poll_pages(c, now_ns, emit, ctx);
 		c->last_pages_ns = now_ns;
+	}
+	if (now_ns - c->last_cg_ns >= 1000000000ULL) { /* the targets' CPU quotas */
+		uint32_t pids[CGCPU_PROCS];
+		cgcpu_tick(&c->cg, pids, target_pids(c, pids, CGCPU_PROCS), now_ns, emit, ctx);
+		c->last_cg_ns = now_ns;
 	}
 	if (now_ns - c->last_rescan_ns >= RESCAN_TARGETS_NS) {
 		rescan_targets(c);
@@ -471,14 +490,7 @@ void collector_status(struct collector *c, struct ig_status *st)
 	st->probes_missing = c->probes_missing;
 	st->libs = c->nlibs;
 	st->stacks_on = c->stacks;
-	int fd = bpf_map__fd(c->skel->maps.targets), n = 0;
-	uint32_t key, next, *prev = NULL;
-	while (!bpf_map_get_next_key(fd, prev, &next) && n < 100000) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	st->targets = n;
+	st->targets = target_pids(c, NULL, 0);
 	st->late_pids = c->nlate;
 	st->late_pid = c->nlate ? c->late[(c->nlate < MAX_LATE ? c->nlate : MAX_LATE) - 1] : 0;
 	st->calls_partial = counter_sum(c, IGB_CNT_UNMATCHED_RET);
@@ -818,6 +830,7 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 	c->src.ops = &collector_source_ops;
 	c->src.priv = c;
 	c->guardian_fd = -1;
+	cgcpu_init(&c->cg);
 
 	r = load_programs(c, o);
 	if (r) {
@@ -848,42 +861,6 @@ cleanup:
 	return NULL;
 }
 
-struct detach_job {
-	struct bpf_link **links;
-	int n, next;
-	pthread_mutex_t lock;
-};
-
-static void *detach_worker(void *arg)
-{
-	struct detach_job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->lock);
-		int i = j->next++;
-		pthread_mutex_unlock(&j->lock);
-		if (i >= j->n)
-			return NULL;
-		bpf_link__destroy(j->links[i]);
-	}
-}
-
-/* Detaching a uprobe waits for an SRCU grace period in the kernel (tens to
- * hundreds of ms on a VM), one link after the other: 100 probes took 12-25 s
- * to detach serially. Detaching from several threads lets the waits overlap. */
-static void destroy_links(struct bpf_link **links, int n)
-{
-	struct detach_job j = {.links = links, .n = n, .lock = PTHREAD_MUTEX_INITIALIZER};
-	pthread_t t[DETACH_THREADS];
-	int started = 0;
-
-	for (int i = 0; i < DETACH_THREADS && i < n / 4 + 1; i++)
-		if (!pthread_create(&t[started], NULL, detach_worker, &j))
-			started++;
-	detach_worker(&j);
-	for (int i = 0; i < started; i++)
-		pthread_join(t[i], NULL);
-}
-
 void collector_free(struct collector *c)
 {
 	if (!c)
@@ -892,7 +869,7 @@ void collector_free(struct collector *c)
 	/* Continue held processes now (their records will not be read), and
 	 * again after the detach for holds made meanwhile. */
 	coll_release_all(c);
-	destroy_links(c->links, c->nlinks);
+	coll_destroy_links(c->links, c->nlinks);
 	coll_release_all(c);
 	coll_guardian_stop(c);
 	for (int i = 0; i < c->nmfds; i++)

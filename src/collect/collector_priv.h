@@ -5,6 +5,7 @@
 #ifndef IG_COLLECTOR_PRIV_H
 #define IG_COLLECTOR_PRIV_H
 
+#include "collect/cgcpu.h"
 #include "collect/collector.h"
 #include "core/ops.h"
 
@@ -93,7 +94,8 @@ struct collector {
 	int ldfds[MAX_LOADERS]; /* their uprobe_multi link fds */
 	int nldfds;
 	int npending;
-	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns;
+	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns, last_cg_ns;
+	struct cgcpu cg; /* the CPU quota of the targets' cgroups */
 	uint64_t user_drops;
 	uint32_t calib_pid; /* the probe-cost child (calib.c): its records are dropped */
 	uint32_t probe_ns;  /* measured cost of tracing one call, 0 unknown */
@@ -129,6 +131,8 @@ struct igb_event;
 
 /* attach.c */
 int coll_add_link(struct collector *c, struct bpf_link *l);
+/* Destroys n links from several threads at once (their detaches overlap). */
+void coll_destroy_links(struct bpf_link **links, int n);
 /* Attaches every op variant path exports: the number of ops attached (a
  * file attached before: its earlier count), 0 when it has none of the
  * symbols, -errno when it cannot be read. Marks the file resolved. */

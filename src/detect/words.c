@@ -121,8 +121,11 @@ static const char *culprit_name(const struct ctx *x, const struct cause *c, char
 {
 	char w[40];
 	who(w, sizeof(w), c->culprit_comm, c->culprit_pid);
-	if (c->culprit_pid && c->culprit_pid == x->cfg->self_pid)
-		put(b, n, "%s (ingero-top itself)", w);
+	if (c->culprit_pid && c->culprit_pid == x->cfg->self_pid && x->w->host.self_cpu_pct >= 0)
+		put(b, n, "%s (ingero-top itself: the tracer used %.0f%% of a CPU)", w,
+		    x->w->host.self_cpu_pct);
+	else if (c->culprit_pid && c->culprit_pid == x->cfg->self_pid)
+		put(b, n, "%s (ingero-top itself: the tracer)", w);
 	else if (c->culprit_self && c->cls != IG_CC_BLOCK_IO && c->cls != IG_CC_HOST_WORK &&
 		 c->cls != IG_CC_TIMER_SLEEP && c->cls != IG_CC_MEMORY_PRESSURE)
 		put(b, n, "%s's own threads", w);
@@ -153,14 +156,15 @@ static void tail_words(const struct cause *c, char *b, size_t n)
 	if (c->tail)
 		put(b, n, "; %s p99 %s (%s p50, %.0f%% of its tail preempted)",
 		    ig_op_name(c->tail->op), fmt_ns(p99, sizeof(p99), c->tail->win.p99),
-		    fmt_ratio(r, sizeof(r), c->tail->tail_ratio), c->tail->tail_preempt_share * 100);
+		    fmt_ratio(r, sizeof(r), c->tail->tail_ratio),
+		    c->tail->tail_preempt_share * 100);
 }
 
 /* --- CPU contention and data-loader waits: a named other task ------------- */
 
 static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 {
-	char fn[64], cn[64], tw[128], pct[16];
+	char fn[64], cn[112], tw[128], pct[16];
 	feeder_name(x, fn, sizeof(fn));
 	culprit_name(x, c, cn, sizeof(cn));
 	tail_words(c, tw, sizeof(tw));
@@ -192,9 +196,8 @@ static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 		    "dedicated cpuset",
 		    fn, cn, x->p->pid);
 	} else {
-		rec(f,
-		    "Give the feeding thread a core of its own: fewer worker threads than cores "
-		    "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
+		rec(f, "Give the feeding thread a core of its own: fewer worker threads than cores "
+		       "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
 	}
 	rec(f, "Keep at least one core free per GPU-feeding thread: count the busy threads on "
 	       "this host (ingero-top process pane) against the cores");
@@ -251,8 +254,9 @@ static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
 		}
 		rec(f, "Move the per-step CPU work off the feeding thread: a DataLoader with "
 		       "num_workers > 0, or a producer thread with a queue");
-		rec(f, "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "
-		       "the next batch's work before waiting on the current one",
+		rec(f,
+		    "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "
+		    "the next batch's work before waiting on the current one",
 		    x->p->pid);
 		break;
 	default: /* IG_CC_OFFCPU_WAIT */
@@ -287,8 +291,9 @@ static void words_gpu(struct ctx *x, const struct cause *c, struct finding *f)
 		    "other alerts of this process name, and through it the GPU waits for the "
 		    "host: those come first.",
 		    pct);
-		rec(f, "Fix the other alerts of this process first; then, to go faster, look at the "
-		       "GPU work itself (Nsight Systems, then Nsight Compute on the longest kernels)");
+		rec(f,
+		    "Fix the other alerts of this process first; then, to go faster, look at the "
+		    "GPU work itself (Nsight Systems, then Nsight Compute on the longest kernels)");
 		return;
 	}
 	put(f->c.summary, sizeof(f->c.summary),
@@ -519,8 +524,8 @@ void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
 	parts_evidence(x, f);
 }
 
-void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
-		double share, double mean_bytes, double bps, uint64_t calls)
+void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op, double share,
+		double mean_bytes, double bps, uint64_t calls)
 {
 	char fn[64], b[24], bw[24], pct[16];
 	feeder_name(x, fn, sizeof(fn));
@@ -653,7 +658,8 @@ void words_memory(struct ctx *x, const struct cause *c, struct finding *f)
 		    fn, pct, what);
 		put(f->c.explanation, sizeof(f->c.explanation),
 		    "The host or the job's cgroup is short of memory: the feeding thread frees "
-		    "memory for its own allocations (direct reclaim) or waits for its pages to come "
+		    "memory for its own allocations (direct reclaim) or waits for its pages to "
+		    "come "
 		    "back from swap, %s of its wall time.",
 		    pct);
 	} else {
@@ -686,8 +692,8 @@ void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
 	char fn[64], mx[24], st[24], r[16];
 	feeder_name(x, fn, sizeof(fn));
 	put(f->c.summary, sizeof(f->c.summary),
-	    "cold start of %s: first %u %s calls up to %s (%s the settled p50 %s), then normal",
-	    fn, s->cold_n, ig_op_name(s->op), fmt_ns(mx, sizeof(mx), s->cold_max_ns),
+	    "cold start of %s: first %u %s calls up to %s (%s the settled p50 %s), then normal", fn,
+	    s->cold_n, ig_op_name(s->op), fmt_ns(mx, sizeof(mx), s->cold_max_ns),
 	    fmt_ratio(r, sizeof(r), ratio), fmt_ns(st, sizeof(st), s->life.p50));
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "The first calls of a process pay for context creation, module loading and "

@@ -230,35 +230,95 @@ static void words_net(struct ctx *x, const struct cause *c, struct finding *f)
 
 /* --- the quota, the disk, memory ------------------------------------------ */
 
+/* CPUs to ask for: the quota's CPUs over the share of the time the feeder
+ * was not held off (what it would use unthrottled), 20 % over that, in
+ * half CPUs. */
+static double quota_need(double cpus, double impact)
+{
+	double unthr = impact < 0.9 ? 1.0 - impact : 0.1;
+	double need = cpus / unthr * 1.2;
+	double half = (double)(long)(need * 2.0 + 0.999) / 2.0;
+	return half > cpus ? half : cpus + 0.5;
+}
+
+static void quota_recs(struct ctx *x, struct finding *f, const char *ct, double need)
+{
+	const struct ig_quota *q = &x->p->quota;
+	char cmd[192], n[16] = "<N>", pc[16] = "<N>00";
+	if (need > 0) { /* unknown without the quota: the user's pick */
+		put(n, sizeof(n), "%.1f", need);
+		put(pc, sizeof(pc), "%.0f", need * 100);
+	}
+	if (!strncmp(ct, "k8s:", 4))
+		rec(f,
+		    "Raise the pod's CPU limit to %s or more (resources.limits.cpu), or remove "
+		    "it; the pod is %s",
+		    n, ct + 4);
+	else if (!strncmp(ct, "docker:", 7))
+		rec(f, "Raise the container's CPU limit: docker update --cpus %s %s", n, ct + 7);
+	else if (strstr(ct, ".service"))
+		rec(f, "Raise the unit's CPU limit: systemctl set-property %s CPUQuota=%s%%", ct,
+		    pc);
+	else if (q->quota_us && q->dir[0]) {
+		uint64_t us = (uint64_t)(need * (double)q->period_us);
+		int k = q->v2 ? snprintf(cmd, sizeof(cmd), "echo \"%llu %llu\" > %s/cpu.max",
+					 (unsigned long long)us, (unsigned long long)q->period_us,
+					 q->dir)
+			      : snprintf(cmd, sizeof(cmd), "echo %llu > %s/cpu.cfs_quota_us",
+					 (unsigned long long)us, q->dir);
+		if (k > 0 && (size_t)k + 24 < sizeof(cmd)) /* a command only when whole */
+			rec(f, "Raise the cgroup's CPU quota to %.1f CPUs: %s", need, cmd);
+		else
+			rec(f, "Raise the CPU quota of its cgroup (%s) to %.1f CPUs",
+			    q->v2 ? "cpu.max" : "cpu.cfs_quota_us", need);
+	}
+	if (q->quota_us && q->dir[0] && strlen(q->dir) < 150)
+		rec(f, "Watch the throttling: cat %s/cpu.stat", q->dir);
+	else
+		rec(f,
+		    "See its cgroup's limit and throttling: cat /proc/%u/cgroup, then cpu.max and "
+		    "cpu.stat (v2) or cpu.cfs_quota_us and cpu.stat (v1) in that cgroup",
+		    x->p->pid);
+	rec(f, "Or make the job need less CPU per period: fewer threads (torch.set_num_threads, "
+	       "OMP_NUM_THREADS) so the quota covers the feeding thread's work");
+}
+
 static void words_quota(struct ctx *x, const struct cause *c, struct finding *f)
 {
-	char fn[64], pct[16];
+	char fn[64], pct[16], lim[96] = "";
+	const struct ig_quota *q = &x->p->quota;
 	feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	const char *ct = x->p->container[0] && strcmp(x->p->container, "-") ? x->p->container : "";
+	double cpus = q->quota_us && q->period_us ? (double)q->quota_us / (double)q->period_us : 0;
+	if (cpus > 0)
+		put(lim, sizeof(lim), " of %.2f CPU (%.0f ms per %.0f ms)", cpus,
+		    (double)q->quota_us / 1e3, (double)q->period_us / 1e3);
 	put(f->c.summary, sizeof(f->c.summary),
-	    "CPU quota exhausted%s%s: %s throttled %s of its time by its cgroup's CPU limit",
-	    ct[0] ? " in " : "", ct, fn, pct);
+	    "CPU quota exhausted%s%s: %s throttled %s of its time by its cgroup's CPU limit%s",
+	    ct[0] ? " in " : "", ct, fn, pct, lim);
+	char seen[400] = "";
+	if (q->quota_us && q->nr_per)
+		put(seen, sizeof(seen),
+		    " The cgroup (%s, cgroup %s) was throttled in %llu of its %llu periods in the "
+		    "window, %.1f s in all by its cpu.stat.",
+		    q->dir[0] ? q->dir : "?", q->v2 ? "v2" : "v1", (unsigned long long)q->nr_thr,
+		    (unsigned long long)q->nr_per, (double)q->thr_ns / 1e9);
+	else if (q->quota_us)
+		put(seen, sizeof(seen), " Its cgroup is %s.", q->dir[0] ? q->dir : "?");
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread was ready to run, but its cgroup had used up its CPU quota for "
 	    "the period (cgroup v2 cpu.max, v1 cpu.cfs_quota_us), so the kernel held it off "
 	    "every CPU until the next period: %s of its wall time. This is the limit, not "
-	    "contention with other tasks: idle cores do not help.",
-	    pct);
-	if (!strncmp(ct, "k8s:", 4))
-		rec(f, "Raise or remove the pod's CPU limit (resources.limits.cpu), or use the "
-		       "static CPU manager policy with integer CPUs");
-	else if (!strncmp(ct, "docker:", 7))
-		rec(f, "Raise the container's CPU limit: docker update --cpus <N> %s", ct + 7);
-	else if (strstr(ct, ".service"))
-		rec(f, "Raise the unit's CPU limit: systemctl set-property %s CPUQuota=<N>00%%",
-		    ct);
-	rec(f,
-	    "See its cgroup's limit and throttling: cat /proc/%u/cgroup, then cpu.max and "
-	    "cpu.stat (v2) or cpu.cfs_quota_us and cpu.stat (v1) in that cgroup",
-	    x->p->pid);
-	rec(f, "Or make the job need less CPU per period: fewer threads (torch.set_num_threads, "
-	       "OMP_NUM_THREADS) so the quota covers the feeding thread's work");
+	    "contention with other tasks: idle cores do not help.%s",
+	    pct, seen);
+	if (cpus > 0) {
+		ev(f, "quota_cpus", cpus, "CPU");
+		if (q->nr_per)
+			ev(f, "periods_throttled_pct",
+			   100.0 * (double)q->nr_thr / (double)q->nr_per, "%");
+	}
+	quota_recs(x, f, ct, cpus > 0 ? quota_need(cpus, c->impact) : 0);
 }
 
 /* "device 254:0" of the file it waited on. */

@@ -187,8 +187,7 @@ struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t)
 	return p;
 }
 
-struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
-			  uint64_t end)
+struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts, uint64_t end)
 {
 	int fresh, evicted;
 	int32_t i = lru_get(&m->th, tid, &fresh, &evicted, NULL);
@@ -336,8 +335,7 @@ static void thresh_fn(struct ig_model *m, struct series *S, uint64_t k)
 {
 	const struct ig_op_info *oi = ig_op_info(S->op);
 	if (S->level == LV_PROC && oi && (oi->kind & IG_OPK_ALLOC) && S->win.n >= 3)
-		S->out_thr =
-		    (uint64_t)((double)hist_percentile(&S->win, 0.5) * m->cfg.outlier_x);
+		S->out_thr = (uint64_t)((double)hist_percentile(&S->win, 0.5) * m->cfg.outlier_x);
 }
 
 /* The op, (op, process) and (op, thread) series of a call. */
@@ -545,7 +543,8 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 		t->pre_pid = e->other_pid;
 		copy_comm(t->pre_comm, e->other_comm);
 	}
-	struct call_time ct = {.sync = sync_kind(e, oi), .nosplit = (e->flags & IG_F_NO_SPLIT) != 0};
+	struct call_time ct = {.sync = sync_kind(e, oi),
+			       .nosplit = (e->flags & IG_F_NO_SPLIT) != 0};
 	call_nesting(m, e, end, t, &cs, &ct);
 	/* NCCL operations: enqueued, and completed by synchronisations */
 	if (oi->group == IG_GRP_NCCL || m->nccl->npend || e->op == IG_OP_CUDA_EVENT_RECORD)
@@ -585,6 +584,28 @@ static void ingest_block_io(struct ig_model *m, const struct ig_event *e, uint64
 		ps->io_max = e->dur_ns;
 	if (e->dur_ns > gs->io_max)
 		gs->io_max = e->dur_ns;
+}
+
+static void ingest_cgroup(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
+			  int inwin)
+{
+	struct proc *p = proc_get(m, e->pid, end);
+	struct ig_quota *q = &p->quota;
+	q->quota_us = e->arg0;
+	q->period_us = e->arg1;
+	q->v2 = e->flags & 1;
+	if (e->container && e->container[0])
+		snprintf(q->dir, sizeof(q->dir), "%s", e->container);
+	uint64_t nthr = e->stream >> 32, nper = (uint32_t)e->stream;
+	q->life_thr_ns += e->arg2;
+	q->life_nr_thr += nthr;
+	q->life_nr_per += nper;
+	if (!inwin)
+		return;
+	struct pslice *ps = pslot(m, p, sec);
+	ps->cg_thr_ns += e->arg2;
+	ps->cg_nr_thr += nthr;
+	ps->cg_nr_per += nper;
 }
 
 static void ingest_snapshot(struct ig_model *m, const struct ig_event *e, uint64_t sec, int inwin)
@@ -719,6 +740,9 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		break;
 	case IG_EV_SNAPSHOT:
 		ingest_snapshot(m, e, sec, inwin);
+		break;
+	case IG_EV_CGROUP:
+		ingest_cgroup(m, e, end, sec, inwin);
 		break;
 	default:
 		break;

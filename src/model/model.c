@@ -135,7 +135,12 @@ void model_reset(struct ig_model *m)
 		p->pid = keep.pid;
 		p->ppid = keep.ppid;
 		memcpy(p->comm, keep.comm, sizeof(p->comm));
+		memcpy(p->container, keep.container, sizeof(p->container));
 		p->cgroup_id = keep.cgroup_id;
+		p->quota.quota_us = keep.quota.quota_us; /* the limit, not its counts */
+		p->quota.period_us = keep.quota.period_us;
+		p->quota.v2 = keep.quota.v2;
+		memcpy(p->quota.dir, keep.quota.dir, sizeof(p->quota.dir));
 		p->exited = keep.exited;
 		p->exit_ns = keep.exit_ns;
 		p->first_ns = m->clock_ns;

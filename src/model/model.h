@@ -90,7 +90,7 @@ struct ig_model_totals {
 	uint64_t ignored; /* malformed events (bad kind/op, ts 0) */
 	uint64_t evicted_procs, evicted_threads, evicted_series;
 	unsigned procs, threads, op_procs, op_threads; /* table occupancy */
-	uint64_t windows; /* window snapshots handed to the hook */
+	uint64_t windows;			       /* window snapshots handed to the hook */
 	int no_split_seen; /* some calls came without a preempted/blocked split */
 };
 void model_totals(const struct ig_model *m, struct ig_model_totals *t);
@@ -115,27 +115,27 @@ enum ig_part {
 				 * on the CPU; asleep in a fault of unrecorded kind) */
 	IG_PART_UNKNOWN,	/* between calls, off CPU for an unrecorded reason */
 	/* The kernel's evidence (core/waits.h) splits the rest by mechanism: */
-	IG_PART_THROTTLED,	/* runnable, but its cgroup's CPU quota had run out (in
-				 * calls or between) */
-	IG_PART_FILE_IO,	/* between calls, in file syscalls (read, write, fsync...):
-				 * on the CPU in the kernel, or waiting for the disk */
-	IG_PART_COLD_READ,	/* between calls, in major faults of file mappings: the
-				 * file's pages read from the disk */
-	IG_PART_MEM_PRESSURE,	/* between calls, in direct reclaim and swap-in */
-	IG_PART_LOCK_WAIT,	/* between calls, on a lock or condition (futex, file lock,
-				 * semaphore, a kernel lock) until another thread let go */
-	IG_PART_GIL_WAIT,	/* between calls, waiting for CPython's GIL */
-	IG_PART_BACKPRESSURE,	/* between calls, writing to a full pipe or socket: its
-				 * reader does not keep up */
-	IG_PART_NET_WAIT,	/* between calls, on a network socket (or poll woken by
-				 * an interrupt: the network, a device) */
+	IG_PART_THROTTLED,    /* runnable, but its cgroup's CPU quota had run out (in
+			       * calls or between) */
+	IG_PART_FILE_IO,      /* between calls, in file syscalls (read, write, fsync...):
+			       * on the CPU in the kernel, or waiting for the disk */
+	IG_PART_COLD_READ,    /* between calls, in major faults of file mappings: the
+			       * file's pages read from the disk */
+	IG_PART_MEM_PRESSURE, /* between calls, in direct reclaim and swap-in */
+	IG_PART_LOCK_WAIT,    /* between calls, on a lock or condition (futex, file lock,
+			       * semaphore, a kernel lock) until another thread let go */
+	IG_PART_GIL_WAIT,     /* between calls, waiting for CPython's GIL */
+	IG_PART_BACKPRESSURE, /* between calls, writing to a full pipe or socket: its
+			       * reader does not keep up */
+	IG_PART_NET_WAIT,     /* between calls, on a network socket (or poll woken by
+			       * an interrupt: the network, a device) */
 	IG_PART_MAX,
 };
 
 struct ig_time_parts {
-	uint64_t wall_ns;	   /* the denominator: the threads' wall time */
-	uint64_t ns[IG_PART_MAX];  /* sum(ns) == wall_ns */
-	int split_unknown;	   /* some calls had no preempted/blocked split */
+	uint64_t wall_ns;	  /* the denominator: the threads' wall time */
+	uint64_t ns[IG_PART_MAX]; /* sum(ns) == wall_ns */
+	int split_unknown;	  /* some calls had no preempted/blocked split */
 	/* Not a part: the time inside calls (api, gpu_wait) during which the GPU
 	 * had nothing queued by this thread, so idled for the round trip: the
 	 * first launch after a synchronisation (until it is queued), and a
@@ -174,9 +174,9 @@ struct ig_pcts {
 /* Stats of an op, of an (op, process) or of an (op, thread). */
 struct ig_series_stats {
 	int op;
-	uint32_t pid;		/* 0 for the all-process op row */
-	uint32_t tid;		/* 0 unless an (op, thread) row */
-	char comm[IG_COMM_LEN]; /* process name when pid != 0 */
+	uint32_t pid;		 /* 0 for the all-process op row */
+	uint32_t tid;		 /* 0 unless an (op, thread) row */
+	char comm[IG_COMM_LEN];	 /* process name when pid != 0 */
 	char tcomm[IG_COMM_LEN]; /* thread name of an (op, thread) row, "" otherwise */
 	uint64_t calls_life;
 	uint64_t calls_win;
@@ -261,14 +261,25 @@ int model_slow_calls_life(const struct ig_model *m, int op, uint32_t pid, struct
 
 /* A preemptor or a waker with its share. In the tables of threads
  * (wakers, lockers, gil_holders, drainers) pid is the thread's tid and aux
- * its process (the same when a source did not record the thread); in the table of network peers pid is the IPv4 address and aux
- * the port. */
+ * its process (the same when a source did not record the thread); in the table of network peers pid
+ * is the IPv4 address and aux the port. */
 struct ig_culprit {
 	uint32_t pid;
 	uint32_t aux;
 	char comm[IG_COMM_LEN];
 	uint64_t ns;  /* window: time it preempted us / time we waited for it */
 	double share; /* of the process's preempted (or blocked-between) time */
+};
+
+/* The CPU quota of a process's cgroup as the collector read it once a second
+ * (IG_EV_CGROUP): quota_us 0 when none was seen. The cgroup's own counts
+ * (cpu.stat) cover all its tasks, not only the feeding threads. */
+struct ig_quota {
+	uint64_t quota_us, period_us;	 /* the latest: quota_us of CPU per period_us */
+	int v2;				 /* cgroup v2 (cpu.max), else v1 (cpu.cfs_*) */
+	char dir[IG_DETAIL_LEN];	 /* the limiting cgroup's directory, "" unknown */
+	uint64_t thr_ns, nr_thr, nr_per; /* window: throttled ns, periods throttled of periods */
+	uint64_t life_thr_ns, life_nr_thr, life_nr_per; /* the same since the start */
 };
 
 struct ig_proc_stats {
@@ -302,7 +313,7 @@ struct ig_proc_stats {
 	 * start), and the busiest of them (most calls, then CUDA time). */
 	struct ig_time_parts parts, life_parts;
 	uint32_t feeder_tid;
-	uint32_t io_dev;	    /* device (major << 20 | minor) of its last block I/O, 0 none */
+	uint32_t io_dev; /* device (major << 20 | minor) of its last block I/O, 0 none */
 	/* The same since start/reset (threads evicted meanwhile are lost), for
 	 * --summary: feeding threads = those with CUDA calls since the start. */
 	uint64_t life_wall_ns, life_cuda_ns;
@@ -325,6 +336,7 @@ struct ig_proc_stats {
 	int gpu_mem_known;
 	uint64_t gpu_mem_bytes;
 	uint32_t gpu_devs; /* bit i: device i lists it (with or without a value) */
+	struct ig_quota quota;
 };
 /* Processes (those with CUDA calls first, then by calls in the window, then
  * pid). Returns the count written. */
@@ -364,10 +376,10 @@ struct ig_offcpu_rec {
 	uint16_t cpu;
 	uint32_t other_pid;
 	char other_comm[IG_COMM_LEN];
-	int8_t part;	  /* the part of the time it counts in (enum ig_part), -1 in a call */
-	uint32_t flags;	  /* IG_F_* of the event */
-	uint64_t wait;	  /* its evidence (ig_event.arg1, core/waits.h), 0 none */
-	uint64_t obj;	  /* ig_event.arg2 */
+	int8_t part;	/* the part of the time it counts in (enum ig_part), -1 in a call */
+	uint32_t flags; /* IG_F_* of the event */
+	uint64_t wait;	/* its evidence (ig_event.arg1, core/waits.h), 0 none */
+	uint64_t obj;	/* ig_event.arg2 */
 };
 /* The last IG_TL_MAX off-CPU intervals of tid, oldest first. */
 int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu_rec *out, int max);
@@ -379,6 +391,8 @@ struct ig_host {
 	uint64_t mem_avail_mb, swap_mb;
 	double cpu_max_win, mem_max_win; /* highest in the window */
 	uint64_t swap_max_win;
+	double self_cpu_pct;	 /* ingero-top's own CPU, % of one CPU (latest live
+				  * snapshot), -1 unknown (replay) */
 	uint64_t page_bytes_win; /* all processes */
 	uint64_t io_ops_win, io_bytes_win, io_lat_ns_win, io_max_ns_win;
 };

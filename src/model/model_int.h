@@ -77,6 +77,7 @@ struct pslice {
 	uint64_t sec;
 	uint64_t calls, call_ns, copy_ns, copy_bytes, copy_calls;
 	uint64_t page_bytes, io_ops, io_bytes, io_lat, io_max;
+	uint64_t cg_thr_ns, cg_nr_thr, cg_nr_per; /* its cgroup's throttling (IG_EV_CGROUP) */
 };
 
 struct proc {
@@ -96,7 +97,8 @@ struct proc {
 	 * or condition, on the GIL, on a full pipe or socket; by network peer
 	 * (key: IPv4 address, aux: port) */
 	struct ctab lock, gil, full, net;
-	uint32_t file_dev; /* device of the file of its latest file wait */
+	uint32_t file_dev;     /* device of the file of its latest file wait */
+	struct ig_quota quota; /* window fields unused (the slices have them) */
 };
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };
@@ -129,9 +131,9 @@ struct tslice {
 	 * preempted and blocked, for [0] other calls and [1] calls that
 	 * synchronise */
 	uint64_t in_busy[2], in_pre[2], in_blk[2];
-	uint64_t bw[BW_N]; /* blocked between calls, by reason */
-	uint32_t nosplit;  /* calls without a preempted/blocked split */
-	uint32_t outer[2]; /* calls not inside another traced call, by in_busy's [k] */
+	uint64_t bw[BW_N];  /* blocked between calls, by reason */
+	uint32_t nosplit;   /* calls without a preempted/blocked split */
+	uint32_t outer[2];  /* calls not inside another traced call, by in_busy's [k] */
 	uint32_t rt_idle_n; /* round-trip idle calls and their time (tparts_raw) */
 	uint64_t rt_idle;
 	uint32_t rt_sync_n; /* of those, the syncs */
@@ -148,8 +150,8 @@ struct tparts_raw {
 	uint64_t off_btw[3]; /* between calls by state */
 	uint64_t bw[BW_N];
 	uint32_t nosplit;
-	uint64_t outer[2]; /* calls not inside another, [1] those that synchronise:
-			    * each costs one probe pair outside its measured time */
+	uint64_t outer[2];	     /* calls not inside another, [1] those that synchronise:
+				      * each costs one probe pair outside its measured time */
 	uint64_t rt_idle, rt_idle_n; /* round-trip idle calls (ig_time_parts.rt_idle_ns):
 				      * their time not preempted, and how many */
 	uint64_t rt_sync, rt_sync_n; /* of those, the syncs (ig_time_parts.rt_sync_ns) */
@@ -163,8 +165,8 @@ struct thread {
 	uint32_t tid, pid;
 	uint64_t first_ns, last_ns, calls_life;
 	uint64_t first_call_ns; /* entry of its first CUDA call: it feeds from then */
-	uint64_t ua, ub; /* last interval of the union of call intervals */
-	uint64_t ca, cb; /* last call interval */
+	uint64_t ua, ub;	/* last interval of the union of call intervals */
+	uint64_t ca, cb;	/* last call interval */
 	/* an NCCL group being built (ncclGroupStart .. ncclGroupEnd) */
 	uint8_t grp_depth;
 	uint32_t grp_sig; /* member counts, 4 bits per NCCL data op */
@@ -186,12 +188,12 @@ struct thread {
 	struct tparts_raw life_raw;
 	int tl_n, tl_i;
 	struct ig_offcpu_rec tl[IG_TL_MAX];
-	uint8_t tl_src[IG_TL_MAX]; /* in_call came from the source's flag */
-	uint8_t tl_bw[IG_TL_MAX];  /* BW_* of a blocked interval */
-	uint64_t tl_pre[IG_TL_MAX]; /* its run-queue wait after the wake-up */
+	uint8_t tl_src[IG_TL_MAX];   /* in_call came from the source's flag */
+	uint8_t tl_bw[IG_TL_MAX];    /* BW_* of a blocked interval */
+	uint64_t tl_pre[IG_TL_MAX];  /* its run-queue wait after the wake-up */
 	uint8_t tl_timed[IG_TL_MAX]; /* a timed wait (futex, poll) a timer ended: a
 				      * lock's if the next wait on it is ended by a thread */
-	struct tslice *sl;	   /* W */
+	struct tslice *sl;	     /* W */
 };
 
 /* --- whole-host slices and the slowest calls ------------------------------ */
@@ -321,10 +323,10 @@ struct ig_model {
 	struct pslice *psl;
 	struct tslice *tsl;
 
-	struct slowslice *slow; /* IG_OP_MAX * W */
+	struct slowslice *slow;	     /* IG_OP_MAX * W */
 	struct slowslice *slow_life; /* IG_OP_MAX: the slowest since the start */
-	struct gslice *gsl;	/* W */
-	struct ig_event host;	/* latest snapshot */
+	struct gslice *gsl;	     /* W */
+	struct ig_event host;	     /* latest snapshot */
 	int host_valid;
 
 	struct ig_proc_stats *scratch_p;
@@ -345,7 +347,6 @@ struct ig_model {
 	struct ig_nccl_rank *win_nccl;
 	struct ig_gpu_stats *win_gpus;
 };
-
 
 /* A read of the window: the window ends at end_ns, the clock normally, a
  * second boundary while the window snapshot is built (window.c). The

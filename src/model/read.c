@@ -409,7 +409,8 @@ static uint64_t thread_wall(const struct ig_model *m, uint64_t end, const struct
 {
 	if (!thread_active(m, t))
 		return 0;
-	return span_since(m, wall_end(m, t, end), t->first_call_ns ? t->first_call_ns : t->first_ns);
+	return span_since(m, wall_end(m, t, end),
+			  t->first_call_ns ? t->first_call_ns : t->first_ns);
 }
 
 /* The part of a thread's wall time that the parts judge: without the time
@@ -445,10 +446,14 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->cuda = p->cuda;
 	o->calls_life = p->calls_life;
 	o->page_bytes_life = p->page_life;
+	o->quota = p->quota;
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct pslice *s = &p->sl[j];
 		if (!in_window(m, s->sec))
 			continue;
+		o->quota.thr_ns += s->cg_thr_ns;
+		o->quota.nr_thr += s->cg_nr_thr;
+		o->quota.nr_per += s->cg_nr_per;
 		o->calls_win += s->calls;
 		o->page_bytes_win += s->page_bytes;
 		o->io_ops_win += s->io_ops;
@@ -497,7 +502,8 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		struct ig_time_parts tp;
 		parts_of(&s.raw, judged_wall(m, end, t, span), m->probe_ns, &tp);
 		parts_add(&o->parts, &tp);
-		if (s.calls > feeder_calls || (s.calls == feeder_calls && s.cuda_ns > feeder_cuda)) {
+		if (s.calls > feeder_calls ||
+		    (s.calls == feeder_calls && s.cuda_ns > feeder_cuda)) {
 			feeder_calls = s.calls;
 			feeder_cuda = s.cuda_ns;
 			o->feeder_tid = t->tid;
@@ -673,6 +679,8 @@ void model_host(const struct ig_model *m, struct ig_host *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->valid = m->host_valid;
+	o->self_cpu_pct =
+	    m->host_valid && (m->host.flags & IG_SNAP_SELF) ? (double)m->host.arg2 / 10.0 : -1;
 	if (m->host_valid) {
 		o->ts_ns = m->host.ts_ns;
 		o->cpu_pct = (double)m->host.arg0 / 10.0;

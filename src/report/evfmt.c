@@ -16,7 +16,7 @@ static const char *const kinds[IG_EV_KIND_MAX] = {
     [IG_EV_FORK] = "fork",	  [IG_EV_EXEC] = "exec",	[IG_EV_EXIT] = "exit",
     [IG_EV_PAGE_ALLOC] = "pages", [IG_EV_BLOCK_IO] = "blockio", [IG_EV_SNAPSHOT] = "snapshot",
     [IG_EV_COMM] = "comm",	  [IG_EV_GPU] = "gpu",		[IG_EV_GPU_PROC] = "gpuproc",
-    [IG_EV_KTIME] = "ktime",
+    [IG_EV_KTIME] = "ktime",	  [IG_EV_CGROUP] = "cgroup",
 };
 
 const char *evfmt_kind(int kind)
@@ -124,7 +124,7 @@ static void wait_fields(char *p, size_t left, const struct ig_event *e)
 
 char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 {
-	char c[NAME_LEN], o[NAME_LEN], ct[IG_CONTAINER_LEN * 4];
+	char c[NAME_LEN], o[NAME_LEN], ct[IG_DETAIL_LEN * 4];
 	int n = snprintf(buf, len, "%" PRIu64 " %s pid=%u tid=%u", e->ts_ns, evfmt_kind(e->kind),
 			 e->pid, e->tid);
 	if (n < 0 || (size_t)n >= len)
@@ -176,6 +176,13 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 			snprintf(p + k, left - (size_t)k, " majors=%u n=%u", kt.majors, kt.n);
 		break;
 	}
+	case IG_EV_CGROUP:
+		snprintf(p, left,
+			 " quota_us=%" PRIu64 " period_us=%" PRIu64 " throttled_ns=%" PRIu64
+			 " nr_throttled=%u nr_periods=%u v2=%u dir=%s",
+			 e->arg0, e->arg1, e->arg2, (unsigned)(e->stream >> 32),
+			 (unsigned)e->stream, e->flags & 1, container(ct, sizeof(ct), e));
+		break;
 	case IG_EV_FORK:
 		snprintf(p, left, " child=%" PRIu64 " comm=%s", e->arg0, name(c, e->comm));
 		break;
@@ -352,6 +359,18 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 		}
 		jint(o, "majors", kt.majors);
 		jint(o, "n", kt.n);
+		break;
+	}
+	case IG_EV_CGROUP: {
+		char u[IG_DETAIL_LEN * 3];
+		jint(o, "quota_us", e->arg0);
+		jint(o, "period_us", e->arg1);
+		jint(o, "throttled_ns", e->arg2);
+		jint(o, "nr_throttled", e->stream >> 32);
+		jint(o, "nr_periods", (uint32_t)e->stream);
+		jint(o, "v2", e->flags & 1);
+		esc_utf8_valid(u, sizeof(u), e->container ? e->container : "");
+		jstr(o, "dir", u);
 		break;
 	}
 	case IG_EV_FORK:

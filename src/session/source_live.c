@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 /* Event time runs this far behind the wall clock: records wait up to one
@@ -39,6 +40,7 @@ struct live {
 	bool done;
 	uint64_t last_snapshot_ns;
 	struct hostinfo_cpu cpu_prev;
+	uint64_t self_cpu_ns, self_at_ns; /* ingero-top's CPU at the last snapshot */
 };
 
 static struct live *live_of(struct ig_source *s)
@@ -69,6 +71,19 @@ static void snapshot(struct live *l, uint64_t ts_ns, ig_emit_fn emit, void *ctx)
 	ig_snapshot_fill(&e, ts_ns, hostinfo_cpu_pct(&l->cpu_prev, &cur), mem.used_pct,
 			 mem.avail_mb, mem.swap_used_mb, hostinfo_load1());
 	l->cpu_prev = cur;
+	/* the tracer's own CPU: said whenever the tracer is named as a culprit */
+	struct rusage ru;
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		uint64_t cpu =
+		    ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ULL +
+		    ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ULL;
+		if (l->self_at_ns && ts_ns > l->self_at_ns) {
+			e.flags |= IG_SNAP_SELF;
+			e.arg2 = (cpu - l->self_cpu_ns) * 1000 / (ts_ns - l->self_at_ns);
+		}
+		l->self_cpu_ns = cpu;
+		l->self_at_ns = ts_ns;
+	}
 	emit(ctx, &e);
 }
 

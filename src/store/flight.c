@@ -37,6 +37,15 @@ struct name {
 	char container[IG_CONTAINER_LEN]; /* "" unknown */
 };
 
+/* The cgroup directory of a process's CPU quota events (IG_EV_CGROUP): kept
+ * here, the ring's copies of those events point nowhere. */
+#define CGDIR_SLOTS 64
+struct cgdir {
+	uint32_t pid;
+	uint8_t node;
+	char dir[IG_DETAIL_LEN];
+};
+
 struct chunk {
 	int refs; /* the ring's, plus one per job holding it */
 	struct ig_event ev[CHUNK_EVENTS];
@@ -59,6 +68,7 @@ struct job {
 	uint64_t first_key, last_key;
 	struct name *names;
 	size_t nnames;
+	struct cgdir cgdirs[CGDIR_SLOTS];
 	struct rec_chain *chains; /* copies */
 	size_t nchains;
 	struct rec_session ses; /* a copy; own NULL when none */
@@ -68,7 +78,7 @@ struct job {
 	size_t nstack_ids, stack_next;
 	struct stack_json *stacks;
 	size_t nstacks;
-	int stack_state; /* enum stack_state, guarded by flight.mu */
+	int stack_state;   /* enum stack_state, guarded by flight.mu */
 	uint64_t asked_ns; /* CLOCK_MONOTONIC of the ask */
 	int err;
 	char msg[PATH_MAX + 200];
@@ -87,6 +97,7 @@ struct flight {
 	struct chunk *spare[SPARE_CHUNKS];
 	int nspare;
 	struct name names[NAME_SLOTS];
+	struct cgdir cgdirs[CGDIR_SLOTS];
 	struct rec_chain chains[FLIGHT_MAX_CHAINS]; /* copies */
 	size_t nchains, chain_next;
 	struct rec_session ses; /* a copy; own NULL when none */
@@ -294,11 +305,22 @@ static void remember_name(struct flight *f, const struct ig_event *e)
 		snprintf(n->container, sizeof(n->container), "%s", e->container);
 }
 
+static struct cgdir *cgdir_slot(struct cgdir *t, uint32_t pid, uint8_t node)
+{
+	return &t[(pid * 2654435761u + node) % CGDIR_SLOTS];
+}
+
 void flight_push(struct flight *f, const struct ig_event *e)
 {
 	remember_name(f, e);
 	if (e->kind == IG_EV_COMM)
 		return; /* names are kept apart and written at the start of a save */
+	if (e->kind == IG_EV_CGROUP) {
+		struct cgdir *d = cgdir_slot(f->cgdirs, e->pid, e->node);
+		d->pid = e->pid;
+		d->node = e->node;
+		snprintf(d->dir, sizeof(d->dir), "%s", e->container ? e->container : "");
+	}
 	if (f->len == f->cap_max) {
 		drop_oldest(f);
 		f->capped++;
@@ -316,7 +338,8 @@ void flight_push(struct flight *f, const struct ig_event *e)
 		f->tail_len = 0;
 	}
 	struct chunk *t = f->ring[(f->chead + f->ccount - 1) % f->ccap];
-	t->ev[f->tail_len++] = *e;
+	t->ev[f->tail_len] = *e;
+	t->ev[f->tail_len++].container = NULL; /* the caller's text: gone after this call */
 	f->len++;
 	uint64_t k = key(e);
 	if (k > f->newest)
@@ -404,6 +427,14 @@ static int write_events(struct rec *r, struct job *j, struct htab *seen)
 		size_t to = c == j->nchunks - 1 ? j->last_len : CHUNK_EVENTS;
 		for (size_t i = from; !rc && i < to; i++) {
 			const struct ig_event *e = &j->chunks[c]->ev[i];
+			if (e->kind == IG_EV_CGROUP) {
+				struct ig_event g = *e;
+				struct cgdir *d = cgdir_slot(j->cgdirs, e->pid, e->node);
+				g.container =
+				    d->pid == e->pid && d->node == e->node ? d->dir : NULL;
+				rc = rec_event(r, &g);
+				continue;
+			}
 			rc = rec_event(r, e);
 			collect_stack(seen, j, e);
 		}
@@ -569,6 +600,7 @@ static int take_rest(struct flight *f, struct job *j)
 	for (size_t i = 0; i < NAME_SLOTS; i++)
 		if (f->names[i].pid)
 			j->names[j->nnames++] = f->names[i];
+	memcpy(j->cgdirs, f->cgdirs, sizeof(j->cgdirs));
 	for (size_t i = 0; i < f->nchains; i++)
 		if (rec_chain_copy(&j->chains[j->nchains], &f->chains[i]) == 0)
 			j->nchains++;

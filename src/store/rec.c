@@ -116,7 +116,7 @@ int rec_enqueue_event(struct rec *r, const struct ig_event *e)
 	struct rec_item it = {.type = IT_EVENT, .e = *e};
 	it.e.container = NULL;
 	/* the writer runs later: it gets its own copy of the container */
-	if (e->kind == IG_EV_COMM && e->container && e->container[0]) {
+	if ((e->kind == IG_EV_COMM || e->kind == IG_EV_CGROUP) && e->container && e->container[0]) {
 		if (!(it.p = strdup(e->container)))
 			return -ENOMEM;
 		it.e.container = it.p;
@@ -218,8 +218,8 @@ void rec_get_stats(struct rec *r, struct rec_stats *st)
 
 static void finalize_all(struct rec *r)
 {
-	sqlite3_stmt **sts[] = {&r->st_event,  &r->st_snap,    &r->st_name,    &r->st_chain,
-				&r->st_stack,  &r->st_node,    &r->st_session, &r->st_begin,
+	sqlite3_stmt **sts[] = {&r->st_event,  &r->st_snap,	&r->st_name,	&r->st_chain,
+				&r->st_stack,  &r->st_node,	&r->st_session, &r->st_begin,
 				&r->st_commit, &r->st_rollback, &r->st_summary};
 	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++) {
 		sqlite3_finalize(*sts[i]);

@@ -81,9 +81,16 @@ static const struct op_row {
     {3, 10, "pod_restart", "K8s pod container restart detected", 0, 0},
     {3, 11, "pod_eviction", "K8s pod eviction detected", 0, 0},
     {3, 12, "pod_oom_kill", "K8s pod OOM kill detected", 0, 0},
-    {3, 13, "kernel_time", "Kernel CPU of a thread between CUDA calls, by what it served: arg0 "
+    {3, 13, "kernel_time",
+     "Kernel CPU of a thread between CUDA calls, by what it served: arg0 "
      "file syscalls, arg1 other syscalls, arg2 minor faults, stream file faults, preempt_ns "
-     "swap-in, blocked_ns reclaim (ns; ingero-top, docs/recording.md)", IG_EV_KTIME, 0},
+     "swap-in, blocked_ns reclaim (ns; ingero-top, docs/recording.md)",
+     IG_EV_KTIME, 0},
+    {3, 14, "cgroup_cpu",
+     "CPU quota of a process's cgroup, once a second: arg0 quota us, "
+     "arg1 period us, arg2 throttled ns, stream throttled << 32 | periods, detail the "
+     "cgroup's directory (ingero-top, docs/recording.md)",
+     IG_EV_CGROUP, 0},
     {4, 1, "cuLaunchKernel", "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
      IG_OP_CU_LAUNCH_KERNEL},
     {4, 2, "cuMemcpy", "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},
@@ -110,12 +117,11 @@ static const struct op_row {
     {5, 4, "block_other", "Other block request: flush, ... (ingero-top)", IG_EV_BLOCK_IO,
      IG_IO_OTHER},
     /* ingero-top's additions: CUDA calls of frameworks, NCCL, HIP, GPU samples */
-    {1, 13, "cudaLaunchKernelExC", "Launch a kernel with a launch config (ingero-top)",
-     IG_EV_CALL, IG_OP_CUDA_LAUNCH_KERNEL_EX},
+    {1, 13, "cudaLaunchKernelExC", "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
+     IG_OP_CUDA_LAUNCH_KERNEL_EX},
     {1, 14, "cudaMallocAsync", "Stream-ordered allocation (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_MALLOC_ASYNC},
-    {1, 15, "cudaFreeAsync", "Stream-ordered free (ingero-top)", IG_EV_CALL,
-     IG_OP_CUDA_FREE_ASYNC},
+    {1, 15, "cudaFreeAsync", "Stream-ordered free (ingero-top)", IG_EV_CALL, IG_OP_CUDA_FREE_ASYNC},
     {1, 16, "cudaMallocHost", "Page-locked host allocation (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_MALLOC_HOST},
     {1, 17, "cudaHostAlloc", "Page-locked host allocation with flags (ingero-top)", IG_EV_CALL,
@@ -134,8 +140,8 @@ static const struct op_row {
      IG_OP_CUDA_STREAM_WAIT_EVENT},
     {4, 12, "cuLaunchKernelEx", "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
      IG_OP_CU_LAUNCH_KERNEL_EX},
-    {4, 13, "cuMemAllocAsync", "Stream-ordered allocation via driver API (ingero-top)",
-     IG_EV_CALL, IG_OP_CU_MEM_ALLOC_ASYNC},
+    {4, 13, "cuMemAllocAsync", "Stream-ordered allocation via driver API (ingero-top)", IG_EV_CALL,
+     IG_OP_CU_MEM_ALLOC_ASYNC},
     {4, 14, "cuMemFreeAsync", "Stream-ordered free via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_MEM_FREE_ASYNC},
     {4, 15, "cuMemcpyDtoD", "Device-to-device copy via driver API (ingero-top)", IG_EV_CALL,
@@ -150,20 +156,23 @@ static const struct op_row {
      IG_OP_CU_MODULE_LOAD_DATA},
     {4, 20, "cuLibraryLoadData", "Load a library image: cold start (ingero-top)", IG_EV_CALL,
      IG_OP_CU_LIBRARY_LOAD_DATA},
-    {SRC_GPU, 1, "gpu_device", "NVML device sample: utilisation, memory, power, temperature, "
-     "SM clock (arg0 used bytes, arg1 total bytes; docs/recording.md)", IG_EV_GPU, 0},
-    {SRC_GPU, 2, "gpu_process", "NVML: GPU memory of a process on a device (arg0 bytes, cpu = "
-     "device)", IG_EV_GPU_PROC, 0},
+    {SRC_GPU, 1, "gpu_device",
+     "NVML device sample: utilisation, memory, power, temperature, "
+     "SM clock (arg0 used bytes, arg1 total bytes; docs/recording.md)",
+     IG_EV_GPU, 0},
+    {SRC_GPU, 2, "gpu_process",
+     "NVML: GPU memory of a process on a device (arg0 bytes, cpu = "
+     "device)",
+     IG_EV_GPU_PROC, 0},
     {SRC_NCCL, 1, "ncclCommInitRank", "Make a communicator (arg2: its key, rank, nranks)",
      IG_EV_CALL, IG_OP_NCCL_COMM_INIT_RANK},
-    {SRC_NCCL, 2, "ncclCommDestroy", "Destroy a communicator", IG_EV_CALL,
-     IG_OP_NCCL_COMM_DESTROY},
+    {SRC_NCCL, 2, "ncclCommDestroy", "Destroy a communicator", IG_EV_CALL, IG_OP_NCCL_COMM_DESTROY},
     {SRC_NCCL, 3, "ncclAllReduce", "AllReduce enqueued (arg0 bytes)", IG_EV_CALL,
      IG_OP_NCCL_ALL_REDUCE},
     {SRC_NCCL, 4, "ncclAllGather", "AllGather enqueued (arg0 bytes per rank)", IG_EV_CALL,
      IG_OP_NCCL_ALL_GATHER},
-    {SRC_NCCL, 5, "ncclReduceScatter", "ReduceScatter enqueued (arg0 bytes per rank)",
-     IG_EV_CALL, IG_OP_NCCL_REDUCE_SCATTER},
+    {SRC_NCCL, 5, "ncclReduceScatter", "ReduceScatter enqueued (arg0 bytes per rank)", IG_EV_CALL,
+     IG_OP_NCCL_REDUCE_SCATTER},
     {SRC_NCCL, 6, "ncclBroadcast", "Broadcast enqueued (arg0 bytes)", IG_EV_CALL,
      IG_OP_NCCL_BROADCAST},
     {SRC_NCCL, 7, "ncclBcast", "In-place broadcast enqueued (arg0 bytes)", IG_EV_CALL,
@@ -190,10 +199,8 @@ static const struct op_row {
     {SRC_HIP, 9, "hipFree", "Device free", IG_EV_CALL, IG_OP_HIP_FREE},
     {SRC_HIP, 10, "hipMallocAsync", "Stream-ordered allocation", IG_EV_CALL,
      IG_OP_HIP_MALLOC_ASYNC},
-    {SRC_HIP, 11, "hipStreamSynchronize", "Wait for a stream", IG_EV_CALL,
-     IG_OP_HIP_STREAM_SYNC},
-    {SRC_HIP, 12, "hipDeviceSynchronize", "Wait for the device", IG_EV_CALL,
-     IG_OP_HIP_DEVICE_SYNC},
+    {SRC_HIP, 11, "hipStreamSynchronize", "Wait for a stream", IG_EV_CALL, IG_OP_HIP_STREAM_SYNC},
+    {SRC_HIP, 12, "hipDeviceSynchronize", "Wait for the device", IG_EV_CALL, IG_OP_HIP_DEVICE_SYNC},
     {SRC_HIP, 13, "hipEventSynchronize", "Wait for an event", IG_EV_CALL, IG_OP_HIP_EVENT_SYNC},
     {SRC_HIP, 14, "hipGraphLaunch", "Launch a graph", IG_EV_CALL, IG_OP_HIP_GRAPH_LAUNCH},
     {6, 1, "tcp_retransmit", "TCP segment retransmission", 0, 0},
@@ -286,7 +293,8 @@ static const char schema_sql[] =
     "  switches INTEGER NOT NULL DEFAULT 0,\n"
     "  other_pid INTEGER NOT NULL DEFAULT 0,\n"
     "  other_comm TEXT NOT NULL DEFAULT '',\n"
-    "  arg2 INTEGER NOT NULL DEFAULT 0\n"
+    "  arg2 INTEGER NOT NULL DEFAULT 0,\n"
+    "  detail TEXT NOT NULL DEFAULT ''\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS idx_events_end ON events(end_ns);\n"
     "CREATE TABLE IF NOT EXISTS stack_traces (\n"
@@ -465,6 +473,9 @@ int recfmt_create(sqlite3 *db, const char *writer_version)
 	/* ... and before events had arg2 (NCCL communicators) */
 	if (rc == SQLITE_OK && !db_has_column(db, "events", "arg2"))
 		rc = db_exec(db, "ALTER TABLE events ADD COLUMN arg2 INTEGER NOT NULL DEFAULT 0");
+	/* ... and before events had detail (a cgroup's directory) */
+	if (rc == SQLITE_OK && !db_has_column(db, "events", "detail"))
+		rc = db_exec(db, "ALTER TABLE events ADD COLUMN detail TEXT NOT NULL DEFAULT ''");
 	for (size_t i = 0; rc == SQLITE_OK && i < sizeof(sources) / sizeof(sources[0]); i++)
 		rc = insert_row(db, "INSERT OR IGNORE INTO sources VALUES (%d, %Q, %Q)",
 				sources[i].id, sources[i].name, sources[i].desc);
@@ -505,9 +516,10 @@ static void bind_comm(sqlite3_stmt *st, int i, const char *c)
 const char recfmt_event_insert_sql[] =
     "INSERT INTO events (timestamp, pid, tid, source, op, duration, arg0, arg1, ret_code, "
     "stack_hash, cgroup_id, node, comm, kind, start_ns, end_ns, cpu, flags, state, stream, "
-    "preempt_ns, blocked_ns, switches, other_pid, other_comm, arg2, rank, world_size) VALUES "
+    "preempt_ns, blocked_ns, switches, other_pid, other_comm, arg2, rank, world_size, detail) "
+    "VALUES "
     "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,"
-    "?25,?26,?27,?28)";
+    "?25,?26,?27,?28,?29)";
 
 void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, int op_id,
 		       const char *node)
@@ -548,20 +560,30 @@ void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, i
 		sqlite3_bind_null(st, 27);
 		sqlite3_bind_null(st, 28);
 	}
+	bind_str(st, 29, e->kind == IG_EV_CGROUP && e->container ? e->container : "");
 }
 
-const char *recfmt_event_select_sql(int has_arg2)
+const char *recfmt_event_select_sql(int has_arg2, int has_detail)
 {
-	/* older files lack arg2: a 0 in its place */
-	return has_arg2
-		   ? "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
-		     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
-		     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2 FROM "
-		     "events WHERE end_ns >= ?1 ORDER BY end_ns, id"
-		   : "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
-		     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
-		     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0 FROM "
-		     "events WHERE end_ns >= ?1 ORDER BY end_ns, id";
+	/* older files lack arg2 and detail: a 0 and '' in their places */
+	static const char *const sql[2][2] = {
+	    {"SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
+	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0, '' FROM "
+	     "events WHERE end_ns >= ?1 ORDER BY end_ns, id",
+	     "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
+	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0, detail FROM "
+	     "events WHERE end_ns >= ?1 ORDER BY end_ns, id"},
+	    {"SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
+	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2, '' FROM "
+	     "events WHERE end_ns >= ?1 ORDER BY end_ns, id",
+	     "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
+	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2, detail "
+	     "FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id"}};
+	return sql[!!has_arg2][!!has_detail];
 }
 
 void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
@@ -574,15 +596,15 @@ void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col)
 }
 
 int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
-		      const char **node, int64_t dur_max)
+		      const char **node, const char **detail, int64_t dur_max)
 {
 	int64_t v[RECFMT_EVENT_COLS];
 	memset(e, 0, sizeof(*e));
-	*node = NULL;
+	*node = *detail = NULL;
 	/* every numeric column once: an integer, or the row is refused */
 	for (int c = 0; c < RECFMT_EVENT_COLS; c++) {
-		if (c == 9 || c == 10 || c == 21)
-			continue; /* node, comm, other_comm */
+		if (c == 9 || c == 10 || c == 21 || c == 26)
+			continue; /* node, comm, other_comm, detail */
 		sqlite3_value *x = sqlite3_column_value(st, c);
 		if (sqlite3_value_type(x) != SQLITE_INTEGER)
 			return -ERANGE;
@@ -614,6 +636,7 @@ int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int
 	*source = v[22];
 	*op_id = v[23];
 	e->arg2 = (uint64_t)v[25];
+	*detail = (const char *)sqlite3_column_text(st, 26);
 	return 0;
 }
 

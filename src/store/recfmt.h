@@ -136,10 +136,10 @@ char *recfmt_timeline_json(const struct rec_tl *tl, size_t n);
  * and the driver call it made), of up to REC_SUM_TYPES kinds, each kind with
  * its count, the quantiles of its duration and the sums the replay needs to
  * lay the calls out again (store/replay_sum.c). docs/recording.md. */
-#define REC_SUM_TYPES 8	     /* kinds of unit in one run */
-#define REC_SUM_CALLS 3	     /* calls in one unit: the outer one and those inside it */
-#define REC_SUM_Q 9	     /* quantiles of a unit's duration, at recfmt_sum_q[] */
-#define REC_SUM_MAX_UNITS 4096 /* units in one run */
+#define REC_SUM_TYPES 8			 /* kinds of unit in one run */
+#define REC_SUM_CALLS 3			 /* calls in one unit: the outer one and those inside it */
+#define REC_SUM_Q 9			 /* quantiles of a unit's duration, at recfmt_sum_q[] */
+#define REC_SUM_MAX_UNITS 4096		 /* units in one run */
 #define REC_SUM_MAX_SPAN_NS 1000000000ll /* a run lies within one second */
 extern const double recfmt_sum_q[REC_SUM_Q];
 
@@ -147,8 +147,8 @@ extern const double recfmt_sum_q[REC_SUM_Q];
  * of its durations and of its starts after the unit's start over the
  * unit's count. */
 struct rec_sum_call {
-	uint16_t op;	       /* enum ig_op (writing; reading: set by the caller from src, op_id) */
-	int64_t src, op_id;    /* reading: the file's (source, op) */
+	uint16_t op;	    /* enum ig_op (writing; reading: set by the caller from src, op_id) */
+	int64_t src, op_id; /* reading: the file's (source, op) */
 	int32_t ret;
 	uint32_t flags, cpu;
 	uint64_t arg0, arg1, arg2, stream, stack_id;
@@ -156,8 +156,8 @@ struct rec_sum_call {
 };
 
 struct rec_sum_unit {
-	uint32_t n;	   /* units of this kind */
-	unsigned ncalls;   /* 1..REC_SUM_CALLS; c[0] is the outer call */
+	uint32_t n;	       /* units of this kind */
+	unsigned ncalls;       /* 1..REC_SUM_CALLS; c[0] is the outer call */
 	uint64_t q[REC_SUM_Q]; /* the outer call's duration at the quantiles */
 	struct rec_sum_call c[REC_SUM_CALLS];
 };
@@ -238,15 +238,16 @@ void recfmt_session_bind(sqlite3_stmt *st, const struct rec_session *s, int64_t 
 			 const char *default_version, uint64_t now_ns);
 
 /* Reading ingero-top's events: the SELECT (rows completing at or after ?1,
- * by completion time; RECFMT_EVENT_COLS columns; has_arg2: the file's
- * events have the arg2 column, older files lack it) and the row. Fills e but
- * for op and node: *source, *op_id and *node (text owned by st, may be
- * NULL) are for the caller. Returns 0, or -ERANGE for a row to refuse (a
+ * by completion time; RECFMT_EVENT_COLS columns; has_arg2, has_detail: the
+ * file's events have the arg2 and detail columns, older files lack them) and
+ * the row. Fills e but for op, node and the detail text: *source, *op_id,
+ * *node and *detail (texts owned by st, may be NULL) are for the caller.
+ * Returns 0, or -ERANGE for a row to refuse (a
  * numeric column that is not an integer, or recfmt_event_check). */
-#define RECFMT_EVENT_COLS 26
-const char *recfmt_event_select_sql(int has_arg2);
+#define RECFMT_EVENT_COLS 27
+const char *recfmt_event_select_sql(int has_arg2, int has_detail);
 int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int64_t *op_id,
-		      const char **node, int64_t dur_max);
+		      const char **node, const char **detail, int64_t dur_max);
 
 /* Reading chains and sessions of any file, ours or Ingero's (has_node: the
  * table has the node column). The SELECTs are static strings. A row is read

@@ -191,11 +191,12 @@ int rp_heap_step(struct replay *r, struct stream *s, const char *what)
 
 /* One row of an ingero-top file's events: values checked, op by the file's
  * ops table (an op it does not name, or of another kind, is refused). */
-static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct ig_event *e)
+static int own_row(struct replay *r, struct rfile *f, struct stream *s)
 {
+	struct ig_event *e = &s->head;
 	int64_t src, op_id;
-	const char *node;
-	if (recfmt_event_read(st, e, &src, &op_id, &node, f->dur_max))
+	const char *node, *detail;
+	if (recfmt_event_read(s->st, e, &src, &op_id, &node, &detail, f->dur_max))
 		return ROW_REFUSE;
 	const struct opmap *m = rp_op_lookup(f, src, op_id);
 	if (!m || (m->kind && m->kind != e->kind))
@@ -204,6 +205,10 @@ static int own_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struct i
 		return ROW_SKIP;
 	e->node = (uint8_t)rp_node_for(r, f, node);
 	e->op = (uint16_t)m->op;
+	if (e->kind == IG_EV_CGROUP && detail && detail[0]) {
+		snprintf(s->container, sizeof(s->container), "%s", detail);
+		e->container = s->container;
+	}
 	return ROW_OK;
 }
 
@@ -275,7 +280,7 @@ static int stream_next(struct replay *r, struct stream *s)
 		switch (s->type) {
 		case S_EVENTS:
 			r->st.rows++;
-			row = own_row(r, f, s->st, &s->head);
+			row = own_row(r, f, s);
 			break;
 		case S_SNAP:
 			if (recfmt_snapshot_check(s->st)) {
@@ -322,7 +327,7 @@ static const char *stream_sql(struct rfile *f, int type, char *buf, size_t len)
 	switch (type) {
 	case S_EVENTS:
 		if (f->writer == W_OWN)
-			return recfmt_event_select_sql(f->has_arg2);
+			return recfmt_event_select_sql(f->has_arg2, f->has_detail);
 		rp_ingero_events_sql(f, buf, len);
 		return buf;
 	case S_SNAP:
@@ -358,8 +363,8 @@ static int file_start_streams(struct replay *r, struct rfile *f)
 		if (s->arr)
 			continue;
 		char buf[512];
-		const char *sql = t == S_SUM && r->o.no_summaries ? NULL
-								    : stream_sql(f, t, buf, sizeof(buf));
+		const char *sql =
+		    t == S_SUM && r->o.no_summaries ? NULL : stream_sql(f, t, buf, sizeof(buf));
 		if (!sql) {
 			s->eof = 1;
 			continue;
@@ -416,7 +421,7 @@ static int rp_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
 		if (!s)
 			return n ? n : -ENODATA;
 		struct ig_event e = s->head;
-		char cont[IG_CONTAINER_LEN]; /* the stream's copy is the next row's */
+		char cont[IG_DETAIL_LEN]; /* the stream's copy is the next row's */
 		if (e.container) {
 			snprintf(cont, sizeof(cont), "%s", e.container);
 			e.container = cont;

@@ -217,6 +217,7 @@ static const char *check_columns(struct rfile *f)
 	f->has_node = db_has_column(f->db, "events", "node");
 	f->has_comm = db_has_column(f->db, "events", "comm");
 	f->has_arg2 = db_has_column(f->db, "events", "arg2");
+	f->has_detail = db_has_column(f->db, "events", "detail");
 	f->has_names_ext = db_has_table(f->db, "process_names") &&
 			   db_has_column(f->db, "process_names", "is_event");
 	f->has_names_ppid = f->has_names_ext && db_has_column(f->db, "process_names", "ppid");
@@ -627,7 +628,8 @@ int replay_file_info(struct ig_source *src, int i, struct replay_file_info *fi)
 	fi->note = rofile_note(f->ro);
 	fi->summarised = 0;
 	if (f->writer == W_OWN && db_has_table(f->db, "ingero_top_summaries")) {
-		int64_t n = db_query_int(f->db, "SELECT SUM(calls) FROM ingero_top_summaries", 0, NULL);
+		int64_t n =
+		    db_query_int(f->db, "SELECT SUM(calls) FROM ingero_top_summaries", 0, NULL);
 		fi->summarised = n > 0 ? (uint64_t)n : 0;
 	}
 	return 0;

@@ -44,8 +44,8 @@ struct stream {
 	sqlite3_stmt *st;
 	int has_head, eof;
 	struct ig_event head;
-	uint64_t last_key; /* key of the last head: a stream never goes back */
-	char container[IG_CONTAINER_LEN]; /* what head.container points to */
+	uint64_t last_key;	       /* key of the last head: a stream never goes back */
+	char container[IG_DETAIL_LEN]; /* what head.container points to */
 	uint64_t seq;
 	/* Ingero events: reorder heap (rows come by timestamp; a call's
 	 * completion is later than its timestamp by its duration) */
@@ -75,7 +75,8 @@ struct rfile {
 	int top_schema;
 	int has_node, has_comm, has_names_ext, has_names_ppid, has_names_container, has_snap_node,
 	    has_chain_node;
-	int has_arg2; /* events.arg2 (NCCL communicators), newer files */
+	int has_arg2;	/* events.arg2 (NCCL communicators), newer files */
+	int has_detail; /* events.detail (a cgroup's directory), newer still */
 	char default_node[128];
 	unsigned default_node_idx;
 	struct opmap *ops;

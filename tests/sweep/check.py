@@ -315,6 +315,15 @@ def check_culprit(r, c, t, disturbed):
                          f"or a thread of its own {sorted(thrs)}")
     if cls == "block_io":
         return names_device(r, c, t, pid, cp, cc)
+    if cls == "cpu_quota" and t.get("quota", {}).get("path"):
+        # the culprit is the cgroup and its quota: named, with the file to raise
+        q = t["quota"]
+        text = chain_text(c)
+        knob = "cpu.max" if q.get("v2") else "cpu.cfs_quota_us"
+        cpus = f"{q['pct'] / 100:.2f} CPU"
+        ok = r.add(cp in (0, pid), f"culprit {cc}[{cp}] is none or the process itself")
+        return r.add(q["path"] in text and cpus in text and f"{q['path']}/{knob}" in text,
+                     f"the chain names the cgroup {q['path']}, its {cpus} and {knob}") and ok
     if cls in SELF_CULPRIT:
         return r.add(cp in (0, pid), f"culprit {cc}[{cp}] is none or the process itself")
     return r.add(False, f"class {cls} has no culprit rule")

@@ -76,6 +76,7 @@ struct got {
 	struct ig_event *v;
 	size_t n, cap;
 	int docker777; /* name events of 777 with its container */
+	int quota777;  /* its CPU quota events with their cgroup's directory */
 };
 
 static void on_ev(void *ctx, const struct ig_event *e)
@@ -83,6 +84,8 @@ static void on_ev(void *ctx, const struct ig_event *e)
 	struct got *g = ctx;
 	g->docker777 += e->kind == IG_EV_COMM && e->pid == 777 && e->container &&
 			!strcmp(e->container, "docker:4f1e2d3c4b5a");
+	g->quota777 += e->kind == IG_EV_CGROUP && e->pid == 777 && e->arg0 == 50000 &&
+		       e->container && !strcmp(e->container, "/sys/fs/cgroup/cpu/job");
 	if (g->n == g->cap) {
 		g->cap = g->cap ? g->cap * 2 : 1024;
 		g->v = realloc(g->v, g->cap * sizeof(*g->v));
@@ -122,7 +125,7 @@ static void check_saved(const char *path, size_t n, const char *const *recs,
 			}
 		}
 		CHECKF(events == n, "saved %zu of %zu", events, n);
-		CHECK(names == 6 && found777 == 1 && g.docker777 == 1);
+		CHECK(names == 6 && found777 == 1 && g.docker777 == 1 && g.quota777 == 1);
 		struct rec_chain *c;
 		size_t nc;
 		CHECK(replay_chains(s, &c, &nc) == 0 && nc == 1 &&
@@ -321,6 +324,18 @@ int main(void)
 	comm.container = cont;
 	flight_push(f, &comm);
 	cont[0] = 0; /* the ring kept its own copy */
+	/* a CPU quota event: its directory is kept apart (the ring's copies
+	 * of events keep no text) and goes with it into the file */
+	char cgdir[IG_DETAIL_LEN] = "/sys/fs/cgroup/cpu/job";
+	struct ig_event quota = {.kind = IG_EV_CGROUP,
+				 .pid = 777,
+				 .tid = 777,
+				 .ts_ns = b,
+				 .arg0 = 50000,
+				 .arg1 = 100000,
+				 .container = cgdir};
+	flight_push(f, &quota);
+	cgdir[0] = 0;
 	size_t n = flight_count(f);
 
 	char path[4200], msg[4400];

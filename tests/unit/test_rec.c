@@ -8,6 +8,7 @@
  * errors. */
 #include "check.h"
 #include "core/ops.h"
+#include "core/waits.h"
 #include "store/rec.h"
 #include "store/replay.h"
 
@@ -311,7 +312,8 @@ static void test_round_trip(int sync)
 		replay_sessions_free(ss, n);
 		struct replay_file_info fi;
 		CHECK(replay_file_info(s, 0, &fi) == 0 && !strcmp(fi.writer, "ingero-top") &&
-		      fi.ingero_top_schema == REC_SCHEMA_PLAIN); /* no summaries: older builds read it */
+		      fi.ingero_top_schema ==
+			  REC_SCHEMA_PLAIN); /* no summaries: older builds read it */
 		s->ops->free(s);
 	}
 	/* Ingero's SQL works on it: the README's per-op query, joins on ops */
@@ -599,8 +601,8 @@ static void test_drops_counted(void)
 	sqlite3_close(other);
 	CHECK(rec_flush(r) == 0 && rec_error(r) == NULL);
 	rec_get_stats(r, &st);
-	CHECKF(st.events + st.dropped == (uint64_t)n, "%" PRIu64 " written + %" PRIu64
-	       " dropped of %d", st.events, st.dropped, n);
+	CHECKF(st.events + st.dropped == (uint64_t)n,
+	       "%" PRIu64 " written + %" PRIu64 " dropped of %d", st.events, st.dropped, n);
 	CHECK(rec_close(r) == 0);
 	int64_t rows = sql_int(path, "SELECT COUNT(*) FROM events");
 	CHECKF(rows == n - 3, "%" PRId64 " rows of %d sent, 3 refused", rows, n);
@@ -894,6 +896,107 @@ static void test_container(void)
 	CHECK(nm.n == 4 && nm.null_cont == 3 && !strcmp(nm.pid_cont[1], "docker:4f1e2d3c4b5a"));
 }
 
+/* What the kernel's evidence adds: a kernel-time event and a CPU quota
+ * event with its cgroup's directory (events.detail, longer than any
+ * container name) come back equal; a file without the detail column
+ * replays its quota events without a directory and gains the column when
+ * appended to; a quota row out of bounds is refused. */
+struct kept {
+	int n, ktime, cgroup;
+	struct ig_event kt, cg;
+	char dir[IG_DETAIL_LEN];
+};
+
+static void on_kept(void *ctx, const struct ig_event *e)
+{
+	struct kept *k = ctx;
+	k->n++;
+	if (e->kind == IG_EV_KTIME) {
+		k->ktime++;
+		k->kt = *e;
+	} else if (e->kind == IG_EV_CGROUP) {
+		k->cgroup++;
+		k->cg = *e;
+		snprintf(k->dir, sizeof(k->dir), "%s", e->container ? e->container : "(null)");
+	}
+}
+
+static void replay_kept(const char *path, struct kept *k)
+{
+	const char *paths[] = {path}, *err = NULL;
+	struct ig_source *s = replay_open(paths, 1, &err);
+	memset(k, 0, sizeof(*k));
+	CHECKF(s, "%s", err ? err : "?");
+	while (s && s->ops->poll(s, on_kept, k, 100) > 0)
+		;
+	if (s)
+		s->ops->free(s);
+}
+
+static void test_wait_rows(void)
+{
+	char path[512], dir[IG_DETAIL_LEN];
+	const char *err;
+	path_in(path, sizeof(path), "waits.db");
+	struct rec *r = rec_open(path, NULL, &err);
+	CHECKF(r, "%s", err ? err : "?");
+	struct ig_ktime kt = {.ns = {11, 22, 33, 44, 55, 66}, .majors = 7, .n = 99};
+	struct ig_event k;
+	ig_ktime_pack(&k, 1700000000000000000ull, 10, 11, &kt);
+	strcpy(k.comm, "trainer");
+	CHECK(rec_event(r, &k) == 0);
+	struct ig_event g = {
+	    .kind = IG_EV_CGROUP, .ts_ns = 1700000000500000000ull, .pid = 10, .tid = 10};
+	g.arg0 = 50000;
+	g.arg1 = 100000;
+	g.arg2 = 412000000;
+	g.stream = (uint64_t)6 << 32 | 10;
+	g.flags = 1;
+	memset(dir, 0, sizeof(dir));
+	memcpy(dir, "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/", 55);
+	memset(dir + 55, 'a', 180);
+	g.container = dir;
+	CHECK(rec_event(r, &g) == 0);
+	char want[IG_DETAIL_LEN];
+	snprintf(want, sizeof(want), "%s", dir);
+	memset(dir, 'x', sizeof(dir) - 1); /* the recorder kept its own copy */
+	CHECK(rec_close(r) == 0);
+	struct kept kp;
+	replay_kept(path, &kp);
+	CHECK(kp.ktime == 1 && kp.cgroup == 1);
+	struct ig_ktime back;
+	ig_ktime_unpack(&kp.kt, &back);
+	CHECK(!memcmp(&back, &kt, sizeof(kt)) && kp.kt.tid == 11);
+	CHECK(kp.cg.arg0 == 50000 && kp.cg.arg1 == 100000 && kp.cg.arg2 == 412000000 &&
+	      kp.cg.stream == ((uint64_t)6 << 32 | 10) && kp.cg.flags == 1 && kp.cg.pid == 10);
+	CHECKF(!strcmp(kp.dir, want), "%s", kp.dir);
+
+	/* a file from before the column */
+	sqlite3 *db;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "ALTER TABLE events DROP COLUMN detail", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	sqlite3_close(db);
+	replay_kept(path, &kp);
+	CHECK(kp.cgroup == 1 && !strcmp(kp.dir, "(null)") && kp.cg.arg0 == 50000);
+	r = rec_open(path, NULL, &err);
+	CHECKF(r, "%s", err ? err : "?");
+	g.ts_ns += 1000000000ull;
+	g.container = "/sys/fs/cgroup/cpu/q";
+	CHECK(rec_event(r, &g) == 0);
+	CHECK(rec_close(r) == 0);
+	replay_kept(path, &kp);
+	CHECK(kp.cgroup == 2 && !strcmp(kp.dir, "/sys/fs/cgroup/cpu/q"));
+
+	/* a period over the kernel's 1 s: the row is refused, the rest stays */
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "UPDATE events SET arg1 = 5000000 WHERE kind = 13", NULL, NULL,
+			   NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	replay_kept(path, &kp);
+	CHECK(kp.cgroup == 0 && kp.ktime == 1);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ig-test-rec.XXXXXX");
@@ -910,6 +1013,7 @@ int main(void)
 	test_disk_full();
 	test_crash();
 	test_container();
+	test_wait_rows();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd)) {

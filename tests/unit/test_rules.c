@@ -523,6 +523,105 @@ static void test_unconfirmed(void)
 	detect_free(d);
 }
 
+/* Any of the chain's recommendations containing text. */
+static const char *rec_with(const struct ig_chain *c, const char *text)
+{
+	for (int i = 0; i < c->nrecs; i++)
+		if (strstr(c->recs[i], text))
+			return c->recs[i];
+	return NULL;
+}
+
+/* The CPU quota: the cgroup and its limit named, and the command that
+ * raises it fits the cgroup's version and its manager. Throttled 40 % of
+ * the time at 0.5 CPU: it would use 0.5 / 0.6 = 0.83 CPU, 1.0 with 20 %
+ * headroom in half CPUs. */
+static void test_quota_advice(void)
+{
+	static const struct {
+		int v2;
+		const char *container, *dir, *want;
+	} cases[] = {
+	    {1, "-", "/sys/fs/cgroup/job.slice/train.scope",
+	     "echo \"100000 100000\" > /sys/fs/cgroup/job.slice/train.scope/cpu.max"},
+	    {0, "-", "/sys/fs/cgroup/cpu,cpuacct/sweep/q50",
+	     "echo 100000 > /sys/fs/cgroup/cpu,cpuacct/sweep/q50/cpu.cfs_quota_us"},
+	    {1, "docker:4f1e2d3c4b5a", "/sys/fs/cgroup/system.slice/docker-4f1e.scope",
+	     "docker update --cpus 1.0 4f1e2d3c4b5a"},
+	    {1, "train.service", "/sys/fs/cgroup/system.slice/train.service",
+	     "systemctl set-property train.service CPUQuota=100%"},
+	    {1, "k8s:0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9/4f1e2d3c4b5a", "/sys/fs/cgroup/kubepods",
+	     "resources.limits.cpu"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double share[IG_PART_MAX] = {0};
+		share[IG_PART_THROTTLED] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		fx.p.parts.waits_seen = 1;
+		snprintf(fx.p.container, sizeof(fx.p.container), "%s", cases[i].container);
+		fx.p.quota.quota_us = 50000;
+		fx.p.quota.period_us = 100000;
+		fx.p.quota.v2 = cases[i].v2;
+		snprintf(fx.p.quota.dir, sizeof(fx.p.quota.dir), "%s", cases[i].dir);
+		fx.p.quota.nr_per = 100;
+		fx.p.quota.nr_thr = 64;
+		fx.p.quota.thr_ns = 4 * SEC;
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, IG_CC_CPU_QUOTA);
+		CHECKF(c && rec_with(c, cases[i].want), "case %zu: no '%s'", i, cases[i].want);
+		if (c) {
+			CHECKF(strstr(c->summary, "0.50 CPU (50 ms per 100 ms)"), "%s", c->summary);
+			CHECKF(strstr(c->explanation, cases[i].dir) &&
+				   strstr(c->explanation, "64 of its 100 periods"),
+			       "%s", c->explanation);
+			CHECK(fabs(detect_evidence(c, "quota_cpus", -1) - 0.5) < 1e-9);
+			CHECK(fabs(detect_evidence(c, "periods_throttled_pct", -1) - 64) < 1e-9);
+		} else {
+			dump(d);
+		}
+		detect_free(d);
+	}
+	/* no quota seen (a recording without its events): no number made up */
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_THROTTLED] = 0.40;
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	fx.p.parts.waits_seen = 1;
+	snprintf(fx.p.container, sizeof(fx.p.container), "docker:4f1e2d3c4b5a");
+	struct ig_detect *d = judge(&fx);
+	const struct ig_chain *c = active(d, IG_CC_CPU_QUOTA);
+	CHECK(c && rec_with(c, "docker update --cpus <N> 4f1e2d3c4b5a") &&
+	      !strstr(c->summary, "ms per"));
+	detect_free(d);
+}
+
+/* ingero-top as a culprit is named as the tracer, with the CPU it used. */
+static void test_tracer_named(void)
+{
+	for (int known = 0; known < 2; known++) {
+		double share[IG_PART_MAX] = {0};
+		share[IG_PART_PREEMPTED] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.preemptors[0], 3333, "ingero-top", 0.9);
+		fx.p.npreemptors = 1;
+		fx.w.host.self_cpu_pct = known ? 37.0 : -1;
+		struct ig_detect_cfg cfg;
+		detect_cfg_default(&cfg);
+		cfg.self_pid = 3333;
+		struct ig_detect *d = detect_new(&cfg);
+		detect_run(d, &fx.w);
+		const struct ig_chain *c = active(d, IG_CC_CPU_CONTENTION);
+		const char *want = known
+				       ? "ingero-top[3333] (ingero-top itself: the tracer used 37% "
+					 "of a CPU)"
+				       : "ingero-top[3333] (ingero-top itself: the tracer)";
+		CHECKF(c && strstr(c->summary, want), "%s", c ? c->summary : "no chain");
+		detect_free(d);
+	}
+}
+
 int main(void)
 {
 	test_each_time_cause();
@@ -534,5 +633,7 @@ int main(void)
 	test_mixed();
 	test_life_cycle();
 	test_unconfirmed();
+	test_quota_advice();
+	test_tracer_named();
 	return check_done("test_rules");
 }

@@ -1,0 +1,414 @@
+/* The wait evidence, mechanism by mechanism, on hand-built events: each
+ * off-CPU interval's evidence (core/waits.h) lands in the part its mechanism
+ * names and its culprit table names the thread, peer or device; timed waits
+ * that another thread ends merge into its wait; kernel time goes to file
+ * I/O, faults and reclaim; the CPU quota's events reach the process; and
+ * the pure pieces: the wait codes' packing and words, the syscall map, the
+ * cgroup parsers of v1 and v2. */
+#include "check.h"
+#include "collect/cgcpu.h"
+#include "collect/kwait.h"
+#include "core/ops.h"
+#include "core/waits.h"
+#include "evmake.h"
+#include "model/model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#define PID 100
+#define STEP (50 * MS)
+#define GAP (30 * MS) /* off CPU between two calls of a step */
+#define STEPS 200     /* 10 s: the window (10 s) is full */
+
+/* One wait between calls: its evidence and how it ended. */
+struct wait {
+	uint32_t flags; /* IG_F_* besides IG_F_DETAIL */
+	int state;	/* IG_OFF_* */
+	uint64_t wait;	/* IG_WAIT_PACK(...) */
+	uint32_t waker; /* tid, 0 none */
+	uint32_t wpid;	/* its process */
+	uint64_t obj;	/* ig_event.arg2 */
+	int legacy;	/* no IG_F_DETAIL: an older recording */
+};
+
+static struct ig_event off_ev(uint64_t ts, uint64_t dur, const struct wait *w)
+{
+	struct ig_event e =
+	    ev_off(PID, PID, ts, dur, w->state, w->flags | (w->legacy ? 0 : IG_F_DETAIL), w->wpid,
+		   w->wpid ? "worker" : NULL);
+	e.arg1 = w->wait | (uint64_t)w->waker << 32;
+	e.arg2 = w->obj;
+	strcpy(e.comm, "python3");
+	return e;
+}
+
+/* STEPS steps of a 1 ms launch and a GAP off CPU with evidence w; the
+ * process's figures at the end. */
+static void run(const struct wait *w, struct ig_proc_stats *p)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_event o = off_ev(t + 5 * MS, GAP, w);
+		model_ingest(m, &o);
+	}
+	CHECK(model_proc(m, PID, p) == 0);
+	model_free(m);
+}
+
+static double share(const struct ig_proc_stats *p, int part)
+{
+	return p->parts.wall_ns ? (double)p->parts.ns[part] / (double)p->parts.wall_ns : 0;
+}
+
+/* The part of w is GAP / STEP of the wall time (within 2 points: the
+ * window's edges), and no other wait part has any. */
+static void expect_part(const char *what, const struct wait *w, int part, struct ig_proc_stats *p)
+{
+	run(w, p);
+	double want = (double)GAP / (double)STEP;
+	CHECKF(fabs(share(p, part) - want) < 0.02, "%s: part %s %.3f, want %.3f", what,
+	       ig_part_name(part), share(p, part), want);
+	static const int waits[] = {IG_PART_IO_WAIT,   IG_PART_TASK_WAIT,    IG_PART_SLEEP,
+				    IG_PART_FAULT,     IG_PART_UNKNOWN,	     IG_PART_FILE_IO,
+				    IG_PART_COLD_READ, IG_PART_MEM_PRESSURE, IG_PART_LOCK_WAIT,
+				    IG_PART_GIL_WAIT,  IG_PART_BACKPRESSURE, IG_PART_NET_WAIT,
+				    IG_PART_PREEMPTED, IG_PART_THROTTLED};
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (waits[i] != part)
+			CHECKF(p->parts.ns[waits[i]] == 0, "%s: %s has %.3f", what,
+			       ig_part_name(waits[i]), share(p, waits[i]));
+}
+
+static void test_mechanisms(void)
+{
+	struct ig_proc_stats p;
+	const uint64_t futex = 0x7f0000001000ull;
+
+	/* a lock another thread of the process released: the lock's, and the
+	 * thread is the culprit (not the process) */
+	struct wait lock = {.state = IG_OFF_BLOCKED,
+			    .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			    .waker = 101,
+			    .wpid = PID,
+			    .obj = futex};
+	expect_part("futex lock", &lock, IG_PART_LOCK_WAIT, &p);
+	CHECK(p.nlockers == 1 && p.lockers[0].pid == 101 && p.lockers[0].aux == PID);
+	/* a file lock (flock) a process released */
+	struct wait flock = {.state = IG_OFF_BLOCKED,
+			     .wait = IG_WAIT_PACK(IG_SYS_FLOCK, IG_FDK_REG, 0, IG_WFN_FILE_LOCK),
+			     .waker = 205,
+			     .wpid = 200};
+	expect_part("flock", &flock, IG_PART_LOCK_WAIT, &p);
+	CHECK(p.nlockers == 1 && p.lockers[0].pid == 205 && p.lockers[0].aux == 200);
+
+	/* the GIL: the interpreter's flag decides, whoever ended it */
+	struct wait gil = {.state = IG_OFF_BLOCKED,
+			   .flags = IG_F_GIL,
+			   .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			   .waker = 102,
+			   .wpid = PID,
+			   .obj = futex};
+	expect_part("gil", &gil, IG_PART_GIL_WAIT, &p);
+	CHECK(p.ngil == 1 && p.gil_holders[0].pid == 102);
+
+	/* input: a pipe read a producer ended, an eventfd read */
+	struct wait pipe_in = {.state = IG_OFF_BLOCKED,
+			       .wait = IG_WAIT_PACK(IG_SYS_READ, IG_FDK_FIFO, 0, IG_WFN_PIPE_READ),
+			       .waker = 301,
+			       .wpid = 300};
+	expect_part("pipe read", &pipe_in, IG_PART_TASK_WAIT, &p);
+	CHECK(p.nwakers == 1 && p.wakers[0].pid == 301 && p.wakers[0].aux == 300);
+	struct wait efd = {.state = IG_OFF_BLOCKED,
+			   .wait = IG_WAIT_PACK(IG_SYS_READ, IG_FDK_EVENTFD, 0, IG_WFN_EVENTFD),
+			   .waker = 103,
+			   .wpid = PID};
+	expect_part("eventfd read", &efd, IG_PART_TASK_WAIT, &p);
+
+	/* back-pressure: a write to a full pipe or unix socket its reader
+	 * drained; the reader is the culprit */
+	struct wait full = {.state = IG_OFF_BLOCKED,
+			    .wait = IG_WAIT_PACK(IG_SYS_WRITE, IG_FDK_FIFO, 0, IG_WFN_PIPE_WRITE),
+			    .waker = 401,
+			    .wpid = 400};
+	expect_part("full pipe", &full, IG_PART_BACKPRESSURE, &p);
+	CHECK(p.ndrainers == 1 && p.drainers[0].pid == 401 && p.drainers[0].aux == 400);
+	struct wait fullsock = {.state = IG_OFF_BLOCKED,
+				.wait = IG_WAIT_PACK(IG_SYS_SEND, IG_FDK_UNIX, 0, IG_WFN_SOCK_SEND),
+				.waker = 402,
+				.wpid = 400};
+	expect_part("full unix socket", &fullsock, IG_PART_BACKPRESSURE, &p);
+
+	/* the network: a TCP recv (the peer is the culprit: 127.0.0.1:5000)
+	 * and an epoll an interrupt ended */
+	struct wait tcp = {.state = IG_OFF_BLOCKED,
+			   .wait = IG_WAIT_PACK(IG_SYS_RECV, IG_FDK_INET, 0, IG_WFN_SOCK_RECV),
+			   .obj = (uint64_t)0x7f000001 << 16 | 5000};
+	expect_part("tcp recv", &tcp, IG_PART_NET_WAIT, &p);
+	CHECK(p.npeers == 1 && p.peers[0].pid == 0x7f000001 && p.peers[0].aux == 5000);
+	struct wait ep = {.state = IG_OFF_BLOCKED,
+			  .wait = IG_WAIT_PACK(IG_SYS_EPOLL, IG_FDK_EPOLL, 0, IG_WFN_EPOLL)};
+	expect_part("epoll, interrupt", &ep, IG_PART_NET_WAIT, &p);
+
+	/* file I/O: fsync in D state, a read of a regular file; the device */
+	struct wait fsync = {.state = IG_OFF_BLOCKED,
+			     .flags = IG_F_DSTATE,
+			     .wait = IG_WAIT_PACK(IG_SYS_FSYNC, IG_FDK_REG, 0, IG_WFN_WRITEBACK),
+			     .obj = (uint64_t)(8u << 20 | 1) << 32 | 1234};
+	expect_part("fsync", &fsync, IG_PART_FILE_IO, &p);
+	CHECK(p.file_dev == (8u << 20 | 1));
+	struct wait fread = {.state = IG_OFF_BLOCKED,
+			     .flags = IG_F_DSTATE,
+			     .wait = IG_WAIT_PACK(IG_SYS_READ, IG_FDK_REG, 0, IG_WFN_PAGE_IO),
+			     .obj = (uint64_t)(254u << 20) << 32 | 99};
+	expect_part("file read", &fread, IG_PART_FILE_IO, &p);
+
+	/* cold reads: a major fault of a file mapping (D state or not) */
+	struct wait cold = {.state = IG_OFF_BLOCKED,
+			    .flags = IG_F_DSTATE | IG_F_FAULT,
+			    .wait = IG_WAIT_PACK(0, 0, IG_FLT_FILE, IG_WFN_PAGE_IO),
+			    .obj = (uint64_t)(8u << 20 | 2) << 32 | 77};
+	expect_part("file fault", &cold, IG_PART_COLD_READ, &p);
+	CHECK(p.file_dev == (8u << 20 | 2));
+
+	/* memory pressure: reclaim, swap-in of anonymous memory */
+	struct wait recl = {.state = IG_OFF_BLOCKED,
+			    .flags = IG_F_DSTATE | IG_F_RECLAIM,
+			    .wait = IG_WAIT_PACK(0, 0, IG_FLT_ANON, IG_WFN_RECLAIM)};
+	expect_part("reclaim", &recl, IG_PART_MEM_PRESSURE, &p);
+	struct wait swapin = {.state = IG_OFF_BLOCKED,
+			      .flags = IG_F_DSTATE | IG_F_FAULT,
+			      .wait = IG_WAIT_PACK(0, 0, IG_FLT_ANON, IG_WFN_PAGE_IO)};
+	expect_part("swap-in", &swapin, IG_PART_MEM_PRESSURE, &p);
+	/* a fault of fresh memory (a kernel lock of the process's own, no
+	 * waker): page faults */
+	struct wait fresh = {.state = IG_OFF_BLOCKED,
+			     .flags = IG_F_FAULT,
+			     .wait = IG_WAIT_PACK(0, 0, IG_FLT_ANON, IG_WFN_OTHER)};
+	expect_part("fresh memory", &fresh, IG_PART_FAULT, &p);
+
+	/* a timer: nanosleep and a timerfd read are its own pace */
+	struct wait nap = {.state = IG_OFF_BLOCKED,
+			   .flags = IG_F_TIMER,
+			   .wait = IG_WAIT_PACK(IG_SYS_SLEEP, 0, 0, IG_WFN_SLEEP)};
+	expect_part("nanosleep", &nap, IG_PART_SLEEP, &p);
+	struct wait tfd = {.state = IG_OFF_BLOCKED,
+			   .flags = IG_F_TIMER,
+			   .wait = IG_WAIT_PACK(IG_SYS_READ, IG_FDK_TIMERFD, 0, IG_WFN_TIMERFD)};
+	expect_part("timerfd", &tfd, IG_PART_SLEEP, &p);
+
+	/* the CPU quota: runnable but throttled is not preemption */
+	struct wait thr = {.state = IG_OFF_PREEMPTED, .flags = IG_F_THROTTLED};
+	expect_part("throttled", &thr, IG_PART_THROTTLED, &p);
+	CHECK(p.npreemptors == 0);
+	struct wait pre = {.state = IG_OFF_PREEMPTED, .waker = 0, .wpid = 500};
+	expect_part("preempted", &pre, IG_PART_PREEMPTED, &p);
+	CHECK(p.npreemptors == 1 && p.preemptors[0].pid == 500);
+
+	/* an older recording without the evidence: the scheduler's flags */
+	struct wait old = {.state = IG_OFF_BLOCKED, .flags = IG_F_DSTATE, .legacy = 1};
+	expect_part("legacy D state", &old, IG_PART_IO_WAIT, &p);
+	struct wait oldw = {.state = IG_OFF_BLOCKED, .wpid = 300, .legacy = 1};
+	expect_part("legacy woken", &oldw, IG_PART_TASK_WAIT, &p);
+}
+
+/* A condition polled with a timeout: four 5 ms waits a timer ends, then
+ * one a thread ends, on the same futex, are one wait on that thread. A
+ * sleep on another futex before them stays a sleep. */
+static void test_timed_merge(void)
+{
+	struct ig_model *m = model_new(NULL);
+	const uint64_t fx = 0x7f0000002000ull;
+	struct wait timed = {.state = IG_OFF_BLOCKED,
+			     .flags = IG_F_TIMER,
+			     .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			     .obj = fx};
+	struct wait other = timed;
+	other.obj = fx + 4096;
+	struct wait woken = {.state = IG_OFF_BLOCKED,
+			     .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			     .waker = 104,
+			     .wpid = PID,
+			     .obj = fx};
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		uint64_t at = t + 2 * MS;
+		struct ig_event o = off_ev(at, 4 * MS, &other);
+		model_ingest(m, &o);
+		at += 4 * MS + 100 * US;
+		for (int i = 0; i < 4; i++, at += 5 * MS + 100 * US) {
+			o = off_ev(at, 5 * MS, &timed);
+			model_ingest(m, &o);
+		}
+		o = off_ev(at, 3 * MS, &woken);
+		model_ingest(m, &o);
+	}
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	/* of each 50 ms step: 4 ms asleep, 4 x 5 + 3 ms on the condition */
+	CHECKF(fabs(share(&p, IG_PART_LOCK_WAIT) - 23.0 / 50) < 0.01, "lock %.3f",
+	       share(&p, IG_PART_LOCK_WAIT));
+	CHECKF(fabs(share(&p, IG_PART_SLEEP) - 4.0 / 50) < 0.01, "sleep %.3f",
+	       share(&p, IG_PART_SLEEP));
+	CHECK(p.nlockers == 1 && p.lockers[0].pid == 104);
+	CHECKF(fabs(p.lockers[0].share - 1.0) < 0.01, "share %.3f", p.lockers[0].share);
+	model_free(m);
+}
+
+/* Kernel CPU between calls by what it served: file syscalls are file I/O,
+ * major faults of files cold reads, reclaim memory pressure; the rest of
+ * the on-CPU time is the host's. */
+static void test_ktime(void)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_ktime kt = {.ns = {[IG_K_FILE] = 20 * MS,
+					     [IG_K_MAJ_FILE] = 5 * MS,
+					     [IG_K_RECLAIM] = 2 * MS,
+					     [IG_K_SYS] = 1 * MS},
+				      .majors = 3,
+				      .n = 10};
+		struct ig_event e;
+		ig_ktime_pack(&e, t + STEP - 10 * US, PID, PID, &kt);
+		struct ig_ktime back;
+		ig_ktime_unpack(&e, &back);
+		CHECK(!memcmp(&back, &kt, sizeof(kt)));
+		model_ingest(m, &e);
+	}
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECKF(fabs(share(&p, IG_PART_FILE_IO) - 0.40) < 0.02, "file %.3f",
+	       share(&p, IG_PART_FILE_IO));
+	CHECKF(fabs(share(&p, IG_PART_COLD_READ) - 0.10) < 0.02, "cold %.3f",
+	       share(&p, IG_PART_COLD_READ));
+	CHECKF(fabs(share(&p, IG_PART_MEM_PRESSURE) - 0.04) < 0.02, "mem %.3f",
+	       share(&p, IG_PART_MEM_PRESSURE));
+	/* 49 ms of each step on the CPU between calls, 27 of them served */
+	CHECKF(fabs(share(&p, IG_PART_HOST_CPU) - 0.44) < 0.02, "host %.3f",
+	       share(&p, IG_PART_HOST_CPU));
+	CHECKF(fabs((double)p.parts.ksys_ns / (double)p.parts.wall_ns - 0.02) < 0.01, "ksys %.3f",
+	       (double)p.parts.ksys_ns / (double)p.parts.wall_ns);
+	model_free(m);
+}
+
+/* The CPU quota's events: the latest limit and its directory, the
+ * throttling summed in the window and since the start. */
+static void test_quota_events(void)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int s = 0; s < 15; s++) {
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL,
+					    T0 + (uint64_t)s * SEC, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_event g = {0};
+		g.kind = IG_EV_CGROUP;
+		g.ts_ns = T0 + (uint64_t)s * SEC + 500 * MS;
+		g.pid = g.tid = PID;
+		g.arg0 = 50000;
+		g.arg1 = 100000;
+		g.arg2 = s ? 300 * MS : 0;
+		g.stream = s ? (uint64_t)6 << 32 | 10 : 0;
+		g.flags = 1;
+		g.container = "/sys/fs/cgroup/job.slice/train";
+		model_ingest(m, &g);
+	}
+	model_advance(m, T0 + 15 * SEC - 1); /* the window: seconds 5 to 14 */
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECK(p.quota.quota_us == 50000 && p.quota.period_us == 100000 && p.quota.v2 == 1);
+	CHECK(!strcmp(p.quota.dir, "/sys/fs/cgroup/job.slice/train"));
+	CHECKF(p.quota.nr_per == 100 && p.quota.nr_thr == 60, "%llu of %llu",
+	       (unsigned long long)p.quota.nr_thr, (unsigned long long)p.quota.nr_per);
+	CHECK(p.quota.thr_ns == 10 * 300 * MS);
+	CHECK(p.quota.life_nr_per == 140 && p.quota.life_thr_ns == 14 * 300 * MS);
+	/* a reset keeps the limit, not its counts */
+	model_reset(m);
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECK(p.quota.quota_us == 50000 && p.quota.life_nr_per == 0 && p.quota.dir[0] == '/');
+	model_free(m);
+}
+
+static void test_codes(void)
+{
+	uint64_t w = IG_WAIT_PACK(IG_SYS_WRITE, IG_FDK_FIFO, IG_FLT_NONE, IG_WFN_PIPE_WRITE) |
+		     (uint64_t)4312 << 32;
+	CHECK(IG_WAIT_SYS(w) == IG_SYS_WRITE && IG_WAIT_FDK(w) == IG_FDK_FIFO);
+	CHECK(IG_WAIT_FLT(w) == IG_FLT_NONE && IG_WAIT_WFN(w) == IG_WFN_PIPE_WRITE);
+	CHECK(IG_WAIT_WAKER(w) == 4312);
+	char b[160];
+	ig_wait_text(b, sizeof(b), IG_F_DETAIL, w);
+	CHECKF(strstr(b, "write") && strstr(b, "pipe") && strstr(b, "4312"), "'%s'", b);
+	ig_wait_text(b, sizeof(b), 0, 0);
+	CHECKF(b[0] == 0, "'%s'", b);
+	for (int i = 0; i < IG_SYS_MAX; i++)
+		CHECK(strcmp(ig_sys_name(i), "?"));
+	for (int i = 0; i < IG_FDK_MAX; i++)
+		CHECK(strcmp(ig_fdk_name(i), "?"));
+	for (int i = 0; i < IG_WFN_MAX; i++)
+		CHECK(strcmp(ig_wfn_name(i), "?"));
+	CHECK(!strcmp(ig_sys_name(IG_SYS_MAX), "?"));
+
+	/* this architecture's syscalls in ingero-top's codes */
+	CHECK(kwait_sys(SYS_read) == IG_SYS_READ && kwait_sys(SYS_pwrite64) == IG_SYS_WRITE);
+	CHECK(kwait_sys(SYS_fdatasync) == IG_SYS_FSYNC && kwait_sys(SYS_futex) == IG_SYS_FUTEX);
+	CHECK(kwait_sys(SYS_epoll_wait) == IG_SYS_EPOLL && kwait_sys(SYS_ppoll) == IG_SYS_POLL);
+	CHECK(kwait_sys(SYS_clock_nanosleep) == IG_SYS_SLEEP);
+	CHECK(kwait_sys(SYS_recvfrom) == IG_SYS_RECV && kwait_sys(SYS_sendmsg) == IG_SYS_SEND);
+	CHECK(kwait_sys(SYS_flock) == IG_SYS_FLOCK && kwait_sys(SYS_madvise) == IG_SYS_MEM);
+	CHECK(kwait_sys(SYS_getpid) == IG_SYS_OTHER && kwait_sys(-1) == IG_SYS_NONE);
+	CHECK(kwait_sys(100000) == IG_SYS_OTHER);
+}
+
+static void test_cgroup_texts(void)
+{
+	char out[256];
+	/* v1: the cpu controller's line, among others and combined */
+	const char *v1 = "12:memory:/job\n4:cpu,cpuacct:/sweep/q50\n3:cpuset:/\n0::/user.slice\n";
+	CHECK(cgcpu_path(v1, 0, out, sizeof(out)) == 0 && !strcmp(out, "/sweep/q50"));
+	CHECK(cgcpu_path("5:cpuacct:/a\n6:cpu:/b\n", 0, out, sizeof(out)) == 0 &&
+	      !strcmp(out, "/b"));
+	CHECK(cgcpu_path("5:cpuacct,cpuset:/a\n", 0, out, sizeof(out)) == -ENOENT);
+	/* v2: the unified line */
+	CHECK(cgcpu_path(v1, 1, out, sizeof(out)) == 0 && !strcmp(out, "/user.slice"));
+	CHECK(cgcpu_path("0::/\n", 1, out, sizeof(out)) == 0 && !strcmp(out, "/"));
+	CHECK(cgcpu_path("", 1, out, sizeof(out)) == -ENOENT);
+	CHECK(cgcpu_path("0::/a/very/long/path\n", 1, out, 8) == -ENAMETOOLONG);
+
+	uint64_t q = 1, p = 1;
+	CHECK(cgcpu_parse_max("max 100000\n", &q, &p) == 0 && q == 0 && p == 100000);
+	CHECK(cgcpu_parse_max("50000 100000\n", &q, &p) == 1 && q == 50000 && p == 100000);
+	CHECK(cgcpu_parse_max("", &q, &p) == -EINVAL);
+	CHECK(cgcpu_parse_max("50x 100000", &q, &p) == -EINVAL);
+	CHECK(cgcpu_parse_max("50000 0", &q, &p) == -EINVAL);
+
+	uint64_t t, nt, np;
+	const char *v1s = "nr_periods 120\nnr_throttled 48\nthrottled_time 2500000000\n";
+	CHECK(cgcpu_parse_stat(v1s, &t, &nt, &np) == 0 && t == 2500000000ull && nt == 48 &&
+	      np == 120);
+	const char *v2s = "usage_usec 900\nuser_usec 800\nsystem_usec 100\nnr_periods 10\n"
+			  "nr_throttled 7\nthrottled_usec 1500\nnr_bursts 0\nburst_usec 0\n";
+	CHECK(cgcpu_parse_stat(v2s, &t, &nt, &np) == 0 && t == 1500000 && nt == 7 && np == 10);
+	CHECK(cgcpu_parse_stat("usage_usec 5\n", &t, &nt, &np) == -ENOENT);
+}
+
+int main(void)
+{
+	test_mechanisms();
+	test_timed_merge();
+	test_ktime();
+	test_quota_events();
+	test_codes();
+	test_cgroup_texts();
+	return check_done("test_waits");
+}
