@@ -55,6 +55,7 @@ struct tstate {
 	/* wait evidence (waits.bpf.h): the interval off CPU now */
 	__u64 off_total; /* off-CPU time so far: what a syscall or fault did not run */
 	__u64 off_wchan, off_how, off_obj;
+	__u64 off_stack; /* the user stack of a blocked wait that may be a timer's */
 	__u64 off_wait;	 /* IGB_WAIT(...) */
 	__u32 off_waker; /* the waking thread */
 	__u32 pad3;
@@ -1299,7 +1300,7 @@ static __always_inline __u32 kernel_stack(void *ctx, __u64 **ips)
 /* Why the thread going to sleep now sleeps, into st->off_flags: inside a
  * page fault (exc_page_fault on its stack), and with waits_on what it
  * waits in (waits.bpf.h). */
-static __always_inline void blocked_why(void *ctx, struct tstate *st)
+static __always_inline void blocked_why(void *ctx, struct tstate *st, __u32 tid)
 {
 	__u64 *ips = NULL;
 	__u32 n = fault_text_end || waits_on ? kernel_stack(ctx, &ips) : 0;
@@ -1316,6 +1317,12 @@ static __always_inline void blocked_why(void *ctx, struct tstate *st)
 	if (!waits_on)
 		return;
 	wait_detail(st, ips, n);
+	/* where a loop paces itself (a stray time.sleep must be easy to find):
+	 * only for the syscalls that wait for a timer, at most one per sleep */
+	st->off_stack = 0;
+	if (stacks_on && st->sys_ts &&
+	    ((st->sys_cls & IGB_SC_PACE) || st->sys_fdk == IGB_FDK_TIMERFD))
+		st->off_stack = capture_stack(ctx, st->tgid, tid);
 	if (st->flt_on)
 		st->off_flags |= IG_F_FAULT;
 	if (st->rcl_on)
@@ -1414,7 +1421,7 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 				st->off_comm[0] = 0;
 				if (state & TASK_UNINTERRUPTIBLE)
 					st->off_flags |= IG_F_DSTATE;
-				blocked_why(ctx, st);
+				blocked_why(ctx, st, prev_tid);
 			}
 		}
 	}
@@ -1496,6 +1503,8 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev,
 		e->stream = st->off_wchan;
 		e->stack_id = st->off_how;
 		e->cgroup_id = st->off_obj;
+		e->switches = (__u32)st->off_stack; /* unused by off-CPU records */
+		e->ret = (__s32)(st->off_stack >> 32);
 	}
 	BPF_CORE_READ_STR_INTO(&e->comm, next, comm);
 	submit(e);

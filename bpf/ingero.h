@@ -115,6 +115,9 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 #define IGB_SC_FD 0x1	/* the first argument is an fd: look it up */
 #define IGB_SC_IO 0x2	/* moves data through it: file I/O when it is a file */
 #define IGB_SC_SYNC 0x4 /* writes back a file (fsync...): file I/O whatever the fd */
+#define IGB_SC_PACE 0x8 /* may wait for a timer (sleep, poll, epoll): the user stack
+			 * of its blocked waits is kept (stacks on), the call site of
+			 * a loop's pacing */
 
 /* IGB_KTIME: kernel CPU time of one target thread outside CUDA calls,
  * summed since its last record (at least every 200 ms or 1 ms of time):
@@ -136,6 +139,15 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 	((cat) < 3 ? (unsigned)(((c) >> (16 * (cat))) & 0xffff)                            \
 		   : (unsigned)(((c) >> (48 + 8 * ((cat)-3))) & 0xff))
 enum igb_kcat { IGB_K_FILE = 0, IGB_K_SYS, IGB_K_MINOR, IGB_K_MAJ_FILE, IGB_K_MAJ_ANON, IGB_K_RECLAIM, IGB_K_N };
+
+/* The kernel time of the calibration child (collect/calib.c), summed here
+ * instead of sent as records: user space reads it while the ring buffer
+ * keeps the targets' records for the source's first poll. */
+struct igb_calib {
+	__u32 tgid; /* the child, 0 none */
+	__u32 pad;
+	__u64 ns[8], n[8]; /* by enum igb_kcat: kernel ns, syscalls or faults */
+};
 
 /* The uprobe cookie: which op, how to read its arguments, fixed direction. */
 #define IGB_COOKIE(op, argmode, dir) ((__u64)(op) | ((__u64)(argmode) << 16) | ((__u64)(dir) << 24))

@@ -92,6 +92,8 @@ static const struct {
 	{ "culprit_tid", "the culprit thread's id: the thread that held the lock or the GIL, or read the pipe" },
 	{ "peer_share_pct", "share of the network wait spent on the peer named" },
 	{ "peer_port", "the TCP/UDP port of that peer" },
+	{ "quota_cpus", "the CPU quota of its cgroup, in CPUs: quota per period (cpu.max, cpu.cfs_quota_us)" },
+	{ "periods_throttled_pct", "share of its cgroup's CPU periods in which the quota ran out (cpu.stat)" },
 	{ "timed_wait_pct", "sleep that was waits with a timeout nobody ended (futex, poll, epoll), not sleep calls" },
 	{ "kernel_pct", "share of the host work spent in the kernel, in syscalls other than file I/O" },
 };

@@ -1,11 +1,13 @@
 /* The alert screen (Enter on an alert, or n/N): the whole causal chain —
  * summary, the op and process it affects and the culprit, the explanation,
- * the evidence numbers, the timeline and the recommendations. Scrolls like
+ * the evidence numbers, the call site (a paced loop's sleep), the timeline
+ * and the recommendations. Scrolls like
  * text; Enter opens the affected op in its process. */
 #include <stdio.h>
 #include <string.h>
 
 #include "report/report.h"
+#include "report/report_stacks.h"
 #include "tui_int.h"
 
 static struct tui_lines lines;
@@ -75,6 +77,17 @@ static void build(struct tui *t, int width)
 	if (c->lacking[0]) {
 		lines_add(&lines, TH_DIM, 1, "%s", "missing evidence:");
 		lines_wrap(&lines, TH_DIM, 3, width, c->lacking);
+	}
+
+	if (c->stack_id) { /* where the cause happens: a paced loop's sleep */
+		char site[4][REPORT_SITE_LEN];
+		int ns = report_call_site(session_stacks(t->s), c->stack_id, site, 4);
+		lines_add(&lines, TH_SECTION, 0, "Call site");
+		for (int i = 0; i < ns; i++)
+			lines_wrap(&lines, TH_NORMAL, 1, width, site[i]);
+		if (!ns)
+			lines_add(&lines, TH_DIM, 1, "stack 0x%016llx: frames not known (yet)",
+				  (unsigned long long)c->stack_id);
 	}
 
 	lines_add(&lines, TH_SECTION, 0, "Timeline");

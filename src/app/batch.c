@@ -48,7 +48,10 @@ static void print_notice(const char *msg)
 
 static int print_frame(struct session *s, const struct cli *cli, bool summary)
 {
-	struct report_opts o = {.summary = summary, .details = summary, .resolved = summary};
+	struct report_opts o = {.summary = summary,
+				.details = summary,
+				.resolved = summary,
+				.stacks = session_stacks(s)};
 	const struct ig_model *m = session_model(s);
 	struct ig_status *st = session_status(s);
 	const struct ig_detect *d = session_detect(s);

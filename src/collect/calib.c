@@ -135,21 +135,27 @@ static int timed_run(int wfd, int rfd, uint64_t *ns)
 static int kernel_run(struct collector *c, int wfd, int rfd, char req, int cat, unsigned n,
 		      uint32_t *extra)
 {
+	int fd = bpf_map__fd(c->skel->maps.calib);
+	uint32_t zero = 0;
+	struct igb_calib cb = {.tgid = c->calib_pid};
 	uint64_t cpu;
-	memset(c->calib_kt, 0, sizeof(c->calib_kt));
-	memset(c->calib_kn, 0, sizeof(c->calib_kn));
+	if (bpf_map_update_elem(fd, &zero, &cb, BPF_ANY))
+		return -errno;
 	int r = timed_req(wfd, rfd, req, &cpu);
 	if (r)
 		return r;
-	for (int i = 0; i < 20 && !c->calib_kn[cat]; i++) { /* the records of it */
-		ring_buffer__consume(c->rb);
-		if (!c->calib_kn[cat])
-			usleep(10000);
+	/* the child's last sums come at its next flush (1 ms of kernel time,
+	 * or 200 ms): wait for the category to have its count */
+	for (int i = 0; i < 40; i++) {
+		if (bpf_map_lookup_elem(fd, &zero, &cb))
+			return -errno;
+		if (cb.n[cat] >= n / 2)
+			break;
+		usleep(10000);
 	}
-	ring_buffer__consume(c->rb);
-	if (!c->calib_kn[cat])
+	if (!cb.n[cat])
 		return -ENODATA;
-	double seen = (double)c->calib_kt[cat] / (double)c->calib_kn[cat];
+	double seen = (double)cb.ns[cat] / (double)cb.n[cat];
 	double all = (double)cpu / n;
 	*extra = all > seen && all - seen < 20000 ? (uint32_t)(all - seen) : 0;
 	return 0;
@@ -250,6 +256,9 @@ out:
 	if (fe >= 0)
 		close(fe);
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.targets), &tgid);
+	struct igb_calib none = {0};
+	uint32_t zero = 0;
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.calib), &zero, &none, BPF_ANY);
 	close(to[1]);
 	close(from[0]);
 	kill(pid, SIGKILL); /* done, or stuck: either way it goes */

@@ -211,16 +211,8 @@ static int on_record(void *ctx, void *data, size_t len)
 		c->user_drops++;
 		return 0;
 	}
-	if (c->calib_pid && b->pid == c->calib_pid) {
-		/* the probe-cost measurement's own calls, its kernel time (calib.c) */
-		for (int k = 0; b->kind == IGB_KTIME && k < IGB_K_N; k++) {
-			const uint64_t v[IGB_K_N] = {b->arg0,	   b->arg1,	  b->stream,
-						     b->cgroup_id, b->preempt_ns, b->blocked_ns};
-			c->calib_kt[k] += v[k];
-			c->calib_kn[k] += k < IGB_K_RECLAIM ? IGB_KCOUNT(b->stack_id, k) : 0;
-		}
-		return 0;
-	}
+	if (c->calib_pid && b->pid == c->calib_pid)
+		return 0; /* the probe-cost measurement's own calls (calib.c) */
 	if (b->kind == IGB_HOLD) {
 		coll_hold(c, b);
 		return 0;
@@ -323,43 +315,6 @@ struct ig_source *collector_source(struct collector *c)
 
 /* ---- periodic work ------------------------------------------------------- */
 
-static void poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
-{
-	int fd = bpf_map__fd(c->skel->maps.pages);
-	uint32_t key, next;
-	uint32_t *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct igb_pages pg;
-		key = next;
-		prev = &key;
-		if (key == c->calib_pid) /* a target for the probe-cost measurement only */
-			continue;
-		if (bpf_map_lookup_elem(fd, &key, &pg))
-			continue;
-		struct pages_last *pl = NULL;
-		for (int i = 0; i < c->npages; i++)
-			if (c->pages[i].pid == key)
-				pl = &c->pages[i];
-		if (!pl) {
-			if (c->npages == MAX_PAGES_PIDS)
-				continue;
-			pl = &c->pages[c->npages++];
-			pl->pid = key;
-			pl->bytes = 0;
-		}
-		if (pg.bytes > pl->bytes) {
-			struct ig_event e = {0};
-			e.kind = IG_EV_PAGE_ALLOC;
-			e.ts_ns = now_ns;
-			e.pid = key;
-			e.arg0 = pg.bytes - pl->bytes;
-			pl->bytes = pg.bytes;
-			emit(ctx, &e);
-		}
-	}
-}
-
 /* Looks at a target's mappings (and executable unless maps_only) outside
  * a hold. A library attached here for the first time was already loaded,
  * and maybe called, without its probes: the process is attached late,
@@ -412,21 +367,6 @@ static void scan_all(struct collector *c)
 	}
 }
 
-/* The target processes (up to max), the probe-cost child left out. */
-static int target_pids(struct collector *c, uint32_t *out, int max)
-{
-	int fd = bpf_map__fd(c->skel->maps.targets), n = 0, k = 0;
-	uint32_t key, next, *prev = NULL;
-	while (!bpf_map_get_next_key(fd, prev, &next) && k < 100000) {
-		key = next;
-		prev = &key;
-		k++;
-		if (key != c->calib_pid && n < max && out)
-			out[n++] = key;
-	}
-	return out ? n : k;
-}
-
 void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx)
 {
 	uint64_t wall = collector_now_ns(c); /* now_ns may lag behind (event time) */
@@ -443,12 +383,12 @@ void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void 
 		scan_pid(c, pid, maps_only);
 	}
 	if (now_ns - c->last_pages_ns >= 1000000000ULL) {
-		poll_pages(c, now_ns, emit, ctx);
+		coll_poll_pages(c, now_ns, emit, ctx);
 		c->last_pages_ns = now_ns;
 	}
 	if (now_ns - c->last_cg_ns >= 1000000000ULL) { /* the targets' CPU quotas */
 		uint32_t pids[CGCPU_PROCS];
-		cgcpu_tick(&c->cg, pids, target_pids(c, pids, CGCPU_PROCS), now_ns, emit, ctx);
+		cgcpu_tick(&c->cg, pids, coll_target_pids(c, pids, CGCPU_PROCS), now_ns, emit, ctx);
 		c->last_cg_ns = now_ns;
 	}
 	if (now_ns - c->last_rescan_ns >= RESCAN_TARGETS_NS) {
@@ -490,7 +430,7 @@ void collector_status(struct collector *c, struct ig_status *st)
 	st->probes_missing = c->probes_missing;
 	st->libs = c->nlibs;
 	st->stacks_on = c->stacks;
-	st->targets = target_pids(c, NULL, 0);
+	st->targets = coll_target_pids(c, NULL, 0);
 	st->late_pids = c->nlate;
 	st->late_pid = c->nlate ? c->late[(c->nlate < MAX_LATE ? c->nlate : MAX_LATE) - 1] : 0;
 	st->calls_partial = counter_sum(c, IGB_CNT_UNMATCHED_RET);

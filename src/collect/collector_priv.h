@@ -103,7 +103,7 @@ struct collector {
 	 * not see (the entry and the exit around them), added to each counted
 	 * one (calib.c); and the calibration child's kernel time meanwhile */
 	uint32_t kentry_sys_ns, kentry_fault_ns;
-	uint64_t calib_kt[8], calib_kn[8];
+
 	uint32_t named[4096]; /* pids whose process name was reported (hash set) */
 	int nnamed;
 	/* ring-buffer callback state */
@@ -131,6 +131,11 @@ struct igb_event;
 
 /* attach.c */
 int coll_add_link(struct collector *c, struct bpf_link *l);
+/* The target processes, the probe-cost child left out: up to max pids in
+ * out; the count (all of them when out is NULL). targets.c */
+int coll_target_pids(struct collector *c, uint32_t *out, int max);
+/* Sends the pages each target allocated since the last call. targets.c */
+void coll_poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx);
 /* Destroys n links from several threads at once (their detaches overlap). */
 void coll_destroy_links(struct bpf_link **links, int n);
 /* Attaches every op variant path exports: the number of ops attached (a

@@ -111,9 +111,12 @@ static const struct {
 void kwait_sys_classes(uint8_t *cls)
 {
 	memset(cls, 0, IGB_SYS_MAX);
-	for (size_t i = 0; i < sizeof(sysmap) / sizeof(sysmap[0]); i++)
+	for (size_t i = 0; i < sizeof(sysmap) / sizeof(sysmap[0]); i++) {
+		int sys = sysmap[i].sys;
+		int pace = sys == IG_SYS_SLEEP || sys == IG_SYS_POLL || sys == IG_SYS_EPOLL;
 		if (sysmap[i].nr >= 0 && sysmap[i].nr < IGB_SYS_MAX)
-			cls[sysmap[i].nr] = sysmap[i].cls;
+			cls[sysmap[i].nr] = sysmap[i].cls | (pace ? IGB_SC_PACE : 0);
+	}
 }
 
 int kwait_sys(long nr)
@@ -363,6 +366,10 @@ void kwait_offcpu(const struct igb_event *b, struct ig_event *e)
 			       kwait_wfn(b->stream, b->stack_id)) |
 		  (b->arg1 & 0xffffffff00000000ull);
 	e->arg2 = b->cgroup_id;
+	/* the user stack of a wait that may be a timer's (IGB_SC_PACE) */
+	e->stack_id = (uint64_t)(uint32_t)b->ret << 32 | b->switches;
+	e->switches = 0;
+	e->ret = 0;
 }
 
 void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns, uint32_t fault_ns)

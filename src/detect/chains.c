@@ -261,7 +261,7 @@ static int content_differs(const struct ig_chain *a, const struct ig_chain *b)
 	return a->severity != b->severity || a->impact != b->impact ||
 	       strcmp(a->summary, b->summary) || a->culprit_pid != b->culprit_pid ||
 	       a->culprit_tid != b->culprit_tid || a->tid != b->tid ||
-	       strcmp(a->lacking, b->lacking);
+	       strcmp(a->lacking, b->lacking) || a->stack_id != b->stack_id;
 }
 
 void fire(struct ig_detect *d, struct finding *f, uint64_t now)
@@ -320,6 +320,7 @@ void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 	c->nrecs = f->c.nrecs;
 	memcpy(c->recs, f->c.recs, sizeof(c->recs));
 	memcpy(c->lacking, f->c.lacking, sizeof(c->lacking));
+	c->stack_id = f->c.stack_id;
 	if (!old.fired || c->severity > c->max_severity)
 		c->max_severity = c->severity;
 	char t[112];

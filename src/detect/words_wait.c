@@ -413,10 +413,15 @@ static void words_paced(struct ctx *x, const struct cause *c, struct finding *f)
 	    "training loop it is time the GPU idles: find the sleep.",
 	    pct);
 	ev(f, "timed_wait_pct", timed * 100, "%");
-	rec(f,
-	    "Find the sleep in the loop: py-spy dump --pid %u (Python), or the stack of the "
-	    "feeding thread",
-	    x->p->pid);
+	f->c.stack_id = x->p->sleep_stack; /* where it sleeps most: shown with the chain */
+	if (f->c.stack_id)
+		rec(f,
+		    "The call site it sleeps at most is under \"call site\": the sleep to look at");
+	else
+		rec(f,
+		    "Find the sleep in the loop: py-spy dump --pid %u (Python), or the stack of "
+		    "the feeding thread",
+		    x->p->pid);
 	rec(f, "Wait on the event itself (a blocking queue get, a condition) instead of polling "
 	       "with a timeout");
 }

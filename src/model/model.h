@@ -337,6 +337,10 @@ struct ig_proc_stats {
 	uint64_t gpu_mem_bytes;
 	uint32_t gpu_devs; /* bit i: device i lists it (with or without a value) */
 	struct ig_quota quota;
+	/* The user stack (the stacks module's id) where its feeding threads
+	 * slept longest on a timer between calls since the start: the call site
+	 * of its pacing (docs/detection.md); 0 none recorded */
+	uint64_t sleep_stack;
 };
 /* Processes (those with CUDA calls first, then by calls in the window, then
  * pid). Returns the count written. */

@@ -99,6 +99,11 @@ struct proc {
 	struct ctab lock, gil, full, net;
 	uint32_t file_dev;     /* device of the file of its latest file wait */
 	struct ig_quota quota; /* window fields unused (the slices have them) */
+	/* where its feeding threads slept on a timer between calls, by time
+	 * (user stack ids; the least slept makes room) */
+	struct {
+		uint64_t id, ns;
+	} sleep_at[4];
 };
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };

@@ -447,6 +447,12 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->calls_life = p->calls_life;
 	o->page_bytes_life = p->page_life;
 	o->quota = p->quota;
+	uint64_t most = 0;
+	for (int i = 0; i < 4; i++)
+		if (p->sleep_at[i].id && p->sleep_at[i].ns > most) {
+			most = p->sleep_at[i].ns;
+			o->sleep_stack = p->sleep_at[i].id;
+		}
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct pslice *s = &p->sl[j];
 		if (!in_window(m, s->sec))

@@ -136,6 +136,16 @@ static struct ctab *culprits(struct proc *p, const struct ig_offcpu_rec *r, int 
 	}
 }
 
+/* Whether t's waits name culprits in its process's tables: the feeding
+ * threads' (those that make CUDA calls), not the process's other threads:
+ * a thread waiting for the GIL that the feeder holds does not make the
+ * feeder the GIL's culprit. A process without CUDA calls (a data loader's
+ * worker) has all its threads' in them. */
+static int counts_culprits(const struct proc *p, const struct thread *t)
+{
+	return t->first_call_ns || !p->cuda;
+}
+
 /* Adds (sign 1) or removes (sign -1) an off-CPU interval of t to or from
  * the "inside calls" (in 1) or "between calls" (in 0) sums of its lifetime
  * and of slice s (NULL: not in the window). A blocked interval's run-queue
@@ -192,7 +202,7 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 	int old = t->tl_bw[idx], timed = t->tl_timed[idx];
 	uint32_t key, aux;
 	offcpu_sums(t, s, r->in_call, st, old, main, pre, thr, timed, -1);
-	struct ctab *ct = st == ST_BLK && !r->in_call && t->first_call_ns
+	struct ctab *ct = st == ST_BLK && !r->in_call && counts_culprits(p, t)
 			      ? culprits(p, r, old, &key, &aux)
 			      : NULL;
 	if (ct && key && s)
@@ -205,7 +215,7 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 		timed = 0;
 	}
 	offcpu_sums(t, s, r->in_call, st, bw, main, pre, thr, timed, 1);
-	if (to_in || st != ST_BLK || !s || !t->first_call_ns)
+	if (to_in || st != ST_BLK || !s || !counts_culprits(p, t))
 		return;
 	if (waker) { /* the thread that ended the wait it belongs to */
 		r->wait = (r->wait & 0xffffffffull) | (uint64_t)waker << 32;
@@ -258,6 +268,22 @@ static const int8_t part_of_bw[BW_N] = {
     [BW_COLD] = IG_PART_COLD_READ, [BW_MEM] = IG_PART_MEM_PRESSURE,  [BW_LOCK] = IG_PART_LOCK_WAIT,
     [BW_GIL] = IG_PART_GIL_WAIT,   [BW_FULL] = IG_PART_BACKPRESSURE, [BW_NET] = IG_PART_NET_WAIT,
 };
+
+/* A timer sleep between calls at user stack id: its call site's time. */
+static void sleep_site(struct proc *p, uint64_t id, uint64_t ns)
+{
+	int k = 0;
+	for (int i = 0; i < 4; i++) {
+		if (p->sleep_at[i].id == id) {
+			p->sleep_at[i].ns += ns;
+			return;
+		}
+		if (p->sleep_at[i].ns < p->sleep_at[k].ns)
+			k = i;
+	}
+	p->sleep_at[k].id = id;
+	p->sleep_at[k].ns = ns;
+}
 
 void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 		   int inwin)
@@ -320,11 +346,10 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	if (st == ST_BLK && !in && (bw == BW_FILE || bw == BW_COLD) && r->obj >> 32 &&
 	    (fd_is_file(IG_WAIT_FDK(r->wait)) || IG_WAIT_FLT(r->wait) == IG_FLT_FILE))
 		p->file_dev = (uint32_t)(r->obj >> 32);
-	/* the culprits of the feeding threads' time (those that make CUDA
-	 * calls), not of the process's other threads: a thread waiting for the
-	 * GIL the feeder holds does not make the feeder the GIL's culprit */
-	if (!inwin || !t->first_call_ns)
+	if (!inwin || !counts_culprits(p, t))
 		return;
+	if (st == ST_BLK && !in && bw == BW_SLEEP && e->stack_id && t->first_call_ns)
+		sleep_site(p, e->stack_id, main);
 	if (st == ST_PRE && e->other_pid)
 		ctab_add(m, &p->pre, e->other_pid, 0, e->other_comm, e->dur_ns, sec);
 	if (pre && e->arg0) {

@@ -279,7 +279,7 @@ static json_t *proof_json(const struct explain_in *in, const struct ig_chain *c)
 
 static json_t *chain_json(const struct explain_in *in, const struct ig_chain *c, int rank)
 {
-	json_t *o = report_json_chain(c), *evt = json_object();
+	json_t *o = report_json_chain(c, in->st), *evt = json_object();
 	struct ig_proc_stats ps;
 	int bad = !o || !evt;
 	double share = -1;

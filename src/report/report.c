@@ -5,6 +5,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "detect/detect.h"
 #include "model/model.h"
 #include "report/report_gpu.h"
+#include "report/report_stacks.h"
 
 #define MAX_ROWS 256
 
@@ -352,7 +354,7 @@ static void text_time(FILE *f, unsigned window_s, const struct ig_proc_stats *pr
 /* One chain: its line, and with details the lines under it. Every string
  * of a chain may hold names of traced processes (or come from a recording):
  * all go through the escaper. */
-static void text_chain(FILE *f, const struct ig_chain *ch, int details)
+static void text_chain(FILE *f, const struct ig_chain *ch, int details, struct stacks *stk)
 {
 	char imp[16];
 	fprintf(f, "[%s] ", detect_sev_name(ch->severity));
@@ -379,6 +381,16 @@ static void text_chain(FILE *f, const struct ig_chain *ch, int details)
 		esc_fputs(f, ch->lacking, 0);
 		fputc('\n', f);
 	}
+	char site[3][REPORT_SITE_LEN];
+	int ns = ch->stack_id ? report_call_site(stk, ch->stack_id, site, 3) : 0;
+	for (int k = 0; k < ns; k++) {
+		fputs("    call site: ", f);
+		esc_fputs(f, site[k], 0);
+		fputc('\n', f);
+	}
+	if (ch->stack_id && !ns)
+		fprintf(f, "    call site: stack 0x%016" PRIx64 " (frames not known)\n",
+			ch->stack_id);
 	for (int k = 0; k < ch->nrecs; k++) {
 		fputs("    do: ", f);
 		esc_fputs(f, ch->recs[k], 0);
@@ -484,7 +496,7 @@ int report_text(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		if (o->max_chains && listed >= o->max_chains)
 			break;
 		listed++;
-		text_chain(f, ch, o->details);
+		text_chain(f, ch, o->details, o->stacks);
 	}
 	free(rows);
 	free(procs);
@@ -540,7 +552,7 @@ static int json_chain_lists(json_t *o, const struct ig_chain *c)
 	return bad;
 }
 
-static json_t *json_chain(const struct ig_chain *c)
+static json_t *json_chain(const struct ig_chain *c, struct stacks *stk)
 {
 	json_t *o = json_object();
 	int bad = !o;
@@ -562,6 +574,19 @@ static json_t *json_chain(const struct ig_chain *c)
 	bad |= JS(o, "summary", c->summary);
 	bad |= JS(o, "explanation", c->explanation);
 	bad |= JS(o, "lacking", c->lacking);
+	if (c->stack_id) { /* the call site: its id, and its lines when known */
+		char h[24], site[3][REPORT_SITE_LEN];
+		snprintf(h, sizeof(h), "0x%016" PRIx64, c->stack_id);
+		bad |= JS(o, "stack_id", h);
+		json_t *a = json_array();
+		int ns = report_call_site(stk, c->stack_id, site, 3);
+		bad |= !a;
+		for (int k = 0; a && k < ns; k++)
+			bad |= ig_json_push(a, ig_json_str(site[k]));
+		bad |= ig_json_set(o, "call_site", a);
+	} else {
+		bad |= ig_json_set(o, "stack_id", json_null());
+	}
 	bad |= json_chain_lists(o, c);
 	bad |= JU(o, "first_seen_ns", c->first_seen_ns);
 	bad |= JU(o, "last_seen_ns", c->last_seen_ns);
@@ -697,6 +722,22 @@ static json_t *json_time(const struct ig_proc_stats *p, const struct ig_time_par
 	return built(o, bad);
 }
 
+/* The CPU quota of its cgroup: {quota_us, period_us, v2, dir, throttled_ns,
+ * nr_throttled, nr_periods} (the window's, or since the start). */
+static json_t *json_quota(const struct ig_quota *q, int summary)
+{
+	json_t *o = json_object();
+	int bad = !o;
+	bad |= JU(o, "quota_us", q->quota_us);
+	bad |= JU(o, "period_us", q->period_us);
+	bad |= ig_json_set(o, "v2", json_boolean(q->v2));
+	bad |= JS(o, "dir", q->dir);
+	bad |= JU(o, "throttled_ns", summary ? q->life_thr_ns : q->thr_ns);
+	bad |= JU(o, "nr_throttled", summary ? q->life_nr_thr : q->nr_thr);
+	bad |= JU(o, "nr_periods", summary ? q->life_nr_per : q->nr_per);
+	return built(o, bad);
+}
+
 static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary)
 {
 	struct offv v;
@@ -735,15 +776,17 @@ static json_t *json_proc(const struct ig_model *m, const struct ig_proc_stats *p
 	bad |= JU(o, "io_max_ns_win", p->io_max_ns_win);
 	if (p->gpu_mem_known)
 		bad |= JU(o, "gpu_mem_bytes", p->gpu_mem_bytes);
+	if (p->quota.quota_us)
+		bad |= ig_json_set(o, "cpu_quota", json_quota(&p->quota, summary));
 	bad |= ig_json_set(o, "time", json_time(p, summary ? &p->life_parts : &p->parts));
 	bad |= ig_json_set(o, "preemptors", json_peers(p->preemptors, p->npreemptors));
 	bad |= ig_json_set(o, "wakers", json_peers(p->wakers, p->nwakers));
 	return built(o, bad);
 }
 
-json_t *report_json_chain(const struct ig_chain *c)
+json_t *report_json_chain(const struct ig_chain *c, struct stacks *stk)
 {
-	return json_chain(c);
+	return json_chain(c, stk);
 }
 
 json_t *report_json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary)
@@ -791,7 +834,7 @@ static int json_lists(json_t *o, const struct ig_model *m, const struct ig_detec
 		if (opt->max_chains && listed >= opt->max_chains)
 			break;
 		listed++;
-		bad |= ig_json_push(chains, json_chain(c));
+		bad |= ig_json_push(chains, json_chain(c, opt->stacks));
 	}
 	bad |= ig_json_set(o, "ops", ops);
 	bad |= ig_json_set(o, "procs", pl);

@@ -15,6 +15,8 @@ struct ig_model;
 struct ig_detect;
 struct ig_status;
 
+struct stacks;
+
 struct report_opts {
 	int summary;	/* lifetime statistics instead of the rolling window */
 	int max_ops;	/* rows in the op table, 0 = all */
@@ -22,6 +24,7 @@ struct report_opts {
 	int max_chains; /* chains listed, 0 = all active */
 	int details;	/* text: explanation, evidence and recommendations under each chain */
 	int resolved;	/* also list resolved (inactive) chains */
+	struct stacks *stacks; /* the chains' call sites' frames (NULL: their ids only) */
 };
 
 /* One text frame. Format (stable; tests grep it; fields are separated by
@@ -67,7 +70,7 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *d,
  * the result; NULL when out of memory. */
 struct ig_chain;
 struct ig_proc_stats;
-json_t *report_json_chain(const struct ig_chain *c);
+json_t *report_json_chain(const struct ig_chain *c, struct stacks *stk);
 json_t *report_json_ops(const struct ig_model *m, const struct ig_detect *d, int summary,
 			uint32_t pid);
 json_t *report_json_proc(const struct ig_model *m, const struct ig_proc_stats *p, int summary);

@@ -249,3 +249,33 @@ json_t *report_stacks_frames_json(struct stacks *st, uint64_t id, int frames, co
 	}
 	return a;
 }
+
+/* A frame of the C library or the dynamic loader: where every sleep ends,
+ * not where the program chose to sleep. */
+static int libc_frame(const struct stacks_frame *f)
+{
+	const char *b = strrchr(f->file, '/');
+	b = b ? b + 1 : f->file;
+	return f->kind == STACKS_NATIVE &&
+	       (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) ||
+		!strncmp(b, "libpthread", 10) || !strncmp(b, "ld-linux", 8));
+}
+
+int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max)
+{
+	struct stacks_frame *fr = st && id ? malloc(sizeof(*fr) * MAX_FRAMES) : NULL;
+	int n = 0, py = 0, state;
+	int nf = fr ? stacks_frames(st, id, fr, MAX_FRAMES, &state) : 0;
+	for (int k = 0; k < nf; k++)
+		py += fr[k].kind == STACKS_PY;
+	for (int k = 0, lead = 1; k < nf && n < max; k++) {
+		if (fr[k].kind == STACKS_NOTE || (py && fr[k].kind != STACKS_PY))
+			continue;
+		if (lead && libc_frame(&fr[k]) && k + 1 < nf)
+			continue; /* the sleep's own frames, before the caller's */
+		lead = 0;
+		snprintf(lines[n++], REPORT_SITE_LEN, "%s", fr[k].text);
+	}
+	free(fr);
+	return n;
+}

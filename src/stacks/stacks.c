@@ -108,14 +108,19 @@ static void queue_raw(struct stacks *st, int i, struct igb_stack *raw)
 	}
 }
 
-static void note_call(struct stacks *st, const struct ig_event *e)
+/* A call's stack (counted in its (op, stack) series), or the stack of an
+ * off-CPU wait (a sleep's call site: kept and resolved, in no series). */
+static void note_stack(struct stacks *st, const struct ig_event *e)
 {
 	struct igb_stack *raw = NULL;
+	int call = e->kind == IG_EV_CALL;
 
-	if (e->op <= IG_OP_NONE || e->op >= IG_OP_MAX)
+	if (call && (e->op <= IG_OP_NONE || e->op >= IG_OP_MAX))
+		return;
+	if (!call && !e->stack_id)
 		return;
 	pthread_mutex_lock(&st->mu);
-	st->stats.calls++;
+	st->stats.calls += call;
 	if (!e->stack_id) {
 		st->stats.calls_no_stack++;
 		pthread_mutex_unlock(&st->mu);
@@ -141,7 +146,8 @@ static void note_call(struct stacks *st, const struct ig_event *e)
 		raw = NULL;
 	}
 	stk_seen(st, i);
-	stk_series_count(st, e);
+	if (call)
+		stk_series_count(st, e);
 	pthread_mutex_unlock(&st->mu);
 	free(raw);
 }
@@ -150,7 +156,8 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 {
 	switch (e->kind) {
 	case IG_EV_CALL:
-		note_call(st, e);
+	case IG_EV_OFFCPU:
+		note_stack(st, e);
 		break;
 	case IG_EV_EXEC:
 		pthread_mutex_lock(&st->mu);

@@ -19,7 +19,7 @@ CF="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
     -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -std=gnu11
     -D_GNU_SOURCE -DIG_VERSION=\"asan\" -Isrc -Ibpf"
 objs=()
-for c in src/store/*.c src/core/ops.c src/core/status.c src/core/hist.c src/core/json.c src/core/escape.c src/collect/sysinfo.c \
+for c in src/store/*.c src/core/ops.c src/core/status.c src/core/hist.c src/core/json.c src/core/escape.c src/core/waits.c src/collect/sysinfo.c \
 	 src/collect/hostinfo.c; do
 	o=$tmp/$(echo "${c%.c}" | tr / _).o
 	gcc $CF -c "$c" -o "$o" || exit 1

@@ -480,6 +480,15 @@ static void snapshot(struct synth *s, uint64_t ts)
 	ig_snapshot_fill(e, ts, r->cpu, r->mem, r->avail_mb, r->swap_mb, r->load);
 	e->pid = pid;
 	e->tid = pid;
+	if (!r->quota_pct || !(e = push(s, IG_EV_CGROUP, ts, 0)))
+		return;
+	/* the cgroup throttled in 7 of its 10 periods each second, 350 ms */
+	e->arg0 = r->quota_pct * 1000ull;
+	e->arg1 = 100000;
+	e->arg2 = 350 * MS;
+	e->stream = (uint64_t)7 << 32 | 10;
+	e->flags = 1;
+	e->container = "/sys/fs/cgroup/train.slice/job.scope";
 }
 
 static void periodic(struct synth *s, uint64_t to)

@@ -106,7 +106,7 @@ const struct recipe synth_recipes[SYNTH_MAX] = {
     [SYNTH_CPU_QUOTA] = {
 	.base = {HOST(300 * US), OFF(PH_THROTTLE, 3500 * US), LAUNCH(20, 200 * US),
 		 SYNC(5980 * US, 0, 5)},
-	SNAP(45, 40, 1.5, 40000, 0), .cause = "cpu_quota"},
+	SNAP(45, 40, 1.5, 40000, 0), .quota_pct = 50, .cause = "cpu_quota"},
     [SYNTH_FILE_IO] = {
 	.base = {HOST(300 * US), LAUNCH(20, 200 * US), SYNC(5480 * US, 0, 5),
 		 OFF(PH_FILE, 4 * MS)},

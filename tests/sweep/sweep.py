@@ -293,8 +293,9 @@ def bare_check(c, t):
         r.add(False, f"truth: {p}")
     W = t["wall_ns"]
     r.add(abs(sum(t["parts"].values()) - W) == 0 and
-          t["residue"]["wall_ns"] <= check.RESIDUE_MAX * W,
-          f"phases + residue = wall; residue {check.pct(t['residue']['share'])}")
+          check.unaccounted(t) <= check.RESIDUE_MAX * W,
+          f"phases + residue = wall; residue {check.pct(t['residue']['share'])} "
+          f"({check.pct(check.unaccounted(t) / W)} unaccounted)")
     disturbed = not check.helpers_of(t, "hog") and causes["cpu_contention"] > check.DISTURBED
     for cls, want in c["design"].items():
         got = causes.get(cls, 0.0)

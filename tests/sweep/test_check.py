@@ -75,9 +75,9 @@ class Loader(unittest.TestCase):
         s["chains"][0].update(culprit_pid=4242, culprit_comm="cc1")
         r = self.run_case(s)
         self.assertEqual(r.status, "fail")
-        self.assertIn("culprit cc1[4242] is a loader", fails(r))
+        self.assertIn("culprit cc1[4242] is a producer", fails(r))
         s["chains"][0].update(culprit_pid=17700, culprit_comm="python3")  # right pid, old name
-        self.assertIn("culprit python3[17700] is a loader", fails(self.run_case(s)))
+        self.assertIn("culprit python3[17700] is a producer", fails(self.run_case(s)))
 
     def test_impact_off_by_more_than_7_points(self):
         s = copy.deepcopy(self.good)

@@ -98,7 +98,7 @@ expect 'help \(replay mode\)' "the help"
 for k in $(seq 12); do keys NPage; screen >>"$TMPD/help.txt"; done
 for want in 'TAILPRE +share of the tail calls' 'WAKER +the task that woke' \
 	'IMPACT +share of the feeding' 'cudaStreamSync = cudaStreamSynchronize' \
-	'task wait +between calls, asleep until another task woke it'; do
+	'input wait +between calls, asleep until another task sent it input'; do
 	grep -qE -- "$want" "$TMPD/help.txt" || fail "the help lacks /$want/"
 	ok "the help: $want"
 done

@@ -74,7 +74,7 @@ for size in $SIZES; do
 	keys Enter
 	expect '^ dataloader\['"$DL"'\]  container' "$size: the process screen"
 	expect 'where the time goes: ' "$size: where the time goes"
-	expect '^ (task wait|wait) 8[0-9]%  (GPU wait|gpu) 1[0-9]%' "$size: its legend, largest first"
+	expect '^ (input wait|wait) 8[0-9]%  (GPU wait|gpu) 1[0-9]%' "$size: its legend, largest first"
 	expect 'woken by \(between calls\): dl-worker-0\['"$W0"'\] 100%' "$size: who woke it"
 	shares_ok "$size process"
 	units_ok "$size process"
@@ -90,7 +90,7 @@ for size in $SIZES; do
 	keys Home
 	keys Enter
 	expect '^ thread '"$DL"' ' "$size: the thread screen"
-	expect '^ (task wait|wait) 8[0-9]%' "$size: the thread's where the time goes"
+	expect '^ (input wait|wait) 8[0-9]%' "$size: the thread's where the time goes"
 	shares_ok "$size thread"
 	keys Escape
 	keys Escape

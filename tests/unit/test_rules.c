@@ -596,6 +596,26 @@ static void test_quota_advice(void)
 	detect_free(d);
 }
 
+/* A paced loop's chain carries the call site it sleeps at most. */
+static void test_sleep_site(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_SLEEP] = 0.40;
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	fx.p.sleep_stack = 0x1234abcdull;
+	struct ig_detect *d = judge(&fx);
+	const struct ig_chain *c = active(d, IG_CC_TIMER_SLEEP);
+	CHECK(c && c->stack_id == 0x1234abcdull && c->severity == IG_SEV_INFO);
+	CHECK(c && rec_with(c, "call site"));
+	detect_free(d);
+	fx.p.sleep_stack = 0; /* none known: the way to find it */
+	d = judge(&fx);
+	c = active(d, IG_CC_TIMER_SLEEP);
+	CHECK(c && !c->stack_id && rec_with(c, "py-spy dump --pid"));
+	detect_free(d);
+}
+
 /* ingero-top as a culprit is named as the tracer, with the CPU it used. */
 static void test_tracer_named(void)
 {
@@ -635,5 +655,6 @@ int main(void)
 	test_unconfirmed();
 	test_quota_advice();
 	test_tracer_named();
+	test_sleep_site();
 	return check_done("test_rules");
 }

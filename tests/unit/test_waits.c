@@ -339,6 +339,71 @@ static void test_quota_events(void)
 	model_free(m);
 }
 
+/* Culprits come from the feeding threads of a CUDA process (a Python
+ * thread waiting for the GIL the feeder holds does not make the feeder the
+ * GIL's culprit), and from every thread of a process without CUDA calls (a
+ * data loader's worker: who preempts it). */
+static void test_culprit_threads(void)
+{
+	struct ig_model *m = model_new(NULL);
+	struct wait gil = {.state = IG_OFF_BLOCKED,
+			   .flags = IG_F_GIL,
+			   .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			   .waker = PID,
+			   .wpid = PID,
+			   .obj = 0x7f0000003000ull};
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_event o = off_ev(t + 5 * MS, GAP, &gil); /* the busy thread */
+		o.tid = PID + 1;
+		model_ingest(m, &o);
+		struct ig_event w =
+		    ev_off(300, 300, t + 2 * MS, 10 * MS, IG_OFF_PREEMPTED, 0, 301, "cg-hog");
+		model_ingest(m, &w);
+	}
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECKF(p.ngil == 0, "%d GIL holders", p.ngil);
+	CHECK(model_proc(m, 300, &p) == 0);
+	CHECKF(p.npreemptors == 1 && p.preemptors[0].pid == 301, "%d preemptors", p.npreemptors);
+	model_free(m);
+}
+
+/* The call site of a paced loop: the user stack it slept at most on a
+ * timer between calls (two sites, 3 ms and 1 ms a step), none from waits
+ * that are not sleeps. */
+static void test_sleep_site(void)
+{
+	struct ig_model *m = model_new(NULL);
+	struct wait nap = {.state = IG_OFF_BLOCKED,
+			   .flags = IG_F_TIMER,
+			   .wait = IG_WAIT_PACK(IG_SYS_SLEEP, 0, 0, IG_WFN_SLEEP)};
+	struct wait lock = {.state = IG_OFF_BLOCKED,
+			    .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			    .waker = 101,
+			    .wpid = PID};
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_event o = off_ev(t + 2 * MS, 3 * MS, &nap);
+		o.stack_id = 0xabcull;
+		model_ingest(m, &o);
+		o = off_ev(t + 6 * MS, 1 * MS, &nap);
+		o.stack_id = 0xdefull;
+		model_ingest(m, &o);
+		o = off_ev(t + 8 * MS, 10 * MS, &lock);
+		o.stack_id = 0x999ull;
+		model_ingest(m, &o);
+	}
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECKF(p.sleep_stack == 0xabcull, "sleep stack 0x%llx", (unsigned long long)p.sleep_stack);
+	model_free(m);
+}
+
 static void test_codes(void)
 {
 	uint64_t w = IG_WAIT_PACK(IG_SYS_WRITE, IG_FDK_FIFO, IG_FLT_NONE, IG_WFN_PIPE_WRITE) |
@@ -408,6 +473,8 @@ int main(void)
 	test_timed_merge();
 	test_ktime();
 	test_quota_events();
+	test_culprit_threads();
+	test_sleep_site();
 	test_codes();
 	test_cgroup_texts();
 	return check_done("test_waits");
