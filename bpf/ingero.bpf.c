@@ -56,13 +56,13 @@ struct tstate {
 	__u64 off_total; /* off-CPU time so far: what a syscall or fault did not run */
 	__u64 off_wchan, off_how, off_obj;
 	__u64 off_stack; /* the user stack of a blocked wait that may be a timer's */
+	/* a file syscall in flight while the exact hooks are on (sys_ts != 0) */
+	__u64 sys_ts, sys_off, sys_claim;
+	__u8 sys_cls, sys_fdk;
+	__u8 off_cls, off_fdk; /* its syscall's class and fd kind (wait_detail) */
 	__u64 off_wait;	 /* IGB_WAIT(...) */
 	__u32 off_waker; /* the waking thread */
 	__u32 pad3;
-	/* the syscall in flight (sys_ts != 0), outside CUDA calls */
-	__u64 sys_ts, sys_off, sys_claim, sys_obj;
-	__u16 sys_nr1; /* number + 1 */
-	__u8 sys_cls, sys_fdk;
 	/* the page fault in flight (flt_on) */
 	__u8 flt_on, flt_kind, flt_major, pad4;
 	__u64 flt_ts, flt_off, flt_claim, flt_addr;
@@ -1320,8 +1320,7 @@ static __always_inline void blocked_why(void *ctx, struct tstate *st, __u32 tid)
 	/* where a loop paces itself (a stray time.sleep must be easy to find):
 	 * only for the syscalls that wait for a timer, at most one per sleep */
 	st->off_stack = 0;
-	if (stacks_on && st->sys_ts &&
-	    ((st->sys_cls & IGB_SC_PACE) || st->sys_fdk == IGB_FDK_TIMERFD))
+	if (stacks_on && ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD))
 		st->off_stack = capture_stack(ctx, st->tgid, tid);
 	if (st->flt_on)
 		st->off_flags |= IG_F_FAULT;

@@ -5,10 +5,13 @@
  * and where its kernel CPU time goes between CUDA calls (file syscalls,
  * other syscalls, page faults by kind, reclaim). Layouts: bpf/ingero.h.
  *
- * Cost: the hooks below fire for every syscall, user page fault, memcg
- * event and reclaim of the machine; a per-CPU word written at each context
- * switch says whether the task on the CPU is a target thread, so a
- * non-target pays one array lookup. Only tp_btf (the knob waits_on). */
+ * Cost: no hook on syscalls (the syscall in flight of a blocked thread is
+ * read from its registers at the switch-out, its kernel CPU sampled by
+ * w_tick); the fault, memcg and reclaim hooks fire for every user page
+ * fault, memcg event and reclaim of the machine, and a per-CPU word written
+ * at each context switch says whether the task on the CPU is a target
+ * thread, so a non-target pays one array lookup. Only tp_btf (the knob
+ * waits_on). */
 
 const volatile bool waits_on = false;
 /* __sched_text_start/end: the scheduler's and the sleeping locks'
@@ -139,12 +142,13 @@ static __always_inline __u8 fd_kind(struct task_struct *t, __u64 fd, __u64 *obj)
 
 /* Adds ns of kernel CPU to category cat of the thread; sends what it has
  * once it is 1 ms, or 200 ms old. */
-static __always_inline void k_add(struct tstate *st, __u32 tid, __u32 cat, __u64 ns, __u64 now)
+static __always_inline void k_add(struct tstate *st, __u32 tid, __u32 cat, __u64 ns, __u64 now,
+				  __u32 cnt)
 {
 	if (cat >= IGB_K_N)
 		return;
 	st->k[cat & 7] += ns;
-	st->kc[cat & 7]++;
+	st->kc[cat & 7] += cnt; /* syscalls and faults timed; a sample counts none */
 	st->k_pend += ns;
 	st->k_n++;
 	if (!st->k_first)
@@ -201,9 +205,92 @@ static __always_inline __u64 on_cpu_since(const struct tstate *st, __u64 now, __
 	return now > ts + away ? now - ts - away : 0;
 }
 
+/* The registers of an x86-64 or arm64 task: its syscall's number. */
+struct pt_regs___x86 {
+	long orig_ax;
+} __attribute__((preserve_access_index));
+struct pt_regs___arm64 {
+	int syscallno;
+} __attribute__((preserve_access_index));
+
+static __always_inline long regs_syscall(struct pt_regs *r)
+{
+	if (bpf_core_field_exists(((struct pt_regs___x86 *)0)->orig_ax))
+		return BPF_CORE_READ((struct pt_regs___x86 *)r, orig_ax);
+	if (bpf_core_field_exists(((struct pt_regs___arm64 *)0)->syscallno))
+		return BPF_CORE_READ((struct pt_regs___arm64 *)r, syscallno);
+	return -1;
+}
+
+/* The syscall the current task entered the kernel with, from its saved
+ * user registers (-1: none known): the syscall in flight of a blocked
+ * thread that no hook saw begin (futex, poll, nanosleep, recv...). */
+static __always_inline long cur_syscall(__u64 *arg0)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!r)
+		return -1;
+	*arg0 = PT_REGS_PARM1_CORE_SYSCALL(r);
+	return regs_syscall(r);
+}
+
+#define IG_KERNEL_IP 0x8000000000000000ULL /* the kernel's half (x86-64, arm64) */
+
+/* The CPU clock's sample on every CPU (a perf event each tick_ns): a target
+ * thread between CUDA calls caught in the kernel, in a syscall, counts
+ * tick_ns of kernel time for it, file I/O or not (its fd's kind). Sampled,
+ * as perf does: a hook on every syscall made each traced CUDA call pay, its
+ * return being a syscall (uretprobe) on recent kernels. Faults and reclaim
+ * are timed exactly by their tracepoints, not here. */
+const volatile __u64 tick_ns = 0;
+/* user space attaches w_sys_enter/exit (below) while the targets spend
+ * kernel time in syscalls, and says so here: the samples then leave them
+ * to the exact count */
+__u32 sys_hooked = 0;
+
+SEC("perf_event")
+int w_tick(struct bpf_perf_event_data *ctx)
+{
+	__u32 tid;
+	struct tstate *st = cur_thread(&tid);
+	if (!st)
+		return 0;
+	if (PT_REGS_IP(&ctx->regs) < IG_KERNEL_IP) {
+		st->flt_on = 0; /* running its own code: a fault whose end went unseen is over */
+		return 0;
+	}
+	if (st->flt_on || st->rcl_on || sys_hooked)
+		return 0;
+	__u64 arg0 = 0, obj = 0;
+	long nr = cur_syscall(&arg0);
+	if (nr < 0 || nr >= IGB_SYS_MAX)
+		return 0; /* an interrupt or an exception, not a syscall */
+	__u8 cls = sys_cls[nr & (IGB_SYS_MAX - 1)];
+	__u8 fdk = cls & IGB_SC_FD ? fd_kind(bpf_get_current_task_btf(), arg0, &obj) : 0;
+	bool file = (cls & IGB_SC_SYNC) ||
+		    ((cls & IGB_SC_IO) && (fdk == IGB_FDK_REG || fdk == IGB_FDK_BLK));
+	k_add(st, tid, file ? IGB_K_FILE : IGB_K_SYS, tick_ns, bpf_ktime_get_ns(), 0);
+	return 0;
+}
+
+/* A file-capable syscall (read, write, fsync...) when the exact hooks are
+ * on: every other syscall returns at once, before any lookup (a traced
+ * CUDA call's return is itself a syscall on recent kernels: this filter is
+ * what it pays while they are attached). */
+static __always_inline __u8 file_class(long id)
+{
+	__u8 cls = id >= 0 && id < IGB_SYS_MAX ? sys_cls[id & (IGB_SYS_MAX - 1)] : 0;
+	return cls & (IGB_SC_IO | IGB_SC_SYNC) ? cls : 0;
+}
+
+/* Attached by user space only while the targets spend kernel time in
+ * syscalls (collector_tick): the exact kernel CPU of the file-capable ones. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(w_sys_enter, struct pt_regs *regs, long id)
 {
+	__u8 cls = file_class(id);
+	if (!cls)
+		return 0;
 	__u32 tid;
 	struct tstate *st = cur_thread(&tid);
 	if (!st)
@@ -212,18 +299,17 @@ int BPF_PROG(w_sys_enter, struct pt_regs *regs, long id)
 	st->sys_ts = bpf_ktime_get_ns();
 	st->sys_off = st->off_total;
 	st->sys_claim = st->claimed;
-	st->sys_nr1 = id >= 0 && id < IGB_SYS_MAX ? (__u16)(id + 1) : 0;
-	__u8 cls = id >= 0 && id < IGB_SYS_MAX ? sys_cls[id & (IGB_SYS_MAX - 1)] : 0;
-	__u64 arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	__u64 arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs), obj = 0;
 	st->sys_cls = cls;
-	st->sys_obj = arg0;
-	st->sys_fdk = cls & IGB_SC_FD ? fd_kind(bpf_get_current_task_btf(), arg0, &st->sys_obj) : 0;
+	st->sys_fdk = cls & IGB_SC_FD ? fd_kind(bpf_get_current_task_btf(), arg0, &obj) : 0;
 	return 0;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(w_sys_exit, struct pt_regs *regs, long ret)
 {
+	if (!file_class(regs_syscall(regs)))
+		return 0;
 	__u32 tid;
 	struct tstate *st = cur_thread(&tid);
 	if (!st || !st->sys_ts)
@@ -234,8 +320,7 @@ int BPF_PROG(w_sys_exit, struct pt_regs *regs, long ret)
 	bool file = (cls & IGB_SC_SYNC) ||
 		    ((cls & IGB_SC_IO) && (fdk == IGB_FDK_REG || fdk == IGB_FDK_BLK));
 	st->sys_ts = 0;
-	st->sys_nr1 = 0;
-	k_add(st, tid, file ? IGB_K_FILE : IGB_K_SYS, cpu, now);
+	k_add(st, tid, file ? IGB_K_FILE : IGB_K_SYS, cpu, now, 1);
 	return 0;
 }
 
@@ -304,7 +389,7 @@ int BPF_PROG(w_memcg_event, struct mem_cgroup *memcg, int item, unsigned long va
 	st->flt_on = 0;
 	if (st->flt_major)
 		st->k_major++;
-	k_add(st, tid, cat, cpu, now);
+	k_add(st, tid, cat, cpu, now, 1);
 	return 0;
 }
 
@@ -331,7 +416,7 @@ static __always_inline void reclaim_end(void)
 			: 0;
 	st->rcl_on = 0;
 	st->claimed += cpu;
-	k_add(st, tid, IGB_K_RECLAIM, cpu, now);
+	k_add(st, tid, IGB_K_RECLAIM, cpu, now, 1);
 }
 
 SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
@@ -408,8 +493,21 @@ static __always_inline void wait_detail(struct tstate *st, const __u64 *ips, __u
 	st->off_wchan = wchan;
 	st->off_how = how;
 	st->off_waker = 0;
-	__u16 sys1 = st->sys_ts ? st->sys_nr1 : 0;
-	__u8 fdk = sys1 ? st->sys_fdk : 0, flt = st->flt_on ? st->flt_kind : 0;
-	st->off_obj = flt ? st->flt_addr : sys1 ? st->sys_obj : 0;
+	__u16 sys1 = 0;
+	__u8 fdk = 0, cls = 0, flt = st->flt_on ? st->flt_kind : 0;
+	__u64 obj = 0;
+	if (!flt) { /* the syscall in flight, from the registers it entered with */
+		__u64 arg0 = 0;
+		long nr = cur_syscall(&arg0);
+		if (nr >= 0 && nr < IGB_SYS_MAX) {
+			sys1 = (__u16)(nr + 1);
+			cls = sys_cls[nr & (IGB_SYS_MAX - 1)];
+			obj = arg0;
+			fdk = cls & IGB_SC_FD ? fd_kind(bpf_get_current_task_btf(), arg0, &obj) : 0;
+		}
+	}
+	st->off_cls = cls;
+	st->off_fdk = fdk;
+	st->off_obj = flt ? st->flt_addr : obj;
 	st->off_wait = IGB_WAIT(sys1, fdk, flt);
 }

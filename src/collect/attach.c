@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -452,6 +453,31 @@ static void *detach_worker(void *arg)
 /* Detaching a uprobe waits for an SRCU grace period in the kernel (tens to
  * hundreds of ms on a VM), one link after the other: 100 probes took 12-25 s
  * to detach serially. Detaching from several threads lets the waits overlap. */
+int coll_attach_ticks(struct collector *c)
+{
+	int ncpu = libbpf_num_possible_cpus(), n = 0, r = 0;
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct perf_event_attr a = {.type = PERF_TYPE_SOFTWARE,
+					    .size = sizeof(a),
+					    .config = PERF_COUNT_SW_CPU_CLOCK,
+					    .sample_period = KTICK_NS};
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) { /* an offline CPU: the others still count */
+			r = -errno;
+			continue;
+		}
+		struct bpf_link *l = bpf_program__attach_perf_event(c->skel->progs.w_tick, fd);
+		if (!l) {
+			r = -errno;
+			close(fd);
+			continue;
+		}
+		coll_add_link(c, l); /* the link closes the event with it */
+		n++;
+	}
+	return n ? n : r;
+}
+
 void coll_destroy_links(struct bpf_link **links, int n)
 {
 	struct detach_job j = {.links = links, .n = n, .lock = PTHREAD_MUTEX_INITIALIZER};

@@ -50,7 +50,6 @@ __attribute__((noinline, used, optimize("no-omit-frame-pointer"))) int ingero_to
 	return calib_inner(x) + 1; /* not a leaf: it keeps its frame */
 }
 
-#define CALIB_SYSCALLS 100000
 #define CALIB_PAGES 16384
 
 static uint64_t thread_cpu_ns(void)
@@ -60,15 +59,26 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The kernel's side: the CPU time of CALIB_SYSCALLS syscalls ('s') or of
- * touching CALIB_PAGES fresh pages ('f'), ns in all. */
+#define CALIB_SYSCALLS 100000
+
+/* The kernel's side: the CPU time of CALIB_SYSCALLS file syscalls (empty
+ * reads of its own executable: 's') or of touching CALIB_PAGES fresh pages
+ * ('f'), ns in all. */
 static uint64_t child_kernel(char req)
 {
-	uint64_t t0 = thread_cpu_ns(), t;
+	uint64_t t0, t;
 	if (req == 's') {
+		char b[1];
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		t0 = thread_cpu_ns();
 		for (int i = 0; i < CALIB_SYSCALLS; i++)
-			syscall(SYS_getppid);
-		return thread_cpu_ns() - t0;
+			if (pread(fd, b, 0, 0))
+				break;
+		t = thread_cpu_ns() - t0;
+		close(fd);
+		return t;
 	}
 	size_t len = (size_t)CALIB_PAGES << 12;
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -78,7 +88,7 @@ static uint64_t child_kernel(char req)
 	for (size_t i = 0; i < len; i += 4096)
 		p[i] = 1;
 	t = thread_cpu_ns() - t0;
-	munmap(p, len); /* a syscall of ms: it sends the faults' kernel time */
+	munmap(p, len);
 	return t;
 }
 
@@ -164,9 +174,13 @@ static int kernel_run(struct collector *c, int wfd, int rfd, char req, int cat, 
 static void calibrate_kernel(struct collector *c, int wfd, int rfd)
 {
 	uint64_t warm;
-	if (timed_req(wfd, rfd, 's', &warm)) /* also makes the child a thread the programs know */
+	if (timed_req(wfd, rfd, 'f', &warm)) /* also makes the child a thread the programs know */
 		return;
-	int r = kernel_run(c, wfd, rfd, 's', IGB_K_SYS, CALIB_SYSCALLS, &c->kentry_sys_ns);
+	/* the syscalls' with the exact hooks on, as they are when they count */
+	int r = coll_sys_hooks(c, true);
+	if (!r)
+		r = kernel_run(c, wfd, rfd, 's', IGB_K_FILE, CALIB_SYSCALLS, &c->kentry_sys_ns);
+	coll_sys_hooks(c, false);
 	if (!r)
 		r = kernel_run(c, wfd, rfd, 'f', IGB_K_MINOR, CALIB_PAGES, &c->kentry_fault_ns);
 	if (r)

@@ -249,8 +249,10 @@ static int on_record(void *ctx, void *data, size_t len)
 	e.stack_id = b->stack_id;
 	if (e.kind == IG_EV_OFFCPU)
 		coll_wait_event(c, b, &e);
-	else if (b->kind == IGB_KTIME)
+	else if (b->kind == IGB_KTIME) {
+		c->ksys_sec += b->arg0 + b->arg1; /* in syscalls: the hooks' cue */
 		kwait_ktime(b, &e, c->kentry_sys_ns, c->kentry_fault_ns);
+	}
 
 	if (e.kind == IG_EV_EXEC) /* the loader maps libraries after exec: look a little later */
 		coll_add_pending(c, (int)e.pid, EXEC_RESCAN_NS, false);
@@ -390,6 +392,8 @@ void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void 
 		uint32_t pids[CGCPU_PROCS];
 		cgcpu_tick(&c->cg, pids, coll_target_pids(c, pids, CGCPU_PROCS), now_ns, emit, ctx);
 		c->last_cg_ns = now_ns;
+		if (c->waits)
+			coll_sys_hooks_tick(c);
 	}
 	if (now_ns - c->last_rescan_ns >= RESCAN_TARGETS_NS) {
 		rescan_targets(c);
@@ -595,6 +599,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 	skel->rodata->timeout_text_start = kr.timeout[0];
 	skel->rodata->timeout_text_end = kr.timeout[1];
 	skel->rodata->waits_on = c->waits && !raw;
+	skel->rodata->tick_ns = KTICK_NS;
 	if (c->waits && !raw) {
 		uint64_t sched[2];
 		kwait_sched_text(sched);
@@ -694,7 +699,8 @@ static int attach_programs(struct collector *c, const struct collector_opts *o)
 	{
 		const char *sec = bpf_program__section_name(p);
 		if (!bpf_program__autoload(p) || !strncmp(sec, "uprobe", 6) ||
-		    !strncmp(sec, "uretprobe", 9))
+		    !strncmp(sec, "uretprobe", 9) || !strcmp(sec, "perf_event") ||
+		    !strncmp(bpf_program__name(p), "w_sys_", 6)) /* on demand: targets.c */
 			continue;
 		struct bpf_link *l = bpf_program__attach(p);
 		if (!l) {
@@ -705,6 +711,12 @@ static int attach_programs(struct collector *c, const struct collector_opts *o)
 		coll_add_link(c, l);
 		c->tracepoints_ok++;
 	}
+	int r = c->waits ? coll_attach_ticks(c) : 0;
+	if (r < 0)
+		log_msg(LOG_WARN,
+			"cannot sample the CPU clock (%s): the kernel CPU of syscalls is "
+			"not measured",
+			strerror(-r));
 	c->hold_on = !o->no_hold;
 	if (c->hold_on && coll_guardian_start(c))
 		log_msg(LOG_WARN, "cannot start the guardian of held processes: %s",
@@ -806,6 +818,8 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	if (c->skel)
+		coll_sys_hooks(c, false);
 	/* Continue held processes now (their records will not be read), and
 	 * again after the detach for holds made meanwhile. */
 	coll_release_all(c);

@@ -100,9 +100,15 @@ struct collector {
 	uint32_t calib_pid; /* the probe-cost child (calib.c): its records are dropped */
 	uint32_t probe_ns;  /* measured cost of tracing one call, 0 unknown */
 	/* the kernel time of a syscall and of a page fault the tracepoints do
-	 * not see (the entry and the exit around them), added to each counted
-	 * one (calib.c); and the calibration child's kernel time meanwhile */
+	 * not see (the entry and the exit around them), added to each timed
+	 * one (calib.c) */
 	uint32_t kentry_sys_ns, kentry_fault_ns;
+	/* the exact syscall hooks (w_sys_enter/exit), attached while the
+	 * targets spend kernel time in syscalls (targets.c coll_sys_hooks_tick);
+	 * that time in the current second, and quiet seconds since */
+	struct bpf_link *sys_links[2];
+	uint64_t ksys_sec;
+	int sys_quiet;
 
 	uint32_t named[4096]; /* pids whose process name was reported (hash set) */
 	int nnamed;
@@ -136,6 +142,22 @@ int coll_add_link(struct collector *c, struct bpf_link *l);
 int coll_target_pids(struct collector *c, uint32_t *out, int max);
 /* Sends the pages each target allocated since the last call. targets.c */
 void coll_poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void *ctx);
+/* The CPU clock sampled on every CPU each KTICK_NS (bpf/waits.bpf.h
+ * w_tick: the kernel CPU of target threads' syscalls). 100 Hz: each sample
+ * interrupts the workload, and on a VM that cost 4 % of a traced loop's
+ * time at 1 kHz (docs/performance.md). The CPUs sampled, or -errno.
+ * attach.c */
+#define KTICK_NS 10000000ULL
+int coll_attach_ticks(struct collector *c);
+/* Attaches (on) or detaches the exact syscall hooks; 0 or -errno.
+ * targets.c */
+int coll_sys_hooks(struct collector *c, bool on);
+/* Once a second: the hooks on while the targets spend kernel time in
+ * syscalls (KSYS_ON_NS a second, sampled or timed), off after KSYS_QUIET_S
+ * quiet seconds. targets.c */
+#define KSYS_ON_NS 10000000ULL
+#define KSYS_QUIET_S 10
+void coll_sys_hooks_tick(struct collector *c);
 /* Destroys n links from several threads at once (their detaches overlap). */
 void coll_destroy_links(struct bpf_link **links, int n);
 /* Attaches every op variant path exports: the number of ops attached (a

@@ -384,8 +384,9 @@ void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns,
 	    .majors = b->switches,
 	    .n = b->ret > 0 ? (uint32_t)b->ret : 0,
 	};
-	/* each syscall and fault also cost its entry and exit, which the
-	 * tracepoints inside them do not see */
+	/* each syscall and fault timed also cost its entry and exit, which the
+	 * tracepoints inside them do not see (a sample counts none: it sees
+	 * them) */
 	for (int i = 0; i < IG_K_RECLAIM; i++)
 		k.ns[i] += (uint64_t)IGB_KCOUNT(b->stack_id, i) *
 			   (i == IG_K_FILE || i == IG_K_SYS ? sys_ns : fault_ns);

@@ -25,8 +25,7 @@ int kwait_wfn(uint64_t wchan, uint64_t how);
  * ingero-top's (an IGB_OFFCPU record), or its kernel time (IGB_KTIME). */
 void kwait_offcpu(const struct igb_event *b, struct ig_event *e);
 /* sys_ns, fault_ns: the kernel time of each syscall and page fault the
- * tracepoints do not see (collector calibration), added per one counted */
-void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns,
-		 uint32_t fault_ns);
+ * tracepoints do not see (collector calibration), added per one timed */
+void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns, uint32_t fault_ns);
 
 #endif

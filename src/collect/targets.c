@@ -8,6 +8,10 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "core/log.h"
 
 /* The target processes (up to max), the probe-cost child left out. */
 int coll_target_pids(struct collector *c, uint32_t *out, int max)
@@ -58,5 +62,45 @@ void coll_poll_pages(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void
 			pl->bytes = pg.bytes;
 			emit(ctx, &e);
 		}
+	}
+}
+
+int coll_sys_hooks(struct collector *c, bool on)
+{
+	if (on == (c->sys_links[0] != NULL))
+		return 0;
+	if (!on) {
+		c->skel->bss->sys_hooked = 0;
+		for (int i = 0; i < 2; i++) {
+			bpf_link__destroy(c->sys_links[i]);
+			c->sys_links[i] = NULL;
+		}
+		return 0;
+	}
+	struct bpf_program *p[2] = {c->skel->progs.w_sys_enter, c->skel->progs.w_sys_exit};
+	for (int i = 0; i < 2; i++)
+		if (!(c->sys_links[i] = bpf_program__attach(p[i]))) {
+			int r = -errno;
+			coll_sys_hooks(c, false);
+			return r;
+		}
+	c->skel->bss->sys_hooked = 1;
+	return 0;
+}
+
+void coll_sys_hooks_tick(struct collector *c)
+{
+	bool busy = c->ksys_sec >= KSYS_ON_NS, on = c->sys_links[0] != NULL;
+	c->ksys_sec = 0;
+	c->sys_quiet = busy ? 0 : c->sys_quiet + 1;
+	if (busy && !on) {
+		int r = coll_sys_hooks(c, true);
+		if (r)
+			log_msg(LOG_WARN,
+				"cannot hook the syscalls (%s): their kernel time stays "
+				"sampled",
+				strerror(-r));
+	} else if (on && c->sys_quiet >= KSYS_QUIET_S) {
+		coll_sys_hooks(c, false);
 	}
 }

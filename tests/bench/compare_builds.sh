@@ -11,7 +11,11 @@
 # same pair subtracted), the paired difference with its standard error, and
 # the kernel's own run time of the two call programs (kernel.bpf_stats_enabled),
 # which no user-space noise reaches. Needs root. PAIRS (default 12) and
-# ITERS (default 40000) set the length.
+# ITERS (default 40000) set the length. STATS=0 leaves bpf_stats off (and
+# the kernel figures out): the statistics add two clock reads to every
+# program run, so a build that runs more programs per call (the wait
+# evidence's syscall tracepoints fire at each uretprobe syscall) looks
+# dearer with them on than it is.
 set -u
 [ $# = 2 ] || { echo "usage: $0 BEFORE_DIR AFTER_DIR" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "compare_builds: needs root"; exit 77; }
@@ -27,7 +31,8 @@ done
 tmp=$(mktemp -d)
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -qw kernel.bpf_stats_enabled="$old_stats"; rm -rf "$tmp"' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+STATS=${STATS:-1}
+[ "$STATS" = 1 ] && sysctl -qw kernel.bpf_stats_enabled=1
 
 "$A/build/workload" "${args[@]}" --expect "$tmp/expect" 2>/dev/null
 calls=$(awk '$1 != "pid" {s += $2} END {print s}' "$tmp/expect")
@@ -52,7 +57,7 @@ one() { # dir -> "base_s traced_s enter_ns exit_ns"
 	"$d/build/ingero-top" --batch --summary --no-system-libs --no-stacks -- \
 		"$d/build/workload" "${args[@]}" >/dev/null 2>"$tmp/err" &
 	local pid=$!
-	while kill -0 $pid 2>/dev/null; do
+	while [ "$STATS" = 1 ] && kill -0 $pid 2>/dev/null; do
 		ns=$(prog_ns)
 		[ -n "$ns" ] && last=$ns
 		sleep 0.3

@@ -7,6 +7,8 @@
  *   pipe   N x read of an empty pipe thread "wp-writer" then writes
  *   full   N x write of 64 KiB into a full pipe thread "wp-reader" drains
  *   fsync  F x pwrite + fdatasync of 4 KiB to a file in DIR (F = N unless given)
+ *   kcpu   buffered 256 KiB pwrites over the same file until the thread has
+ *          run 500 ms (CPU time, nearly all of it the kernel's copies)
  *   sleep  N x (cudaDeviceSynchronize, clock_nanosleep of WAIT_MS in
  *          pace_sleep()): a loop paced by its own timer
  *
@@ -16,12 +18,14 @@
  *
  *   waitprobe N DIR EXPECT [F]
  *
- * EXPECT gets "pid P", "feeder T", "holder T", "writer T", "reader T", "n N". */
+ * EXPECT gets "pid P", "feeder T", "holder T", "writer T", "reader T", "n N"
+ * and, at the end, "kcpu_ns X": the kcpu phase's CPU time by its own clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +112,13 @@ static void *reader(void *arg)
 	return arg;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 __attribute__((noinline)) static void pace_sleep(void)
 {
 	nap_ms(WAIT_MS);
@@ -120,7 +131,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int fsyncs = argc == 5 ? atoi(argv[4]) : n;
-	static char buf[CHUNK];
+	static char buf[4 * CHUNK];
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/waitprobe-%d.bin", argv[2], (int)getpid());
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -168,6 +179,10 @@ int main(int argc, char **argv)
 	for (int k = 1; k <= fsyncs; k++) /* fsync */
 		if (pwrite(fd, buf, 4096, 0) != 4096 || fdatasync(fd))
 			return 3;
+	uint64_t c0 = thread_cpu_ns(), kcpu = 0; /* kcpu */
+	while (fsyncs && (kcpu = thread_cpu_ns() - c0) < 500000000ull)
+		if (pwrite(fd, buf, 4 * CHUNK, 0) != 4 * CHUNK)
+			return 3;
 	for (int k = 0; k < n; k++) { /* sleep */
 		cudaDeviceSynchronize();
 		pace_sleep();
@@ -176,5 +191,9 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	close(fd);
 	unlink(path);
+	if ((e = fopen(argv[3], "a"))) {
+		fprintf(e, "kcpu_ns %llu\n", (unsigned long long)kcpu);
+		fclose(e);
+	}
 	return 0;
 }
