@@ -167,6 +167,18 @@ static struct series *stab_get(struct ig_model *m, struct stab *t, uint64_t key,
 	return t->s[i];
 }
 
+struct thread *event_thread(struct ig_model *m, const struct ig_event *e, uint64_t end,
+			    struct proc **pp)
+{
+	struct proc *p = *pp = proc_get(m, e->pid, end);
+	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
+	if (!p->comm[0] && e->comm[0])
+		copy_comm(p->comm, e->comm);
+	if (e->comm[0])
+		copy_comm(t->comm, e->comm);
+	return t;
+}
+
 struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t)
 {
 	int fresh, evicted;
@@ -522,12 +534,8 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	m->tot.calls++;
 	if (e->flags & IG_F_NO_SPLIT)
 		m->tot.no_split_seen = 1;
-	struct proc *p = proc_get(m, e->pid, end);
-	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
-	if (!p->comm[0] && e->comm[0])
-		copy_comm(p->comm, e->comm);
-	if (e->comm[0])
-		copy_comm(t->comm, e->comm);
+	struct proc *p;
+	struct thread *t = event_thread(m, e, end, &p);
 	if (e->cgroup_id)
 		p->cgroup_id = e->cgroup_id;
 	p->cuda = 1;

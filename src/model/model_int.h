@@ -407,6 +407,9 @@ void ingest_ktime(struct ig_model *m, const struct ig_event *e, uint64_t end, ui
 void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a, uint64_t b);
 /* ingest.c: the thread, process and slices, made when new */
 struct proc *proc_get(struct ig_model *m, uint32_t pid, uint64_t t);
+/* The thread of e and its process (*pp), named from e when they were not. */
+struct thread *event_thread(struct ig_model *m, const struct ig_event *e, uint64_t end,
+			    struct proc **pp);
 struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
 			  uint64_t end);
 struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec);

@@ -87,9 +87,13 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	/* kernel CPU between calls, by what it served; other syscalls' stays in
 	 * host_cpu (the thread's own work, in the kernel) */
 	p[IG_PART_FILE_IO] += r->kt[IG_K_FILE];
-	p[IG_PART_FAULT] += r->kt[IG_K_MINOR];
 	p[IG_PART_COLD_READ] += r->kt[IG_K_MAJ_FILE];
 	p[IG_PART_MEM_PRESSURE] += r->kt[IG_K_MAJ_ANON] + r->kt[IG_K_RECLAIM];
+	/* minor faults while the thread swaps in: mostly pages reclaim
+	 * unmapped but did not free yet (found in the swap cache), memory
+	 * pressure's; else fresh memory */
+	int swapping = r->kt[IG_K_MAJ_ANON] || r->kt[IG_K_RECLAIM] || r->bw[BW_MEM];
+	p[swapping ? IG_PART_MEM_PRESSURE : IG_PART_FAULT] += r->kt[IG_K_MINOR];
 	out->ksys_ns = r->kt[IG_K_SYS];
 	out->timed_wait_ns = r->timed;
 	out->waits_seen = r->waits > 0;

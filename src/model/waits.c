@@ -288,12 +288,8 @@ static void sleep_site(struct proc *p, uint64_t id, uint64_t ns)
 void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 		   int inwin)
 {
-	struct proc *p = proc_get(m, e->pid, end);
-	struct thread *t = thread_get(m, e->tid ? e->tid : e->pid, e->pid, e->ts_ns, end);
-	if (!p->comm[0] && e->comm[0])
-		copy_comm(p->comm, e->comm);
-	if (e->comm[0])
-		copy_comm(t->comm, e->comm);
+	struct proc *p;
+	struct thread *t = event_thread(m, e, end, &p);
 	int st = off_state(e->state);
 	int src = (e->flags & IG_F_IN_CALL) != 0;
 	int in = src || (e->ts_ns >= t->ca && e->ts_ns < t->cb);

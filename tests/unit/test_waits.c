@@ -302,6 +302,33 @@ static void test_ktime(void)
 	model_free(m);
 }
 
+/* Minor faults are fresh memory's, unless the thread swaps in in the same
+ * window: then they are the swap cache's (memory pressure). */
+static void test_swap_cache_faults(void)
+{
+	for (int swapping = 0; swapping < 2; swapping++) {
+		struct ig_model *m = model_new(NULL);
+		for (int k = 0; k < STEPS; k++) {
+			uint64_t t = T0 + (uint64_t)k * STEP;
+			struct ig_event c =
+			    ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+			model_ingest(m, &c);
+			struct ig_ktime kt = {.ns = {[IG_K_MINOR] = 10 * MS,
+						     [IG_K_MAJ_ANON] = swapping ? 5 * MS : 0}};
+			struct ig_event e;
+			ig_ktime_pack(&e, t + STEP - 10 * US, PID, PID, &kt);
+			model_ingest(m, &e);
+		}
+		struct ig_proc_stats p;
+		CHECK(model_proc(m, PID, &p) == 0);
+		double fault = share(&p, IG_PART_FAULT), mem = share(&p, IG_PART_MEM_PRESSURE);
+		CHECKF(swapping ? fabs(mem - 0.30) < 0.02 && fault == 0
+				: fabs(fault - 0.20) < 0.02 && mem == 0,
+		       "swapping %d: faults %.3f, memory %.3f", swapping, fault, mem);
+		model_free(m);
+	}
+}
+
 /* The CPU quota's events: the latest limit and its directory, the
  * throttling summed in the window and since the start. */
 static void test_quota_events(void)
@@ -472,6 +499,7 @@ int main(void)
 	test_mechanisms();
 	test_timed_merge();
 	test_ktime();
+	test_swap_cache_faults();
 	test_quota_events();
 	test_culprit_threads();
 	test_sleep_site();
