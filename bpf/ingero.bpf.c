@@ -1320,7 +1320,8 @@ static __always_inline void blocked_why(void *ctx, struct tstate *st, __u32 tid)
 	/* where a loop paces itself (a stray time.sleep must be easy to find):
 	 * only for the syscalls that wait for a timer, at most one per sleep */
 	st->off_stack = 0;
-	if (stacks_on && ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD))
+	if (stacks_on && !st->depth && /* between calls: a blocking sync polls too */
+	    ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD))
 		st->off_stack = capture_stack(ctx, st->tgid, tid);
 	if (st->flt_on)
 		st->off_flags |= IG_F_FAULT;

@@ -55,10 +55,10 @@ static int print_frame(struct session *s, const struct cli *cli, bool summary)
 	const struct ig_model *m = session_model(s);
 	struct ig_status *st = session_status(s);
 	const struct ig_detect *d = session_detect(s);
+	if (summary && session_stacks(s)) /* the stacks shown, resolved: a chain's call site */
+		stacks_flush(session_stacks(s), 2000);
 	int r = cli->json ? report_json(stdout, m, d, st, &o) : report_text(stdout, m, d, st, &o);
 	if (cli->stacks && session_stacks(s)) {
-		if (summary)
-			stacks_flush(session_stacks(s), 2000);
 		if (cli->json)
 			report_stacks_json(stdout, session_stacks(s), NULL);
 		else

@@ -400,7 +400,7 @@ uint64_t flight_capped(const struct flight *f)
 /* The distinct stack ids of the job's calls (at most FLIGHT_MAX_STACKS). */
 static void collect_stack(struct htab *seen, struct job *j, const struct ig_event *e)
 {
-	if (!j->stack_ids || e->kind != IG_EV_CALL || !e->stack_id ||
+	if (!j->stack_ids || (e->kind != IG_EV_CALL && e->kind != IG_EV_OFFCPU) || !e->stack_id ||
 	    j->nstack_ids == FLIGHT_MAX_STACKS || ht_get(seen, e->stack_id) >= 0)
 		return;
 	ht_put(seen, e->stack_id, 1);

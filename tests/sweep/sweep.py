@@ -300,7 +300,10 @@ def bare_check(c, t):
     for cls, want in c["design"].items():
         got = causes.get(cls, 0.0)
         text = f"{cls} {check.pct(got)} (design {check.pct(want)})"
-        if want >= 0.1 and not disturbed:  # shows at a third of its design at least
+        floor = c.get("bare_floor", {}).get(cls)
+        if floor is not None and not disturbed:  # the case says what must show
+            r.add(got >= floor, text + f": at least {check.pct(floor)}")
+        elif want >= 0.1 and not disturbed:  # shows at a third of its design at least
             r.add(got >= want / 3, text)
         else:
             r.note(text + (": disturbed by outside load" if want >= 0.1 else ""))
