@@ -12,7 +12,8 @@ one failed.
       [--evidence KEY>=V ...] [--forbid CLASS ...] [--summary RE]
       [--max-severity SEV] [--children-preempt-each-other RE] [--skip CLASS]
       [--allow CLASS]
-      [--period-calls OP:N]
+      [--period-calls OP:N] [--measured KEY:TOL] [--measured-band KEY>=V]
+      [--severity-from-impact]
 
 --culprit: none (culprit_pid 0), self (the process itself), helper:COMM (a
 helper the demo started, by comm), child:RE (a child of the process whose
@@ -21,6 +22,18 @@ chain-reported comm matches RE).
 --period-calls OP:N: the top chain's period_ns evidence, in calls of OP (its
 lifetime rate in the live summary), is N within 30 %: a period measured in
 the run's own time, whatever the machine's speed.
+
+--measured KEY:TOL: the top chain's impact_pct is within TOL points of
+KEY=V, the share the scenario's main program measured of its own time by
+its own clocks and printed at its end ("trainer: pid=PID ... KEY=V"): the
+diagnosis judged against the workload's ground truth, as the sweep judges
+it (tests/sweep/README.md), not against a number that depends on the
+machine's disk or CPU. --measured-band KEY>=V: that measure is in the band
+the workload sizes itself for (else the workload, not ingero-top, failed).
+
+--severity-from-impact: the top chain's severity is the one the documented
+thresholds (docs/detection.md: LOW from 5 %, MEDIUM from 15 %, HIGH from
+30 %) give its own impact_pct (either side within 0.5 points of one).
 """
 import argparse
 import json
@@ -29,6 +42,9 @@ import sqlite3
 import sys
 
 SEV = {"INFO": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
+# docs/detection.md: severity follows impact (the detector's sev_low,
+# sev_medium, sev_high); HIGH needs a named culprit and a confirmed split
+SEV_FROM = [(30.0, "HIGH"), (15.0, "MEDIUM"), (5.0, "LOW"), (0.0, "INFO")]
 fails = 0
 
 
@@ -87,6 +103,28 @@ def foreign(c, pids):
               f"started: other load on its CPU? rerun when the machine is quiet")
 
 
+def measured(path, pid):
+    """KEY=VALUE numbers of the summary line the main program printed about
+    itself ("trainer: pid=PID ..."), {} when there is none."""
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return {}
+    for line in text.splitlines():
+        if re.match(rf"\S+: pid={pid}( |$)", line):
+            return {k: float(v) for k, v in re.findall(r"(\w+)=(-?[\d.]+)(?= |$)", line)}
+    return {}
+
+
+def severities_of(impact):
+    """The severities the thresholds allow for an impact in %: one, or the
+    two either side of a threshold it is within 0.5 points of."""
+    ok = set()
+    for d in (-0.5, 0, 0.5):
+        ok.add(next(s for t, s in SEV_FROM if impact + d >= t))
+    return ok
+
+
 def chain_key(c):
     return (c["id"], c["class"], c["severity"], c["max_severity"], c["op"], c["pid"],
             c["culprit_pid"], c["summary"])
@@ -117,6 +155,12 @@ def main():
                          "by another child matching it (workers on too few cores)")
     ap.add_argument("--period-calls", dest="period_calls", default=None,
                     help="OP:N: the period_s evidence is N calls of OP (within 30 %%)")
+    ap.add_argument("--measured", default=None,
+                    help="KEY:TOL: impact_pct within TOL points of the main program's KEY=V")
+    ap.add_argument("--measured-band", dest="band", action="append", default=[],
+                    help="KEY>=V: the main program's own measure is in its band")
+    ap.add_argument("--severity-from-impact", dest="sev_impact", action="store_true",
+                    help="the top chain's severity is the one its impact gives")
     a = ap.parse_args()
 
     live = summary_of(a.live, "live")
@@ -183,6 +227,34 @@ def main():
         got = top["evidence"].get(k)
         check(got is not None and (got >= v if op == ">=" else got <= v),
               f"top chain evidence {k} = {got} ({op} {v})")
+
+    truth = measured(a.log, main_pid) if a.measured or a.band else {}
+    if (a.measured or a.band) and not truth:
+        bad(f"the main program [{main_pid}] printed no measure of its own "
+            f"(pid={main_pid} ... KEY=V)")
+    for b in a.band:
+        m = re.fullmatch(r"(\w+)(>=|<=)([-\d.]+)", b)
+        if not m:
+            bad(f"bad --measured-band {b}")
+            continue
+        k, op, v = m.group(1), m.group(2), float(m.group(3))
+        got = truth.get(k)
+        check(got is not None and (got >= v if op == ">=" else got <= v),
+              f"the workload's own measure {k} = {got} ({op} {v}: the band it sizes itself "
+              f"for; a miss is the workload's, not the diagnosis')")
+    if a.measured and truth:
+        k, _, tol = a.measured.partition(":")
+        want, got = truth.get(k), top["evidence"].get("impact_pct")
+        check(want is not None and got is not None and abs(got - want) <= float(tol),
+              f"top chain impact_pct {got} within {tol} points of the workload's own "
+              f"measure {k} = {want}")
+    if a.sev_impact:
+        imp = top["evidence"].get("impact_pct")
+        allowed = severities_of(imp) if imp is not None else set()
+        check(top["severity"] in allowed,
+              f"top chain severity {top['severity']} is what its impact {imp} % gives "
+              f"({'/'.join(sorted(allowed, key=SEV.get)) or '?'}: LOW from 5, MEDIUM from 15, "
+              f"HIGH from 30)")
 
     if a.period_calls:
         op, _, n = a.period_calls.partition(":")
