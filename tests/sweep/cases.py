@@ -14,7 +14,9 @@ step lasts T = G / (1 - F) and cause i takes f_i * T of it.
 G_US = 2000.0
 SECONDS = 5
 # Per 4 KiB write + fdatasync on the test VM's virtio disk: ~120 us, of
-# which ~72 us blocked and the rest on the CPU in the kernel.
+# which ~72 us blocked and the rest on the CPU in the kernel. The io phase
+# runs for its design's time (--io-us), so these only turn a design's
+# blocked share into its wall share.
 IO_WALL_US, IO_OFF_US = 120.0, 72.0
 # CFS/EEVDF weights of nice levels: an always-runnable feeder (sync in spin
 # mode) beside one busy hog at nice n loses w(n) / (w(n) + 1024) of its time.
@@ -73,8 +75,8 @@ def loop(host=0.0, sleep=0.0, alloc=0.0, copy=0.0, loader=0.0, io=0.0, loaders=2
         a += ["--h2d", str(int(max(4096, (copy * T - 10) * 10000)))]
     if loader:  # a batch every T from `loaders` workers
         a += ["--loaders", str(loaders), "--loader-ms", f"{loaders * T / 1000:.3f}"]
-    if io:
-        a += ["--io-writes", str(max(1, round(io * T / IO_OFF_US))), "--io-bytes", "4096"]
+    if io:  # for a time, not a count of writes: its share is not the disk's speed
+        a += ["--io-us", _fmt(io * T * IO_WALL_US / IO_OFF_US), "--io-bytes", "4096"]
     if hog:
         a += ["--hogs", str(hog[0]), "--hog-nice", str(hog[1])]
         a += ["--sync-mode", "spin"] if spin else []
