@@ -1,7 +1,8 @@
 /* The /metrics endpoint: one thread, one poll() over a wake-up pipe, the
- * listening socket and at most max_conns connections, each with a deadline;
- * published snapshots are immutable and reference-counted. Then the
- * process-wide endpoint the loops publish to. See promsrv.h. */
+ * listening socket and at most max_conns connections plus the reserved
+ * one, each with a deadline; published snapshots are immutable and
+ * reference-counted. Then the process-wide endpoint the loops publish to.
+ * See promsrv.h. */
 #include "report/promsrv.h"
 
 #include <arpa/inet.h>
@@ -27,6 +28,7 @@
 #define NOTES 16 /* refusal lines waiting for the log */
 #define NOTE_LEN 200
 #define MAX_CONNS_LIMIT 64
+#define RESERVED_WAIT_MS 1000 /* the reserved slot waits this long for a whole request */
 
 /* A published snapshot: immutable, freed by whoever drops the last reference. */
 struct blob {
@@ -57,7 +59,7 @@ struct promsrv {
 	pthread_t th;
 	int running;
 	char addr[80];
-	struct conn *conns;
+	struct conn *conns; /* max_conns slots, then the reserved one */
 	pthread_mutex_t mu; /* guards cur, the refs of every blob, st and the notes */
 	struct blob *cur;
 	struct prom_server_stats st;
@@ -385,6 +387,18 @@ static void answer(struct promsrv *s, struct conn *c)
 	respond(s, c, 200, "OK", PROM_CONTENT_TYPE, b->data, b->len, head);
 }
 
+/* Where the request head of the n bytes of in ends (just past its blank
+ * line), looking from byte from on; 0 while it has not ended. Counts
+ * bytes, so a NUL byte ends nothing. */
+static size_t head_end(const char *in, size_t n, size_t from)
+{
+	const char *crlf = memmem(in + from, n - from, "\r\n\r\n", 4);
+	const char *lf = memmem(in + from, n - from, "\n\n", 2);
+	if (lf && (!crlf || lf < crlf))
+		return (size_t)(lf - in) + 2;
+	return crlf ? (size_t)(crlf - in) + 4 : 0;
+}
+
 static void conn_read(struct promsrv *s, struct conn *c)
 {
 	for (;;) {
@@ -406,10 +420,19 @@ static void conn_read(struct promsrv *s, struct conn *c)
 				conn_close(s, c);
 			return;
 		}
-		size_t from = c->inlen > 3 ? c->inlen - 3 : 0;
+		size_t old = c->inlen;
 		c->inlen += (size_t)n;
 		c->in[c->inlen] = 0;
-		if (strstr(c->in + from, "\r\n\r\n") || strstr(c->in + from, "\n\n")) {
+		size_t end = head_end(c->in, c->inlen, old > 3 ? old - 3 : 0);
+		size_t head = end ? end : c->inlen;
+		if (head > old && memchr(c->in + old, 0, head - old)) {
+			/* not HTTP: answered at once, not at the read timeout */
+			refuse(s, PROM_REF_BAD_REQUEST, c->peer, "NUL byte in the request");
+			static const char m[] = "bad request: NUL byte\n";
+			respond(s, c, 400, "Bad Request", TEXT, m, sizeof(m) - 1, 0);
+			return;
+		}
+		if (end) {
 			answer(s, c);
 			return;
 		}
@@ -444,6 +467,62 @@ static void conn_write(struct promsrv *s, struct conn *c)
 	conn_close(s, c);
 }
 
+static const char busy_msg[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+			       "Connection: close\r\n\r\n";
+
+/* A connection that found every slot taken: 503, counted and closed. */
+static void refuse_busy(struct promsrv *s, int fd, const char *peer, const char *why)
+{
+	ssize_t w = send(fd, busy_msg, sizeof(busy_msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)w;
+	char what[160];
+	snprintf(what, sizeof(what), "too many connections (%d open)%s", s->cfg.max_conns, why);
+	refuse(s, PROM_REF_BUSY, peer, what);
+}
+
+/* The reserved slot's occupant gives way: a 503, and the slot is free. */
+static void evict_reserved(struct promsrv *s, struct conn *c, const char *why)
+{
+	refuse_busy(s, c->fd, c->peer, why);
+	conn_close(s, c);
+}
+
+static void conn_open(struct promsrv *s, struct conn *c, int fd, const char *peer, int wait_ms)
+{
+	c->fd = fd;
+	c->state = C_READ;
+	c->inlen = 0;
+	c->scrape = 0;
+	c->blob = NULL;
+	c->deadline_ms = ig_mono_ms() + (uint64_t)wait_ms;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+}
+
+/* Every slot is taken: the reserved one is for a whole request. The
+ * newcomer takes it from an occupant still reading (a whole request is
+ * answered as soon as it is read, so that one is slow, or it is a newer
+ * connection whose request is on its way) and is read at once: a scraper
+ * sends its request with the connection, so it is answered now. What
+ * stays incomplete gives way to the next newcomer, or is refused after
+ * RESERVED_WAIT_MS. An occupant being answered keeps the slot. */
+static void take_reserved(struct promsrv *s, int fd, const char *peer)
+{
+	struct conn *r = &s->conns[s->cfg.max_conns];
+	if (r->state == C_WRITE) {
+		refuse_busy(s, fd, peer, ", the reserved one answering");
+		close(fd);
+		return;
+	}
+	if (r->state == C_READ)
+		evict_reserved(s, r, " and no whole request: a newer connection took its slot");
+	int wait =
+	    s->cfg.read_timeout_ms < RESERVED_WAIT_MS ? s->cfg.read_timeout_ms : RESERVED_WAIT_MS;
+	conn_open(s, r, fd, peer, wait);
+	conn_read(s, r);
+	if (r->state == C_WRITE)
+		conn_write(s, r);
+}
+
 static void accept_all(struct promsrv *s)
 {
 	for (;;) {
@@ -464,48 +543,35 @@ static void accept_all(struct promsrv *s)
 		for (int i = 0; i < s->cfg.max_conns && !c; i++)
 			if (s->conns[i].state == C_FREE)
 				c = &s->conns[i];
-		if (!c) {
-			static const char m[] =
-			    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-			    "Connection: close\r\n\r\n";
-			ssize_t w = send(fd, m, sizeof(m) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-			(void)w;
-			close(fd);
-			char what[64];
-			snprintf(what, sizeof(what), "too many connections (%d open)",
-				 s->cfg.max_conns);
-			refuse(s, PROM_REF_BUSY, peer, what);
-			continue;
-		}
-		c->fd = fd;
-		c->state = C_READ;
-		c->inlen = 0;
-		c->scrape = 0;
-		c->blob = NULL;
-		c->deadline_ms = ig_mono_ms() + (uint64_t)s->cfg.read_timeout_ms;
-		snprintf(c->peer, sizeof(c->peer), "%s", peer);
+		if (c)
+			conn_open(s, c, fd, peer, s->cfg.read_timeout_ms);
+		else
+			take_reserved(s, fd, peer);
 	}
 }
 
 static void expire(struct promsrv *s, uint64_t now)
 {
-	for (int i = 0; i < s->cfg.max_conns; i++) {
+	for (int i = 0; i <= s->cfg.max_conns; i++) {
 		struct conn *c = &s->conns[i];
 		if (c->state == C_FREE || now < c->deadline_ms)
 			continue;
-		if (c->state == C_READ)
+		if (c->state == C_READ && i == s->cfg.max_conns)
+			evict_reserved(s, c, " and no whole request in the reserved slot in time");
+		else if (c->state == C_READ)
 			refuse(s, PROM_REF_READ_TIMEOUT, c->peer, "no complete request in time");
 		else
 			refuse(s, PROM_REF_WRITE_TIMEOUT, c->peer, "response not taken in time");
-		conn_close(s, c);
+		if (c->state != C_FREE)
+			conn_close(s, c);
 	}
 }
 
 static void *serve(void *arg)
 {
 	struct promsrv *s = arg;
-	struct pollfd *pf = calloc((size_t)s->cfg.max_conns + 2, sizeof(*pf));
-	int *idx = calloc((size_t)s->cfg.max_conns + 2, sizeof(*idx));
+	struct pollfd *pf = calloc((size_t)s->cfg.max_conns + 3, sizeof(*pf));
+	int *idx = calloc((size_t)s->cfg.max_conns + 3, sizeof(*idx));
 	if (!pf || !idx) {
 		free(pf);
 		free(idx);
@@ -519,7 +585,7 @@ static void *serve(void *arg)
 		pf[n++] = (struct pollfd){.fd = listening ? s->lfd : -1, .events = POLLIN};
 		if (!listening && s->accept_after_ms - now < (uint64_t)tmo)
 			tmo = (int)(s->accept_after_ms - now);
-		for (int i = 0; i < s->cfg.max_conns; i++) {
+		for (int i = 0; i <= s->cfg.max_conns; i++) {
 			struct conn *c = &s->conns[i];
 			if (c->state == C_FREE)
 				continue;
@@ -583,8 +649,8 @@ struct promsrv *promsrv_start(const struct promsrv_cfg *cfg, char *err, size_t e
 	}
 	s->lfd = s->wake[0] = s->wake[1] = -1;
 	pthread_mutex_init(&s->mu, NULL);
-	s->conns = calloc((size_t)s->cfg.max_conns, sizeof(*s->conns));
-	for (int i = 0; s->conns && i < s->cfg.max_conns; i++) {
+	s->conns = calloc((size_t)s->cfg.max_conns + 1, sizeof(*s->conns));
+	for (int i = 0; s->conns && i <= s->cfg.max_conns; i++) {
 		s->conns[i].fd = -1;
 		s->conns[i].in = malloc(s->cfg.max_request + 1);
 		if (!s->conns[i].in) {
@@ -629,7 +695,7 @@ void promsrv_stop(struct promsrv *s)
 		(void)w;
 		pthread_join(s->th, NULL);
 	}
-	for (int i = 0; s->conns && i < s->cfg.max_conns; i++) {
+	for (int i = 0; s->conns && i <= s->cfg.max_conns; i++) {
 		if (s->conns[i].state != C_FREE)
 			conn_close(s, &s->conns[i]);
 		free(s->conns[i].in);

@@ -10,8 +10,18 @@
  *
  * Limits against slow or hostile clients: a cap on open connections
  * (further ones get 503 and are closed), the whole request within the read
- * timeout and within a size limit (431), the whole response taken within
- * the write timeout; anything else is closed. Each refusal is counted
+ * timeout and within a size limit (431), no NUL byte in it (400 as soon as
+ * one is read), the whole response taken within the write timeout;
+ * anything else is closed.
+ *
+ * One more slot is reserved for a whole request, so that clients that open
+ * connections and never finish their requests cannot blind the scraper: a
+ * connection that finds the max_conns slots taken goes there and is read
+ * at once; the next such connection takes the slot from it unless its
+ * request was whole (it is then being answered), and one still without a
+ * whole request after a second (RESERVED_WAIT_MS, or the read timeout when
+ * shorter) gets 503. A limit per peer address would not do it: every local
+ * user connects from 127.0.0.1. Each refusal is counted
  * (prom_server_stats) and logged in one line through core/log.h, from the
  * publishing thread (the log is single-threaded), at most one line per
  * reason per second. */
@@ -24,7 +34,7 @@
 
 struct promsrv_cfg {
 	const char *listen;   /* "[HOST:]PORT": a bare port binds 127.0.0.1; IPv6 as [::1]:PORT */
-	int max_conns;	      /* connections open at once (8) */
+	int max_conns;	      /* connections open at once (8), plus one reserved */
 	int read_timeout_ms;  /* the whole request within (5000) */
 	int write_timeout_ms; /* the whole response within (10000) */
 	size_t max_request;   /* request line and headers, bytes (8192) */

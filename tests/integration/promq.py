@@ -5,6 +5,7 @@
     promq.py PORT query EXPR [LABEL] the instant vector of EXPR, one line per
                                      sample: "<LABEL value> <sample value>"
                                      sorted (LABEL omitted: just the value)
+    promq.py PORT at TIME EXPR [LABEL] the same, evaluated at Unix time TIME
     promq.py PORT targets            "<health> <lastError>" of each target
     promq.py PORT rules              "<name> <health> <evaluated>" of each rule
     promq.py PORT exprs FILE         runs every expression of FILE (blocks
@@ -56,8 +57,13 @@ def main():
             return 0
         if what == "exprs":
             return exprs(port, sys.argv[3])
-        q = urllib.parse.quote(sys.argv[3])
-        d = json.loads(get(port, f"/api/v1/query?query={q}"))
+        args = sys.argv[3:]
+        at = ""
+        if what == "at":
+            at = "&time=" + urllib.parse.quote(args.pop(0))
+        sys.argv[3:] = args
+        q = urllib.parse.quote(args[0])
+        d = json.loads(get(port, f"/api/v1/query?query={q}{at}"))
     except Exception as e:  # connection refused, HTTP error, bad JSON
         print(f"promq: {e}", file=sys.stderr)
         return 1

@@ -9,7 +9,10 @@
 # of every busy op agrees with ingero-top's own p99 (its --summary) within
 # one bucket; the hostile name arrives stripped of its control bytes. On a
 # scrape: promtool check metrics passes, the content type is the exposition
-# format's; more connections than the cap are refused and logged in one line.
+# format's; more connections than the cap are refused and logged in one line;
+# a NUL byte in a request gets 400 at once; with every slot held by clients
+# that never finish their requests, the scrapes (Prometheus's and curl's)
+# still get 200 through the reserved slot; the refusals are in the metrics.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hostile.sh"
 need_root
@@ -165,7 +168,96 @@ refused_metric() {
 wait_until 30 refused_metric && ok "ingero_top_metrics_refused_total{reason=\"busy\"} = $(cat "$TMP/busy")" \
 	|| bad "refused metric: $(cat "$TMP/busy")"
 
-# 6. ingero-top's own p99 (the --summary it prints on SIGINT) and Prometheus's.
+# 6. A NUL byte in a request: 400 at once (the read timeout, 5 s, would
+# close it without an answer), counted as bad_request.
+python3 - "$IGPORT" >"$TMP/nul.log" 2>&1 <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+s.sendall(b"GET /metrics HTTP/1.1\r\nX: a\0b\r\n\r\n")
+r = b""
+while True:
+    try:
+        b = s.recv(4096)
+    except OSError as e:
+        print("error", e)
+        break
+    if not b:
+        break
+    r += b
+print("status", r.split(b"\r\n", 1)[0].decode(errors="replace") or "(closed without an answer)")
+PY
+grep -q '^status HTTP/1.1 400 ' "$TMP/nul.log" && ok "a NUL byte in the request: $(sed -n 's/^status //p' "$TMP/nul.log")" ||
+	bad "NUL byte: $(cat "$TMP/nul.log")"
+refusals() { # reason: its counter in a scrape (-1 when the scrape failed)
+	curl -sf "http://127.0.0.1:$IGPORT/metrics" |
+		awk -v r="$1" '$1 == "ingero_top_metrics_refused_total{reason=\"" r "\"}" {v = $2}
+			END {print v == "" ? -1 : v}'
+}
+bad_req() { [ "$(refusals bad_request)" -ge 1 ]; }
+wait_until 30 bad_req && ok "ingero_top_metrics_refused_total{reason=\"bad_request\"} = $(refusals bad_request)" ||
+	bad "bad_request refusals: '$(refusals bad_request)'"
+
+# 7. Every slot held by clients that begin a request and never finish it,
+# renewed as the server drops them, one more on top every 0.25 s: the
+# scrapes still get 200 (the reserved slot takes a whole request). Ours are
+# spread over the attack, so that none falls only in the moment the server
+# has dropped the slow ones and they are not yet renewed.
+busy0=$(refusals busy)
+python3 - "$IGPORT" >"$TMP/slow.log" 2>&1 <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+def slow():
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    s.setblocking(False)
+    return s
+def gone(s):  # answered (503) or closed by the server
+    try:
+        s.recv(256)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+held, extra, renewed, answered = [slow() for _ in range(8)], [], 0, 0
+end = time.time() + 10
+while time.time() < end:
+    for i, s in enumerate(held):
+        if gone(s):
+            s.close()
+            held[i] = slow()
+            renewed += 1
+    for s in [s for s in extra if gone(s)]:
+        s.close()
+        extra.remove(s)
+        answered += 1
+    extra.append(slow())
+    time.sleep(0.25)
+print("renewed", renewed, "extra answered", answered)
+PY
+slow=$!
+cleanup_hooks+=("kill $slow 2>/dev/null")
+more_busy() { [ "$(refusals busy)" -gt "$busy0" ]; }
+t0=$(date +%s)
+if wait_until 30 more_busy; then
+	codes=$(for i in 1 2 3 4 5 6 7 8; do
+		curl -s -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$IGPORT/metrics"
+		sleep 0.5
+	done)
+	expect_eq "8 scrapes with every slot held by slow clients" "$codes" "200 200 200 200 200 200 200 200 "
+else
+	bad "the slow clients never filled the slots: $(cat "$TMP/slow.log")"
+fi
+wait $slow
+t1=$(date +%s)
+echo "    (slow clients: $(cat "$TMP/slow.log"))"
+# Prometheus scraped once a second all along: never down (min of up is 1)
+up=$($PQ "$PPORT" at "$t1" "min_over_time(up{job=\"ingero\"}[$((t1 - t0))s])")
+expect_eq "Prometheus's up over the $((t1 - t0)) s of slow clients (min)" "$up" 1
+[ "$(refusals busy)" -gt "$busy0" ] && ok "ingero_top_metrics_refused_total{reason=\"busy\"}: $busy0 -> $(refusals busy)" ||
+	bad "busy refusals did not grow"
+
+# 8. ingero-top's own p99 (the --summary it prints on SIGINT) and Prometheus's.
 kill -INT $ig
 wait $ig
 expect_eq "ingero-top exit status after SIGINT" "$?" 0

@@ -4,6 +4,10 @@
  * oversized request gets 431, an idle client is dropped at the read
  * timeout, a client that does not read is dropped at the write timeout, a
  * connection over the cap gets 503; each refusal is counted and logged. A
+ * NUL byte in the request head gets 400 at once (not a close at the read
+ * timeout). With every slot held by slow clients, a whole request still
+ * gets through in the reserved slot, and what waits there without one
+ * gives way. A
  * client that reads slowly gets the whole snapshot it asked for while newer
  * ones are published. Out of descriptors, the thread waits instead of
  * spinning and serves the connection once it can. Deadlines here are
@@ -124,12 +128,12 @@ static char *read_all(int fd, size_t *n)
 	return NULL;
 }
 
-/* One request, the whole response; the status code in *code. */
-static char *request(const char *addr, const char *req, int *code, size_t *n)
+/* One request of len bytes, the whole response; the status code in *code. */
+static char *request_n(const char *addr, const char *req, size_t len, int *code, size_t *n)
 {
 	*code = 0;
 	int fd = dial(addr);
-	if (fd < 0 || send_all(fd, req, strlen(req))) {
+	if (fd < 0 || send_all(fd, req, len)) {
 		if (fd >= 0)
 			close(fd);
 		return NULL;
@@ -139,6 +143,11 @@ static char *request(const char *addr, const char *req, int *code, size_t *n)
 	if (r && !strncmp(r, "HTTP/1.1 ", 9))
 		*code = atoi(r + 9);
 	return r;
+}
+
+static char *request(const char *addr, const char *req, int *code, size_t *n)
+{
+	return request_n(addr, req, strlen(req), code, n);
 }
 
 static const char *body_of(const char *resp)
@@ -463,12 +472,141 @@ static void test_bind_error(void)
 	promsrv_stop(NULL);
 }
 
+/* A NUL byte in the request head is not HTTP: 400 at once. Before, the
+ * end of the head was looked for with strstr, which stops at the NUL: the
+ * connection held its slot until the read timeout and got no answer. The
+ * status code tells which happened; the read timeout is long here, so no
+ * slow machine can make the 400 come by way of it. */
+static void test_nul(void)
+{
+	struct promsrv_cfg cfg;
+	promsrv_cfg_default(&cfg);
+	cfg.listen = "127.0.0.1:0";
+	cfg.read_timeout_ms = 15000;
+	char err[256];
+	struct promsrv *s = promsrv_start(&cfg, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	if (!s)
+		return;
+	const char *addr = promsrv_address(s);
+	promsrv_publish(s, strdup("a 1\n"), 4);
+	static const struct {
+		const char *req;
+		size_t len;
+	} bad[] = {
+	    {"GET /metrics HTTP/1.1\r\nX: a\0b\r\n\r\n", 33}, /* a whole head */
+	    {"\0GET /metrics HTTP/1.1\r\n\r\n", 26},
+	    {"GET /met\0", 9}, /* no end of the head: answered all the same */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int code;
+		size_t n;
+		uint64_t t0 = now_ms();
+		char *r = request_n(addr, bad[i].req, bad[i].len, &code, &n);
+		CHECKF(r && code == 400, "case %zu: status %d after %llu ms", i, code,
+		       (unsigned long long)(now_ms() - t0));
+		CHECKF(r && strstr(body_of(r), "NUL"), "case %zu: %s", i, r ? r : "(none)");
+		free(r);
+	}
+	/* bytes after the head are not read as part of it */
+	int code;
+	size_t n;
+	char *r = request_n(addr, "GET /metrics HTTP/1.1\r\n\r\n\0", 26, &code, &n);
+	CHECK(r && code == 200 && !strcmp(body_of(r), "a 1\n"));
+	free(r);
+	CHECK(wait_refused(s, PROM_REF_BAD_REQUEST, 3));
+	struct prom_server_stats st;
+	promsrv_stats(s, &st);
+	CHECK(st.refused[PROM_REF_BAD_REQUEST] == 3);
+	CHECK(st.refused[PROM_REF_READ_TIMEOUT] == 0);
+	CHECK(st.requests == 4 && st.scrapes == 1);
+	promsrv_flush_log(s);
+	CHECK(log_has("NUL byte in the request"));
+	promsrv_stop(s);
+}
+
+/* Reads the status line of fd's response (20 s at most): its code, 0 when
+ * closed without one. */
+static int status_of(int fd)
+{
+	size_t n;
+	char *r = read_all(fd, &n);
+	int code = r && !strncmp(r, "HTTP/1.1 ", 9) ? atoi(r + 9) : 0;
+	free(r);
+	return code;
+}
+
+/* Every slot held by a slow client (a request begun, never finished): a
+ * scraper, whose request is whole, still gets 200 in the reserved slot;
+ * slow clients that come on top get 503, either when a newer connection
+ * takes the reserved slot from them or when it has waited its while. */
+static void test_reserved(void)
+{
+	struct promsrv_cfg cfg;
+	promsrv_cfg_default(&cfg);
+	cfg.listen = "127.0.0.1:0";
+	cfg.read_timeout_ms = 60000; /* the slow ones hold their slots all along */
+	char err[256];
+	struct promsrv *s = promsrv_start(&cfg, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	if (!s)
+		return;
+	const char *addr = promsrv_address(s);
+	promsrv_publish(s, strdup("a 1\n"), 4);
+	static const char part[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+	int slow[10];
+	for (int i = 0; i < 10; i++) {
+		slow[i] = dial(addr);
+		CHECK(slow[i] >= 0 && send_all(slow[i], part, sizeof(part) - 1) == 0);
+	}
+	/* the 9th went to the reserved slot, the 10th took it over (or the 9th
+	 * waited its while there): the 8 slots are full */
+	CHECK(wait_refused(s, PROM_REF_BUSY, 1));
+	CHECK(status_of(slow[8]) == 503);
+	for (int k = 0; k < 3; k++) {
+		int code;
+		size_t n;
+		char *r = request(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &code, &n);
+		CHECKF(r && code == 200 && !strcmp(body_of(r), "a 1\n"), "scrape %d: %d", k, code);
+		free(r);
+	}
+	CHECK(status_of(slow[9]) == 503);
+	/* a request that comes a little after its connection still makes it */
+	int late = dial(addr);
+	usleep(100000);
+	static const char req[] = "GET /metrics HTTP/1.1\r\n\r\n";
+	CHECK(late >= 0 && send_all(late, req, sizeof(req) - 1) == 0);
+	CHECK(status_of(late) == 200);
+	close(late);
+	struct prom_server_stats st;
+	promsrv_stats(s, &st);
+	CHECK(st.scrapes == 4);
+	CHECK(st.refused[PROM_REF_BUSY] == 2);
+	CHECK(st.refused[PROM_REF_READ_TIMEOUT] == 0); /* the 8 still held */
+	promsrv_flush_log(s);
+	CHECK(log_has("too many connections (8 open)"));
+	for (int i = 0; i < 10; i++)
+		close(slow[i]);
+	/* once they are gone, the slots serve again */
+	uint64_t end = now_ms() + 20000;
+	int code;
+	do {
+		size_t n;
+		char *r = request(addr, "GET /metrics HTTP/1.1\r\n\r\n", &code, &n);
+		free(r);
+	} while (code != 200 && now_ms() < end && !usleep(50000));
+	CHECK(code == 200);
+	promsrv_stop(s);
+}
+
 int main(void)
 {
 	test_parse();
 	test_responses();
 	test_limits();
 	test_slow_reader();
+	test_nul();
+	test_reserved();
 	test_out_of_fds();
 	test_bind_error();
 	return check_done("test_promsrv");
