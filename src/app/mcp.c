@@ -293,10 +293,117 @@ static void dispatch(struct mcp *s, const json_t *id, const char *method, const 
 	send_result(id, r);
 }
 
-/* One line from the client. */
-static void handle_line(struct mcp *s, const char *line)
+/* --- NUL characters ------------------------------------------------------------------
+ * A raw NUL byte is not JSON: the line it is in gets -32700, whole. A
+ * \u0000 escape is JSON: the message is parsed with it (JSON_ALLOW_NUL),
+ * and refused with its id, naming the first member that holds one, since
+ * every string the server reads (method, tool name, SQL, times, names) is
+ * used as C text that a NUL would cut short. The id is opaque (only
+ * echoed), so a NUL in it is fine. */
+
+#define NUL_SIGN "\xe2\x90\x80" /* U+2400, the symbol for NUL */
+
+/* jansson takes no NUL in a member name, even with JSON_ALLOW_NUL. Rewrites
+ * each \u0000 escape inside a member name of the n bytes of t as \u2400
+ * (the same length), so that the message parses and can be answered with
+ * its id. Returns how many were rewritten. */
+static int nul_names(char *t, size_t n)
 {
-	json_t *msg = ig_json_parse(line);
+	int k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i] != '"')
+			continue;
+		size_t j = i + 1, c;
+		while (j < n && t[j] != '"')
+			j += t[j] == '\\' ? 2 : 1;
+		if (j >= n)
+			return k;
+		for (c = j + 1; c < n && (t[c] == ' ' || t[c] == '\t' || t[c] == '\r'); c++)
+			;
+		for (size_t p = i + 1; c < n && t[c] == ':' && p < j; p += t[p] == '\\' ? 2 : 1)
+			if (t[p] == '\\' && p + 6 <= j && !memcmp(t + p + 1, "u0000", 5)) {
+				memcpy(t + p + 2, "2400", 4);
+				k++;
+			}
+		i = j;
+	}
+	return k;
+}
+
+/* Parses the n bytes of a line; *names: NUL in member names (as U+2400). */
+static json_t *parse_line(const char *line, size_t n, bool *names)
+{
+	*names = false;
+	json_t *msg = json_loadb(line, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	if (msg || !memmem(line, n, "\\u0000", 6))
+		return msg;
+	char *t = malloc(n);
+	if (!t)
+		return NULL;
+	memcpy(t, line, n);
+	if (nul_names(t, n) && (msg = json_loadb(t, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL)))
+		*names = true;
+	free(t);
+	return msg;
+}
+
+struct nul_path {
+	char at[200]; /* "params.arguments.sql" */
+	bool names;   /* look for U+2400 in member names too */
+};
+
+/* Whether v (under the path p->at, len bytes long) holds a NUL: then the
+ * path to the first one is in p->at. */
+static bool find_nul(const json_t *v, struct nul_path *p, size_t len)
+{
+	const char *k;
+	json_t *m;
+	if (json_is_string(v))
+		return memchr(json_string_value(v), 0, json_string_length(v)) != NULL;
+	json_object_foreach((json_t *)v, k, m)
+	{
+		int w = snprintf(p->at + len, sizeof(p->at) - len, "%s%.40s", len ? "." : "", k);
+		size_t l = len + (size_t)(w > 0 ? w : 0);
+		if (l >= sizeof(p->at))
+			l = sizeof(p->at) - 1;
+		if ((len || strcmp(k, "id")) && /* the id is only echoed */
+		    ((p->names && strstr(k, NUL_SIGN)) || find_nul(m, p, l)))
+			return true;
+	}
+	for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+		int w = snprintf(p->at + len, sizeof(p->at) - len, "[%zu]", i);
+		size_t l = len + (size_t)(w > 0 ? w : 0);
+		if (find_nul(json_array_get(v, i), p, l < sizeof(p->at) ? l : sizeof(p->at) - 1))
+			return true;
+	}
+	p->at[len] = 0;
+	return false;
+}
+
+/* A request with a NUL in a string: refused with its id. 1 when it was. */
+static int refuse_nul(const json_t *id, const json_t *msg, bool names)
+{
+	struct nul_path p = {.names = names};
+	if (!find_nul(msg, &p, 0))
+		return 0;
+	bool param = !strncmp(p.at, "params", 6) && (!p.at[6] || p.at[6] == '.');
+	char m[300];
+	snprintf(m, sizeof(m), "Invalid %s: %s contains a NUL character (\\u0000)",
+		 param ? "params" : "Request", p.at);
+	send_error(id, param ? -32602 : -32600, m);
+	return 1;
+}
+
+/* One line from the client: n bytes, NUL bytes included. */
+static void handle_line(struct mcp *s, const char *line, size_t n)
+{
+	if (memchr(line, 0, n)) { /* not JSON: no part of it is read */
+		send_error(NULL, -32700,
+			   "Parse error: a NUL byte in the message (write \\u0000 in a string)");
+		return;
+	}
+	bool names;
+	json_t *msg = parse_line(line, n, &names);
 	if (!msg) {
 		send_error(NULL, -32700, "Parse error: a message is one JSON object per line");
 		return;
@@ -331,7 +438,8 @@ static void handle_line(struct mcp *s, const char *line)
 		json_decref(msg);
 		return;
 	}
-	dispatch(s, id, method, json_object_get(msg, "params"));
+	if (!refuse_nul(id, msg, names))
+		dispatch(s, id, method, json_object_get(msg, "params"));
 	json_decref(msg);
 }
 
@@ -358,11 +466,14 @@ static int read_input(struct mcp *s, struct linebuf *lb)
 				send_error(NULL, -32700,
 					   "Parse error: the message is longer than 8 MiB");
 			else if (lb->n) {
-				lb->b[lb->n] = 0;
-				if (lb->n && lb->b[lb->n - 1] == '\r')
-					lb->b[lb->n - 1] = 0;
-				if (lb->b[strspn(lb->b, " \t\r")])
-					handle_line(s, lb->b);
+				size_t n = lb->n, sp = 0;
+				if (lb->b[n - 1] == '\r')
+					n--;
+				while (sp < n &&
+				       (lb->b[sp] == ' ' || lb->b[sp] == '\t' || lb->b[sp] == '\r'))
+					sp++;
+				if (sp < n) /* not a blank line */
+					handle_line(s, lb->b, n);
 			}
 			lb->n = 0;
 			lb->skipping = false;
