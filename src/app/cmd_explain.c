@@ -2,6 +2,7 @@
  * seconds of live tracing) as text, Markdown or JSON (report/explain.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -231,15 +232,29 @@ static int gather(struct ho_run *run, struct eargs *a, uint64_t *since, uint64_t
 		return 2;
 	}
 	int r = ho_replay(run, *since, *until, &explain_stop);
-	if (r) {
-		fprintf(stderr, "ingero-top explain: replay failed: %s\n", strerror(-r));
+	const struct ig_status *st = session_status(run->s);
+	if (r) { /* the replay's own words say why (the file, the table, the row) */
+		if (r == -EIO && st->message[0])
+			fprintf(stderr, "ingero-top explain: %s\n",
+				esc_str(e, sizeof(e), st->message, 0));
+		else
+			fprintf(stderr, "ingero-top explain: replay failed: %s\n", strerror(-r));
+		return 1;
+	}
+	if (!run->events && st->rows_refused && !st->replay_start_ns) {
+		fprintf(stderr,
+			"ingero-top explain: nothing to explain: every row of the recording was "
+			"refused (%" PRIu64 " rows with values out of range or NULL, "
+			"docs/recording.md)\n",
+			st->rows_refused);
 		return 1;
 	}
 	if (!run->events) {
-		char a1[40], a2[40];
+		char a1[40], a2[40], ref[160];
+		explain_refused_words(ref, sizeof(ref), st->rows_refused);
 		fprintf(stderr,
-			"ingero-top explain: no events in the range (the data spans %s .. %s)\n",
-			timearg_iso(a1, sizeof(a1), start), timearg_iso(a2, sizeof(a2), end));
+			"ingero-top explain: no events in the range (the data spans %s .. %s)%s\n",
+			timearg_iso(a1, sizeof(a1), start), timearg_iso(a2, sizeof(a2), end), ref);
 		return 1;
 	}
 	return 0;

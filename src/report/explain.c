@@ -485,6 +485,7 @@ json_t *explain_build(const struct explain_in *in, const struct explain_opts *oo
 	bad |= JU(r, "drops_kernel", st ? st->drops_kernel : 0);
 	bad |= JU(r, "drops_user", st ? st->drops_user : 0);
 	bad |= JU(r, "summarised", st ? st->replay_summarised : 0);
+	bad |= JU(r, "rows_refused", st ? st->rows_refused : 0);
 	bad |= ig_json_set(r, "no_split", json_boolean(t.no_split_seen));
 	bad |= ig_json_set(r, "processes", processes_json(in, o, procs, np));
 	bad |= add_lists(r, in, o, procs, np, ch, nc);

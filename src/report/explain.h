@@ -73,6 +73,10 @@ json_t *explain_build(const struct explain_in *in, const struct explain_opts *o,
 int explain_text(FILE *f, const json_t *report, int width);
 int explain_md(FILE *f, const json_t *report);
 
+/* "; N rows of the recording refused (...)" for n > 0, else "": the words
+ * every handover output uses for replay_stats.refused. */
+void explain_refused_words(char *buf, size_t len, uint64_t n);
+
 /* One slow call as the report lists it ({op, ts_ns, time, dur_ns, pid, tid,
  * comm, thread_comm, preempt_ns, blocked_ns (null without the split),
  * switches, other_pid, other_comm, stack_id, stack_state, frames}), with

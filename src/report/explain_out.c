@@ -16,6 +16,17 @@
 #define I(o, k) ((uint64_t)ig_json_get_int(o, k, 0))
 
 /* s escaped, malloc'd ("" on failure). */
+void explain_refused_words(char *buf, size_t len, uint64_t n)
+{
+	if (len)
+		buf[0] = 0;
+	if (n)
+		snprintf(buf, len,
+			 "; %" PRIu64 " row%s of the recording refused (values out of range or "
+			 "NULL, docs/recording.md)",
+			 n, n == 1 ? "" : "s");
+}
+
 static char *esc(const char *s)
 {
 	size_t need = esc_text(NULL, 0, s, 0) + 1;
@@ -111,19 +122,21 @@ static void text_where(struct tw *t, const json_t *r)
 		    wrap(t, "SOURCE  replay of ", 8, json_string_value(v));
 	else
 		wrap(t, "SOURCE  ", 8, "live tracing");
-	char sum[160] = "";
+	char sum[160] = "", ref[160] = "";
 	if (I(r, "summarised"))
 		snprintf(sum, sizeof(sum),
 			 "; %" PRIu64 " calls summarised by --record-rate (counts exact, "
 			 "durations estimated)",
 			 I(r, "summarised"));
+	explain_refused_words(ref, sizeof(ref), I(r, "rows_refused"));
 	snprintf(line, sizeof(line),
-		 "%" PRIu64 " (dropped: %" PRIu64 " in the kernel, %" PRIu64 " in ingero-top)%s%s",
+		 "%" PRIu64 " (dropped: %" PRIu64 " in the kernel, %" PRIu64
+		 " in ingero-top)%s%s%s",
 		 I(r, "events"), I(r, "drops_kernel"), I(r, "drops_user"),
 		 json_is_true(json_object_get(r, "no_split"))
 		     ? "; some calls have no preempted/blocked split (imported recording)"
 		     : "",
-		 sum);
+		 sum, ref);
 	wrap(t, "EVENTS  ", 8, line);
 }
 
@@ -492,10 +505,12 @@ static void md_head(FILE *f, const json_t *r)
 		fputs(i ? ", " : "replay of ", f);
 		md(f, json_string_value(v));
 	}
+	char ref[160] = "";
+	explain_refused_words(ref, sizeof(ref), I(r, "rows_refused"));
 	fprintf(f,
 		" |\n| Events | %" PRIu64 " (dropped: %" PRIu64 " in the kernel, %" PRIu64
-		" in ingero-top) |\n",
-		I(r, "events"), I(r, "drops_kernel"), I(r, "drops_user"));
+		" in ingero-top)%s |\n",
+		I(r, "events"), I(r, "drops_kernel"), I(r, "drops_user"), ref);
 }
 
 static void md_tables(FILE *f, const json_t *r)

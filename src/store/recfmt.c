@@ -563,26 +563,33 @@ void recfmt_event_bind(sqlite3_stmt *st, const struct ig_event *e, int source, i
 	bind_str(st, 29, e->kind == IG_EV_CGROUP && e->container ? e->container : "");
 }
 
+/* Last, a column NULL when a column of the row that replay does not use is
+ * NULL: the row is refused (recfmt_row_has_null), as for any other. */
+#define UNREAD "nullif(timestamp IS NULL OR gpu_id IS NULL OR stack_ips IS NULL, 1)"
+
 const char *recfmt_event_select_sql(int has_arg2, int has_detail)
 {
 	/* older files lack arg2 and detail: a 0 and '' in their places */
 	static const char *const sql[2][2] = {
 	    {"SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
 	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
-	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0, '' FROM "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0, '', " UNREAD
+	     " FROM "
 	     "events WHERE end_ns >= ?1 ORDER BY end_ns, id",
 	     "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
 	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
-	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0, detail FROM "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, 0, detail, " UNREAD
+	     " FROM "
 	     "events WHERE end_ns >= ?1 ORDER BY end_ns, id"},
 	    {"SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
 	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
-	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2, '' FROM "
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2, '', " UNREAD
+	     " FROM "
 	     "events WHERE end_ns >= ?1 ORDER BY end_ns, id",
 	     "SELECT id, pid, tid, duration, arg0, arg1, ret_code, stack_hash, cgroup_id, "
 	     "node, comm, kind, start_ns, cpu, flags, state, stream, preempt_ns, "
-	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2, detail "
-	     "FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id"}};
+	     "blocked_ns, switches, other_pid, other_comm, source, op, end_ns, arg2, "
+	     "detail, " UNREAD " FROM events WHERE end_ns >= ?1 ORDER BY end_ns, id"}};
 	return sql[!!has_arg2][!!has_detail];
 }
 
@@ -601,6 +608,8 @@ int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int
 	int64_t v[RECFMT_EVENT_COLS];
 	memset(e, 0, sizeof(*e));
 	*node = *detail = NULL;
+	if (recfmt_row_has_null(st))
+		return -ERANGE;
 	/* every numeric column once: an integer, or the row is refused */
 	for (int c = 0; c < RECFMT_EVENT_COLS; c++) {
 		if (c == 9 || c == 10 || c == 21 || c == 26)
@@ -765,6 +774,8 @@ static const char *col_text(sqlite3_stmt *st, int c)
 int recfmt_session_read(sqlite3_stmt *st, int has_node, const char *default_node,
 			struct rec_session *out)
 {
+	if (recfmt_row_has_null(st))
+		return -ERANGE;
 	const char *nd = has_node ? col_text(st, 14) : "";
 	struct rec_session s = {
 	    .started_at_ns = (uint64_t)sqlite3_column_int64(st, 0),
@@ -828,7 +839,7 @@ int recfmt_name_read(sqlite3_stmt *st, struct ig_event *e, const char **node,
 {
 	memset(e, 0, sizeof(*e));
 	*node = NULL;
-	if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+	if (recfmt_row_has_null(st) || !recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
 	    !recfmt_col_in(st, 2, 1, RECFMT_TS_MAX_NS) ||
 	    !recfmt_col_in(st, 3, 0, RECFMT_PID_MAX) || !recfmt_col_in(st, 5, 0, RECFMT_PID_MAX))
 		return -ERANGE;

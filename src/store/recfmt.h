@@ -298,6 +298,10 @@ void recfmt_column_comm(char dst[IG_COMM_LEN], sqlite3_stmt *st, int col);
  * [lo, hi]: NULL, text and blobs are out of range. */
 int recfmt_col_in(sqlite3_stmt *st, int col, int64_t lo, int64_t hi);
 int recfmt_col_real_in(sqlite3_stmt *st, int col, double lo, double hi);
+/* 1 when a column of the current row of st is NULL: every column the
+ * readers select is NOT NULL in the format (Ingero's and ours), so such a
+ * row is refused whole, whichever column it is. */
+int recfmt_row_has_null(sqlite3_stmt *st);
 int recfmt_ts_ok(int64_t ts);
 int recfmt_pid_ok(int64_t pid);
 /* The longest duration a row may have in a file whose rows' times span

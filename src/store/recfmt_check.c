@@ -25,6 +25,15 @@ int recfmt_col_real_in(sqlite3_stmt *st, int col, double lo, double hi)
 	return isfinite(v) && v >= lo && v <= hi;
 }
 
+int recfmt_row_has_null(sqlite3_stmt *st)
+{
+	int n = sqlite3_column_count(st);
+	for (int c = 0; c < n; c++)
+		if (sqlite3_column_type(st, c) == SQLITE_NULL)
+			return 1;
+	return 0;
+}
+
 int recfmt_ts_ok(int64_t ts)
 {
 	return ts >= 1 && ts <= RECFMT_TS_MAX_NS;
@@ -139,8 +148,8 @@ const char *recfmt_snapshot_span_sql(int last)
 
 int recfmt_snapshot_check(sqlite3_stmt *st)
 {
-	return recfmt_col_in(st, 0, 1, RECFMT_TS_MAX_NS) && recfmt_col_real_in(st, 1, 0, 100) &&
-		       recfmt_col_real_in(st, 2, 0, 100) &&
+	return !recfmt_row_has_null(st) && recfmt_col_in(st, 0, 1, RECFMT_TS_MAX_NS) &&
+		       recfmt_col_real_in(st, 1, 0, 100) && recfmt_col_real_in(st, 2, 0, 100) &&
 		       recfmt_col_in(st, 3, 0, RECFMT_MIB_MAX) &&
 		       recfmt_col_in(st, 4, 0, RECFMT_MIB_MAX) &&
 		       recfmt_col_real_in(st, 5, 0, RECFMT_LOAD_MAX)
@@ -150,7 +159,7 @@ int recfmt_snapshot_check(sqlite3_stmt *st)
 
 int recfmt_chain_check(sqlite3_stmt *st)
 {
-	return recfmt_col_in(st, 1, 1, RECFMT_TS_MAX_NS) &&
+	return !recfmt_row_has_null(st) && recfmt_col_in(st, 1, 1, RECFMT_TS_MAX_NS) &&
 		       recfmt_col_in(st, 8, 0, RECFMT_CHAIN_US_MAX) &&
 		       recfmt_col_in(st, 9, 0, RECFMT_CHAIN_US_MAX) &&
 		       recfmt_col_real_in(st, 10, 0, RECFMT_RATIO_MAX)

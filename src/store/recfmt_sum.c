@@ -219,7 +219,8 @@ static int read_units(const char *p, struct rec_summary *s)
 int recfmt_summary_read(sqlite3_stmt *st, struct rec_summary *s, const char **node, int64_t dur_max)
 {
 	*s = (struct rec_summary){0};
-	if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) || !recfmt_col_in(st, 1, 0, RECFMT_PID_MAX) ||
+	if (recfmt_row_has_null(st) || !recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+	    !recfmt_col_in(st, 1, 0, RECFMT_PID_MAX) ||
 	    !recfmt_col_in(st, 2, 1, RECFMT_TS_MAX_NS) ||
 	    !recfmt_col_in(st, 3, 1, RECFMT_TS_MAX_NS) ||
 	    !recfmt_col_in(st, 4, 1, (int64_t)REC_SUM_MAX_UNITS * REC_SUM_CALLS) ||

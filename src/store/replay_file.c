@@ -154,8 +154,11 @@ static const char *read_schema_info(struct rfile *f)
 	while ((rc = db_step(st)) == SQLITE_ROW) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
-		if (!k || !v)
-			continue;
+		if (!k || !v) { /* the file's identity: no row of it may be lost */
+			sqlite3_finalize(st);
+			return rp_err("cannot replay %s: its schema_info has a NULL %s", f->path,
+				      k ? "value" : "key");
+		}
 		if (!strcmp(k, "version"))
 			snprintf(f->version, sizeof(f->version), "%s", v);
 		else if (!strcmp(k, "writer"))
@@ -232,14 +235,20 @@ static const char *read_ops(struct rfile *f)
 {
 	memset(f->map, 0xff, sizeof(f->map));
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(f->db, "SELECT source_id, op_id, name FROM ops", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(f->db, "SELECT source_id, op_id, name, description FROM ops", -1,
+			       &st, NULL) != SQLITE_OK)
 		return rp_err("cannot replay %s: cannot read ops: %s", f->path,
 			      sqlite3_errmsg(f->db));
 	size_t cap = 0;
 	int rc;
 	while ((rc = db_step(st)) == SQLITE_ROW) {
-		int kind = 0, op = 0; /* kind 0: an op ingero-top has no use for */
+		int kind = 0, op = 0;	       /* kind 0: an op ingero-top has no use for */
+		if (recfmt_row_has_null(st)) { /* the dictionary of every row's op */
+			sqlite3_finalize(st);
+			return rp_err("cannot replay %s: its ops table has a NULL (the ops of its "
+				      "rows cannot be told)",
+				      f->path);
+		}
 		if (recfmt_ingero_kind(sqlite3_column_int(st, 0),
 				       (const char *)sqlite3_column_text(st, 2), &kind, &op))
 			kind = op = 0;
@@ -327,7 +336,7 @@ static void default_node(struct replay *r, struct rfile *f)
 					    -1, &st, NULL) == SQLITE_OK) {
 		while (db_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
-			if (nm && *nm)
+			if (nm && *nm) /* a NULL name: counted by count_unread */
 				rp_node_register(r, nm, nm, sqlite3_column_int(st, 0));
 		}
 		sqlite3_finalize(st);
@@ -404,6 +413,46 @@ static const char *check_structure(struct replay *r, struct rfile *f)
 	return e;
 }
 
+/* Rows that no reader will see, refused and counted once when the file
+ * opens: a NULL where a stream's query selects (end_ns >= ?1 is never true
+ * of a NULL), or anywhere in a table read without a per-row check. Rows
+ * with a NULL elsewhere are refused as they are read (recfmt_row_has_null). */
+static const char *count_unread(struct replay *r, struct rfile *f)
+{
+	int own = f->writer == W_OWN;
+	const char *names = !own ? NULL
+			    : f->has_names_ext
+				? "is_event IS NULL OR (is_event = 1 AND seen_at IS "
+				  "NULL) OR (is_event != 1 AND (pid IS NULL OR name IS "
+				  "NULL OR seen_at IS NULL))"
+				: "pid IS NULL OR name IS NULL OR seen_at IS NULL";
+	const struct {
+		const char *table, *where;
+	} q[] = {
+	    {"events", own ? "end_ns IS NULL" : "timestamp IS NULL"},
+	    {"system_snapshots", "timestamp IS NULL"},
+	    {own && !r->o.no_summaries ? "ingero_top_summaries" : NULL,
+	     "from_ns IS NULL OR to_ns IS NULL"},
+	    {names ? "process_names" : NULL, names},
+	    {"stack_traces", "ips IS NULL OR frames IS NULL"},
+	    {own ? "ingero_top_nodes" : NULL, "name IS NULL"},
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		if (!q[i].table || !db_has_table(f->db, q[i].table))
+			continue;
+		char sql[320];
+		int ok = 1;
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE %s", q[i].table,
+			 q[i].where);
+		int64_t n = db_query_int(f->db, sql, 0, &ok);
+		if (!ok)
+			return rp_err("cannot replay %s: corrupt %s table: %s", f->path, q[i].table,
+				      db_errmsg(f->db, sqlite3_errcode(f->db)));
+		r->st.refused += n > 0 ? (uint64_t)n : 0;
+	}
+	return NULL;
+}
+
 const char *rp_open_file(struct replay *r, struct rfile *f)
 {
 	const char *e = open_db(f);
@@ -413,7 +462,8 @@ const char *rp_open_file(struct replay *r, struct rfile *f)
 		e = check_structure(r, f);
 	if (e)
 		return e;
-	if ((e = read_schema_info(f)) || (e = check_columns(f)) || (e = read_ops(f)))
+	if ((e = read_schema_info(f)) || (e = check_columns(f)) || (e = read_ops(f)) ||
+	    (e = count_unread(r, f)))
 		return e;
 	default_node(r, f);
 	if (f->writer == W_INGERO)
@@ -568,9 +618,10 @@ int replay_process_names(struct ig_source *src, replay_name_fn cb, void *ctx)
 			continue;
 		while (db_step(st) == SQLITE_ROW) {
 			const char *nm = (const char *)sqlite3_column_text(st, 1);
-			if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+			if (recfmt_row_has_null(st) || !recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
 			    !recfmt_col_in(st, 2, 0, RECFMT_TS_MAX_NS))
-				continue; /* out of range (the streams count such rows) */
+				continue; /* out of range (the streams or count_unread count such
+					     rows) */
 			unsigned node =
 			    rp_node_for(r, f, hn ? (const char *)sqlite3_column_text(st, 3) : NULL);
 			cb(ctx, (uint32_t)sqlite3_column_int64(st, 0), nm ? nm : "",
@@ -595,6 +646,8 @@ int replay_stacks(struct ig_source *src, replay_stack_fn fn, void *ctx)
 			continue; /* no stacks in this file */
 		int rc;
 		while ((rc = db_step(st)) == SQLITE_ROW) {
+			if (recfmt_row_has_null(st))
+				continue; /* counted by count_unread */
 			const char *ips = (const char *)sqlite3_column_text(st, 1);
 			const char *frames = (const char *)sqlite3_column_text(st, 2);
 			if (!fn(ctx, (uint64_t)sqlite3_column_int64(st, 0), ips ? ips : "",

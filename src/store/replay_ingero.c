@@ -66,6 +66,8 @@ static int ingero_row(struct replay *r, struct rfile *f, sqlite3_stmt *st, struc
 		      int node_col, int comm_col)
 {
 	int64_t v[IC_NUM];
+	if (recfmt_row_has_null(st))
+		return ROW_REFUSE;
 	for (int c = 0; c < IC_NUM; c++) {
 		sqlite3_value *x = sqlite3_column_value(st, c);
 		if (sqlite3_value_type(x) != SQLITE_INTEGER)
@@ -155,11 +157,12 @@ void rp_ingero_events_sql(struct rfile *f, char *buf, size_t len)
 {
 	snprintf(buf, len,
 		 "SELECT rowid, timestamp, pid, tid, source, op, duration, "
-		 "arg0, arg1, ret_code, %s, %s%s%s FROM events WHERE "
+		 "arg0, arg1, ret_code, %s, %s%s%s, nullif(gpu_id IS NULL%s, 1) FROM events WHERE "
 		 "timestamp >= ?1 ORDER BY timestamp, rowid",
 		 db_has_column(f->db, "events", "stack_hash") ? "stack_hash" : "0",
 		 db_has_column(f->db, "events", "cgroup_id") ? "cgroup_id" : "0",
-		 f->has_node ? ", node" : "", f->has_comm ? ", comm" : "");
+		 f->has_node ? ", node" : "", f->has_comm ? ", comm" : "",
+		 db_has_column(f->db, "events", "stack_ips") ? " OR stack_ips IS NULL" : "");
 }
 
 /* --- span and arrays -------------------------------------------------------------- */
@@ -212,7 +215,7 @@ static void ingero_names(struct replay *r, struct rfile *f)
 	size_t cap = 0;
 	while (db_step(st) == SQLITE_ROW &&
 	       !rp_grow((void **)&s->arr, s->alen, &cap, sizeof(*s->arr))) {
-		if (!recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
+		if (recfmt_row_has_null(st) || !recfmt_col_in(st, 0, 1, RECFMT_PID_MAX) ||
 		    !recfmt_col_in(st, 2, 0, RECFMT_TS_MAX_NS)) {
 			r->st.refused++;
 			continue;
@@ -265,6 +268,12 @@ static int spread_minute(struct rfile *f, struct stream *s, size_t *cap, uint64_
 	return 0;
 }
 
+/* A row of event_aggregates with a NULL: refused, counted once here */
+#define AGG_NULL                                                                                   \
+	"bucket IS NULL OR source IS NULL OR op IS NULL OR pid IS NULL OR count IS NULL OR "       \
+	"stored IS NULL OR sum_dur IS NULL OR min_dur IS NULL OR max_dur IS NULL OR "              \
+	"sum_arg0 IS NULL"
+
 /* Ingero: page allocations from the per-minute sums of event_aggregates,
  * as a sorted array (an empty one with replay_opts.no_aggregates). */
 static const char *ingero_aggregates(struct replay *r, struct rfile *f)
@@ -282,17 +291,23 @@ static const char *ingero_aggregates(struct replay *r, struct rfile *f)
 			page_op = f->ops[i].id;
 	if (page_op < 0)
 		return NULL;
-	char sql[256];
+	char sql[640];
+	int ok = 1; /* rows the query below cannot select: a NULL where it selects */
+	int64_t nulls =
+	    db_query_int(f->db, "SELECT count(*) FROM event_aggregates WHERE " AGG_NULL, 0, &ok);
+	r->st.refused += nulls > 0 ? (uint64_t)nulls : 0;
 	snprintf(sql, sizeof(sql),
 		 "SELECT bucket, pid, sum_arg0 FROM event_aggregates WHERE source = 3 AND op = "
-		 "%" PRId64 " AND stored = 0 AND sum_arg0 > 0 ORDER BY bucket, pid",
+		 "%" PRId64 " AND stored = 0 AND sum_arg0 > 0 AND NOT (" AGG_NULL ") ORDER BY "
+		 "bucket, pid",
 		 page_op);
 	if (sqlite3_prepare_v2(f->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	size_t cap = 1;
 	int rc = 0;
 	while (!rc && db_step(st) == SQLITE_ROW && s->alen < (1u << 20)) {
-		if (!recfmt_col_in(st, 0, 1, RECFMT_TS_MAX_NS - 60000000000ll) ||
+		if (recfmt_row_has_null(st) ||
+		    !recfmt_col_in(st, 0, 1, RECFMT_TS_MAX_NS - 60000000000ll) ||
 		    !recfmt_col_in(st, 1, 1, RECFMT_PID_MAX) ||
 		    !recfmt_col_in(st, 2, 1, RECFMT_BYTES_MAX)) {
 			r->st.refused++;

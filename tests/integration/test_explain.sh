@@ -133,6 +133,42 @@ x --replay "$TMP/h.db" --json
 python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); assert any(p["comm"] == "[x](y)*b*<b>\x1b" for p in e["processes"])' "$TMP/out" &&
 	ok "JSON: the names come back as they were" || bad "JSON names: $(head -c 300 "$TMP/out")"
 
+# --- refused rows are said (docs/recording.md, "Values out of range") -------------------
+# A copy whose events take NULLs: one row in ten loses its end_ns; the text,
+# the Markdown and the JSON say how many rows the replay refused.
+cp "$S/cpu-contention.db" "$TMP/nulls.db"
+sqlite3 "$TMP/nulls.db" "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name = 'events'; PRAGMA writable_schema=OFF;"
+sqlite3 "$TMP/nulls.db" "UPDATE events SET end_ns = NULL WHERE id % 10 = 0"
+nnull=$(sqlite3 "$TMP/nulls.db" "SELECT count(*) FROM events WHERE end_ns IS NULL")
+x --json --replay "$TMP/nulls.db"
+got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows_refused"])' "$TMP/out" 2>&1)
+expect_eq "explain --json: rows_refused counts the NULL end_ns rows" "$got" "$nnull"
+x --replay "$TMP/nulls.db"
+tr -s ' \n' ' ' <"$TMP/out" | grep -q "$nnull rows of the recording refused" &&
+	ok "explain text: '$nnull rows of the recording refused'" || bad "text: $(grep -m1 EVENTS -A1 "$TMP/out")"
+x --md --replay "$TMP/nulls.db"
+grep -q "$nnull rows of the recording refused" "$TMP/out" &&
+	ok "explain --md: the refused rows in the Events row" || bad "md: $(grep -m1 Events "$TMP/out")"
+# every row refused: said as such, not "no events in the range"
+sqlite3 "$TMP/nulls.db" "UPDATE events SET end_ns = NULL; UPDATE system_snapshots SET cpu_pct = 1000; DELETE FROM process_names WHERE is_event = 1"
+x --replay "$TMP/nulls.db"
+if [ "$(rc)" = 1 ] && grep -q "every row of the recording was refused" "$TMP/err"; then
+	ok "every row refused: exit 1, said"
+else
+	bad "every row refused: exit $(rc): $(cat "$TMP/err")"
+fi
+# a replay that fails while reading names its cause: an index that does not
+# match its table, in a file too big for integrity_check (> 16 MiB)
+cp "$S/cpu-contention.db" "$TMP/idx.db"
+sqlite3 "$TMP/idx.db" "DROP INDEX idx_events_end; CREATE INDEX idx_events_end ON events(end_ns DESC); PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = 'CREATE INDEX idx_events_end ON events(end_ns)' WHERE name = 'idx_events_end';"
+sqlite3 "$TMP/idx.db" "CREATE TABLE pad(b); INSERT INTO pad VALUES (zeroblob(17 * 1024 * 1024))"
+x --replay "$TMP/idx.db"
+if [ "$(rc)" = 1 ] && grep -q "do not come in the order of their index" "$TMP/err" && ! grep -q "Input/output error" "$TMP/err"; then
+	ok "a replay failing midway: its cause, not 'Input/output error'"
+else
+	bad "failing replay: exit $(rc): $(cat "$TMP/err")"
+fi
+
 # --- live -----------------------------------------------------------------------------------
 if [ "$(id -u)" != 0 ]; then
 	echo "part skipped: live explain needs root"
