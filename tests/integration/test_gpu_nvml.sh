@@ -14,20 +14,34 @@ NV=$B/shim/libnvidia-ml.so.1
 SCRIPT=$TMP/nvml.script
 script() { printf '%s\n' "$@" >"$SCRIPT.new" && mv "$SCRIPT.new" "$SCRIPT"; }
 
+# Wall-clock bounds are this machine's: the same command without the hang,
+# timed first, plus what the hang may add (`check` waits 3 s for NVML, a
+# stop 0.3 s for its thread), plus as much again for the noise: on a VM 30
+# times slower a fixed 10 s would fail a check that returned on time.
+ms_now() { date +%s%3N; }
+# bound_s NORMAL_MS ADD_MS: seconds a run may take: twice the normal run,
+# what the hang adds, 2 s
+bound_s() { echo $(((2 * $1 + $2 + 2000 + 999) / 1000)); }
+
 # --- check ------------------------------------------------------------------------
 line() { env "$@" "$IG" check 2>/dev/null | grep '^INFO nvml'; }
 l=$(line INGERO_TOP_NVML=/nonexistent/libnvidia-ml.so.1)
 [[ $l == *"no device meters: /nonexistent/libnvidia-ml.so.1 not found"* ]] && ok "check, no library: $l" || bad "check, no library: '$l'"
+t0=$(ms_now)
 l=$(line INGERO_TOP_NVML="$NV" SHIM_NVML="devices=2;0.name=NVIDIA H100 80GB HBM3")
+check_ms=$(($(ms_now) - t0))
 [[ $l == *"device meters on: driver 580.95.05, 2 devices (NVIDIA H100 80GB HBM3, Shim GPU 1)"* ]] &&
 	ok "check, NVML works: $l" || bad "check, NVML works: '$l'"
 l=$(line INGERO_TOP_NVML="$NV" SHIM_NVML="error.nvmlInit_v2=9")
 [[ $l == *"no device meters: nvmlInit_v2: Driver Not Loaded (9)"* ]] && ok "check, init fails: $l" || bad "check, init fails: '$l'"
-start=$SECONDS
+t0=$(ms_now)
 l=$(line INGERO_TOP_NVML="$NV" SHIM_NVML="hang.nvmlDeviceGetCount_v2=forever")
+took=$(($(ms_now) - t0)) most=$(bound_s "$check_ms" 3300)
 [[ $l == *"NVML did not answer within 3 s: nvmlDeviceGetCount_v2 not answering"* ]] &&
 	ok "check, a call hangs: $l" || bad "check, a call hangs: '$l'"
-[ $((SECONDS - start)) -le 10 ] && ok "check returns with the call still hung" || bad "check took $((SECONDS - start)) s"
+[ "$took" -le $((1000 * most)) ] &&
+	ok "check returns with the call still hung: $took ms (at most $most s: it takes $check_ms ms without)" ||
+	bad "check took $took ms with the call hung, $check_ms ms without (at most $most s)"
 [ "$(env INGERO_TOP_NVML="$NV" "$IG" check 2>/dev/null | grep -c nvml)" = 1 ] && ok "one line" || bad "not one line"
 
 # --- live frames --------------------------------------------------------------------
@@ -100,13 +114,21 @@ kill -INT "$ig"
 wait "$ig"
 expect_eq "live: exit status" "$?" 0
 
-# a call hung for good: ingero-top still exits on time
+# a call hung for good: ingero-top still exits on time (the same run
+# without the hang first, for this machine's time)
+script devices=1
+t0=$(ms_now)
+INGERO_TOP_NVML=$NV SHIM_NVML_FILE=$SCRIPT "$IG" --batch -n 3 -d 0.5 --pid "$wl" >"$TMP/fine.txt" 2>&1
+fine_ms=$(($(ms_now) - t0))
 script devices=1 "hang.nvmlDeviceGetUtilizationRates=forever"
-start=$SECONDS
+t0=$(ms_now)
 INGERO_TOP_NVML=$NV SHIM_NVML_FILE=$SCRIPT "$IG" --batch -n 3 -d 0.5 --pid "$wl" >"$TMP/hung.txt" 2>&1
 rc=$?
+took=$(($(ms_now) - t0)) most=$(bound_s "$fine_ms" 300)
 expect_eq "hung for good: exit status" "$rc" 0
-[ $((SECONDS - start)) -le 15 ] && ok "hung for good: exited in $((SECONDS - start)) s" || bad "hung for good: $((SECONDS - start)) s"
+[ "$took" -le $((1000 * most)) ] &&
+	ok "hung for good: exited in $took ms (at most $most s: $fine_ms ms without the hang)" ||
+	bad "hung for good: $took ms, $fine_ms ms without the hang (at most $most s)"
 
 # --- the recording ---------------------------------------------------------------------
 rows=$(sqlite3 "$TMP/run.db" "SELECT COUNT(*) FROM events WHERE source = 8 AND op = 1")
