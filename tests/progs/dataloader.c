@@ -339,9 +339,9 @@ int main(int argc, char **argv)
 	check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 	fprintf(stderr,
 		"dataloader: pid=%d workers=%d steps=%ld wall_s=%.3f step_ms=%.3f "
-		"waiting_for_batches=%.0f%%\n",
+		"waiting_for_batches=%.0f%% wait_pct=%.2f\n",
 		(int)getpid(), opt.workers, steps, wall, steps ? wall * 1e3 / (double)steps : 0.0,
-		wall > 0 ? 100 * wait_s / wall : 0.0);
+		wall > 0 ? 100 * wait_s / wall : 0.0, wall > 0 ? 100 * wait_s / wall : 0.0);
 	free(hbuf);
 	return 0;
 }
