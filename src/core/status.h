@@ -24,7 +24,8 @@ struct ig_status {
 	char host[64];
 	uint64_t now_ns;          /* event time now (Unix ns) */
 	double events_per_s;      /* events ingested per second, last interval */
-	uint64_t events_total;
+	uint64_t events_total;	  /* events ingested; a replay: up to its position (a seek
+				   * back counts again from the start) */
 	uint64_t drops_kernel;    /* ring-buffer reservation failures, all CPUs */
 	uint64_t drops_user;      /* events read but not processed */
 	int probes_attached;      /* uprobe/uretprobe links attached */

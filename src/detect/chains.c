@@ -191,6 +191,8 @@ struct ig_detect *detect_new(const struct ig_detect_cfg *cfg)
 
 void detect_free(struct ig_detect *d)
 {
+	if (d)
+		free(d->ids);
 	free(d);
 }
 
@@ -221,6 +223,29 @@ const struct ig_chain *detect_find(const struct ig_detect *d, uint32_t id)
 uint64_t detect_generation(const struct ig_detect *d)
 {
 	return d ? d->gen : 0;
+}
+
+/* The id of the chain with this key first detected at now: the one it had
+ * before a reset, else the next. Remembered up to IDS_MAX chains (then new
+ * ids stay unique, no longer the same after a seek back). */
+#define IDS_MAX 65536
+static uint32_t chain_id(struct ig_detect *d, uint64_t key, uint64_t now)
+{
+	for (size_t i = d->nids; i-- > 0;)
+		if (d->ids[i].key == key && d->ids[i].first_ns == now)
+			return d->ids[i].id;
+	uint32_t id = ++d->next_id;
+	if (d->nids == d->capids && d->capids < IDS_MAX) {
+		size_t cap = d->capids ? d->capids * 2 : 64;
+		struct detect_id *v = realloc(d->ids, cap * sizeof(*v));
+		if (v) {
+			d->ids = v;
+			d->capids = cap;
+		}
+	}
+	if (d->nids < d->capids)
+		d->ids[d->nids++] = (struct detect_id){.key = key, .first_ns = now, .id = id};
+	return id;
 }
 
 /* Per-op classes (allocator spikes, cold start) are one chain per (class,
@@ -288,7 +313,7 @@ void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 		}
 		c = &d->c[i];
 		memset(c, 0, sizeof(*c));
-		c->id = ++d->next_id;
+		c->id = chain_id(d, key, now);
 		put(c->id_str, sizeof(c->id_str), "chain-%04u", c->id);
 		c->key = key;
 		c->first_seen_ns = now;

@@ -155,7 +155,9 @@ struct ig_detect;
 /* cfg is copied; NULL = defaults. detect_free(NULL) is a no-op. */
 struct ig_detect *detect_new(const struct ig_detect_cfg *cfg);
 void detect_free(struct ig_detect *d);
-/* Forgets every chain (the r key, a new model after a backward seek). */
+/* Forgets every chain (the r key, a new model after a backward seek). The
+ * ids stay given: a chain detected again with the same key at the same
+ * event time gets the id it had (a straight run's), a new one the next. */
 void detect_reset(struct ig_detect *d);
 /* Judges one window and updates the chains; w->now_ns is the event time of
  * the evaluation (a second boundary). */

@@ -14,6 +14,11 @@
 
 #define NS 1000000000ull
 
+struct detect_id {
+	uint64_t key, first_ns;
+	uint32_t id;
+};
+
 struct ig_detect {
 	struct ig_detect_cfg cfg;
 	struct ig_chain c[IG_CHAIN_MAX];
@@ -21,6 +26,12 @@ struct ig_detect {
 	int order[IG_CHAIN_MAX];
 	uint8_t fired_now[IG_CHAIN_MAX];
 	uint32_t next_id;
+	/* the ids given, by (key, first detection): a chain detected again at
+	 * the same event time after a reset (a seek back rebuilds the model)
+	 * gets its id again, so ids follow the order of first detection over
+	 * the whole stream whatever the seeks (chains.c chain_id) */
+	struct detect_id *ids;
+	size_t nids, capids;
 	uint64_t gen;
 	int end;	      /* detect_set_end */
 	char why_none[160];   /* detect_why_none */

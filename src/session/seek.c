@@ -56,6 +56,10 @@ static int rebuild(struct session *s)
 		stacks_reset(s->stacks);
 	s->pos_ns = s->st.replay_start_ns;
 	s->at_end = false;
+	/* the count is the events up to the position, not every one ingested
+	 * again; the rate starts over rather than count the rebuild */
+	s->st.events_total = s->rate_events0 = 0;
+	s->rate_t0_ns = ig_unix_now_ns();
 	return 0;
 }
 
