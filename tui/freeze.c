@@ -69,7 +69,11 @@ void tui_frozen_free(struct tui_frozen *f)
 }
 
 /* Notes activity: a copy at each refresh that saw new calls (the window at
- * the last activity, when the work stops), and whether it stopped. */
+ * the last activity, when the work stops), and whether it stopped. Paused,
+ * only the copy is kept up to date: the work may stop during the pause, and
+ * the view after it must be the last activity's, not the model's at the
+ * resume (its window moved on, its chains resolved); whether it stopped
+ * is decided at the resume. */
 static void track_activity(struct tui *t)
 {
 	struct ig_model_totals tot;
@@ -77,11 +81,14 @@ static void track_activity(struct tui *t)
 	if (tot.calls != t->last_calls) { /* new calls (or a reset, or a seek back) */
 		t->last_calls = tot.calls;
 		t->active_ns = tot.now_ns;
-		t->ended = 0;
+		if (!t->paused)
+			t->ended = 0;
 		if (tot.calls)
 			take_live(t, &t->last);
 		return;
 	}
+	if (t->paused)
+		return;
 	int was = t->ended;
 	t->ended =
 	    t->last.m && tot.calls && tot.now_ns >= t->active_ns + TUI_QUIET_S * 1000000000ull;
@@ -104,6 +111,11 @@ double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life)
 {
 	return t->life ? fig_rate(calls_life, t->span_life_ns)
 		       : fig_rate(calls_win, t->span_win_ns);
+}
+
+void tui_watch(struct tui *t)
+{
+	track_activity(t);
 }
 
 void tui_refresh(struct tui *t)

@@ -206,6 +206,8 @@ static void after_events(struct tui *t, struct loop *L)
 	if (now >= t->next_refresh_ms) {
 		if (!t->paused)
 			tui_refresh(t);
+		else
+			tui_watch(t);
 		prom_serve_publish(session_model(t->s), session_detect(t->s), session_status(t->s));
 		t->next_refresh_ms = now + (uint64_t)t->interval_ms;
 		L->relayout = L->dirty = 1;

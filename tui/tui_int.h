@@ -337,6 +337,9 @@ void tui_frozen_free(struct tui_frozen *f);
 /* Reads the model again: activity, the main screen's snapshot, the screen
  * on top. */
 void tui_refresh(struct tui *t);
+/* Paused: keeps the copy of the last activity up to date (the periodic
+ * refresh while the screens are frozen). */
+void tui_watch(struct tui *t);
 /* p: every screen freezes at one copy (on), or follows the live model. */
 void tui_pause(struct tui *t, int on);
 /* Notes the spans of tui_model() (the denominators of the rates). */
