@@ -67,11 +67,19 @@ for size in $SIZES; do
 	expect '^HIGH ' "$size: nothing was reset"
 
 	# what a column means: e, the sort keys, the F6 menu
-	# n leaves the focus on the alerts pane: Tab to the op table first
+	# n leaves the focus on the alerts pane: Tab to the op table first (each
+	# e waits up to 3 s for its words: a slow redraw is not a wrong pane)
+	explained() {
+		local i
+		for i in $(seq 30); do
+			screen | grep -q 'GPU API: the CUDA' && return 0
+			sleep 0.1
+		done
+		return 1
+	}
 	for _ in 1 2 3; do
 		keys e
-		sleep 0.3
-		screen | grep -q 'GPU API: the CUDA' && break
+		explained && break
 		keys Tab
 	done
 	expect 'GPU API: the CUDA' "$size: e explains the sorted column"
