@@ -31,10 +31,12 @@ static const char query_usage[] =
     "  --timeline PID     the events of a process in time order\n"
     "  --timeout SECS     time limit of the statement (default 10)\n"
     "  --max-rows N       rows printed before the result is cut (default 100000)\n"
-    "  --max-bytes N      bytes of values before the result is cut (default 64M)\n"
+    "  --max-bytes N      memory the rows may take before the result is cut: 16 bytes\n"
+    "                     a value and its text (default 64M)\n"
     "  -h, --help         this help\n"
     "\n"
-    "Refused: anything that writes, ATTACH, pragmas that set a value, load_extension,\n"
+    "Refused, with what and why: anything that writes, ATTACH, pragmas that set a\n"
+    "value or do not only report (as PRAGMA or pragma_NAME()), load_extension,\n"
     "several statements. Exit 0 on success, 1 when refused, failed or cut, 2 on usage.\n";
 
 enum { Q_CSV = 300, Q_JSON, Q_OPS, Q_CHAINS, Q_SLOWEST, Q_TIMELINE, Q_TIMEOUT, Q_ROWS, Q_BYTES };

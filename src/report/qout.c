@@ -3,31 +3,34 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/escape.h"
 
-/* A value as the table and CSV show it, escaped; malloc'd. */
-static char *cell_text(const struct query_cell *v)
+/* A value as the table and CSV show it, escaped: a number or NULL in num
+ * (nlen bytes), text and blobs malloc'd into *own (free it); NULL when out
+ * of memory. One value at a time, so an output takes no more memory than
+ * its largest value. */
+static const char *cell_str(const struct query_cell *v, char *num, size_t nlen, char **own)
 {
-	char num[64];
+	*own = NULL;
 	switch (v->type) {
 	case QV_INT:
-		snprintf(num, sizeof(num), "%" PRId64, v->i);
-		return strdup(num);
+		snprintf(num, nlen, "%" PRId64, v->i);
+		return num;
 	case QV_REAL:
-		snprintf(num, sizeof(num), "%.10g", v->r);
-		return strdup(num);
+		snprintf(num, nlen, "%.10g", v->r);
+		return num;
 	case QV_TEXT: {
 		size_t need = esc_text(NULL, 0, v->s, 0) + 1;
-		char *b = malloc(need);
-		if (b)
-			esc_text(b, need, v->s, 0);
-		return b;
+		if ((*own = malloc(need)))
+			esc_text(*own, need, v->s, 0);
+		return *own;
 	}
 	case QV_BLOB: {
-		char *b = malloc(v->n * 2 + 4);
+		char *b = *own = malloc((size_t)v->n * 2 + 4);
 		if (!b)
 			return NULL;
 		char *p = b + sprintf(b, "x'");
@@ -37,7 +40,8 @@ static char *cell_text(const struct query_cell *v)
 		return b;
 	}
 	}
-	return strdup("NULL");
+	snprintf(num, nlen, "NULL");
+	return num;
 }
 
 /* Characters of a UTF-8 string (escaped text is valid UTF-8). */
@@ -55,13 +59,25 @@ static void pad(FILE *f, size_t n)
 		fputc(' ', f);
 }
 
+/* The width of cell k in characters; -1 when out of memory. */
+static long cell_width(const struct query_result *r, uint64_t k)
+{
+	char num[64], *own;
+	const char *t = cell_str(&r->cells[k], num, sizeof(num), &own);
+	long w = t ? (long)width(t) : -1;
+	free(own);
+	return w;
+}
+
+/* Two passes over the cells: the widths, then the lines; each value is
+ * formatted when it is needed, never all at once. */
 static int write_table(FILE *f, const struct query_result *r)
 {
-	int nc = r->ncol;
+	int nc = r->ncol, rc = 0;
 	size_t *w = calloc((size_t)(nc ? nc : 1), sizeof(*w));
-	char **txt = calloc(r->nrows * (size_t)nc + 1, sizeof(*txt));
 	char **hdr = calloc((size_t)(nc ? nc : 1), sizeof(*hdr));
-	int rc = !w || !txt || !hdr ? -ENOMEM : 0;
+	if (!w || !hdr)
+		rc = -ENOMEM;
 	for (int c = 0; !rc && c < nc; c++) {
 		size_t need = esc_text(NULL, 0, r->cols[c], 0) + 1;
 		if (!(hdr[c] = malloc(need)))
@@ -70,10 +86,11 @@ static int write_table(FILE *f, const struct query_result *r)
 			w[c] = width(esc_str(hdr[c], need, r->cols[c], 0));
 	}
 	for (uint64_t k = 0; !rc && k < r->nrows * (uint64_t)nc; k++) {
-		if (!(txt[k] = cell_text(&r->cells[k])))
+		long cw = cell_width(r, k);
+		if (cw < 0)
 			rc = -ENOMEM;
-		else if (width(txt[k]) > w[k % (uint64_t)nc])
-			w[k % (uint64_t)nc] = width(txt[k]);
+		else if ((size_t)cw > w[k % (uint64_t)nc])
+			w[k % (uint64_t)nc] = (size_t)cw;
 	}
 	for (int c = 0; !rc && c < nc; c++) {
 		fputs(hdr[c], f);
@@ -88,23 +105,27 @@ static int write_table(FILE *f, const struct query_result *r)
 		fputs(c + 1 < nc ? "  " : "\n", f);
 	}
 	for (uint64_t row = 0; !rc && row < r->nrows; row++)
-		for (int c = 0; c < nc; c++) {
+		for (int c = 0; !rc && c < nc; c++) {
 			uint64_t k = row * (uint64_t)nc + (uint64_t)c;
-			int num = r->cells[k].type == QV_INT || r->cells[k].type == QV_REAL;
-			size_t gap = w[c] - width(txt[k]);
-			if (num)
+			char num[64], *own;
+			const char *t = cell_str(&r->cells[k], num, sizeof(num), &own);
+			if (!t) {
+				rc = -ENOMEM;
+				break;
+			}
+			int isnum = r->cells[k].type == QV_INT || r->cells[k].type == QV_REAL;
+			size_t gap = w[c] - width(t);
+			if (isnum)
 				pad(f, gap);
-			fputs(txt[k], f);
+			fputs(t, f);
+			free(own);
 			if (c + 1 < nc)
-				pad(f, (num ? 0 : gap) + 2);
+				pad(f, (isnum ? 0 : gap) + 2);
 			else
 				fputc('\n', f);
 		}
-	for (uint64_t k = 0; txt && k < r->nrows * (uint64_t)nc; k++)
-		free(txt[k]);
 	for (int c = 0; hdr && c < nc; c++)
 		free(hdr[c]);
-	free(txt);
 	free(hdr);
 	free(w);
 	return rc;
@@ -135,11 +156,12 @@ static int write_csv(FILE *f, const struct query_result *r)
 			const struct query_cell *v =
 			    &r->cells[row * (uint64_t)r->ncol + (uint64_t)c];
 			if (v->type != QV_NULL) {
-				char *t = cell_text(v);
+				char num[64], *own;
+				const char *t = cell_str(v, num, sizeof(num), &own);
 				if (!t)
 					return -ENOMEM;
 				csv_field(f, t);
-				free(t);
+				free(own);
 			}
 			fputc(c + 1 < r->ncol ? ',' : '\n', f);
 		}
@@ -156,13 +178,36 @@ static json_t *json_cell(const struct query_cell *v, qout_text_fn text)
 	case QV_TEXT:
 		return text ? text(v->s, v->n) : ig_json_strn(v->s, v->n);
 	case QV_BLOB: {
-		char *t = cell_text(v);
+		char num[64], *own;
+		const char *t = cell_str(v, num, sizeof(num), &own);
 		json_t *j = t ? json_string(t) : NULL;
-		free(t);
+		free(own);
 		return j;
 	}
 	}
 	return json_null();
+}
+
+/* Row row as a JSON array. */
+static json_t *json_row(const struct query_result *r, uint64_t row, qout_text_fn text)
+{
+	json_t *a = json_array();
+	int bad = !a;
+	for (int c = 0; !bad && c < r->ncol; c++)
+		bad |= ig_json_push(
+		    a, json_cell(&r->cells[row * (uint64_t)r->ncol + (uint64_t)c], text));
+	if (bad) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+static json_t *json_truncated(const struct query_result *r)
+{
+	return r->cut == QUERY_CUT_ROWS	   ? json_string("rows")
+	       : r->cut == QUERY_CUT_BYTES ? json_string("bytes")
+					   : json_false();
 }
 
 json_t *qout_json(const struct query_result *r, qout_text_fn text)
@@ -171,25 +216,59 @@ json_t *qout_json(const struct query_result *r, qout_text_fn text)
 	int bad = !o || !cols || !rows;
 	for (int c = 0; c < r->ncol; c++)
 		bad |= ig_json_push(cols, ig_json_str(r->cols[c]));
-	for (uint64_t row = 0; !bad && row < r->nrows; row++) {
-		json_t *a = json_array();
-		for (int c = 0; c < r->ncol; c++)
-			bad |= ig_json_push(
-			    a, json_cell(&r->cells[row * (uint64_t)r->ncol + (uint64_t)c], text));
-		bad |= ig_json_push(rows, a);
-	}
+	for (uint64_t row = 0; !bad && row < r->nrows; row++)
+		bad |= ig_json_push(rows, json_row(r, row, text));
 	bad |= ig_json_set(o, "columns", cols);
 	bad |= ig_json_set(o, "rows", rows);
 	bad |= ig_json_set(o, "row_count", ig_json_u64(r->nrows));
-	bad |= ig_json_set(o, "truncated",
-			   r->cut == QUERY_CUT_ROWS    ? json_string("rows")
-			   : r->cut == QUERY_CUT_BYTES ? json_string("bytes")
-						       : json_false());
+	bad |= ig_json_set(o, "truncated", json_truncated(r));
 	if (bad) {
 		json_decref(o);
 		return NULL;
 	}
 	return o;
+}
+
+/* Writes compact JSON of v and frees v; -ENOMEM or -EIO. */
+static int put_json(FILE *f, json_t *v)
+{
+	char *s = v ? ig_json_dumps(v) : NULL;
+	json_decref(v);
+	if (!s)
+		return -ENOMEM;
+	int bad = fputs(s, f) == EOF;
+	free(s);
+	return bad ? -EIO : 0;
+}
+
+/* qout_json's text, written a row at a time: the same bytes without the
+ * tree of the whole result (which took ten times the result's memory). */
+static int write_json(FILE *f, const struct query_result *r)
+{
+	json_t *cols = json_array();
+	int rc = cols ? 0 : -ENOMEM;
+	for (int c = 0; !rc && c < r->ncol; c++)
+		rc = ig_json_push(cols, ig_json_str(r->cols[c])) ? -ENOMEM : 0;
+	if (rc) {
+		json_decref(cols);
+		return rc;
+	}
+	fputs("{\"columns\":", f);
+	rc = put_json(f, cols);
+	if (!rc)
+		fputs(",\"rows\":[", f);
+	for (uint64_t row = 0; !rc && row < r->nrows; row++) {
+		if (row)
+			fputc(',', f);
+		rc = put_json(f, json_row(r, row, NULL));
+	}
+	if (!rc)
+		fprintf(f, "],\"row_count\":%" PRIu64 ",\"truncated\":", r->nrows);
+	if (!rc)
+		rc = put_json(f, json_truncated(r));
+	if (!rc && fputs("}\n", f) == EOF)
+		rc = -EIO;
+	return rc;
 }
 
 char *qout_cut_msg(char *buf, size_t n, const struct query_result *r)
@@ -212,15 +291,12 @@ char *qout_cut_msg(char *buf, size_t n, const struct query_result *r)
 int qout_write(FILE *f, const struct query_result *r, int fmt)
 {
 	int rc = 0;
-	if (fmt == QOUT_JSON) {
-		json_t *o = qout_json(r, NULL);
-		rc = o ? ig_json_write_line(f, o) : -ENOMEM;
-		json_decref(o);
-	} else if (fmt == QOUT_CSV) {
+	if (fmt == QOUT_JSON)
+		rc = write_json(f, r);
+	else if (fmt == QOUT_CSV)
 		rc = write_csv(f, r);
-	} else {
+	else
 		rc = write_table(f, r);
-	}
 	if (!rc && ferror(f))
 		rc = -EIO;
 	return rc;

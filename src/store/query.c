@@ -264,6 +264,18 @@ static int progress(void *ctx)
 	return 1;
 }
 
+/* The text and blob bytes of a result, in blocks of TEXT_BLOCK (a value
+ * above a quarter of that gets a block of its own): no allocation per
+ * value, and a block is filled in order, so the pages of its unused tail
+ * are never touched. */
+#define TEXT_BLOCK (256u << 10)
+
+struct query_text {
+	struct query_text *next;
+	size_t used, cap;
+	char b[];
+};
+
 void query_result_free(struct query_result *r)
 {
 	if (!r)
@@ -271,22 +283,49 @@ void query_result_free(struct query_result *r)
 	for (int c = 0; c < r->ncol && r->cols; c++)
 		free(r->cols[c]);
 	free(r->cols);
-	for (uint64_t k = 0; r->cells && k < r->nrows * (uint64_t)r->ncol; k++)
-		free(r->cells[k].s);
 	free(r->cells);
+	for (struct query_text *t = r->text, *next; t; t = next) {
+		next = t->next;
+		free(t);
+	}
 	free(r);
+}
+
+/* A copy of n bytes and a NUL in r's blocks; NULL when out of memory. */
+static const char *text_put(struct query_result *r, const void *p, size_t n)
+{
+	struct query_text *t = r->text;
+	if (!t || t->cap - t->used < n + 1) {
+		size_t cap = n + 1 > TEXT_BLOCK / 4 ? n + 1 : TEXT_BLOCK;
+		if (!(t = malloc(sizeof(*t) + cap)))
+			return NULL;
+		t->cap = cap;
+		t->used = 0;
+		if (cap == TEXT_BLOCK || !r->text) {
+			t->next = r->text;
+			r->text = t;
+		} else { /* behind the current block, which keeps filling */
+			t->next = r->text->next;
+			r->text->next = t;
+		}
+	}
+	char *d = t->b + t->used;
+	if (n)
+		memcpy(d, p, n);
+	d[n] = 0;
+	t->used += n + 1;
+	return d;
 }
 
 /* One row of st appended to r; 1 when a cap stops it (not appended). */
 static int take_row(sqlite3_stmt *st, struct query_result *r, uint64_t *cap)
 {
-	uint64_t bytes = 0;
 	int nc = r->ncol;
+	uint64_t bytes = (uint64_t)nc * sizeof(struct query_cell);
 	for (int c = 0; c < nc; c++) {
 		int t = sqlite3_column_type(st, c);
-		bytes += t == SQLITE_TEXT || t == SQLITE_BLOB
-			     ? (uint64_t)sqlite3_column_bytes(st, c)
-			     : 8;
+		if (t == SQLITE_TEXT || t == SQLITE_BLOB)
+			bytes += (uint64_t)sqlite3_column_bytes(st, c) + 1;
 	}
 	if (r->nrows >= r->max_rows) {
 		r->cut = QUERY_CUT_ROWS;
@@ -323,14 +362,10 @@ static int take_row(sqlite3_stmt *st, struct query_result *r, uint64_t *cap)
 			int blob = sqlite3_column_type(st, c) == SQLITE_BLOB;
 			const void *p = blob ? sqlite3_column_blob(st, c)
 					     : (const void *)sqlite3_column_text(st, c);
-			v->n = (size_t)sqlite3_column_bytes(st, c);
+			v->n = (uint32_t)sqlite3_column_bytes(st, c);
 			v->type = blob ? QV_BLOB : QV_TEXT;
-			v->s = malloc(v->n + 1);
-			if (!v->s)
+			if (!(v->s = text_put(r, p, v->n)))
 				return -ENOMEM;
-			if (v->n)
-				memcpy(v->s, p, v->n);
-			v->s[v->n] = 0;
 			break;
 		}
 		default:
@@ -381,7 +416,11 @@ static int prepare_one(struct query *q, const char *sql, sqlite3_stmt **st, char
 	q->auth.tail = 0;
 	int rc = sqlite3_prepare_v2(q->db, sql, -1, st, &tail);
 	if (q->auth.denied[0]) {
-		char w[80];
+		char w[80], vt[300];
+		sqlite3_finalize(*st);
+		*st = NULL;
+		if (!q->auth.prio && qy_refused_vtab(q, sql, vt, sizeof(vt)))
+			return qy_err(err, len, -EPERM, "refused: %s", vt);
 		return qy_err(err, len, -EPERM,
 			      "refused: %s: queries are read-only (one SELECT, or WITH ... SELECT)",
 			      q->auth.prio ? q->auth.denied : first_words(w, sizeof(w), sql));
@@ -558,6 +597,29 @@ int query_sessions(struct query *q, struct rec_session **out, size_t *n)
 		*out = NULL;
 		*n = 0;
 	}
+	return rc;
+}
+
+int query_event_rows(struct query *q, uint64_t *rows)
+{
+	static const char *const tables[] = {"events", "system_snapshots"};
+	int rc = 0;
+	*rows = 0;
+	for (int i = 0; i < q->n && !rc; i++)
+		for (int t = 0; t < 2 && !rc; t++) {
+			char sch[16], sql[96];
+			sqlite3_stmt *st = NULL;
+			if (!file_has_column(q, i, tables[t], "timestamp"))
+				continue;
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s.%s",
+				 qy_schema(sch, sizeof(sch), i), tables[t]);
+			if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) == SQLITE_OK &&
+			    sqlite3_step(st) == SQLITE_ROW)
+				*rows += (uint64_t)sqlite3_column_int64(st, 0);
+			else
+				rc = -EINVAL;
+			sqlite3_finalize(st);
+		}
 	return rc;
 }
 

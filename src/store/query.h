@@ -34,7 +34,9 @@ struct query;
 struct query_limits {
 	double timeout_s;   /* wall time of the statement (10 s) */
 	uint64_t max_rows;  /* rows kept before the result is cut (100 000) */
-	uint64_t max_bytes; /* bytes of values kept before the result is cut (64 MiB) */
+	uint64_t max_bytes; /* memory the kept rows take before the result is cut (64 MiB):
+			     * sizeof(struct query_cell) a value plus the bytes of its
+			     * text or blob and a NUL */
 };
 
 #define QUERY_DEFAULT_TIMEOUT_S 10.0
@@ -44,26 +46,34 @@ struct query_limits {
 
 enum query_type { QV_NULL = 0, QV_INT, QV_REAL, QV_TEXT, QV_BLOB };
 
+/* One value: 16 bytes, so that a result of small values stays small. */
 struct query_cell {
-	int type;  /* enum query_type */
-	int64_t i; /* QV_INT */
-	double r;  /* QV_REAL */
-	char *s;   /* QV_TEXT (NUL-terminated, may hold any byte) or QV_BLOB */
-	size_t n;  /* bytes of s */
+	union {
+		int64_t i;     /* QV_INT */
+		double r;      /* QV_REAL */
+		const char *s; /* QV_TEXT (NUL-terminated, may hold any byte) or QV_BLOB;
+				* owned by the result */
+	};
+	uint32_t n;   /* bytes of s (at most QUERY_MAX_VALUE_BYTES) */
+	int32_t type; /* enum query_type */
 };
 
 /* Why a result is short: the rows beyond the cap were not read. */
 enum query_cut { QUERY_CUT_NONE = 0, QUERY_CUT_ROWS, QUERY_CUT_BYTES };
 
-/* A result, owned by the caller (query_result_free). */
+/* A result, owned by the caller (query_result_free). Its memory is the
+ * cells plus the text and blob bytes, in large blocks: bytes is what it
+ * holds, below max_bytes. */
+struct query_text;
 struct query_result {
 	int ncol;
 	char **cols; /* column names */
 	uint64_t nrows;
 	struct query_cell *cells;     /* nrows * ncol, row-major */
-	uint64_t bytes;		      /* bytes of the values kept */
+	uint64_t bytes;		      /* memory of the rows kept (see max_bytes) */
 	int cut;		      /* enum query_cut */
 	uint64_t max_rows, max_bytes; /* the caps that applied */
+	struct query_text *text;      /* the blocks the values' bytes are in (query.c) */
 };
 
 /* Errors of query_open and query_run: -EINVAL (bad file, SQL error), -EPERM
@@ -97,6 +107,10 @@ const char *query_node(const struct query *q, int i);
  * without a sessions table give none. 0, or -ENOMEM. */
 int query_sessions(struct query *q, struct rec_session **out, size_t *n);
 void query_sessions_free(struct rec_session *v, size_t n);
+
+/* The rows of every file's events and system_snapshots tables (what a
+ * replay of the files delivers, about): 0 with *rows, or -EINVAL. */
+int query_event_rows(struct query *q, uint64_t *rows);
 
 /* The shortcuts' SQL for this handle (columns present, one file or
  * several), malloc'd; NULL when out of memory. arg is the shortcut's

@@ -35,5 +35,10 @@ void qy_warm_vtabs(sqlite3 *db);
 int qy_make_views(struct query *q, char *err, size_t len);
 int qy_authorize(void *ctx, int action, const char *a1, const char *a2, const char *db,
 		 const char *trigger);
+/* After a denied change of the schema while preparing sql, which is what
+ * opening a virtual table not made beforehand asks: the table-valued
+ * function or virtual table of sql that was refused and why, into out (n
+ * bytes); NULL when sql names none. */
+const char *qy_refused_vtab(struct query *q, const char *sql, char *out, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * (--ops, --chains, --slowest OP, --timeline PID) written for the columns
  * the files have, so the same shortcut works on ingero-top's recordings and
  * Ingero's databases. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,33 +268,110 @@ static void view_union(struct query *q, const char *table, const struct names *c
  * an eponymous virtual table (json_each, pragma_table_info...): the guard
  * would deny it. Preparing each once before the guard is on does that
  * check; nothing runs. */
+/* The table-valued functions a query may use are made before the
+ * authorizer is installed: making one later asks to change the schema,
+ * which the authorizer denies (qy_refused_vtab names it then). */
 void qy_warm_vtabs(sqlite3 *db)
 {
-	static const char *const vt[] = {
-	    "json_each",
-	    "json_tree",
-	    "pragma_table_info",
-	    "pragma_table_xinfo",
-	    "pragma_table_list",
-	    "pragma_index_list",
-	    "pragma_index_info",
-	    "pragma_index_xinfo",
-	    "pragma_foreign_key_list",
-	    "pragma_database_list",
-	    "pragma_collation_list",
-	    "pragma_function_list",
-	    "pragma_module_list",
-	    "pragma_pragma_list",
-	    "pragma_compile_options",
-	    NULL,
-	};
-	for (int i = 0; vt[i]; i++) {
-		char sql[80];
+	static const char *const vt[] = {"json_each", "json_tree"};
+	char sql[96];
+	for (size_t i = 0; i < 2 + sizeof(ro_pragmas) / sizeof(*ro_pragmas) - 1; i++) {
 		sqlite3_stmt *st = NULL;
-		snprintf(sql, sizeof(sql), "SELECT * FROM %s", vt[i]);
+		if (i < 2)
+			snprintf(sql, sizeof(sql), "SELECT * FROM %s", vt[i]);
+		else
+			snprintf(sql, sizeof(sql), "SELECT * FROM pragma_%s", ro_pragmas[i - 2]);
 		sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 		sqlite3_finalize(st);
 	}
+}
+
+/* Past a literal at s ('text' or x'0a', quotes doubled inside). */
+static const char *skip_literal(const char *s)
+{
+	for (s = strchr(s, '\'') + 1; *s; s++)
+		if (*s == '\'' && *++s != '\'')
+			return s;
+	return s;
+}
+
+/* The next identifier of sql at *p, lower-cased into b (n bytes): a word,
+ * or a quoted name ("x", `x`, [x]); literals, numbers and comments are
+ * skipped. 0 at the end. */
+static int next_ident(const char **p, char *b, size_t n)
+{
+	const char *s = *p;
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		char close = c == '"' ? '"' : c == '`' ? '`' : c == '[' ? ']' : 0;
+		if (s[0] == '-' && s[1] == '-') {
+			s += strcspn(s, "\n");
+		} else if (s[0] == '/' && s[1] == '*') {
+			const char *e = strstr(s + 2, "*"
+						      "/");
+			s = e ? e + 2 : s + strlen(s);
+		} else if (c == '\'' || ((c == 'x' || c == 'X') && s[1] == '\'')) {
+			s = skip_literal(s);
+		} else if (isdigit(c)) {
+			while (isalnum((unsigned char)*s) || *s == '.')
+				s++;
+		} else if (close || isalpha(c) || c == '_') {
+			size_t o = 0;
+			for (s += close != 0; *s; s++) {
+				if (close && *s == close && *++s != close)
+					break; /* the end; a doubled quote is one */
+				if (!close && !isalnum((unsigned char)*s) && *s != '_' && *s != '$')
+					break;
+				if (o + 1 < n)
+					b[o++] = (char)tolower((unsigned char)*s);
+			}
+			b[o] = 0;
+			*p = s;
+			return 1;
+		} else {
+			s++;
+		}
+	}
+	*p = s;
+	return 0;
+}
+
+/* 1 when sql (one text column, ?1 bound to arg) gives a row. */
+static int any_row(sqlite3 *db, const char *sql, const char *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int found = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+const char *qy_refused_vtab(struct query *q, const char *sql, char *out, size_t n)
+{
+	char id[80];
+	const char *p = sql, *found = NULL;
+	sqlite3_set_authorizer(q->db, NULL, NULL); /* the handle's own look-ups */
+	while (!found && next_ident(&p, id, sizeof(id))) {
+		if (!strncmp(id, "pragma_", 7) && !in_list(ro_pragmas, id + 7) &&
+		    any_row(q->db, "SELECT 1 FROM pragma_pragma_list WHERE name = ?1", id + 7)) {
+			snprintf(out, n,
+				 "%s(): %s is not one of the pragmas a query may use (those "
+				 "that only report: table_info, index_list, page_count, ...)",
+				 id, id + 7);
+			found = out;
+		} else if (strcmp(id, "json_each") && strcmp(id, "json_tree") &&
+			   strncmp(id, "pragma_", 7) &&
+			   any_row(q->db, "SELECT 1 FROM pragma_module_list WHERE name = ?1", id)) {
+			snprintf(out, n,
+				 "the virtual table %s: a query may read the recordings' tables, "
+				 "json_each, json_tree and the pragmas that only report",
+				 id);
+			found = out;
+		}
+	}
+	sqlite3_set_authorizer(q->db, qy_authorize, &q->auth);
+	return found;
 }
 
 int qy_make_views(struct query *q, char *err, size_t len)
