@@ -1,29 +1,45 @@
 /* `ingero-top export --perfetto OUT.json [--since T] [--until T] [--pid P,...]
- * FILE.db...`: options, opening the recordings, writing the trace to a
- * temporary file renamed into place when complete. */
+ * [--max-events N] FILE.db...`: options, opening the recordings, the size
+ * said before a large trace, writing the trace to a temporary file
+ * (store/safefile.h: 0600, never through a link) renamed into place when
+ * complete. */
 #include "app/export.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/argcheck.h"
 #include "core/escape.h"
+#include "core/fmt.h"
 #include "core/source.h"
 #include "report/perfetto.h"
+#include "store/query.h"
 #include "store/replay.h"
+#include "store/safefile.h"
 
 #define MAX_FILES 64
 #define MAX_PIDS 64
+/* JSON bytes of an event, about: 270 to 330 in the shipped recordings */
+#define EVENT_BYTES 250
+/* recording bytes of a row, about, when its rows cannot be counted */
+#define ROW_BYTES 180
+/* a trace estimated larger than this is said before it is written */
+#define LARGE_BYTES (256ull << 20)
 
 static const char usage[] =
     "usage: ingero-top export --perfetto OUT.json [--since T] [--until T] [--pid PID,...]\n"
-    "                         FILE.db [FILE2.db ...]\n"
+    "                         [--max-events N] FILE.db [FILE2.db ...]\n"
     "\n"
     "Writes recordings (ingero-top's, flight-recorder saves, Ingero databases) as a\n"
     "Chrome trace-event JSON file for ui.perfetto.dev: a track per thread, CUDA calls\n"
@@ -35,7 +51,13 @@ static const char usage[] =
     "                       of the recordings (+12.5), Unix seconds (1767225600.5) or a\n"
     "                       UTC time (2026-01-01T00:00:05Z, 2026-01-01T00:00:05.25Z)\n"
     "  --pid PID,...        keep these processes only\n"
-    "  -h, --help           this help\n";
+    "  --max-events N       write the first N events only; the trace and stderr say\n"
+    "                       it was cut and how many events were left out (exit 0)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "OUT.json is created 0600 (an existing OUT.json must be a regular file of yours,\n"
+    "not a link). A trace estimated above 256 MiB is said on stderr before it is\n"
+    "written.\n";
 
 struct when {
 	int set, rel;
@@ -116,6 +138,7 @@ static int parse_pids(const char *arg, uint32_t *pids, int *n)
 
 struct export_args {
 	const char *out;
+	uint64_t max_events;
 	struct when since, until;
 	uint32_t pids[MAX_PIDS];
 	int npids;
@@ -126,9 +149,13 @@ struct export_args {
 static int parse_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option lo[] = {
-	    {"perfetto", required_argument, NULL, 'o'}, {"since", required_argument, NULL, 's'},
-	    {"until", required_argument, NULL, 'u'},	{"pid", required_argument, NULL, 'p'},
-	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
+	    {"perfetto", required_argument, NULL, 'o'},
+	    {"since", required_argument, NULL, 's'},
+	    {"until", required_argument, NULL, 'u'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"max-events", required_argument, NULL, 'm'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int opt;
 	opterr = 0;
@@ -149,6 +176,16 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 			if (parse_pids(optarg, a->pids, &a->npids))
 				return bad("--pid", optarg, "expected PID[,PID...] (64 at most)");
 			break;
+		case 'm': {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || *end || errno || v < 1 ||
+			    v > 1000000000000ull)
+				return bad("--max-events", optarg, "expected a count, 1 to 10^12");
+			a->max_events = v;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return -1;
@@ -180,44 +217,131 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	return 0;
 }
 
-/* Writes the trace to path through a temporary file in the same folder. */
-static int write_trace(const char *path, struct ig_source *src, const struct perfetto_opts *o,
-		       struct perfetto_stats *st)
+static void say_error(const char *err)
 {
-	char err[512] = "", tmp[4200];
-	FILE *f = stdout;
-	int to_stdout = !strcmp(path, "-");
-	if (!to_stdout) {
-		snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-		f = fopen(tmp, "wex");
-		if (!f) {
-			char e[256];
-			fprintf(stderr, "ingero-top: export: cannot write %s: %s\n",
-				esc_str(e, sizeof(e), tmp, 0), strerror(errno));
-			return 1;
-		}
-		setvbuf(f, NULL, _IOFBF, 1 << 20);
+	fputs("ingero-top: export: ", stderr);
+	esc_fputs(stderr, err, 0);
+	fputc('\n', stderr);
+}
+
+/* The events and snapshots the recordings hold: their rows counted, or
+ * their sizes divided by a row's when a file cannot be counted. */
+static uint64_t rows_of(const struct export_args *a)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < a->nfiles; i++) {
+		char err[256];
+		uint64_t n = 0;
+		struct stat sb;
+		struct query *q = query_open(&a->files[i], 1, err, sizeof(err));
+		if (q && !query_event_rows(q, &n))
+			total += n;
+		else if (!stat(a->files[i], &sb))
+			total += (uint64_t)sb.st_size / ROW_BYTES;
+		query_free(q);
 	}
+	return total;
+}
+
+/* Before writing: a warning when the trace will be large (its rows in the
+ * time range, a share of the span, at EVENT_BYTES each). */
+static void say_size(const struct export_args *a, const struct perfetto_opts *o, uint64_t start,
+		     uint64_t end)
+{
+	double rows = (double)rows_of(a);
+	if (end > start && (o->since_ns || o->until_ns)) {
+		uint64_t s = o->since_ns > start ? o->since_ns : start;
+		uint64_t e = o->until_ns && o->until_ns < end ? o->until_ns : end;
+		rows = e > s ? rows * (double)(e - s) / (double)(end - start) : 0;
+	}
+	if (o->max_events && rows > (double)o->max_events)
+		rows = (double)o->max_events;
+	double bytes = rows * EVENT_BYTES;
+	if (bytes < (double)LARGE_BYTES)
+		return;
+	char n[32], b[32];
+	/* --pid is not in the estimate: the rows of every process are counted */
+	fprintf(stderr,
+		"ingero-top: export: warning: a large trace: %s %s events, about %s of JSON; a "
+		"browser may not open it: narrow it with --since/--until or --pid, or cut it with "
+		"--max-events N\n",
+		o->npids ? "at most" : "about", fmt_count(n, sizeof(n), (uint64_t)rows, 6),
+		fmt_bytes(b, sizeof(b), (uint64_t)bytes));
+}
+
+/* The output: stdout for "-", else a safe temporary file beside path. */
+static FILE *open_out(const char *path, struct safefile **sf)
+{
+	char err[PATH_MAX + 256];
+	*sf = NULL;
+	if (!strcmp(path, "-"))
+		return stdout;
+	if (safefile_out_open(path, sf, err, sizeof(err))) {
+		say_error(err);
+		return NULL;
+	}
+	int fd = fcntl(safefile_fd(*sf), F_DUPFD_CLOEXEC, 3);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		snprintf(err, sizeof(err), "cannot write %s: %s", path, strerror(errno));
+		say_error(err);
+		if (fd >= 0)
+			close(fd);
+		safefile_unlink(*sf);
+		safefile_close(*sf);
+		*sf = NULL;
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+/* Writes the trace to f, then puts the file in place (sf); 0 or 1. */
+static int write_trace(FILE *f, struct safefile *sf, struct ig_source *src,
+		       const struct perfetto_opts *o, struct perfetto_stats *st)
+{
+	char err[PATH_MAX + 256] = "";
 	int rc = perfetto_export(f, src, o, st, err, sizeof(err));
-	if (to_stdout)
-		return rc ? (fprintf(stderr, "ingero-top: export: %s\n", err), 1) : 0;
-	if (fclose(f) && !rc) {
+	if (sf && fclose(f) && !rc) {
 		rc = -EIO;
 		snprintf(err, sizeof(err), "cannot write the trace: %s", strerror(errno));
 	}
-	if (!rc && rename(tmp, path)) {
-		rc = -errno;
-		snprintf(err, sizeof(err), "cannot rename the trace into place: %s",
-			 strerror(errno));
-	}
-	if (rc) {
-		unlink(tmp);
-		fputs("ingero-top: export: ", stderr);
-		esc_fputs(stderr, err, 0);
-		fputc('\n', stderr);
-		return 1;
-	}
-	return 0;
+	if (sf && !rc)
+		rc = safefile_out_commit(sf, err, sizeof(err));
+	if (rc)
+		say_error(err);
+	if (sf && rc)
+		safefile_unlink(sf);
+	safefile_close(sf);
+	return rc ? 1 : 0;
+}
+
+static void say_done(const struct export_args *a, const struct perfetto_stats *st, uint64_t start)
+{
+	char e[256], cut[64] = "";
+	if (st->cut_ns)
+		snprintf(cut, sizeof(cut), ", cut at %" PRIu64 " events", a->max_events);
+	fprintf(stderr,
+		"ingero-top: exported %s%s: %llu calls, %llu off-CPU intervals, %llu wake-ups, "
+		"%llu chains, %llu threads in %llu processes\n",
+		esc_str(e, sizeof(e), a->out, 0), cut, (unsigned long long)st->calls,
+		(unsigned long long)st->offcpu, (unsigned long long)st->flows,
+		(unsigned long long)st->chains, (unsigned long long)st->threads,
+		(unsigned long long)st->processes);
+	if (st->summarised)
+		fprintf(stderr,
+			"ingero-top: export: %llu calls the recording summarised "
+			"(--record-rate) are not in the trace: only the calls kept as "
+			"rows (docs/recording.md)\n",
+			(unsigned long long)st->summarised);
+	if (st->cut_ns)
+		fprintf(stderr,
+			"ingero-top: export: the trace is cut: --max-events %" PRIu64
+			" reached at +%.3f s; %" PRIu64 " more events (and chains) were left "
+			"out: export a range with --since/--until, or raise --max-events\n",
+			a->max_events,
+			st->cut_ns > start ? (double)(st->cut_ns - start) / 1e9 : 0.0,
+			st->left_out);
 }
 
 int export_main(int argc, char **argv)
@@ -242,31 +366,24 @@ int export_main(int argc, char **argv)
 	struct perfetto_opts o = {.since_ns = resolve(&a.since, start),
 				  .until_ns = resolve(&a.until, start),
 				  .pids = a.pids,
-				  .npids = a.npids};
+				  .npids = a.npids,
+				  .max_events = a.max_events};
 	if (o.since_ns && o.until_ns && o.until_ns < o.since_ns) {
 		src->ops->free(src);
 		fprintf(stderr, "ingero-top: export: --until is before --since\n");
 		return 2;
 	}
 	struct perfetto_stats st;
-	r = write_trace(a.out, src, &o, &st);
-	src->ops->free(src);
-	if (!r) {
-		char e[256];
-		fprintf(
-		    stderr,
-		    "ingero-top: exported %s: %llu calls, %llu off-CPU intervals, %llu wake-ups, "
-		    "%llu chains, %llu threads in %llu processes\n",
-		    esc_str(e, sizeof(e), a.out, 0), (unsigned long long)st.calls,
-		    (unsigned long long)st.offcpu, (unsigned long long)st.flows,
-		    (unsigned long long)st.chains, (unsigned long long)st.threads,
-		    (unsigned long long)st.processes);
-		if (st.summarised)
-			fprintf(stderr,
-				"ingero-top: export: %llu calls the recording summarised "
-				"(--record-rate) are not in the trace: only the calls kept as "
-				"rows (docs/recording.md)\n",
-				(unsigned long long)st.summarised);
+	struct safefile *sf;
+	FILE *f = open_out(a.out, &sf);
+	if (f) {
+		say_size(&a, &o, start, end);
+		r = write_trace(f, sf, src, &o, &st);
 	}
+	src->ops->free(src);
+	if (!f)
+		return 1;
+	if (!r)
+		say_done(&a, &st, start);
 	return r;
 }

@@ -1,7 +1,8 @@
-/* The Perfetto (Chrome trace-event JSON) export: small growable tables of
- * processes, thread tracks and stacks, the stream of events written one
- * JSON object each as the replay source delivers them, then chains,
- * metadata and the trailer. See perfetto.h. */
+/* The Perfetto (Chrome trace-event JSON) export: small growable tables
+ * (report/keytab.h) of processes, thread tracks and stacks, the stream of
+ * events written one JSON object each as the replay source delivers them
+ * (up to max_events, the rest counted), then chains, metadata and the
+ * trailer. See perfetto.h. */
 #include "report/perfetto.h"
 
 #include <errno.h>
@@ -9,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/htab.h"
 #include "core/json.h"
 #include "core/ops.h"
 #include "core/source.h"
+#include "report/keytab.h"
 #include "store/recfmt.h"
 #include "store/replay.h"
 
@@ -23,67 +24,6 @@
 #define GRID_NS 125		   /* 1/8 us: every timestamp exact in binary */
 #define MARGIN_NS 3600000000000ull /* the time base: an hour before the first event */
 #define RING 64			   /* slices of a track checked for partial overlaps */
-
-/* --- growable tables keyed by 64 bits ------------------------------------------------ */
-
-struct tab {
-	char *v; /* entries of size bytes, each starting with its uint64_t key */
-	size_t size, n, cap;
-	struct htab ht;
-};
-
-static int tab_init(struct tab *t, size_t size)
-{
-	memset(t, 0, sizeof(*t));
-	t->size = size;
-	t->cap = 64;
-	t->v = calloc(t->cap, size);
-	if (!t->v || ht_init(&t->ht, (unsigned)t->cap))
-		return -ENOMEM;
-	return 0;
-}
-
-static void tab_free(struct tab *t)
-{
-	free(t->v);
-	ht_free(&t->ht);
-}
-
-static void *tab_at(const struct tab *t, size_t i)
-{
-	return t->v + i * t->size;
-}
-
-/* The entry of key; a new zeroed one (key set) when create, else NULL.
- * Pointers into the table are valid until the next create. */
-static void *tab_get(struct tab *t, uint64_t key, int create)
-{
-	int32_t i = ht_get(&t->ht, key);
-	if (i >= 0)
-		return tab_at(t, (size_t)i);
-	if (!create)
-		return NULL;
-	if (t->n == t->cap) {
-		size_t cap = t->cap * 2;
-		char *v = realloc(t->v, cap * t->size);
-		struct htab h;
-		if (!v || ht_init(&h, (unsigned)cap)) {
-			t->v = v ? v : t->v;
-			return NULL;
-		}
-		t->v = v;
-		t->cap = cap;
-		ht_free(&t->ht);
-		t->ht = h;
-		for (size_t k = 0; k < t->n; k++)
-			ht_put(&t->ht, *(uint64_t *)tab_at(t, k), (int32_t)k);
-	}
-	char *e = tab_at(t, t->n);
-	memset(e, 0, t->size);
-	*(uint64_t *)e = key;
-	ht_put(&t->ht, key, (int32_t)t->n++);
-	return e;
-}
 
 /* --- the state of one export ---------------------------------------------------------------- */
 
@@ -121,7 +61,8 @@ struct px {
 	uint64_t base;
 	int multi;
 	uint64_t nwritten, flow_id;
-	struct tab tracks, procs, stacks;
+	uint64_t kept; /* events written, against max_events */
+	struct keytab tracks, procs, stacks;
 	uint8_t host_used[MAX_NODES];
 	int err;
 };
@@ -145,7 +86,7 @@ static void set_name(char *dst, const char *comm)
 
 static struct proc *proc_get(struct px *x, unsigned node, uint32_t pid)
 {
-	struct proc *p = tab_get(&x->procs, key_of(0, node, pid), 1);
+	struct proc *p = keytab_get(&x->procs, key_of(0, node, pid), 1);
 	if (!p) {
 		x->err = -ENOMEM;
 		return NULL;
@@ -170,7 +111,7 @@ static void proc_name(struct px *x, unsigned node, uint32_t pid, const char *com
 /* The track of a thread (waker = 0) or the wake-ups track of a process. */
 static struct track *track_get(struct px *x, unsigned node, uint32_t id, uint32_t pid, int waker)
 {
-	struct track *t = tab_get(&x->tracks, key_of(1 + waker, node, id), 1);
+	struct track *t = keytab_get(&x->tracks, key_of(1 + waker, node, id), 1);
 	if (!t) {
 		x->err = -ENOMEM;
 		return NULL;
@@ -313,7 +254,7 @@ static json_t *call_args(struct px *x, const struct ig_event *e)
 	if (e->other_pid)
 		r |= ig_json_set(a, "preempted_by", who(e->other_comm, e->other_pid));
 	r |= ig_json_set(a, "cpu", json_integer(e->cpu));
-	struct stk *k = e->stack_id ? tab_get(&x->stacks, e->stack_id, 0) : NULL;
+	struct stk *k = e->stack_id ? keytab_get(&x->stacks, e->stack_id, 0) : NULL;
 	if (k && k->frames)
 		r |= ig_json_set(a, "stack", json_incref(k->frames));
 	else if (e->stack_id) {
@@ -565,6 +506,12 @@ static void on_event(void *ctx, const struct ig_event *e)
 		x->st.filtered++;
 		return;
 	}
+	if (x->o.max_events && x->kept == x->o.max_events) {
+		if (!x->st.left_out++)
+			x->st.cut_ns = e->ts_ns ? e->ts_ns : 1;
+		return;
+	}
+	x->kept++;
 	if (e->kind == IG_EV_SNAPSHOT)
 		on_snapshot(x, e);
 	else if (e->kind == IG_EV_CALL)
@@ -613,14 +560,14 @@ static int frame_text(void *ctx, const struct rec_frame *f)
 static int stack_row(void *ctx, uint64_t hash, const char *ips, const char *frames)
 {
 	struct px *x = ctx;
-	if (!frames || !*frames || tab_get(&x->stacks, hash, 0))
+	if (!frames || !*frames || keytab_get(&x->stacks, hash, 0))
 		return 0;
 	json_t *arr = json_array();
 	if (!arr || recfmt_frames_parse(frames, frame_text, arr) || !json_array_size(arr)) {
 		json_decref(arr);
 		return 0;
 	}
-	struct stk *k = tab_get(&x->stacks, hash, 1);
+	struct stk *k = keytab_get(&x->stacks, hash, 1);
 	if (!k) {
 		json_decref(arr);
 		return -ENOMEM;
@@ -676,6 +623,10 @@ static void write_chains(struct px *x)
 			x->st.filtered++;
 			continue;
 		}
+		if (x->st.cut_ns && t >= x->st.cut_ns) {
+			x->st.left_out++;
+			continue;
+		}
 		int node = node_of(x, c[i].node), clipped = 0;
 		char name[160];
 		snprintf(name, sizeof(name), "[%s] %s", c[i].severity ? c[i].severity : "?",
@@ -721,7 +672,7 @@ static void write_metadata(struct px *x)
 {
 	char b[160], nb[40];
 	for (size_t i = 0; i < x->procs.n; i++) {
-		const struct proc *p = tab_at(&x->procs, i);
+		const struct proc *p = keytab_at(&x->procs, i);
 		if (!p->used)
 			continue;
 		const char *nm = p->name[0] ? p->name : "?";
@@ -734,7 +685,7 @@ static void write_metadata(struct px *x)
 		x->st.processes++;
 	}
 	for (size_t i = 0; i < x->tracks.n; i++) {
-		const struct track *t = tab_at(&x->tracks, i);
+		const struct track *t = keytab_at(&x->tracks, i);
 		uint32_t pid = trace_id(t->node, t->pid);
 		if (t->waker) {
 			meta(x, "thread_name", pid, WAKER_BASE + pid,
@@ -754,6 +705,22 @@ static void write_metadata(struct px *x)
 		snprintf(b, sizeof(b), "node %s", node_name(x, n, nb, sizeof(nb)));
 		meta(x, "process_name", HOST_BASE + n, HOST_BASE + n, b);
 	}
+}
+
+/* Where a cut trace stops, on the first node's track. */
+static void write_cut(struct px *x)
+{
+	char name[96];
+	int clipped = 0;
+	snprintf(name, sizeof(name), "export cut: --max-events %" PRIu64 " reached",
+		 x->o.max_events);
+	json_t *o = ev("i", name, "export", grid(x, x->st.cut_ns, &clipped), HOST_BASE, HOST_BASE);
+	json_t *a = json_object();
+	int r = !o || ig_json_set(o, "s", json_string("p"));
+	r |= ig_json_set(a, "left_out", ig_json_u64(x->st.left_out));
+	r |= ig_json_set(o, "args", a);
+	put(x, r ? (json_decref(o), NULL) : o);
+	x->host_used[0] = 1;
 }
 
 static void write_trailer(struct px *x)
@@ -784,11 +751,19 @@ static void write_trailer(struct px *x)
 		}
 	}
 	CNT(summarised);
+	CNT(left_out);
 #undef CNT
 	r |= ig_json_set(od, "generator", json_string("ingero-top " IG_VERSION));
 	r |= ig_json_set(od, "ts_base_unix_ns", ig_json_u64(x->base));
 	r |= ig_json_set(od, "files", files);
 	r |= ig_json_set(od, "counts", c);
+	if (s->cut_ns) {
+		json_t *cut = json_object();
+		r |= ig_json_set(cut, "max_events", ig_json_u64(x->o.max_events));
+		r |= ig_json_set(cut, "left_out", ig_json_u64(s->left_out));
+		r |= ig_json_set(cut, "at_unix_ns", ig_json_u64(s->cut_ns));
+		r |= ig_json_set(od, "cut", cut);
+	}
 	char *t = r ? NULL : ig_json_dumps_exact(od);
 	json_decref(od);
 	if (!t) {
@@ -807,10 +782,10 @@ static void write_trailer(struct px *x)
 static void px_free(struct px *x)
 {
 	for (size_t i = 0; x->stacks.v && i < x->stacks.n; i++)
-		json_decref(((struct stk *)tab_at(&x->stacks, i))->frames);
-	tab_free(&x->tracks);
-	tab_free(&x->procs);
-	tab_free(&x->stacks);
+		json_decref(((struct stk *)keytab_at(&x->stacks, i))->frames);
+	keytab_free(&x->tracks);
+	keytab_free(&x->procs);
+	keytab_free(&x->stacks);
 }
 
 static int stream(struct px *x, char *err, size_t errlen)
@@ -845,8 +820,9 @@ int perfetto_export(FILE *out, struct ig_source *src, const struct perfetto_opts
 	from -= from % 1000000000ull;
 	x.base = from > MARGIN_NS ? from - MARGIN_NS : 0;
 	int rc = 0;
-	if (tab_init(&x.tracks, sizeof(struct track)) || tab_init(&x.procs, sizeof(struct proc)) ||
-	    tab_init(&x.stacks, sizeof(struct stk))) {
+	if (keytab_init(&x.tracks, sizeof(struct track)) ||
+	    keytab_init(&x.procs, sizeof(struct proc)) ||
+	    keytab_init(&x.stacks, sizeof(struct stk))) {
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
 		goto out;
@@ -868,6 +844,8 @@ int perfetto_export(FILE *out, struct ig_source *src, const struct perfetto_opts
 		goto out;
 	if (!x.err)
 		write_chains(&x);
+	if (!x.err && x.st.cut_ns)
+		write_cut(&x);
 	if (!x.err)
 		write_metadata(&x);
 	if (!x.err)

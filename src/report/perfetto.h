@@ -27,7 +27,15 @@
  * 1/8 us so that every value is exact in binary; slices on one track are
  * nested or disjoint (a slice that overlaps an earlier one partially, which
  * only clock skew in a recording can cause, starts where the earlier one
- * ends: counted as trimmed). */
+ * ends: counted as trimmed).
+ *
+ * With max_events, the trace holds the first max_events events (calls,
+ * off-CPU intervals, process events, host snapshots) that pass the filters
+ * and the chains detected before the first event left out; the rest is
+ * still read, not written, so that what was left out is counted exactly.
+ * A cut trace says so: a process instant "export cut" (cat "export") on
+ * the first node's track at the time of the first event left out, and
+ * otherData.cut {max_events, left_out, at_unix_ns}. */
 #ifndef IG_PERFETTO_H
 #define IG_PERFETTO_H
 
@@ -41,6 +49,7 @@ struct perfetto_opts {
 	uint64_t since_ns, until_ns; /* keep what overlaps [since, until]; 0 = open */
 	const uint32_t *pids;	     /* keep these processes (real pids, any node) */
 	int npids;		     /* 0 = all */
+	uint64_t max_events;	     /* events written at most (see above); 0 = all */
 };
 
 /* What was written, also in otherData.counts. */
@@ -59,6 +68,8 @@ struct perfetto_stats {
 	uint64_t other;		/* events of kinds not exported (pages, block I/O, names) */
 	uint64_t summarised;	/* calls the files summarised (--record-rate): not in the trace */
 	uint64_t processes, threads;
+	uint64_t left_out; /* events and chains past max_events: not in the trace */
+	uint64_t cut_ns;   /* Unix ns of the first event left out; 0 = not cut */
 };
 
 /* Writes the whole trace of src (a replay source, store/replay.h) to out.

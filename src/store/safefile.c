@@ -1,6 +1,7 @@
-/* Safe recording files: the directory check, the O_NOFOLLOW|O_EXCL
+/* Safe output files: the directory check, the O_NOFOLLOW|O_EXCL
  * creation, the registry of held descriptors, and the SQLite VFS glue that
- * makes SQLite use them. See safefile.h. */
+ * makes SQLite use them (recordings); the same rules for a plain file
+ * written through a temporary file (exports). See safefile.h. */
 #include "store/safefile.h"
 
 #include <errno.h>
@@ -28,7 +29,9 @@ struct safefile {
 	int created;
 	off_t size;
 	char *path;
+	const char *verb; /* of the messages: "record to", "write" */
 	char base[NAME_MAX + 1];
+	char tmp[NAME_MAX + 1]; /* a plain output's temporary name; "" otherwise */
 	char dbname[40];
 	char refusal[NAME_MAX + 64]; /* why the last companion open was refused */
 	/* companions this handle created: their identity, to remove them */
@@ -92,11 +95,9 @@ static void comp_name(const struct safefile *sf, int suffix, char *out, size_t l
 	snprintf(out, len, "%s%s", sf->base, suffixes[suffix]);
 }
 
-/* Is this open descriptor a file we may write: regular, one link, ours? */
-static const char *not_ours(int fd, struct stat *sb)
+/* Is this a file we may write: regular, one link, ours? NULL when it is. */
+static const char *not_ours_st(const struct stat *sb)
 {
-	if (fstat(fd, sb))
-		return "cannot be examined";
 	if (!S_ISREG(sb->st_mode))
 		return "is not a regular file";
 	if (sb->st_uid != geteuid() && sb->st_uid != 0)
@@ -104,6 +105,12 @@ static const char *not_ours(int fd, struct stat *sb)
 	if (sb->st_nlink != 1)
 		return "has other hard links";
 	return NULL;
+}
+
+/* The same of an open descriptor (its stat into sb). */
+static const char *not_ours(int fd, struct stat *sb)
+{
+	return fstat(fd, sb) ? "cannot be examined" : not_ours_st(sb);
 }
 
 /* Opens a companion relative to the held directory: created O_EXCL, or an
@@ -303,9 +310,18 @@ const char *safefile_vfs(const char **why)
 	return install_why ? NULL : safe_vfs.zName;
 }
 
+/* Does name in dirfd still refer to the inode (dev, ino)? */
+static int names(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+	struct stat sb;
+	return !fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) && sb.st_dev == dev &&
+	       sb.st_ino == ino;
+}
+
 /* --- opening ------------------------------------------------------------------------ */
 
-static int fail(char *err, size_t len, int rc, const char *path, const char *fmt, ...)
+/* "cannot VERB PATH: why" into err; returns rc. */
+static int fail(char *err, size_t len, int rc, const struct safefile *sf, const char *fmt, ...)
 {
 	char why[PATH_MAX + 128];
 	va_list ap;
@@ -313,7 +329,7 @@ static int fail(char *err, size_t len, int rc, const char *path, const char *fmt
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	if (err && len)
-		snprintf(err, len, "cannot record to %s: %s", path, why);
+		snprintf(err, len, "cannot %s %s: %s", sf->verb, sf->path, why);
 	return rc;
 }
 
@@ -325,9 +341,9 @@ static int open_dir(const char *path, struct safefile *sf, char *err, size_t len
 	char dir[PATH_MAX];
 	const char *base = slash ? slash + 1 : path;
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-		return fail(err, len, -EISDIR, path, "is a directory");
+		return fail(err, len, -EISDIR, sf, "is a directory");
 	if (strlen(base) > NAME_MAX)
-		return fail(err, len, -ENAMETOOLONG, path, "file name too long");
+		return fail(err, len, -ENAMETOOLONG, sf, "file name too long");
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)
@@ -335,16 +351,16 @@ static int open_dir(const char *path, struct safefile *sf, char *err, size_t len
 	else if ((size_t)(slash - path) < sizeof(dir))
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	else
-		return fail(err, len, -ENAMETOOLONG, path, "path too long");
+		return fail(err, len, -ENAMETOOLONG, sf, "path too long");
 	snprintf(sf->base, sizeof(sf->base), "%s", base);
 	sf->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sf->dirfd < 0)
-		return fail(err, len, -errno, path, "%s", strerror(errno));
+		return fail(err, len, -errno, sf, "%s", strerror(errno));
 	struct stat sb;
 	if (fstat(sf->dirfd, &sb))
-		return fail(err, len, -errno, path, "%s", strerror(errno));
+		return fail(err, len, -errno, sf, "%s", strerror(errno));
 	if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX))
-		return fail(err, len, -EPERM, path,
+		return fail(err, len, -EPERM, sf,
 			    "its directory %s is writable by %s and has no sticky bit (another "
 			    "user could swap the file for a link); choose another directory",
 			    dir, sb.st_mode & S_IWOTH ? "everyone" : "its group");
@@ -364,11 +380,11 @@ static int clear_companions(struct safefile *sf, char *err, size_t len)
 			continue;
 		if (!S_ISREG(sb.st_mode) || (sb.st_uid != geteuid() && sb.st_uid != 0) ||
 		    sb.st_nlink != 1)
-			return fail(err, len, -EEXIST, sf->path,
+			return fail(err, len, -EEXIST, sf,
 				    "%s exists beside it and is not a file of ours", name);
 		if (unlinkat(sf->dirfd, name, 0) && errno != ENOENT)
-			return fail(err, len, -errno, sf->path, "cannot remove the stale %s: %s",
-				    name, strerror(errno));
+			return fail(err, len, -errno, sf, "cannot remove the stale %s: %s", name,
+				    strerror(errno));
 	}
 	return 0;
 }
@@ -380,21 +396,19 @@ static int open_file(struct safefile *sf, enum safefile_mode mode, char *err, si
 	sf->fd = openat(sf->dirfd, sf->base, fl | O_CREAT | O_EXCL, 0600);
 	sf->created = sf->fd >= 0;
 	if (sf->fd < 0 && errno == EEXIST && mode == SAFEFILE_CREATE)
-		return fail(err, len, -EEXIST, sf->path, "file exists");
+		return fail(err, len, -EEXIST, sf, "file exists");
 	if (sf->fd < 0 && errno == EEXIST)
 		sf->fd = openat(sf->dirfd, sf->base, fl);
 	if (sf->fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			return fail(err, len, -ELOOP, sf->path,
-				    "is a symbolic link (not following it)");
-		return fail(err, len, -e, sf->path, "%s",
-			    e == EISDIR ? "is a directory" : strerror(e));
+			return fail(err, len, -ELOOP, sf, "is a symbolic link (not following it)");
+		return fail(err, len, -e, sf, "%s", e == EISDIR ? "is a directory" : strerror(e));
 	}
 	struct stat sb;
 	const char *why = not_ours(sf->fd, &sb);
 	if (why)
-		return fail(err, len, -EPERM, sf->path, "exists and %s", why);
+		return fail(err, len, -EPERM, sf, "exists and %s", why);
 	fcntl(sf->fd, F_SETFL, fcntl(sf->fd, F_GETFL) & ~O_NONBLOCK);
 	sf->dev = sb.st_dev;
 	sf->ino = sb.st_ino;
@@ -415,24 +429,39 @@ static int enroll(struct safefile *sf)
 	return slot >= 0 ? 0 : -EMFILE;
 }
 
+/* A handle for path, or NULL with "cannot VERB PATH: out of memory". */
+static struct safefile *sf_new(const char *path, const char *verb, char *err, size_t len)
+{
+	struct safefile *sf = calloc(1, sizeof(*sf));
+	if (!sf || !(sf->path = strdup(path))) {
+		free(sf);
+		if (err && len)
+			snprintf(err, len, "cannot %s %s: out of memory", verb, path);
+		return NULL;
+	}
+	sf->fd = sf->dirfd = -1;
+	sf->verb = verb;
+	return sf;
+}
+
 int safefile_open(const char *path, enum safefile_mode mode, struct safefile **out, char *err,
 		  size_t errlen)
 {
 	const char *why = NULL;
 	*out = NULL;
-	if (!safefile_vfs(&why))
-		return fail(err, errlen, -ENOSYS, path, "%s", why);
-	struct safefile *sf = calloc(1, sizeof(*sf));
-	if (!sf || !(sf->path = strdup(path))) {
-		free(sf);
-		return fail(err, errlen, -ENOMEM, path, "out of memory");
+	if (!safefile_vfs(&why)) {
+		if (err && errlen)
+			snprintf(err, errlen, "cannot record to %s: %s", path, why);
+		return -ENOSYS;
 	}
-	sf->fd = sf->dirfd = -1;
+	struct safefile *sf = sf_new(path, "record to", err, errlen);
+	if (!sf)
+		return -ENOMEM;
 	int rc = open_dir(path, sf, err, errlen);
 	if (!rc)
 		rc = open_file(sf, mode, err, errlen);
 	if (!rc && (rc = enroll(sf)))
-		fail(err, errlen, rc, path, "too many recordings open at once");
+		fail(err, errlen, rc, sf, "too many recordings open at once");
 	if (rc) {
 		if (sf->created)
 			safefile_unlink(sf);
@@ -442,6 +471,80 @@ int safefile_open(const char *path, enum safefile_mode mode, struct safefile **o
 	snprintf(sf->dbname, sizeof(sf->dbname), SF_PREFIX "%d", sf->fd);
 	*out = sf;
 	return 0;
+}
+
+/* --- plain outputs (exports) --------------------------------------------------------- */
+
+/* What the name holds now, if anything: refused unless a regular file of
+ * ours (the rule of an existing recording), so that the rename never
+ * replaces a link, a device, a FIFO or somebody else's file. */
+static int check_target(struct safefile *sf, char *err, size_t len)
+{
+	struct stat sb;
+	if (fstatat(sf->dirfd, sf->base, &sb, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : fail(err, len, -errno, sf, "%s", strerror(errno));
+	if (S_ISLNK(sb.st_mode))
+		return fail(err, len, -ELOOP, sf,
+			    "is a symbolic link (not following it, not replacing it)");
+	if (S_ISDIR(sb.st_mode))
+		return fail(err, len, -EISDIR, sf, "is a directory");
+	const char *why = not_ours_st(&sb);
+	return why ? fail(err, len, -EPERM, sf, "exists and %s", why) : 0;
+}
+
+int safefile_out_open(const char *path, struct safefile **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct safefile *sf = sf_new(path, "write", err, errlen);
+	if (!sf)
+		return -ENOMEM;
+	struct stat sb;
+	int rc = open_dir(path, sf, err, errlen);
+	if (!rc)
+		rc = check_target(sf, err, errlen);
+	if (!rc && (size_t)snprintf(sf->tmp, sizeof(sf->tmp), "%s.tmp%d", sf->base,
+				    (int)getpid()) >= sizeof(sf->tmp))
+		rc = fail(err, errlen, -ENAMETOOLONG, sf, "file name too long");
+	if (!rc) {
+		sf->fd = openat(sf->dirfd, sf->tmp,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (sf->fd < 0 || fstat(sf->fd, &sb))
+			rc = fail(err, errlen, -errno, sf, "cannot create %s: %s", sf->tmp,
+				  strerror(errno));
+	}
+	if (rc) {
+		if (sf->fd >= 0)
+			unlinkat(sf->dirfd, sf->tmp, 0);
+		safefile_close(sf);
+		return rc;
+	}
+	sf->created = 1;
+	sf->dev = sb.st_dev;
+	sf->ino = sb.st_ino;
+	*out = sf;
+	return 0;
+}
+
+int safefile_fd(const struct safefile *sf)
+{
+	return sf->fd;
+}
+
+int safefile_out_commit(struct safefile *sf, char *err, size_t errlen)
+{
+	/* again: the name may have been taken while the file was written */
+	int rc = check_target(sf, err, errlen);
+	if (!rc && !names(sf->dirfd, sf->tmp, sf->dev, sf->ino))
+		rc = fail(err, errlen, -ESTALE, sf,
+			  "%s was removed or replaced while it was written", sf->tmp);
+	if (!rc && renameat(sf->dirfd, sf->tmp, sf->dirfd, sf->base))
+		rc = fail(err, errlen, -errno, sf, "cannot rename %s into place: %s", sf->tmp,
+			  strerror(errno));
+	if (!rc) {
+		sf->tmp[0] = 0; /* in place: nothing left to remove */
+		sf->created = 0;
+	}
+	return rc;
 }
 
 const char *safefile_db_name(const struct safefile *sf)
@@ -464,13 +567,6 @@ off_t safefile_size(const struct safefile *sf)
 	return sf->size;
 }
 
-static int names(int dirfd, const char *name, dev_t dev, ino_t ino)
-{
-	struct stat sb;
-	return !fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) && sb.st_dev == dev &&
-	       sb.st_ino == ino;
-}
-
 int safefile_still_there(const struct safefile *sf)
 {
 	return names(sf->dirfd, sf->base, sf->dev, sf->ino);
@@ -480,6 +576,11 @@ void safefile_unlink(struct safefile *sf)
 {
 	if (sf->fd < 0 || sf->dirfd < 0)
 		return;
+	if (sf->tmp[0]) { /* a plain output not yet in place */
+		if (names(sf->dirfd, sf->tmp, sf->dev, sf->ino))
+			unlinkat(sf->dirfd, sf->tmp, 0);
+		return;
+	}
 	for (int i = 0; i < NSUFFIX; i++) {
 		char name[NAME_MAX + 16];
 		comp_name(sf, i, name, sizeof(name));

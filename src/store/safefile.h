@@ -1,5 +1,6 @@
-/* Recording files opened safely by a process that may run as root in
- * somebody else's directory: the file is created (or, to append, opened)
+/* Output files opened safely by a process that may run as root in
+ * somebody else's directory (recordings, flight saves and, through
+ * safefile_out_open, exports): the file is created (or, to append, opened)
  * once, relative to a held directory descriptor, never through a symbolic
  * link, and SQLite works on that one descriptor without ever looking the
  * name up again. docs/recording.md ("Safe files") explains the design.
@@ -54,11 +55,27 @@ off_t safefile_size(const struct safefile *sf);
  * replaced by someone else since it was opened). */
 int safefile_still_there(const struct safefile *sf);
 /* Removes the file and the companions sf created, each only when its name
- * still refers to what sf created. */
+ * still refers to what sf created; for a plain output not yet committed,
+ * its temporary file. */
 void safefile_unlink(struct safefile *sf);
 /* Why the last companion open of sf was refused ("" when none): for error
  * messages after SQLite says "unable to open" (thread-local copy). */
 const char *safefile_refusal(struct safefile *sf);
+/* A plain output file (an export) under the same rules: the directory
+ * check of safefile_open; what path names already must be a regular file
+ * of the caller's (or root's) with one link, never a link, a directory, a
+ * FIFO or a device; the data goes to "PATH.tmpPID", created O_EXCL,
+ * O_NOFOLLOW, mode 0600 beside it, which safefile_out_commit renames into
+ * place. Returns 0 and *out, or -errno with one line in err ("cannot write
+ * PATH: ..."). Write through safefile_fd (dup it for a FILE); when the
+ * output fails, safefile_unlink removes the temporary file. */
+int safefile_out_open(const char *path, struct safefile **out, char *err, size_t errlen);
+/* The descriptor written to (owned by sf). */
+int safefile_fd(const struct safefile *sf);
+/* Renames the temporary file to PATH, after checking PATH again. 0, or
+ * -errno with one line in err (the temporary file is left to
+ * safefile_unlink). */
+int safefile_out_commit(struct safefile *sf, char *err, size_t errlen);
 /* Closes the descriptors and forgets the name: call after sqlite3_close.
  * safefile_close(NULL) is a no-op. */
 void safefile_close(struct safefile *sf);
