@@ -23,6 +23,7 @@
 #include "core/escape.h"
 #include "core/fmt.h"
 #include "core/source.h"
+#include "report/explain.h"
 #include "report/perfetto.h"
 #include "store/query.h"
 #include "store/replay.h"
@@ -296,12 +297,36 @@ static FILE *open_out(const char *path, struct safefile **sf)
 	return f;
 }
 
+/* An empty trace is not an export: -ENODATA with the reason when nothing
+ * was drawn (every row refused, or none in the range and pids asked). */
+static int nothing_exported(struct ig_source *src, const struct perfetto_stats *st, char *err,
+			    size_t len)
+{
+	struct replay_stats rs;
+	replay_get_stats(src, &rs);
+	if (st->calls || st->offcpu || st->instants || st->counters)
+		return 0;
+	if (rs.refused && !st->filtered)
+		snprintf(err, len,
+			 "nothing to export: every row of the recording was refused (%" PRIu64
+			 " rows with values out of range or NULL, docs/recording.md)",
+			 rs.refused);
+	else
+		snprintf(err, len,
+			 "nothing to export: no event of the recordings is in the range and "
+			 "processes asked (--since, --until, --pid)%s",
+			 rs.refused ? "; rows were refused too (docs/recording.md)" : "");
+	return -ENODATA;
+}
+
 /* Writes the trace to f, then puts the file in place (sf); 0 or 1. */
 static int write_trace(FILE *f, struct safefile *sf, struct ig_source *src,
 		       const struct perfetto_opts *o, struct perfetto_stats *st)
 {
 	char err[PATH_MAX + 256] = "";
 	int rc = perfetto_export(f, src, o, st, err, sizeof(err));
+	if (!rc)
+		rc = nothing_exported(src, st, err, sizeof(err));
 	if (sf && fclose(f) && !rc) {
 		rc = -EIO;
 		snprintf(err, sizeof(err), "cannot write the trace: %s", strerror(errno));
@@ -380,10 +405,18 @@ int export_main(int argc, char **argv)
 		say_size(&a, &o, start, end);
 		r = write_trace(f, sf, src, &o, &st);
 	}
+	struct replay_stats rs;
+	replay_get_stats(src, &rs);
+	uint64_t refused = rs.refused;
 	src->ops->free(src);
 	if (!f)
 		return 1;
 	if (!r)
 		say_done(&a, &st, start);
+	if (!r && refused) {
+		char ref[160];
+		explain_refused_words(ref, sizeof(ref), refused);
+		fprintf(stderr, "ingero-top: export: %s\n", ref + 2);
+	}
 	return r;
 }

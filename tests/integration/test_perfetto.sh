@@ -225,6 +225,20 @@ usage 1 --perfetto "$TMP/o.json" "$TMP/missing.db"
 printf 'not a database' >"$TMP/junk.db"
 usage 1 --perfetto "$TMP/o.json" "$TMP/junk.db"
 usage 1 --perfetto "$TMP/no/such/dir/o.json" "$db"
+# refused rows are said; a trace with no event is not written
+cp "$db" "$TMP/nulls.db"
+sqlite3 "$TMP/nulls.db" "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name = 'events'; PRAGMA writable_schema=OFF;"
+sqlite3 "$TMP/nulls.db" "UPDATE events SET end_ns = NULL WHERE id % 10 = 0"
+nnull=$(sqlite3 "$TMP/nulls.db" "SELECT count(*) FROM events WHERE end_ns IS NULL")
+"$IG" export --perfetto "$TMP/n.json" "$TMP/nulls.db" 2>"$TMP/n.err"
+rc=$?
+[ $rc = 0 ] && grep -q "^ingero-top: export: $nnull rows of the recording refused" "$TMP/n.err" &&
+	ok "export: the $nnull refused rows said" || bad "refused rows: exit $rc: $(cat "$TMP/n.err")"
+sqlite3 "$TMP/nulls.db" "UPDATE events SET end_ns = NULL; UPDATE system_snapshots SET cpu_pct = 1000; DELETE FROM process_names"
+usage 1 --perfetto "$TMP/o.json" "$TMP/nulls.db"
+grep -q "every row of the recording was refused" "$TMP/u.err" && ok "every row refused: said" || bad "all refused: $(cat "$TMP/u.err")"
+usage 1 --perfetto "$TMP/o.json" --since +100000 "$db"
+grep -q "no event of the recordings is in the range" "$TMP/u.err" && ok "an empty range: said" || bad "empty range: $(cat "$TMP/u.err")"
 [ ! -e "$TMP/o.json" ] && [ -z "$(ls "$TMP" | grep 'o.json.tmp')" ] && ok "no output file left by the failures" || bad "a file was left"
 "$IG" export --help | grep -q -- "--perfetto OUT.json" && ok "export --help" || bad "export --help"
 finish
