@@ -168,6 +168,16 @@ if [ "$(rc)" = 1 ] && grep -q "do not come in the order of their index" "$TMP/er
 else
 	bad "failing replay: exit $(rc): $(cat "$TMP/err")"
 fi
+# a stack frame over replay's 64 MiB value limit: the cause, named
+cp "$S/cpu-contention.db" "$TMP/frame.db"
+sqlite3 "$TMP/frame.db" "UPDATE stack_traces SET frames = zeroblob(64 * 1024 * 1024 + 10) WHERE rowid = (SELECT MIN(rowid) FROM stack_traces)"
+x --replay "$TMP/frame.db"
+if [ "$(rc)" = 1 ] && grep -q "reading stack_traces: string or blob too big" "$TMP/err"; then
+	ok "a 64 MiB stack frame: the replay's cause"
+else
+	bad "64 MiB frame: exit $(rc): $(cat "$TMP/err")"
+fi
+rm -f "$TMP/frame.db" "$TMP/idx.db"
 
 # --- live -----------------------------------------------------------------------------------
 if [ "$(id -u)" != 0 ]; then
