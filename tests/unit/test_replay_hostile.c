@@ -7,6 +7,7 @@
  * too big for integrity_check), not looped on; a statement stops at the
  * interrupt flag and at the time limit of one step. */
 #include "check.h"
+#include "testdb.h"
 #include "store/db.h"
 #include "store/rec.h"
 #include "store/replay.h"
@@ -27,53 +28,6 @@
 static char tmp[64];
 static char own_src[512];    /* a shipped recording of ours */
 static char ingero_src[512]; /* a shipped Ingero database */
-
-static int find(char *out, size_t len, const char *rel)
-{
-	const char *up[] = {"", "../", "../../", "../../../"};
-	for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
-		snprintf(out, len, "%s%s", up[i], rel);
-		if (access(out, R_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static int copy_file(const char *from, const char *to)
-{
-	char cmd[1400];
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
-	return system(cmd);
-}
-
-static int64_t sql_int(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int64_t v = -1;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
-	return v;
-}
-
-static int sql_run(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	char *msg = NULL;
-	int rc = sqlite3_open(path, &db);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-	if (rc != SQLITE_OK)
-		fprintf(stderr, "%s: %s: %s\n", path, sql, msg ? msg : sqlite3_errmsg(db));
-	sqlite3_free(msg);
-	sqlite3_close(db);
-	return rc;
-}
 
 struct drained {
 	uint64_t events, snaps, names, last_key, backwards;
@@ -126,21 +80,21 @@ static void test_own_values(void)
 	char m[128];
 	struct drained base, d;
 	snprintf(m, sizeof(m), "%s/values.db", tmp);
-	CHECK(copy_file(own_src, m) == 0);
+	CHECK(testdb_copy(own_src, m) == 0);
 	CHECK(drain(m, NULL, &base) == 0 && base.st.refused == 0);
 	/* seven event rows and two snapshots, each with one value out of range */
-	CHECK(sql_run(m,
-		      "UPDATE events SET duration = -1 WHERE id = 10;"
-		      "UPDATE events SET end_ns = 0 WHERE id = 20;"
-		      "UPDATE events SET start_ns = 5000000000000000000, end_ns = "
-		      "5000000000000000000 + duration WHERE id = 30;"
-		      "UPDATE events SET pid = 0 WHERE id = 40;"
-		      "UPDATE events SET pid = 4194305 WHERE id = 50;"
-		      "UPDATE events SET op = 99 WHERE id = 60;"
-		      "UPDATE events SET preempt_ns = duration, blocked_ns = 1 WHERE id = "
-		      "(SELECT MIN(id) FROM events WHERE kind = 1 AND duration > 0 AND id > 70);"
-		      "UPDATE system_snapshots SET cpu_pct = 922337203685477632 WHERE rowid = 1;"
-		      "UPDATE system_snapshots SET mem_pct = 5000 WHERE rowid = 2;") == SQLITE_OK);
+	CHECK(testdb_run(
+		  m, "UPDATE events SET duration = -1 WHERE id = 10;"
+		     "UPDATE events SET end_ns = 0 WHERE id = 20;"
+		     "UPDATE events SET start_ns = 5000000000000000000, end_ns = "
+		     "5000000000000000000 + duration WHERE id = 30;"
+		     "UPDATE events SET pid = 0 WHERE id = 40;"
+		     "UPDATE events SET pid = 4194305 WHERE id = 50;"
+		     "UPDATE events SET op = 99 WHERE id = 60;"
+		     "UPDATE events SET preempt_ns = duration, blocked_ns = 1 WHERE id = "
+		     "(SELECT MIN(id) FROM events WHERE kind = 1 AND duration > 0 AND id > 70);"
+		     "UPDATE system_snapshots SET cpu_pct = 922337203685477632 WHERE rowid = 1;"
+		     "UPDATE system_snapshots SET mem_pct = 5000 WHERE rowid = 2;") == SQLITE_OK);
 	CHECK(drain(m, NULL, &d) == 0);
 	CHECKF(d.st.refused == 9, "refused %" PRIu64, d.st.refused);
 	CHECKF(d.events == base.events - 7 && d.snaps == base.snaps - 2,
@@ -148,15 +102,16 @@ static void test_own_values(void)
 	       base.events, d.snaps, base.snaps);
 	CHECK(d.backwards == 0 && d.rc == -ENODATA && d.max_dur == base.max_dur);
 	/* a row an hour and a second longer than the file's span */
-	CHECK(sql_run(m, "UPDATE events SET duration = duration + 3601000000000, end_ns = end_ns + "
+	CHECK(testdb_run(m,
+			 "UPDATE events SET duration = duration + 3601000000000, end_ns = end_ns + "
 			 "3601000000000 + (SELECT MAX(end_ns) - MIN(end_ns) FROM events) WHERE id "
 			 "= 100") == SQLITE_OK);
 	CHECK(drain(m, NULL, &d) == 0 && d.st.refused == 10);
 	/* a chain from 1970 and one with a negative p99 */
-	CHECK(sql_run(m,
-		      "INSERT INTO causal_chains (id, detected_at, severity, summary, root_cause, "
-		      "explanation, cuda_p99_us) VALUES ('old', 0, 'HIGH', 's', 'r', 'e', 1), "
-		      "('neg', 1795313950000000000, 'HIGH', 's', 'r', 'e', -1)") == SQLITE_OK);
+	CHECK(testdb_run(
+		  m, "INSERT INTO causal_chains (id, detected_at, severity, summary, root_cause, "
+		     "explanation, cuda_p99_us) VALUES ('old', 0, 'HIGH', 's', 'r', 'e', 1), "
+		     "('neg', 1795313950000000000, 'HIGH', 's', 'r', 'e', -1)") == SQLITE_OK);
 	CHECK(drain(m, NULL, &d) == 0 && d.st.refused == 12);
 }
 
@@ -165,10 +120,11 @@ static void test_ingero_values(void)
 	char m[128];
 	struct drained base, d;
 	snprintf(m, sizeof(m), "%s/ingero-values.db", tmp);
-	CHECK(copy_file(ingero_src, m) == 0);
+	CHECK(testdb_copy(ingero_src, m) == 0);
 	CHECK(drain(m, NULL, &base) == 0 && base.st.refused == 0);
-	int64_t before = sql_int(m, "SELECT COUNT(*) FROM events WHERE rowid IN (5,6,7,8,9)");
-	CHECK(sql_run(m, "UPDATE events SET duration = -1 WHERE rowid = 5;"
+	int64_t before = testdb_int(m, "SELECT COUNT(*) FROM events WHERE rowid IN (5,6,7,8,9)");
+	CHECK(testdb_run(m,
+			 "UPDATE events SET duration = -1 WHERE rowid = 5;"
 			 "UPDATE events SET timestamp = 0 WHERE rowid = 6;"
 			 "UPDATE events SET pid = 0 WHERE rowid = 7;"
 			 "UPDATE events SET op = 77 WHERE rowid = 8;"
@@ -191,10 +147,10 @@ static void test_far_rows(void)
 	char m[128];
 	struct drained d;
 	snprintf(m, sizeof(m), "%s/far.db", tmp);
-	CHECK(copy_file(own_src, m) == 0);
-	CHECK(sql_run(m, "UPDATE events SET end_ns = 0, start_ns = 0 WHERE id = 3;"
-			 "UPDATE events SET start_ns = start_ns + 9936000000000000, end_ns = "
-			 "end_ns + 9936000000000000 WHERE id = 4") == SQLITE_OK);
+	CHECK(testdb_copy(own_src, m) == 0);
+	CHECK(testdb_run(m, "UPDATE events SET end_ns = 0, start_ns = 0 WHERE id = 3;"
+			    "UPDATE events SET start_ns = start_ns + 9936000000000000, end_ns = "
+			    "end_ns + 9936000000000000 WHERE id = 4") == SQLITE_OK);
 	CHECK(drain(m, NULL, &d) == 0 && d.st.refused == 1 && d.backwards == 0);
 	const char *paths[] = {m}, *err;
 	struct ig_source *s = replay_open(paths, 1, &err);
@@ -218,10 +174,10 @@ static void test_paths(void)
 	for (int i = 0; i < 3; i++) {
 		snprintf(p, sizeof(p), "%s/%s", tmp, names[i]);
 		snprintf(q, sizeof(q), "%s/%s", tmp, decoy[i]);
-		CHECK(copy_file(own_src, p) == 0 && copy_file(ingero_src, q) == 0);
+		CHECK(testdb_copy(own_src, p) == 0 && testdb_copy(ingero_src, q) == 0);
 		CHECK(drain(q, NULL, &b) == 0);
 		CHECKF(drain(p, NULL, &a) == 0, "%s: %s", names[i], a.err);
-		CHECKF(a.events == (uint64_t)sql_int(own_src, "SELECT COUNT(*) FROM events") &&
+		CHECKF(a.events == (uint64_t)testdb_int(own_src, "SELECT COUNT(*) FROM events") &&
 			   a.events != b.events,
 		       "%s: %" PRIu64 " events", names[i], a.events);
 	}
@@ -256,7 +212,7 @@ static void test_sparse_wal(void)
 	snprintf(m, sizeof(m), "%s/sparse.db", tmp);
 	snprintf(wal, sizeof(wal), "%s-wal", m);
 	snprintf(tdir, sizeof(tdir), "%s/tmpdir", tmp);
-	CHECK(copy_file(own_src, m) == 0 && mkdir(tdir, 0700) == 0);
+	CHECK(testdb_copy(own_src, m) == 0 && mkdir(tdir, 0700) == 0);
 	CHECK(drain(m, NULL, &base) == 0);
 	CHECK(truncate(wal, 0) != 0); /* create it sparse */
 	FILE *f = fopen(wal, "w");
@@ -289,7 +245,7 @@ static void test_hot_journal(void)
 	struct drained base, d;
 	snprintf(m, sizeof(m), "%s/journal.db", tmp);
 	snprintf(jnl, sizeof(jnl), "%s-journal", m);
-	CHECK(copy_file(own_src, m) == 0);
+	CHECK(testdb_copy(own_src, m) == 0);
 	CHECK(drain(m, NULL, &base) == 0);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -342,19 +298,19 @@ static void test_views_and_indexes(void)
 	char m[128];
 	struct drained d;
 	snprintf(m, sizeof(m), "%s/view.db", tmp);
-	CHECK(copy_file(own_src, m) == 0);
-	CHECK(sql_run(m, "ALTER TABLE events RENAME TO real_events;"
-			 "CREATE VIEW events AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
-			 "SELECT x + 1 FROM r) SELECT * FROM real_events, r;") == SQLITE_OK);
+	CHECK(testdb_copy(own_src, m) == 0);
+	CHECK(testdb_run(m, "ALTER TABLE events RENAME TO real_events;"
+			    "CREATE VIEW events AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
+			    "SELECT x + 1 FROM r) SELECT * FROM real_events, r;") == SQLITE_OK);
 	CHECK(drain(m, NULL, &d) == -1 && strstr(d.err, "events is a view"));
 	/* an index built descending, declared ascending: its rows come
 	 * backwards; it passes quick_check, fails integrity_check */
 	snprintf(m, sizeof(m), "%s/index.db", tmp);
-	CHECK(copy_file(own_src, m) == 0);
-	CHECK(sql_run(m,
-		      "DROP INDEX idx_events_end; CREATE INDEX idx_events_end ON events(end_ns "
-		      "DESC); PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = 'CREATE "
-		      "INDEX idx_events_end ON events(end_ns)' WHERE name = 'idx_events_end';") ==
+	CHECK(testdb_copy(own_src, m) == 0);
+	CHECK(testdb_run(
+		  m, "DROP INDEX idx_events_end; CREATE INDEX idx_events_end ON events(end_ns "
+		     "DESC); PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = 'CREATE "
+		     "INDEX idx_events_end ON events(end_ns)' WHERE name = 'idx_events_end';") ==
 	      SQLITE_OK);
 	CHECK(quick_ok(m));
 	CHECK(drain(m, NULL, &d) == -1 && strstr(d.err, "corrupt database"));
@@ -415,9 +371,10 @@ static void test_guard(void)
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/ig-test-hostile.XXXXXX");
-	if (!mkdtemp(tmp) || find(own_src, sizeof(own_src), "tests/scenarios/cpu-contention.db") ||
-	    find(ingero_src, sizeof(ingero_src),
-		 "tests/fixtures/ingero/pytorch-dataloader-starvation.db")) {
+	if (!mkdtemp(tmp) ||
+	    testdb_find(own_src, sizeof(own_src), "tests/scenarios/cpu-contention.db") ||
+	    testdb_find(ingero_src, sizeof(ingero_src),
+			"tests/fixtures/ingero/pytorch-dataloader-starvation.db")) {
 		fprintf(stderr, "test_replay_hostile: shipped recordings not found\n");
 		return 1;
 	}

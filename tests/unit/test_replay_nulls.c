@@ -5,6 +5,7 @@
  * constraints are dropped from a copy, then each column of each table is
  * set NULL in one row, and the replay's count must grow by exactly one. */
 #include "check.h"
+#include "testdb.h"
 #include "store/rec.h"
 #include "store/replay.h"
 
@@ -18,38 +19,6 @@
 #include <unistd.h>
 
 static char tmp[64];
-
-static int find(char *out, size_t len, const char *rel)
-{
-	const char *up[] = {"", "../", "../../", "../../../"};
-	for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
-		snprintf(out, len, "%s%s", up[i], rel);
-		if (access(out, R_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static int copy_file(const char *from, const char *to)
-{
-	char cmd[1400];
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
-	return system(cmd);
-}
-
-static int sql_run(const char *path, const char *sql)
-{
-	sqlite3 *db;
-	char *msg = NULL;
-	int rc = sqlite3_open(path, &db);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-	if (rc != SQLITE_OK)
-		fprintf(stderr, "%s: %s: %s\n", path, sql, msg ? msg : sqlite3_errmsg(db));
-	sqlite3_free(msg);
-	sqlite3_close(db);
-	return rc;
-}
 
 struct drained {
 	uint64_t delivered, refused;
@@ -161,12 +130,12 @@ static size_t columns(const char *path, struct col *out, size_t max)
 /* A copy of src whose tables take NULLs (their constraints dropped). */
 static int loosen(const char *src, const char *dst)
 {
-	if (copy_file(src, dst))
+	if (testdb_copy(src, dst))
 		return -1;
-	return sql_run(dst, "PRAGMA writable_schema = ON;"
-			    "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') "
-			    "WHERE type = 'table';"
-			    "PRAGMA writable_schema = OFF;");
+	return testdb_run(dst, "PRAGMA writable_schema = ON;"
+			       "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') "
+			       "WHERE type = 'table';"
+			       "PRAGMA writable_schema = OFF;");
 }
 
 static void test_file(const char *rel)
@@ -174,7 +143,7 @@ static void test_file(const char *rel)
 	char src[256], base[128], m[128];
 	struct col cols[256];
 	struct drained b, d;
-	if (find(src, sizeof(src), rel)) {
+	if (testdb_find(src, sizeof(src), rel)) {
 		CHECKF(0, "%s not found", rel);
 		return;
 	}
@@ -188,7 +157,7 @@ static void test_file(const char *rel)
 	size_t tried = 0;
 	for (size_t i = 0; i < n; i++) {
 		char sql[600];
-		CHECK(copy_file(base, m) == 0);
+		CHECK(testdb_copy(base, m) == 0);
 		snprintf(
 		    sql, sizeof(sql),
 		    "UPDATE \"%.60s\" SET \"%.60s\" = NULL WHERE rowid = (SELECT MIN(rowid) FROM "
