@@ -7,6 +7,7 @@
 #include "core/escape.h"
 #include "core/log.h"
 #include "report/promsrv.h"
+#include "report/timearg.h"
 #include "session/cli.h"
 #include "session/session.h"
 #include "store/db.h"
@@ -132,6 +133,44 @@ static int metrics_start(const struct cli *cli)
 	return 0;
 }
 
+/* --since/--until of a replay, read against the recordings' span (the
+ * forms of report/timearg.h, as explain takes them). 0, or the exit code
+ * after a line on stderr. */
+static int replay_range(struct session *s, const struct cli *cli)
+{
+	const struct ig_status *st = session_status(s);
+	uint64_t start = st->replay_start_ns, end = st->replay_end_ns, since = 0, until = 0;
+	char err[256], e[300], a1[40], a2[40];
+	if (!cli->since && !cli->until)
+		return 0;
+	const char *bad = NULL;
+	if (cli->since && timearg_parse(cli->since, start, end, &since, err, sizeof(err)))
+		bad = "--since";
+	else if (cli->until && timearg_parse(cli->until, start, end, &until, err, sizeof(err)))
+		bad = "--until";
+	if (bad) {
+		fprintf(stderr, "ingero-top: %s: %s\n", bad, esc_str(e, sizeof(e), err, 0));
+		return 2;
+	}
+	if (until && since >= until) {
+		fprintf(stderr, "ingero-top: --since must be before --until\n");
+		return 2;
+	}
+	int r = session_set_range(s, since, until);
+	if (r == -ENODATA) {
+		fprintf(stderr,
+			"ingero-top: no events in the range of --since and --until (the "
+			"recording spans %s .. %s)\n",
+			timearg_iso(a1, sizeof(a1), start), timearg_iso(a2, sizeof(a2), end));
+		return 2;
+	}
+	if (r) {
+		fprintf(stderr, "ingero-top: cannot replay from --since: %s\n", strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct subcommand *sub = find_subcommand(argc, argv);
@@ -158,6 +197,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ingero-top: %s\n", err);
 		prom_serve_stop();
 		return 1;
+	}
+	if ((r = replay_range(s, &cli))) {
+		prom_serve_stop();
+		session_free(s);
+		return r;
 	}
 	prom_serve_publish(session_model(s), session_detect(s), session_status(s));
 	r = cli.batch ? batch_run(s, &cli) : tui_run(s, &cli);

@@ -52,6 +52,10 @@ static const char usage[] =
     "                       $XDG_STATE_HOME/ingero-top or ~/.local/state/ingero-top)\n"
     "      --replay FILE... replay recordings (ingero-top or Ingero databases)\n"
     "      --speed X        replay speed (0.25..1000, 0 = as fast as possible)\n"
+    "      --since T        replay from T: +30s (from the start), -5m (before the\n"
+    "      --until T        end), 14:02[:30] (UTC, the recording's day),\n"
+    "                       2026-03-20T14:02:00Z, or Unix ns; the viewer starts\n"
+    "                       there, batch counts only the events in the range\n"
     "\n"
     "screen:\n"
     "      --theme NAME     theme name or file (themes/*.theme)\n"
@@ -91,6 +95,8 @@ enum {
 	OPT_FLIGHT_DIR,
 	OPT_REPLAY,
 	OPT_SPEED,
+	OPT_SINCE,
+	OPT_UNTIL,
 	OPT_THEME,
 	OPT_NO_COLOR,
 	OPT_ASCII,
@@ -121,6 +127,8 @@ static const struct option longopts[] = {
 	{ "flight-dir", required_argument, NULL, OPT_FLIGHT_DIR },
 	{ "replay", no_argument, NULL, OPT_REPLAY },
 	{ "speed", required_argument, NULL, OPT_SPEED },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
 	{ "theme", required_argument, NULL, OPT_THEME },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
@@ -262,6 +270,11 @@ static int check_combinations(struct cli *c, int argc, char **argv, bool replay)
 				"command\n");
 		return -1;
 	}
+	if ((c->since || c->until) && !replay) {
+		fprintf(stderr, "ingero-top: --since and --until select a part of a recording: "
+				"they need --replay FILE.db\n");
+		return -1;
+	}
 	if (c->npids && c->cmd) {
 		fprintf(stderr, "ingero-top: give either --pid or a command, not both\n");
 		return -1;
@@ -380,6 +393,12 @@ static void set_flag(struct cli *c, int opt, const char *arg)
 		break;
 	case OPT_FLIGHT_DIR:
 		c->flight_dir = arg;
+		break;
+	case OPT_SINCE:
+		c->since = arg;
+		break;
+	case OPT_UNTIL:
+		c->until = arg;
 		break;
 	case OPT_THEME:
 		c->theme = arg;

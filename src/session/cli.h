@@ -29,6 +29,9 @@ struct cli {
 	const char *replay[CLI_MAX_REPLAY];
 	int nreplay;
 	double speed;        /* replay speed, 0 = as fast as possible */
+	const char *since;   /* --since T: the replay from T (as given: app/main.c
+			      * reads it against the recordings' span), NULL = start */
+	const char *until;   /* --until T: the replay up to T, NULL = end */
 	const char *record;  /* --record FILE */
 	uint64_t max_db;     /* --max-db bytes, 0 = unbounded */
 	unsigned record_rate; /* --record-rate calls/s per thread kept as rows, 0 = all */

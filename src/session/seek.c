@@ -4,6 +4,7 @@
  * moment), jumps between chains, and the batch replay's steps. A source
  * that runs on the wall clock (live) answers -ENOTSUP. */
 #include "session/session_int.h"
+#include "session/sources.h"
 
 #include "collect/collector.h" /* ig_unix_now_ns */
 #include "detect/detect.h"
@@ -154,4 +155,25 @@ int session_replay_to(struct session *s, uint64_t until)
 	s->st.now_ns = model_now(s->model);
 	session_record_chains(s);
 	return s->at_end ? 0 : 1;
+}
+
+int session_set_range(struct session *s, uint64_t since_ns, uint64_t until_ns)
+{
+	if (!s->cli.nreplay)
+		return -ENOTSUP;
+	int r = replay_source_range(s->src, since_ns, until_ns);
+	if (r)
+		return r;
+	size_t n = 0; /* the recorded chains to jump to: those in the range */
+	for (size_t i = 0; i < s->nmarks; i++)
+		if (s->marks[i] >= since_ns && (!until_ns || s->marks[i] <= until_ns))
+			s->marks[n++] = s->marks[i];
+	s->nmarks = n;
+	s->pos_ns = 0;
+	s->at_end = false;
+	session_tick(s); /* the source's span into the status */
+	s->pos_ns = s->st.replay_start_ns;
+	session_advance(s);
+	set_pace(s, s->st.replay_speed, s->st.paused);
+	return 0;
 }

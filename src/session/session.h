@@ -88,6 +88,12 @@ int session_seek(struct session *s, int64_t delta_ns);
 /* Moves to the first detection of the next (dir 1) or previous (dir -1)
  * recorded or detected chain. */
 int session_jump_chain(struct session *s, int dir);
+/* --since/--until, before anything is shown: the replay holds only the
+ * events from since_ns to until_ns (Unix ns of event time, both included;
+ * 0: no bound), starts at the first of them (its span, seeks and chain
+ * jumps stay inside). 0; -ENOTSUP for a source that is not a replay;
+ * -ENODATA when the range holds no event; -errno. */
+int session_set_range(struct session *s, uint64_t since_ns, uint64_t until_ns);
 
 /* Batch replay: ingests every event up to event time until, whatever the
  * pace, and moves the model clock there; at or past the end of the

@@ -18,7 +18,9 @@ struct rsrc {
 	bool paused;
 	uint64_t pos_anchor_ns; /* event time at wall_anchor_ns */
 	uint64_t wall_anchor_ns;
-	uint64_t start_ns, end_ns; /* first and last event time, 0 unknown */
+	uint64_t start_ns, end_ns; /* first and last event time, 0 unknown (--since and
+				    * --until: those of the range) */
+	uint64_t until_ns;	   /* --until: nothing after it, 0 = no limit */
 	bool said_sum;		   /* the notice of summarised calls is out */
 };
 
@@ -27,16 +29,31 @@ static struct rsrc *rsrc_of(struct ig_source *s)
 	return s->priv;
 }
 
-static int rp_poll(struct ig_source *s, ig_emit_fn emit, void *ctx, int max)
-{
-	struct ig_source *st = rsrc_of(s)->stream;
-	return st->ops->poll(st, emit, ctx, max);
-}
-
 static int rp_peek(struct ig_source *s, uint64_t *ts)
 {
-	struct ig_source *st = rsrc_of(s)->stream;
-	return st->ops->peek_ts(st, ts);
+	struct rsrc *r = rsrc_of(s);
+	int e = r->stream->ops->peek_ts(r->stream, ts);
+	return !e && r->until_ns && *ts > r->until_ns ? -ENODATA : e; /* past --until: the end */
+}
+
+static int rp_poll(struct ig_source *s, ig_emit_fn emit, void *ctx, int max)
+{
+	struct rsrc *r = rsrc_of(s);
+	struct ig_source *st = r->stream;
+	if (!r->until_ns)
+		return st->ops->poll(st, emit, ctx, max);
+	int n = 0; /* up to --until: one at a time, looking ahead */
+	uint64_t ts;
+	while (n < max) {
+		int e = rp_peek(s, &ts);
+		if (e)
+			return n ? n : e;
+		int k = st->ops->poll(st, emit, ctx, 1);
+		if (k <= 0)
+			return n ? n : k;
+		n += k;
+	}
+	return n;
 }
 
 static uint64_t rp_tick(struct ig_source *s, uint64_t now_ns, ig_emit_fn emit, void *ctx,
@@ -48,6 +65,8 @@ static uint64_t rp_tick(struct ig_source *s, uint64_t now_ns, ig_emit_fn emit, v
 	st->replay_start_ns = r->start_ns;
 	st->replay_end_ns = r->end_ns;
 	st->failed = replay_status(r->stream, st) != 0; /* refused rows, next event, failure */
+	if (r->until_ns && st->replay_next_ns > r->until_ns)
+		st->replay_next_ns = 0; /* the next is past --until: the end */
 	if (st->replay_summarised && !r->said_sum) { /* once, in the status and the log */
 		r->said_sum = 1;
 		ig_status_say(st, "--record-rate recording: summarised calls' counts exact, "
@@ -81,7 +100,8 @@ static int rp_set_pace(struct ig_source *s, uint64_t pos_ns, double speed, bool 
 
 static int rp_seek(struct ig_source *s, uint64_t ts_ns)
 {
-	return replay_seek(rsrc_of(s)->stream, ts_ns);
+	struct rsrc *r = rsrc_of(s);
+	return replay_seek(r->stream, ts_ns > r->start_ns ? ts_ns : r->start_ns);
 }
 
 static bool rp_done(struct ig_source *s)
@@ -158,6 +178,32 @@ struct ig_source *replay_source_new(const char *const *paths, int n, double spee
 	r->pos_anchor_ns = r->start_ns;
 	r->wall_anchor_ns = ig_unix_now_ns();
 	return &r->src;
+}
+
+int replay_source_range(struct ig_source *s, uint64_t since_ns, uint64_t until_ns)
+{
+	struct rsrc *r = rsrc_of(s);
+	uint64_t ts;
+	if (since_ns > r->start_ns)
+		r->start_ns = since_ns;
+	if (until_ns && (!r->end_ns || until_ns < r->end_ns))
+		r->end_ns = until_ns;
+	r->until_ns = until_ns;
+	int e = replay_seek(r->stream, r->start_ns);
+	if (e)
+		return e;
+	if (rp_peek(s, &ts))
+		return -ENODATA;
+	r->start_ns = ts; /* the first event in the range, as without a range */
+	/* the last event in the range: the span's end when that is in it */
+	if (until_ns) {
+		uint64_t first, last;
+		replay_span(r->stream, &first, &last);
+		r->end_ns = last && last <= until_ns ? last : until_ns;
+	}
+	r->pos_anchor_ns = r->start_ns;
+	r->wall_anchor_ns = ig_unix_now_ns();
+	return 0;
 }
 
 struct ig_source *replay_source_stream(struct ig_source *s)

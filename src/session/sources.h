@@ -29,6 +29,11 @@ int live_source_pids(struct ig_source *s, const int **pids);
  * Free with s->ops->free. */
 struct ig_source *replay_source_new(const char *const *paths, int n, double speed, char *err,
 				    size_t errlen);
+/* --since/--until: the replay holds only the events from since_ns to
+ * until_ns (Unix ns, event time, both included; 0: no bound) and its span
+ * is theirs (it starts at the first of them). 0, -ENODATA when the range
+ * holds no event, or -errno. */
+int replay_source_range(struct ig_source *s, uint64_t since_ns, uint64_t until_ns);
 /* The recordings' stream (store/replay.h; owned by s): chains, stacks, files. */
 struct ig_source *replay_source_stream(struct ig_source *s);
 
