@@ -17,10 +17,10 @@ fi
 
 CF="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
     -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -std=gnu11
-    -D_GNU_SOURCE -DIG_VERSION=\"asan\" -Isrc -Ibpf"
+    -D_GNU_SOURCE -DIG_VERSION=\"asan\" -Isrc -Ibpf -Itests/lib"
 objs=()
 for c in src/store/*.c src/core/ops.c src/core/status.c src/core/hist.c src/core/json.c src/core/escape.c src/core/waits.c src/collect/sysinfo.c \
-	 src/collect/hostinfo.c; do
+	 src/collect/hostinfo.c tests/lib/testdb.c; do
 	o=$tmp/$(echo "${c%.c}" | tr / _).o
 	gcc $CF -c "$c" -o "$o" || exit 1
 	objs+=("$o")
