@@ -353,6 +353,12 @@ static void say_done(const struct export_args *a, const struct perfetto_stats *s
 		(unsigned long long)st->offcpu, (unsigned long long)st->flows,
 		(unsigned long long)st->chains, (unsigned long long)st->threads,
 		(unsigned long long)st->processes);
+	if (st->chains_ingero)
+		fprintf(stderr,
+			"ingero-top: export: %llu of the chains are Ingero's, recorded in the "
+			"file (named \"(Ingero's)\"); the viewer and explain show ingero-top's own "
+			"analysis of the same events (ingero-top explain FILE)\n",
+			(unsigned long long)st->chains_ingero);
 	if (st->summarised)
 		fprintf(stderr,
 			"ingero-top: export: %llu calls the recording summarised "

@@ -629,8 +629,9 @@ static void write_chains(struct px *x)
 		}
 		int node = node_of(x, c[i].node), clipped = 0;
 		char name[160];
-		snprintf(name, sizeof(name), "[%s] %s", c[i].severity ? c[i].severity : "?",
-			 c[i].root_cause ? c[i].root_cause : "chain");
+		snprintf(name, sizeof(name), "[%s] %s%s", c[i].severity ? c[i].severity : "?",
+			 c[i].root_cause ? c[i].root_cause : "chain",
+			 c[i].by_ingero ? " (Ingero's)" : "");
 		plain(name);
 		uint32_t h = HOST_BASE + (uint32_t)node;
 		json_t *o = ev("i", name, "chain", grid(x, t, &clipped), h, h);
@@ -647,10 +648,16 @@ static void write_chains(struct px *x)
 			r |= ig_json_push(recs, ig_json_str(c[i].recs[k]));
 		r |= ig_json_set(a, "recommendations", recs);
 		r |= ig_json_set(a, "detected_at_unix_ns", ig_json_u64(t));
+		/* a file Ingero wrote holds Ingero's chains; the viewer and
+		 * explain show ingero-top's own analysis of its events */
+		r |= ig_json_set(a, "detected_by",
+				 json_string(c[i].by_ingero ? "Ingero (recorded in the file)"
+							    : "ingero-top (recorded live)"));
 		r |= ig_json_set(o, "args", a);
 		put(x, r ? (json_decref(o), NULL) : o);
 		x->host_used[node] = 1;
 		x->st.chains++;
+		x->st.chains_ingero += c[i].by_ingero != 0;
 	}
 	replay_chains_free(c, n);
 }

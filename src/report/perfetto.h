@@ -60,6 +60,7 @@ struct perfetto_stats {
 	uint64_t flows;		/* wake-up arrows (s + f pairs) */
 	uint64_t flows_skipped; /* wake-ups without room for an arrow (too short or crowded) */
 	uint64_t chains;	/* chain instants */
+	uint64_t chains_ingero; /* of them, Ingero's (the recording's writer's, not ingero-top's) */
 	uint64_t instants;	/* fork, exec and exit instants */
 	uint64_t counters;	/* host snapshot counters */
 	uint64_t trimmed;	/* slices started later to stay nested or disjoint */

@@ -60,6 +60,7 @@ struct rec_chain {
 	const struct rec_tl *timeline;
 	size_t ntimeline;
 	const char *node; /* node name, "" for the local host */
+	int by_ingero;	  /* replayed from a file Ingero wrote: Ingero's analysis, not ours */
 	void *own;	  /* storage of a copy; NULL for a borrowed row */
 };
 

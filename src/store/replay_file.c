@@ -558,8 +558,11 @@ static int read_rows(struct replay *r, const struct row_table *t, void **out, si
 			continue;
 		while (!rc && db_step(st) == SQLITE_ROW) {
 			rc = rp_grow(out, *n, &cap, t->size);
+			void *row = (char *)*out + *n * t->size;
 			if (!rc)
-				rc = t->read(st, hn, f->default_node, (char *)*out + *n * t->size);
+				rc = t->read(st, hn, f->default_node, row);
+			if (!rc && t == &chains_table)
+				((struct rec_chain *)row)->by_ingero = f->writer == W_INGERO;
 			if (!rc)
 				(*n)++;
 			if (rc == -ERANGE) { /* a row out of range: refused */

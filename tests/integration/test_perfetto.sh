@@ -117,6 +117,18 @@ assert len(nodes) == 2 and all(len(v) == 1 for v in nodes.values()), nodes
 assert {next(iter(v)) for v in nodes.values()} == {"gpu-node-01", "gpu-node-02"}, nodes
 assert {n for p, n in procs.items() if p >= 0x7F000000} == {"node gpu-node-01", "node gpu-node-02"}
 PY
+# whose chains: Ingero's files hold Ingero's, said in the name, the args
+# and on stderr; ours hold ingero-top's (the viewer and explain re-detect)
+export_one own "$ROOT/tests/scenarios/cpu-contention.db"
+python3 - "$TMP/merged.json" "$TMP/own.json" <<'PY' && ok "chains say whose they are (Ingero's in Ingero's files)" || bad "chains: whose"
+import json, sys
+ing = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "chain"]
+own = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "chain"]
+assert ing and all(e["name"].endswith("(Ingero's)") and e["args"]["detected_by"].startswith("Ingero") for e in ing)
+assert own and all("Ingero" not in e["name"] and e["args"]["detected_by"].startswith("ingero-top") for e in own)
+PY
+grep -q "of the chains are Ingero's" "$TMP/merged.err" && ! grep -q "Ingero's" "$TMP/own.err" &&
+	ok "export says which chains are Ingero's" || bad "stderr: $(cat "$TMP/merged.err" "$TMP/own.err")"
 check sample-cluster --nodes "$(sqlite3 "$F/sample-cluster.db" "SELECT COUNT(DISTINCT node) FROM events WHERE source IN (1, 3, 4)")"
 
 # 3. a time range (absolute and relative give the same trace) and a pid
