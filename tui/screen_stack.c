@@ -120,6 +120,11 @@ static int stack_key(struct tui *t, struct tui_view *v, int action, int key)
 				      .call_op = v->call_op};
 		return tui_push(t, &nv);
 	}
+	if (action == ACT_OFFCPU) { /* a stack of many calls (top stacks): no one thread */
+		tui_message(t, "o: this stack is many calls' (top stacks); o on one of the "
+			       "slowest calls shows its off-CPU intervals");
+		return TF_REDRAW;
+	}
 	return 0;
 }
 

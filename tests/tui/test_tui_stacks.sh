@@ -36,6 +36,8 @@ expect '(wl_worker|wl_launch)\+0x[0-9a-f]+ \(workload\)' "stack screen: a worklo
 expect '(wl_worker|wl_launch)\+0x[0-9a-f]+ \(workload\) workload\.c:[0-9]+' \
 	"stack screen: its source file:line (the workload has DWARF line tables)"
 expect '^ calls [0-9]+ ' "stack screen: counts of the stack"
+keys o
+expect 'o: this stack is many calls' "o on a stack of many calls says where o works"
 keys Escape
 expect 'top stacks by tail time' "back to the op screen"
 keys Enter
@@ -66,7 +68,7 @@ keys '<'
 keys '<'
 keys '<'
 keys I
-keys Home
+keys g
 keys o
 expect '^ during cudaStreamSynchronize at ' "o on the newest slow sync"
 # the model keeps a thread's last 32 intervals: the call's, or it says so
@@ -86,7 +88,7 @@ expect '^! GPU API' "back to the main screen"
 # the thread's latest intervals (from the process screen): syncs asleep,
 # woken by the timer interrupt ([irq]) that ends the shim's wait
 keys Tab
-keys Home
+keys g
 keys Enter
 keys Tab
 keys /
