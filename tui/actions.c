@@ -518,6 +518,13 @@ int tui_action(struct tui *t, int action, int ch)
 	case ACT_NICE_UP:
 		r = proc_action(t, action, ch);
 		break;
+	case ACT_STEP_BACK:
+	case ACT_STEP_FWD:
+	case ACT_JUMP:
+	case ACT_REPLAY_START:
+	case ACT_REPLAY_END:
+		r = tui_walk_action(t, action);
+		break;
 	default:
 		r = general_action(t, action, ch);
 	}

@@ -177,6 +177,8 @@ int tui_handle_key(struct tui *t, int ch)
 		return menu_key(t, ch);
 	case MODAL_CONFIRM:
 		return confirm_key(t, ch);
+	case MODAL_JUMP:
+		return tui_jump_key(t, ch);
 	}
 	if (ch == KEY_MOUSE)
 		return t->lay.too_small ? 0 : tui_mouse(t);
@@ -185,7 +187,10 @@ int tui_handle_key(struct tui *t, int ch)
 		const struct tui_binding *b = tui_key_lookup(ch, KC_ALL);
 		return b && b->action == ACT_QUIT ? TF_QUIT : 0;
 	}
-	const struct tui_binding *b = tui_key_lookup(ch, tui_context(t));
+	unsigned ctx = tui_context(t);
+	if (session_status(t->s)->mode == IG_MODE_REPLAY)
+		ctx |= KC_REPLAY; /* t steps, Home goes to the start */
+	const struct tui_binding *b = tui_key_lookup(ch, ctx);
 	if (!b) {
 		char k[32];
 		if (ch != ERR)

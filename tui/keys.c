@@ -33,9 +33,10 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_RESET, { 'r' }, KC_ALL, 0, NULL, "Reset",
 	  "Reset the statistics and the alerts, after asking (y); names of known processes are "
 	  "kept, the recording keeps everything" },
-	{ ACT_THEME, { 't' }, KC_ALL, 0, NULL, NULL,
+	{ ACT_THEME, { 't', 'c' }, KC_ALL, 0, NULL, NULL,
 	  "Next theme: default, light, high-contrast, monochrome (colour themes are "
-	  "disabled by NO_COLOR and --no-color)" },
+	  "disabled by NO_COLOR and --no-color; in a replay t steps, c still changes the "
+	  "theme)" },
 	{ ACT_FLIGHT, { 'w' }, KC_ALL, 0, NULL, "Save",
 	  "Save the flight recorder (the last minutes of events) in your state directory "
 	  "(--flight-dir, $XDG_STATE_HOME/ingero-top, ~/.local/state/ingero-top or "
@@ -95,7 +96,19 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_NICE_UP, { KEY_F(8) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
 	  "Renice the selected process by +1 (lower priority), after asking (live)" },
 	/* replay */
-	{ ACT_SPEED_UP, { '+', '=' }, KC_ALL, 1, "Replay", "Faster", "Replay twice as fast" },
+	{ ACT_STEP_BACK, { 't' }, KC_MAIN | KC_DRILL, 1, "Replay", "Step-",
+	  "Step one window back (the op table's window, 10 s unless --window says), and "
+	  "pause there: the screen shows the previous window's numbers" },
+	{ ACT_STEP_FWD, { 'T' }, KC_MAIN | KC_DRILL, 1, NULL, "Step+",
+	  "Step one window forward, and pause there" },
+	{ ACT_JUMP, { 'j' }, KC_MAIN | KC_DRILL, 1, NULL, "Jump",
+	  "Jump to a time, and pause there: 14:02 or 14:02:05 (the clock of the header), +30s "
+	  "from the start, -5m before the end, ISO 8601 or Unix ns" },
+	{ ACT_REPLAY_START, { KEY_HOME }, KC_MAIN | KC_DRILL, 1, NULL, "Start",
+	  "Go to the start of the replay (of its --since/--until range), paused" },
+	{ ACT_REPLAY_END, { KEY_END }, KC_MAIN | KC_DRILL, 1, NULL, "End",
+	  "Go to the end of the replay (of its range), paused" },
+	{ ACT_SPEED_UP, { '+', '=' }, KC_ALL, 1, NULL, "Faster", "Replay twice as fast" },
 	{ ACT_SPEED_DOWN, { '-', '_' }, KC_ALL, 1, NULL, "Slower", "Replay half as fast" },
 	{ ACT_SEEK_FWD, { ']' }, KC_ALL, 1, NULL, "Seek", "Seek 10 s forward" },
 	{ ACT_SEEK_BACK, { '[' }, KC_ALL, 1, NULL, NULL, "Seek 10 s back" },
@@ -111,13 +124,18 @@ const struct tui_binding *tui_key_lookup(int key, unsigned where)
 {
 	if (key == 0)
 		return NULL;
-	for (int i = 0; i < tui_nbindings; i++) {
-		if (!(tui_bindings[i].where & where))
-			continue;
-		for (int k = 0; k < KEYS_PER_ACTION && tui_bindings[i].keys[k]; k++)
-			if (tui_bindings[i].keys[k] == key)
-				return &tui_bindings[i];
-	}
+	/* first the bindings that win here (a replay's own in a replay, the
+	 * others elsewhere), then the rest ("replay only" in live mode) */
+	int replay = (where & KC_REPLAY) != 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < tui_nbindings; i++) {
+			const struct tui_binding *b = &tui_bindings[i];
+			if (!(b->where & where) || ((b->replay_only != 0) == replay) != (pass == 0))
+				continue;
+			for (int k = 0; k < KEYS_PER_ACTION && b->keys[k]; k++)
+				if (b->keys[k] == key)
+					return b;
+		}
 	return NULL;
 }
 
@@ -214,12 +232,17 @@ int tui_keys_markdown(FILE *f)
 		fprintf(f, "| `%s` | %s | %s |\n", keys, b->replay_only ? "replay" : where_text(b),
 			b->help);
 	}
-	fprintf(f, "\nIn live mode the replay-only keys say \"replay only\" and do nothing.\n\n"
+	fprintf(f, "\nIn live mode the replay-only keys say \"replay only\" and do nothing.\n"
+		   "In a replay, on the main and details screens, they win over the other\n"
+		   "meaning of their key: `t`, `T`, `j`, Home and End walk the replay (the\n"
+		   "theme is `c` there, sorting by time `<`/`>` or F6, Down and `g`/`G` move\n"
+		   "the selection).\n\n"
 		   "While the filter or search prompt is open, printable keys edit the text,\n"
 		   "Backspace deletes, Enter keeps it and Esc clears it (F3 in the search\n"
-		   "prompt: the next match). In the sort and signal menus, Up, Down and Enter\n"
-		   "choose and Esc cancels. A question (reset, signal, renice) waits for y;\n"
-		   "any other key cancels.\n\n"
+		   "prompt: the next match). In the jump prompt (`j` in a replay), Enter\n"
+		   "jumps or says why the time cannot be read, Esc cancels. In the sort and\n"
+		   "signal menus, Up, Down and Enter choose and Esc cancels. A question\n"
+		   "(reset, signal, renice) waits for y; any other key cancels.\n\n"
 		   "The mouse: a click on a row selects it (a double click opens it), a click\n"
 		   "on a column title sorts by that column (again: the other way), a click on\n"
 		   "a key of the hint bar presses it, the wheel scrolls.\n");

@@ -54,6 +54,11 @@ enum tui_action {
 	ACT_EXPLAIN,	     /* e: what the sorted column means */
 	ACT_SEEK_ALERT_NEXT, /* } */
 	ACT_SEEK_ALERT_PREV, /* { */
+	ACT_STEP_BACK,	     /* t in a replay: one window back, paused */
+	ACT_STEP_FWD,	     /* T in a replay: one window forward, paused */
+	ACT_JUMP,	     /* j in a replay: to a typed time */
+	ACT_REPLAY_START,    /* Home in a replay */
+	ACT_REPLAY_END,	     /* End in a replay */
 	ACT_MAX,
 };
 
@@ -62,6 +67,10 @@ enum tui_action {
 #define KC_DRILL 0x2 /* op, process, thread and alert screens */
 #define KC_TEXT 0x4  /* help and log screens */
 #define KC_ALL (KC_MAIN | KC_DRILL | KC_TEXT)
+/* Or'ed into a lookup's context while replaying: a replay-only binding
+ * then wins over another binding of the same key (t steps instead of
+ * changing the theme); without it the other binding wins. */
+#define KC_REPLAY 0x8
 
 #define KEYS_PER_ACTION 4
 
@@ -78,7 +87,8 @@ struct tui_binding {
 extern const struct tui_binding tui_bindings[];
 extern const int tui_nbindings;
 
-/* The binding of key in context where (KC_MAIN, ...), or NULL. */
+/* The binding of key in context where (KC_MAIN, ..., | KC_REPLAY), or
+ * NULL. */
 const struct tui_binding *tui_key_lookup(int key, unsigned where);
 /* The binding of an action, or NULL. */
 const struct tui_binding *tui_action_binding(int action);

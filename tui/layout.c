@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#define TIMELINE_ROW_H 32 /* from this height a replay's timeline has its own row */
+
 /* clang-format off */
 static const struct {
 	const char *name;
@@ -42,6 +44,10 @@ void tui_layout_main(int cols, int lines, const int want[AREA_MAX], struct tui_l
 	}
 	int full = cols >= TUI_FULL_W && lines >= TUI_FULL_H;
 	o->header_rows = full ? 3 : lines >= 16 ? 2 : 1;
+	/* a header that wants a row more (a replay's timeline) gets it on a
+	 * tall terminal; below, the timeline takes the header's last row */
+	if (want && want[AREA_HEADER] > 3 && full && lines >= TIMELINE_ROW_H)
+		o->header_rows++;
 
 	int body_y = o->header_rows, body_h = lines - o->header_rows - 1;
 	o->visible[AREA_HEADER] = 1;

@@ -2,8 +2,9 @@
  * ENDED 2m ago, since start), the alerts ("3 alerts (worst HIGH)"), the
  * notice of the moment, host, time, CPU / memory / load meters, events/s,
  * drops (red when not zero), probes, recording state and the session's
- * last notice. It uses 1 to 3 rows; what does not fit on a row moves to
- * the next, what does not fit at all is left out, least important last. */
+ * last notice, and a replay's timeline (its last row). It uses 1 to 4
+ * rows; what does not fit on a row moves to the next, what does not fit
+ * at all is left out, least important last. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,8 @@ static void row_status(struct tui *t, struct flow *f, const struct ig_status *st
 			 base ? base + 1 : st->recording);
 		seg(f, "", c, st->record_dropped ? TH_ERROR : TH_RECORDING);
 		if (st->record_dropped) { /* the disk could not keep up */
-			snprintf(c, sizeof(c), "%llu events", (unsigned long long)st->record_dropped);
+			snprintf(c, sizeof(c), "%llu events",
+				 (unsigned long long)st->record_dropped);
 			seg(f, "lost", c, TH_ERROR);
 		}
 		if (st->record_summarised) { /* --record-rate: counted, not kept */
@@ -299,16 +301,72 @@ static void row_status(struct tui *t, struct flow *f, const struct ig_status *st
 		seg(f, "", msg, TH_MESSAGE);
 }
 
+/* The column of event time ns on a bar of w cells over [start, start+len]. */
+static int strip_col(uint64_t ns, uint64_t start, uint64_t len, int w)
+{
+	uint64_t d = ns > start ? ns - start : 0;
+	if (d > len)
+		d = len;
+	return len ? (int)((double)d * (w - 1) / (double)len) : 0;
+}
+
+/* A replay's timeline on row y: the start and end clocks when there is
+ * room, the part played, the position, and a mark where each alert was
+ * first detected (the recording's chains, else the detector's so far). */
+static void timeline_draw(struct tui *t, const struct tui_rect *r, int y,
+			  const struct ig_status *st)
+{
+	char a[16], b[16];
+	if (st->replay_end_ns <= st->replay_start_ns)
+		return; /* no span yet */
+	uint64_t start = st->replay_start_ns, len = st->replay_end_ns - st->replay_start_ns;
+	int labels = r->w >= 60, x = 1, w = r->w - 2;
+	if (labels) {
+		fmt_clock(a, sizeof(a), start);
+		fmt_clock(b, sizeof(b), st->replay_end_ns);
+		draw_text(t, r, y, 1, -1, TH_HEADER_LABEL, a);
+		draw_text(t, r, y, r->w - 1 - (int)strlen(b), -1, TH_HEADER_LABEL, b);
+		x += (int)strlen(a) + 1;
+		w -= (int)strlen(a) + (int)strlen(b) + 2;
+	}
+	if (w < 3)
+		return;
+	int pos = strip_col(st->replay_pos_ns, start, len, w);
+	for (int c = 0; c < w; c++)
+		draw_text(t, r, y, x + c, 1, c < pos ? TH_HEADER_VALUE : TH_DIM,
+			  c < pos ? (t->ascii ? "=" : "\u2501") : (t->ascii ? "-" : "\u2500"));
+	const uint64_t *marks;
+	size_t n = session_chain_marks(t->s, &marks);
+	for (size_t i = 0; i < n; i++)
+		if (marks[i] >= start && marks[i] <= st->replay_end_ns)
+			draw_text(t, r, y, x + strip_col(marks[i], start, len, w), 1, TH_ALERT_HIGH,
+				  "!");
+	for (int i = 0; !n && i < t->snap->nchains; i++) {
+		const struct ig_chain *ch = &t->snap->chains[i];
+		draw_text(t, r, y, x + strip_col(ch->first_seen_ns, start, len, w), 1,
+			  sev_slot(ch->max_severity), "!");
+	}
+	draw_text(t, r, y, x + pos, 1, TH_MODE_REPLAY, t->ascii ? "#" : "\u2588");
+}
+
+static int header_want(struct tui *t);
+
 static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
 	const struct ig_status *st = session_status(t->s);
 	struct ig_host host;
-	struct flow f = {t, r, 0, 0};
-	int rows = r->h;
+	struct tui_rect hr = *r; /* the rows above the timeline */
+	struct flow f = {t, &hr, 0, 0};
 
 	model_host(tui_model(t), &host);
-	for (int y = 0; y < rows; y++)
+	for (int y = 0; y < r->h; y++)
 		draw_fill(t, r, y, TH_HEADER);
+	int strip = header_want(t) > 3 && r->h >= 2;
+	if (strip) { /* the last row is the timeline */
+		timeline_draw(t, r, r->h - 1, st);
+		hr.h--;
+	}
+	int rows = hr.h;
 	int notice_shown = row1(t, &f, st, rows);
 	if (rows == 1)
 		return;
@@ -323,14 +381,16 @@ static void header_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	}
 	row_status(t, &f, st, &host, rows);
 	/* a notice row 1 had no room for takes the meters' row for its few
-	 * seconds (never the row with the drops) */
-	if (!notice_shown && rows >= 3)
-		notice_row(t, r, 1);
+	 * seconds (never the row with the drops); above a timeline, the
+	 * compact status row, whose drops are on row 1 when there are any */
+	if (!notice_shown && (rows >= 3 || (strip && rows == 2)))
+		notice_row(t, &hr, 1);
 }
 
 static int header_want(struct tui *t)
 {
-	return 3;
+	/* a replay adds its timeline (from the start: the layout stays put) */
+	return session_status(t->s)->mode == IG_MODE_REPLAY ? 4 : 3;
 }
 
 const struct tui_pane pane_header = {

@@ -22,6 +22,21 @@ static void prompt_draw(struct tui *t, const struct tui_rect *r)
 	move(r->y, r->x + (cx < r->w ? cx : r->w - 1));
 }
 
+/* The jump prompt (j in a replay): the text, and why it was refused. */
+static void jump_draw(struct tui *t, const struct tui_rect *r)
+{
+	int x = draw_text(t, r, 0, 0, -1, TH_PROMPT, "Jump to: ");
+	x += draw_text(t, r, 0, x, -1, TH_PROMPT, t->prompt_buf);
+	int cx = x;
+	x += draw_text(t, r, 0, x, -1, TH_HINT_KEY, " ");
+	if (t->jump_err[0])
+		draw_text(t, r, 0, x + 1, -1, TH_ERROR, t->jump_err);
+	else
+		draw_text(t, r, 0, x + 1, -1, TH_HINT_LABEL,
+			  "14:02 +30s -5m ISO ns  Enter jump  Esc cancel");
+	move(r->y, r->x + (cx < r->w ? cx : r->w - 1));
+}
+
 /* The label of a hint: some say what pressing the key gives now. */
 static const char *hint_label(struct tui *t, const struct tui_binding *b)
 {
@@ -43,14 +58,27 @@ static int hint_key(const struct tui_binding *b)
 	return key;
 }
 
+/* In a replay its keys come first, after help, quit and pause: walking
+ * is what a replay is for, and the bar is cut at the right. */
+static int hint_pass(const struct tui_binding *b, int replay)
+{
+	if (!replay)
+		return 0;
+	int first = b->replay_only || b->action == ACT_HELP || b->action == ACT_QUIT ||
+		    b->action == ACT_PAUSE;
+	return first ? 0 : 1;
+}
+
 static void hints_draw(struct tui *t, const struct tui_rect *r)
 {
 	char buf[64];
 	int x = 0;
 	unsigned ctx = tui_context(t);
 	int replay = session_status(t->s)->mode == IG_MODE_REPLAY;
-	for (int i = 0; i < tui_nbindings && x < r->w; i++) {
-		const struct tui_binding *b = &tui_bindings[i];
+	for (int j = 0; j < 2 * tui_nbindings && x < r->w; j++) {
+		const struct tui_binding *b = &tui_bindings[j % tui_nbindings];
+		if (hint_pass(b, replay) != j / tui_nbindings)
+			continue;
 		if (!b->hint || !(b->where & ctx) || (b->replay_only && !replay))
 			continue;
 		/* Back is the way out of every screen but the main one */
@@ -79,6 +107,9 @@ static void hint_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 	case MODAL_FILTER:
 	case MODAL_SEARCH:
 		prompt_draw(t, r);
+		return;
+	case MODAL_JUMP:
+		jump_draw(t, r);
 		return;
 	case MODAL_SORT:
 		draw_text(t, r, 0, 0, -1, TH_HINT_LABEL,

@@ -8,8 +8,7 @@
 
 #include "tui_int.h"
 
-const struct tui_pane *const tui_panes[] = {&pane_ops, &pane_procs, &pane_alerts, &pane_gpu,
-						    NULL};
+const struct tui_pane *const tui_panes[] = {&pane_ops, &pane_procs, &pane_alerts, &pane_gpu, NULL};
 
 struct tui_view *tui_top(struct tui *t)
 {
@@ -144,6 +143,7 @@ int tui_focus_move(struct tui *t, struct tui_view *v, int dir)
 void tui_layout(struct tui *t)
 {
 	int want[AREA_MAX] = {0};
+	want[AREA_HEADER] = pane_header.want(t); /* 4 in a replay: its timeline */
 	for (int i = 0; tui_panes[i]; i++)
 		if (tui_panes[i]->want)
 			want[tui_panes[i]->area] = tui_panes[i]->want(t);
@@ -265,7 +265,10 @@ void tui_frame(struct tui *t)
 			draw_menu(t, v);
 		pane_hint.draw(t, v, &t->lay.r[AREA_HINT], 0);
 	}
-	leaveok(stdscr, t->modal == MODAL_FILTER || t->modal == MODAL_SEARCH ? FALSE : TRUE);
+	leaveok(stdscr,
+		t->modal == MODAL_FILTER || t->modal == MODAL_SEARCH || t->modal == MODAL_JUMP
+		    ? FALSE
+		    : TRUE);
 	wnoutrefresh(stdscr);
 	doupdate();
 	t->frames++;

@@ -198,6 +198,8 @@ struct tui_threaddata {
 	int noff_kept;			   /* intervals the model kept for the thread */
 	uint64_t oldest_ns;		   /* the oldest of them began then */
 	uint64_t in_call_pre, in_call_blk; /* what off[] adds up to */
+	int with_call;			   /* off[] came from those kept with the call */
+	int call_cut;			   /* and its first ones were not kept */
 };
 
 struct tui_stackdata {
@@ -231,6 +233,7 @@ enum tui_modal {
 	MODAL_SORT,    /* F6: the sort menu */
 	MODAL_SIGNAL,  /* F9: which signal */
 	MODAL_CONFIRM, /* y/N before something that cannot be undone */
+	MODAL_JUMP,    /* j: the time to jump to in a replay */
 };
 
 /* A question waiting for y: what it asks and what y does. */
@@ -304,6 +307,7 @@ struct tui {
 	/* modal input: a prompt, a menu or a question in the hint line */
 	int modal; /* enum tui_modal */
 	char prompt_buf[64];
+	char jump_err[96]; /* MODAL_JUMP: why the last entry was refused */
 	int menu_sel;
 	struct tui_confirm confirm; /* MODAL_CONFIRM: what y does */
 
@@ -322,7 +326,7 @@ struct tui {
 	uint64_t frames;
 	char msg[160]; /* a notice in the hint line */
 	uint64_t msg_until_ms;
-	uint32_t status_notes; /* the session's notices shown (ig_status.notes_n) */
+	uint32_t status_notes;	/* the session's notices shown (ig_status.notes_n) */
 	uint64_t status_msg_ms; /* when the session's notice last changed */
 };
 
@@ -342,6 +346,15 @@ void tui_refresh(struct tui *t);
 void tui_watch(struct tui *t);
 /* p: every screen freezes at one copy (on), or follows the live model. */
 void tui_pause(struct tui *t, int on);
+
+/* walk.c: t, T, j, Home and End in a replay (TF_* flags; each leaves the
+ * replay paused where it went), and the keys of the jump prompt. */
+int tui_walk_action(struct tui *t, int action);
+int tui_jump_key(struct tui *t, int ch);
+/* A typed time into Unix ns (what report/timearg.h reads, a time of day
+ * on the local clock the header shows). 0, or -EINVAL and why in err. */
+int tui_walk_parse(const char *text, uint64_t start_ns, uint64_t end_ns, uint64_t *to, char *err,
+		   size_t errlen);
 /* Notes the spans of tui_model() (the denominators of the rates). */
 void tui_spans(struct tui *t);
 /* Calls per second as the screens show them: calls_win over the window,

@@ -86,6 +86,17 @@ static int seek_to(struct session *s, uint64_t to)
 	return r == -ENOTSUP ? 0 : r; /* a stream that seeks at no pace */
 }
 
+int session_seek_to(struct session *s, uint64_t to_ns)
+{
+	return seek_to(s, to_ns);
+}
+
+size_t session_chain_marks(struct session *s, const uint64_t **marks)
+{
+	*marks = s->marks;
+	return s->nmarks;
+}
+
 int session_seek(struct session *s, int64_t delta_ns)
 {
 	if (!s->src->ops->seek)

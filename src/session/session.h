@@ -85,6 +85,13 @@ void session_reset(struct session *s);
  * Speed 0 = as fast as possible. */
 int session_set_speed(struct session *s, double speed);
 int session_seek(struct session *s, int64_t delta_ns);
+/* Moves to event time to_ns (Unix ns), clamped to the replay's span (its
+ * --since/--until range); backwards rebuilds the model from the start. */
+int session_seek_to(struct session *s, uint64_t to_ns);
+/* The first detections of the chains a recording holds (Unix ns, sorted,
+ * within the range; owned by the session), and how many: 0 when it holds
+ * none (then the detector's own chains are all there is). */
+size_t session_chain_marks(struct session *s, const uint64_t **marks);
 /* Moves to the first detection of the next (dir 1) or previous (dir -1)
  * recorded or detected chain. */
 int session_jump_chain(struct session *s, int dir);

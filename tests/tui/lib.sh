@@ -209,7 +209,7 @@ for i, l in enumerate(lines):
 expect_scroll() {
 	local i
 	for ((i = 0; i < 10; i++)); do
-		screen | grep -qE -- "$1" && { ok "$2"; keys Home; return 0; }
+		screen | grep -qE -- "$1" && { ok "$2"; keys g; return 0; }
 		keys NPage
 	done
 	fail "$2: no /$1/ on any page"

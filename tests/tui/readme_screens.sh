@@ -36,7 +36,7 @@ wait_for '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-' 10
 screen | tidy >"$TMPD/alert.txt"
 keys Escape
 keys Tab
-keys Home
+keys g
 keys Enter
 wait_for 'where the time goes' 10
 screen | tidy >"$TMPD/process.txt"

@@ -43,7 +43,7 @@ wl=$(pgrep -f -- "^$WL --iters 7777777" | head -n 1)
 script devices=2 "0.name=NVIDIA H100 80GB HBM3" 0.util.gpu=87 0.mem.used_mib=32768 "0.procs=$wl:1536"
 expect "^ +$wl workload .* 1\\.5GiB *\$" "GPU MEM column: 1.5GiB for workload[$wl]"
 keys Tab
-keys Home
+keys g
 keys Enter
 expect "^ workload\\[$wl\\] .* GPU mem 1\\.5GiB" "process screen: GPU mem 1.5GiB"
 keys Escape

@@ -13,7 +13,7 @@ tour() {
 	wait_for 'cuCtxSync' 10
 	keys p
 	screen_e >"$out"
-	keys Home
+	keys g
 	keys Enter
 	expect '^ cudaMalloc ' "op screen"
 	screen_e >>"$out"
@@ -70,10 +70,10 @@ n=$(non_ascii_bytes <"$TMPD/clocale.txt")
 [ "$n" = 0 ] || fail "LC_ALL=C: $n lines with non-ASCII bytes"
 ok "a non-UTF-8 locale: ASCII only"
 
-# t does not bring colours back under NO_COLOR
+# c (t in a replay steps it) does not bring colours back under NO_COLOR
 start 120 40 env LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR=1 "$IG" --speed 0 --replay "$FIXTURE"
 wait_for 'cuCtxSync' 10
-keys t
+keys c
 expect 'colours are off \(NO_COLOR\)' "t under NO_COLOR says why"
 n=$(screen_e | colour_escapes)
 [ "$n" = 0 ] || fail "t under NO_COLOR: $n colour escapes"
@@ -82,11 +82,11 @@ wait_exit 5
 ok "t keeps monochrome under NO_COLOR"
 stop
 
-# every standard theme cycles with t and keeps the screen readable
+# every standard theme cycles with c and keeps the screen readable
 start 120 40 env LANG=C.UTF-8 LC_ALL=C.UTF-8 NO_COLOR= "$IG" --theme high-contrast --speed 0 --replay "$FIXTURE"
 wait_for 'cuCtxSync' 10
 for th in monochrome default light high-contrast; do
-	keys t
+	keys c
 	expect "theme: $th" "t -> $th"
 	expect '^! GPU API' "$th: the screen is drawn"
 done

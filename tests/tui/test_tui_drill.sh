@@ -12,7 +12,7 @@ wait_for 'cuCtxSync' 10
 keys p # frozen: the view does not move under the test
 
 # op: the third one (cudaMemcpyAsync)
-keys Home
+keys g
 keys Down
 keys Down
 keys Enter
@@ -39,7 +39,7 @@ keys Escape
 
 # process
 keys Tab
-keys Home
+keys g
 keys Enter
 expect '^ python3\[2233\]  container \?' "process screen title with container"
 expect 'where the time goes: ' "process screen: where the time goes"
@@ -77,7 +77,7 @@ expect '^! GPU API' "back to the main screen"
 
 # alert from the alerts pane (the second one, to see that it is kept)
 keys Tab
-keys Home
+keys g
 keys Down
 keys Enter
 expect '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-[0-9]{4} ' "alert screen title"
@@ -90,8 +90,8 @@ expect '^ +1\. ' "alert: a numbered recommendation"
 expect 'op +cuda|op +-' "alert: the op"
 expect 'process +python3\[2233\]' "alert: the process"
 title=$(screen | grep -E '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-' | head -1)
-keys End
-keys Home
+keys G
+keys g
 keys Escape
 expect '^SEV +AGE' "back to the main screen"
 keys Enter

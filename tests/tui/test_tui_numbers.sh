@@ -64,13 +64,13 @@ for size in $SIZES; do
 	# helpers: folded into one line; Enter unfolds them, and folds them again
 	expect '^ +\+2 helpers ' "$size: two helper processes folded"
 	keys Tab
-	keys End
+	keys G
 	keys Enter
 	expect '^ +-2 helpers ' "$size: Enter unfolds them"
 	keys Enter
 	expect '^ +\+2 helpers ' "$size: and folds them again"
 	# the process: the bar and its legend, culprits, calls adding up
-	keys Home
+	keys g
 	keys Enter
 	expect '^ dataloader\['"$DL"'\]  container' "$size: the process screen"
 	expect 'where the time goes: ' "$size: where the time goes"
@@ -87,7 +87,7 @@ for size in $SIZES; do
 	fi
 	# its thread: the same bar
 	keys Tab
-	keys Home
+	keys g
 	keys Enter
 	expect '^ thread '"$DL"' ' "$size: the thread screen"
 	expect '^ (input wait|wait) 8[0-9]%' "$size: the thread's where the time goes"

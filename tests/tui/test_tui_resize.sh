@@ -63,7 +63,7 @@ after=$(body)
 ok "120x40 again: the same screen as before"
 
 # a drill-down screen through the same sizes
-keys Home
+keys g
 keys Enter
 expect '^ cudaMalloc  runtime API' "op screen"
 for sz in "60 20" "80 24" "200 60" "120 40"; do

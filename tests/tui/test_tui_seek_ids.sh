@@ -21,7 +21,7 @@ alert_ids() {
 	n=$(screen | grep -cE '^(HIGH|MED|LOW|INFO) ')
 	keys Tab
 	keys Tab
-	keys Home
+	keys g
 	for ((i = 0; i < n; i++)); do
 		keys Enter
 		wait_for '^ \[(HIGH|MEDIUM|LOW|INFO)\] chain-[0-9]+' 30

@@ -44,7 +44,7 @@ static void check_size(int cols, int lines, const int *want)
 	/* alerts is dropped only after processes */
 	if (l.visible[AREA_PROCS])
 		CHECK(l.visible[AREA_ALERTS]);
-	CHECK(l.header_rows >= 1 && l.header_rows <= 3);
+	CHECK(l.header_rows >= 1 && l.header_rows <= 4);
 	CHECK(l.r[AREA_HEADER].h == l.header_rows);
 
 	int rows_used = 0;
@@ -81,6 +81,8 @@ int main(void)
 	int want_none[AREA_MAX] = {0};
 	int want_small[AREA_MAX] = {[AREA_OPS] = 5, [AREA_PROCS] = 2, [AREA_ALERTS] = 1};
 	int want_big[AREA_MAX] = {[AREA_OPS] = 30, [AREA_PROCS] = 300, [AREA_ALERTS] = 64};
+	/* a replay: its header wants a row for the timeline */
+	int want_replay[AREA_MAX] = {[AREA_HEADER] = 4, [AREA_OPS] = 30, [AREA_PROCS] = 300};
 
 	for (int cols = 20; cols <= 300; cols++)
 		for (int lines = 5; lines <= 100; lines++) {
@@ -88,6 +90,7 @@ int main(void)
 			check_size(cols, lines, want_none);
 			check_size(cols, lines, want_small);
 			check_size(cols, lines, want_big);
+			check_size(cols, lines, want_replay);
 		}
 
 	struct tui_layout l;
@@ -95,6 +98,14 @@ int main(void)
 	tui_layout_main(80, 24, want_big, &l);
 	CHECK(!l.too_small && l.visible[AREA_PROCS] && l.visible[AREA_ALERTS] &&
 	      l.header_rows == 3);
+	/* a replay's timeline: a row of its own on a tall terminal; at 80x24
+	 * it takes the header's last row and the panes keep theirs */
+	tui_layout_main(80, 24, want_replay, &l);
+	CHECK(l.header_rows == 3 && l.visible[AREA_PROCS]);
+	tui_layout_main(120, 40, want_replay, &l);
+	CHECK(l.header_rows == 4 && l.visible[AREA_PROCS]);
+	tui_layout_main(120, 31, want_replay, &l);
+	CHECK(l.header_rows == 3);
 	/* 79x24 and 80x23: processes dropped */
 	tui_layout_main(79, 24, want_big, &l);
 	CHECK(!l.visible[AREA_PROCS] && l.visible[AREA_ALERTS]);

@@ -77,6 +77,11 @@ int main(int argc, char **argv)
 				for (int j = i + 1; j < tui_nbindings; j++) {
 					if (!(tui_bindings[j].where & ctxs[c]))
 						continue;
+					/* a replay's key may shadow another in a replay
+					 * (t steps there, changes the theme elsewhere) */
+					if (!tui_bindings[i].replay_only !=
+					    !tui_bindings[j].replay_only)
+						continue;
 					for (int l = 0;
 					     l < KEYS_PER_ACTION && tui_bindings[j].keys[l]; l++)
 						CHECKF(tui_bindings[j].keys[l] != key,
@@ -138,6 +143,19 @@ int main(int argc, char **argv)
 	expect('e', KC_MAIN, ACT_EXPLAIN);
 	expect('}', KC_MAIN, ACT_SEEK_ALERT_NEXT);
 	expect('{', KC_MAIN, ACT_SEEK_ALERT_PREV);
+	/* walking a replay, as in below and atop: its keys win there, and only
+	 * there (live, t is still the theme and Home the first row) */
+	expect('t', KC_MAIN | KC_REPLAY, ACT_STEP_BACK);
+	expect('T', KC_DRILL | KC_REPLAY, ACT_STEP_FWD);
+	expect('j', KC_MAIN | KC_REPLAY, ACT_JUMP);
+	expect(KEY_HOME, KC_MAIN | KC_REPLAY, ACT_REPLAY_START);
+	expect(KEY_END, KC_DRILL | KC_REPLAY, ACT_REPLAY_END);
+	expect(KEY_HOME, KC_TEXT | KC_REPLAY, ACT_HOME); /* help and log scroll */
+	expect('j', KC_TEXT | KC_REPLAY, ACT_DOWN);
+	expect('t', KC_DRILL, ACT_THEME);
+	expect('c', KC_MAIN | KC_REPLAY, ACT_THEME);
+	expect(KEY_END, KC_MAIN, ACT_END);
+	expect('[', KC_MAIN | KC_REPLAY, ACT_SEEK_BACK);
 	expect('o', KC_DRILL, ACT_OFFCPU);
 	CHECK(tui_key_lookup('x', KC_ALL) == NULL);
 	CHECK(tui_key_lookup(0, KC_ALL) == NULL);
