@@ -2,8 +2,9 @@
  * thread's wall time goes (a bar of every part), and its off-CPU intervals:
  * when, how long, preempted or blocked, inside a CUDA call or between
  * calls, on which CPU, and who preempted or woke it. Opened from a slow
- * call, it shows the intervals during that call, and says so plainly when
- * they are older than the last IG_TL_MAX the model keeps per thread. */
+ * call, it shows the intervals during that call: those kept with it when
+ * it entered a slowest-calls list (model/callev.c), else those still in
+ * the thread's last IG_TL_MAX, saying so plainly when they are gone. */
 #include <stdio.h>
 #include <string.h>
 
@@ -101,7 +102,17 @@ static void thread_update(struct tui *t, struct tui_view *v)
 			break;
 		}
 	d->noff = model_thread_offcpu(m, v->tid, d->off, IG_TL_MAX);
-	if (v->call_dur_ns) {
+	d->with_call = 0;
+	int k = v->call_dur_ns
+		    ? model_call_offcpu(m, v->tid, v->call_ts_ns, d->off, IG_TL_MAX, &d->call_cut)
+		    : -1;
+	if (k >= 0) { /* kept with the call when it was among the slowest */
+		d->with_call = 1;
+		d->noff_kept = k;
+		d->oldest_ns = v->call_ts_ns;
+		d->noff = fig_during_call(d->off, k, v->call_ts_ns, v->call_dur_ns, &d->in_call_pre,
+					  &d->in_call_blk);
+	} else if (v->call_dur_ns) {
 		d->noff_kept = d->noff;
 		d->oldest_ns = d->noff ? d->off[0].ts_ns : 0;
 		d->noff = fig_during_call(d->off, d->noff, v->call_ts_ns, v->call_dur_ns,
@@ -154,7 +165,13 @@ static int call_head(struct tui *t, struct tui_view *v, const struct tui_rect *r
 			    "call or end after it)",
 			    fmt_ns(c, sizeof(c), d->in_call_pre),
 			    fmt_ns(e, sizeof(e), d->in_call_blk));
-	if (!d->noff_kept)
+	if (d->with_call) {
+		if (d->call_cut)
+			draw_printf(t, r, y++, 1, TH_DIM,
+				    "the last %d intervals of the call are kept with it; earlier "
+				    "ones are gone",
+				    IG_CALLEV_TL);
+	} else if (!d->noff_kept)
 		draw_text(t, r, y++, 1, -1, TH_DIM,
 			  "no off-CPU interval of this thread is kept (evicted, or reset)");
 	else if (d->oldest_ns > v->call_ts_ns)
@@ -187,7 +204,7 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	    .cell = o_cell,
 	    .num = o_num,
 	    .empty = !v->call_dur_ns ? "no off-CPU intervals recorded for this thread"
-		     : d->oldest_ns > v->call_ts_ns || !d->noff_kept
+		     : !d->with_call && (d->oldest_ns > v->call_ts_ns || !d->noff_kept)
 			 ? "none kept for this call (see above)"
 			 : "no off-CPU interval during this call: it stayed on the CPU",
 	};

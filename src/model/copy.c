@@ -78,6 +78,8 @@ struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
 		dst->threads[i].sl = src->threads[i].sl ? dst->tsl + (size_t)i * W : NULL;
 	memcpy(dst->slow, src->slow, (size_t)IG_OP_MAX * W * sizeof(*dst->slow));
 	memcpy(dst->slow_life, src->slow_life, IG_OP_MAX * sizeof(*dst->slow_life));
+	memcpy(dst->callev, src->callev, IG_CALLEV_MAX * sizeof(*dst->callev));
+	dst->callev_i = src->callev_i;
 	memcpy(dst->gsl, src->gsl, W * sizeof(*dst->gsl));
 	*dst->nccl = *src->nccl; /* plain data, no pointers */
 	*dst->gpu = *src->gpu;

@@ -285,11 +285,11 @@ static int sync_kind(const struct ig_event *e, const struct ig_op_info *oi)
 	return 0;
 }
 
-/* Keeps e in s if it is among its IG_SLOW_MAX slowest calls. */
-static void slow_insert(struct slowslice *s, const struct ig_event *e)
+/* Keeps e in s if it is among its IG_SLOW_MAX slowest calls: 1 if kept. */
+static int slow_insert(struct slowslice *s, const struct ig_event *e)
 {
 	if (s->n == IG_SLOW_MAX && e->dur_ns <= s->r[IG_SLOW_MAX - 1].dur_ns)
-		return;
+		return 0;
 	int i = s->n < IG_SLOW_MAX ? s->n++ : IG_SLOW_MAX - 1;
 	while (i > 0 && s->r[i - 1].dur_ns < e->dur_ns) {
 		s->r[i] = s->r[i - 1];
@@ -310,18 +310,23 @@ static void slow_insert(struct slowslice *s, const struct ig_event *e)
 	r->flags = e->flags;
 	r->ret = e->ret;
 	r->op = e->op;
+	return 1;
 }
 
-/* The slowest calls of the second (the window's) and since the start. */
-static void slow_add(struct ig_model *m, const struct ig_event *e, uint64_t sec)
+/* The slowest calls of the second (the window's) and since the start; a
+ * kept call that left the CPU keeps its intervals too (callev.c). */
+static void slow_add(struct ig_model *m, const struct thread *t, const struct ig_event *e,
+		     uint64_t sec)
 {
 	struct slowslice *s = &m->slow[(size_t)e->op * m->W + sec % m->W];
 	if (s->sec != sec) {
 		s->sec = sec;
 		s->n = 0;
 	}
-	slow_insert(s, e);
-	slow_insert(&m->slow_life[e->op], e);
+	int kept = slow_insert(s, e);
+	kept |= slow_insert(&m->slow_life[e->op], e);
+	if (kept && t && (e->switches || e->preempt_ns || e->blocked_ns))
+		callev_keep(m, t, e);
 }
 
 static void for_each_series(struct ig_model *m,
@@ -489,7 +494,7 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	t->life_raw.nosplit += (uint32_t)ct->nosplit;
 	if (!inwin)
 		return;
-	slow_add(m, e, sec);
+	slow_add(m, t, e, sec);
 	struct tslice *ts = tslot(m, t, sec);
 	ts->calls++;
 	ts->call_ns += e->dur_ns;

@@ -56,6 +56,7 @@ void model_free(struct ig_model *m)
 	free(m->tsl);
 	free(m->slow);
 	free(m->slow_life);
+	free(m->callev);
 	free(m->gsl);
 	free(m->scratch_p);
 	free(m->nccl);
@@ -94,12 +95,13 @@ struct ig_model *model_new(const struct ig_model_cfg *cfg)
 	m->tsl = calloc((size_t)c->max_threads * m->W, sizeof(*m->tsl));
 	m->slow = calloc((size_t)IG_OP_MAX * m->W, sizeof(*m->slow));
 	m->slow_life = calloc(IG_OP_MAX, sizeof(*m->slow_life));
+	m->callev = calloc(IG_CALLEV_MAX, sizeof(*m->callev));
 	m->gsl = calloc(m->W, sizeof(*m->gsl));
 	m->scratch_p = calloc(c->max_procs, sizeof(*m->scratch_p));
 	m->nccl = calloc(1, sizeof(*m->nccl));
 	m->gpu = calloc(1, sizeof(*m->gpu));
 	if (!m->sp.s || !m->st.s || !m->procs || !m->threads || !m->psl || !m->tsl || !m->slow ||
-	    !m->slow_life || !m->gsl || !m->scratch_p || !m->nccl || !m->gpu)
+	    !m->slow_life || !m->callev || !m->gsl || !m->scratch_p || !m->nccl || !m->gpu)
 		goto fail;
 	nccl_reset(m);
 	return m;
@@ -150,6 +152,8 @@ void model_reset(struct ig_model *m)
 	}
 	memset(m->slow, 0, (size_t)IG_OP_MAX * m->W * sizeof(*m->slow));
 	memset(m->slow_life, 0, IG_OP_MAX * sizeof(*m->slow_life));
+	memset(m->callev, 0, IG_CALLEV_MAX * sizeof(*m->callev));
+	m->callev_i = 0;
 	memset(m->gsl, 0, m->W * sizeof(*m->gsl));
 	memset(&m->tot, 0, sizeof(m->tot));
 	nccl_reset(m);

@@ -24,11 +24,12 @@
 #include "core/event.h"
 #include "core/hist.h"
 
-#define IG_WIN_MAX 60  /* longest rolling window, s */
-#define IG_SLOW_MAX 10 /* slowest calls kept per op per 1-s slice */
-#define IG_CULPRITS 8  /* preemptors / wakers tracked per process */
-#define IG_TL_MAX 32   /* off-CPU intervals kept per thread for the timeline */
-#define IG_OUTLIERS 16 /* allocation outliers kept per series */
+#define IG_WIN_MAX 60	/* longest rolling window, s */
+#define IG_SLOW_MAX 10	/* slowest calls kept per op per 1-s slice */
+#define IG_CULPRITS 8	/* preemptors / wakers tracked per process */
+#define IG_TL_MAX 32	/* off-CPU intervals kept per thread for the timeline */
+#define IG_CALLEV_TL 16 /* off-CPU intervals kept with one of the slowest calls */
+#define IG_OUTLIERS 16	/* allocation outliers kept per series */
 
 struct ig_model_cfg {
 	unsigned window_s;	 /* rolling window, s: 2..IG_WIN_MAX (10) */
@@ -387,6 +388,13 @@ struct ig_offcpu_rec {
 };
 /* The last IG_TL_MAX off-CPU intervals of tid, oldest first. */
 int model_thread_offcpu(const struct ig_model *m, uint32_t tid, struct ig_offcpu_rec *out, int max);
+/* The off-CPU intervals during the call of tid that began at ts_ns, kept
+ * with it when it entered a slowest-calls list (model/callev.c), oldest
+ * first, at most IG_CALLEV_TL (the last ones; *cut set when earlier ones
+ * were not kept). -1 when none are kept for that call (it never left the
+ * CPU, was not among the slowest, or its entry was reused). */
+int model_call_offcpu(const struct ig_model *m, uint32_t tid, uint64_t ts_ns,
+		      struct ig_offcpu_rec *out, int max, int *cut);
 
 struct ig_host {
 	int valid; /* a snapshot was seen */

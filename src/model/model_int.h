@@ -215,6 +215,16 @@ struct slowslice {
 	struct ig_call_rec r[IG_SLOW_MAX]; /* slowest first */
 };
 
+/* The off-CPU intervals of one of the slowest calls (callev.c). */
+#define IG_CALLEV_MAX 2048
+struct callev {
+	uint64_t ts_ns; /* the call: its thread and entry time */
+	uint32_t tid;
+	uint16_t op;
+	uint8_t n, used, cut;
+	struct ig_offcpu_rec r[IG_CALLEV_TL];
+};
+
 /* (op, process) and (op, thread) series: slot i of t holds s[i]. */
 struct stab {
 	struct lru t;
@@ -330,6 +340,8 @@ struct ig_model {
 
 	struct slowslice *slow;	     /* IG_OP_MAX * W */
 	struct slowslice *slow_life; /* IG_OP_MAX: the slowest since the start */
+	struct callev *callev;	     /* IG_CALLEV_MAX: the slowest calls' intervals */
+	unsigned callev_i;	     /* the next entry to (re)use */
 	struct gslice *gsl;	     /* W */
 	struct ig_event host;	     /* latest snapshot */
 	int host_valid;
@@ -444,6 +456,8 @@ int threads_busiest(const struct ig_model *m, uint64_t end_ns, uint32_t pid,
 		    struct ig_thread_stats *out, int max);
 int slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_rec *out, int max);
 int thread_offcpu(const struct thread *t, struct ig_offcpu_rec *out, int max);
+/* Keeps the off-CPU intervals during call e of thread t (callev.c). */
+void callev_keep(struct ig_model *m, const struct thread *t, const struct ig_event *e);
 
 /* nccl.c: an NCCL call, or a call that may complete NCCL operations, of
  * thread t (ingest_call); the rest of the read API. */
