@@ -8,7 +8,9 @@
 # the header's event count, cudaLaunchKernel's CALLS, the clock, the
 # alerts of that time (none before the first detection, 3.2 s in) and the
 # timeline strip under the header. A bad entry in the jump prompt says
-# why and changes nothing. The keys are in the hint bar and the help.
+# why and changes nothing. The keys are in the hint bar and the help;
+# --window sets the step; with --since/--until, Home and End are the
+# range's ends.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 need_basics
@@ -135,5 +137,28 @@ keys Escape
 # narrow: the timeline keeps a row, without the clocks
 resize 50 20
 expect '(━|=)*(█|#)' "50x20: the timeline is still drawn"
+keys q
+wait_exit 30
+stop
+
+# --window 5: a step is 5 s
+start 120 40 env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$IG" --replay "$db" --speed 0 --window 5
+wait_for 'end of the recording' 60
+keys t
+at $((end_ns - 5 * S)) "--window 5, t: 5 s back"
+keys q
+wait_exit 30
+stop
+
+# --since/--until: Home and End are the range's ends, the position counts
+# within it
+start 120 40 env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$IG" --replay "$db" --speed 0 --since +5s --until +12s
+wait_for ' at 6s/6s 100% ' 60
+keys Home
+expect ' PAUSED .* at 0s/6s 0% ' "--since/--until, Home: the range's start"
+keys End
+expect ' PAUSED .* at 6s/6s 100% ' "--since/--until, End: the range's end"
+keys t
+expect ' PAUSED .* at 0s/6s 0% ' "--since/--until, t stops at the range's start"
 keys q
 wait_exit 30
