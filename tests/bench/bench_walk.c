@@ -62,20 +62,31 @@ int main(int argc, char **argv)
 	double t0 = now_ms();
 	session_seek_to(s, b);
 	double all = now_ms() - t0;
+	double total = (double)st->events_total; /* every event of the file */
 	printf("%s: %.1f s, %llu events, played from the start to the end in %.1f ms\n", file,
 	       (double)(b - a) / 1e9, (unsigned long long)st->events_total, all);
 	uint64_t at[3] = {b, a + (b - a) / 2, a + win + SEC};
 	const char *name[3] = {"the end", "the middle", "near the start"};
-	for (int i = 0; i < 3; i++)
-		if (at[i] > a + win)
-			printf("step back from %-14s (%5.1f s in): %8.1f ms\n", name[i],
-			       (double)(at[i] - a) / 1e9, walk_ms(s, at[i], at[i] - win, n));
+	double back_end = 0;
+	for (int i = 0; i < 3; i++) {
+		if (at[i] <= a + win)
+			continue;
+		double ms = walk_ms(s, at[i], at[i] - win, n);
+		if (i == 0)
+			back_end = ms;
+		printf("step back from %-14s (%5.1f s in): %8.1f ms\n", name[i],
+		       (double)(at[i] - a) / 1e9, ms);
+	}
 	printf("step forward from the start:                  %8.1f ms\n",
 	       walk_ms(s, a, a + win, n));
-	printf("(a step back re-reads from the start: about %.0f ms per million events before "
-	       "the position, at this file's rate)\n",
-	       walk_ms(s, b, b - win, n) * 1e6 / (double)st->events_total * (double)(b - a) /
-		   (double)(b - win - a));
+	/* the events re-read by the step back from the end: those before its
+	 * target, at the file's mean rate */
+	double before = total * (double)(b - win - a) / (double)(b - a);
+	if (back_end > 0 && before > 0)
+		printf("a step back re-reads every event before its target: %.2f us an event; "
+		       "a one-hour file at this rate (%.0f events/s): about %.1f s from its end\n",
+		       back_end * 1e3 / before, total * 1e9 / (double)(b - a),
+		       back_end / before * total * 3600e9 / (double)(b - a) / 1e3);
 	session_free(s);
 	return 0;
 }
