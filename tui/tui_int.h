@@ -307,7 +307,7 @@ struct tui {
 	/* modal input: a prompt, a menu or a question in the hint line */
 	int modal; /* enum tui_modal */
 	char prompt_buf[64];
-	char jump_err[96]; /* MODAL_JUMP: why the last entry was refused */
+	char jump_err[160]; /* MODAL_JUMP: why the last entry was refused */
 	int menu_sel;
 	struct tui_confirm confirm; /* MODAL_CONFIRM: what y does */
 
@@ -351,10 +351,6 @@ void tui_pause(struct tui *t, int on);
  * replay paused where it went), and the keys of the jump prompt. */
 int tui_walk_action(struct tui *t, int action);
 int tui_jump_key(struct tui *t, int ch);
-/* A typed time into Unix ns (what report/timearg.h reads, a time of day
- * on the local clock the header shows). 0, or -EINVAL and why in err. */
-int tui_walk_parse(const char *text, uint64_t start_ns, uint64_t end_ns, uint64_t *to, char *err,
-		   size_t errlen);
 /* Notes the spans of tui_model() (the denominators of the rates). */
 void tui_spans(struct tui *t);
 /* Calls per second as the screens show them: calls_win over the window,

@@ -2,11 +2,9 @@
  * forward (t, T), a jump to a typed time (j and its prompt), the start and
  * the end (Home, End). Every move leaves the replay paused where it went:
  * the screens show that moment until p resumes. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "report/timearg.h"
 #include "tui_int.h"
@@ -32,44 +30,6 @@ static int walk_to(struct tui *t, uint64_t to, const char *what)
 	return TF_REDRAW | TF_RELAYOUT | TF_REFRESH;
 }
 
-/* A time of day ("14:02", "14:02:05.5"): only digits, colons and a dot. */
-static int is_time_of_day(const char *s)
-{
-	if (!strchr(s, ':'))
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s) && *s != ':' && *s != '.')
-			return 0;
-	return 1;
-}
-
-int tui_walk_parse(const char *text, uint64_t start_ns, uint64_t end_ns, uint64_t *to, char *err,
-		   size_t errlen)
-{
-	while (*text == ' ')
-		text++;
-	if (!*text) {
-		snprintf(err, errlen, "type a time: 14:02, +30s, -5m, ISO or Unix ns");
-		return -EINVAL;
-	}
-	/* timearg reads a time of day in UTC on the start's day; the header's
-	 * clock is local time: shift the day by the zone's offset and back */
-	int64_t off = 0;
-	if (is_time_of_day(text)) {
-		struct tm tm;
-		time_t s0 = (time_t)(start_ns / SEC);
-		if (localtime_r(&s0, &tm))
-			off = (int64_t)tm.tm_gmtoff * (int64_t)SEC;
-	}
-	uint64_t x;
-	int r =
-	    timearg_parse(text, start_ns + (uint64_t)off, end_ns + (uint64_t)off, &x, err, errlen);
-	if (r)
-		return r;
-	*to = x - (uint64_t)off;
-	return 0;
-}
-
 /* Enter in the jump prompt: parse, jump, or say what is wrong in the
  * prompt and leave it open. */
 static int jump_enter(struct tui *t)
@@ -77,8 +37,13 @@ static int jump_enter(struct tui *t)
 	const struct ig_status *st = session_status(t->s);
 	uint64_t to;
 	char err[sizeof(t->jump_err)];
-	if (tui_walk_parse(t->prompt_buf, st->replay_start_ns, st->replay_end_ns, &to, err,
-			   sizeof(err))) {
+	if (!t->prompt_buf[0]) {
+		snprintf(t->jump_err, sizeof(t->jump_err),
+			 "type a time: 14:02, +30s, -5m, ISO 8601 or Unix ns");
+		return TF_REDRAW;
+	}
+	if (timearg_parse_local(t->prompt_buf, st->replay_start_ns, st->replay_end_ns, &to, err,
+				sizeof(err))) {
 		snprintf(t->jump_err, sizeof(t->jump_err), "%s", err);
 		return TF_REDRAW;
 	}

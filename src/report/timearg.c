@@ -149,6 +149,42 @@ int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *o
 	return -EINVAL;
 }
 
+/* A time of day ("14:02", "14:02:05.5"): only digits, colons and a dot. */
+static int is_clock(const char *s)
+{
+	if (!strchr(s, ':'))
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s) && *s != ':' && *s != '.')
+			return 0;
+	return 1;
+}
+
+int timearg_parse_local(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *out, char *err,
+			size_t errlen)
+{
+	while (s && *s == ' ')
+		s++;
+	/* the clock read in UTC on a day shifted by the zone's offset at the
+	 * start, and shifted back: that time of day on the local clock */
+	int64_t off = 0;
+	struct tm tm;
+	time_t t0 = (time_t)(start_ns / 1000000000ull);
+	if (s && is_clock(s) && localtime_r(&t0, &tm))
+		off = (int64_t)tm.tm_gmtoff * 1000000000ll;
+	uint64_t x;
+	if (timearg_parse(s, start_ns + (uint64_t)off, end_ns + (uint64_t)off, &x, NULL, 0)) {
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "'%.40s' is not a time: 14:02 or 14:02:05 (local time), +30s "
+				 "from the start, -5m before the end, ISO 8601 or Unix ns",
+				 s ? s : "");
+		return -EINVAL;
+	}
+	*out = x - (uint64_t)off;
+	return 0;
+}
+
 char *timearg_iso(char *b, size_t n, uint64_t ns)
 {
 	time_t t = (time_t)(ns / 1000000000ull);

@@ -27,6 +27,13 @@ int timearg_duration(const char *s, uint64_t *ns);
 int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *out, char *err,
 		  size_t errlen);
 
+/* timearg_parse for a person at a clock: a time of day ("14:02") is local
+ * time (TZ), as the viewer's header shows it, on the day the data starts
+ * there; every other form as timearg_parse (leading spaces skipped). 0, or
+ * -EINVAL with a one-line reason in err. */
+int timearg_parse_local(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *out, char *err,
+			size_t errlen);
+
 /* "2026-03-20T14:02:00.250Z" (UTC, ms) into buf; "-" for 0. Returns buf. */
 char *timearg_iso(char *buf, size_t n, uint64_t ns);
 
