@@ -55,6 +55,29 @@ expect 'collection continues' "and says collection continues"
 keys p
 expect_not ' PAUSED ' "p resumes"
 
+# o on the slowest sync: its off-CPU intervals, kept with it (each sync of
+# this workload blocks, so the thread has left the CPU many more times than
+# the 32 intervals it keeps by the time one looks)
+keys p
+expect ' PAUSED ' "paused to look at a call"
+keys Tab # from the alerts back to the ops
+keys /
+text cudaStreamSync
+keys Enter
+keys Enter
+expect '^ cudaStreamSynchronize  runtime API' "the sync op"
+keys Tab
+keys o
+expect '^ during cudaStreamSynchronize at [0-9:.]+, ' "o on the slowest sync: its thread during it"
+expect '^[0-9:.]{12} +[0-9.]+(ns|us|ms|s) +(blocked|preempted) +in a CUDA cal' \
+	"live: the slowest sync's off-CPU interval is shown"
+expect_not 'intervals are gone|none kept for this call' "live: nothing said to be gone"
+keys Escape
+keys Escape
+keys Escape
+keys p
+expect_not ' PAUSED ' "resumed"
+
 wlpid=$(pgrep -n -f -- "$WL --iters 100000000") || fail "no workload process"
 keys q
 t0=$SECONDS
