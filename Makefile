@@ -196,7 +196,43 @@ $(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/check.h $(CORE_LIB) $(TESTLIB) 
 $(BUILD)/tests/bench/%: tests/bench/%.c $(CORE_LIB) $(TESTLIB) | $(BUILD)/tests/bench
 	$(CC) $(CFLAGS) -Itests/lib -o $@ $< $(TESTLIB) $(CORE_LIB) $(LDLIBS)
 
-test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS) $(TEST_TOOLS)
+# --- the real-GPU check (tests/gpu/README.md, docs/gpu.md) ----------------------
+# One file to copy to a host (README.md, "Copy to a host"): every library but
+# the C library linked in, the BPF programs inside as always, debug info off.
+PORTABLE_LIBS := -Wl,-Bstatic -lbpf -ldw -lelf -lz -llzma -lbz2 -lsqlite3 -ljansson \
+		 -lncursesw -ltinfo -liberty -Wl,-Bdynamic -lm -lpthread -ldl
+$(BUILD)/portable/ingero-top: $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@.tmp $(APP_OBJ) $(TUI_OBJ) $(CORE_LIB) $(PORTABLE_LIBS)
+	objcopy --strip-debug $@.tmp $@ && rm -f $@.tmp
+
+.PHONY: portable gpu-bundle
+portable: $(BUILD)/portable/ingero-top
+	@ldd $< | awk '{print "  needs " $$1}'
+	@echo "portable: $< ($$(du -k $< | cut -f1) KiB)"
+
+# The CUDA workload on the shim (CI) and, where nvcc is, on a real GPU: the
+# bundle the device check carries (portable ingero-top, the workload, the
+# CUDA runtime it was linked with).
+GPU_WL_SHIM := $(BUILD)/tests/gpu/gpu_workload_shim
+NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_LIB := $(dir $(NVCC))../lib64
+$(GPU_WL_SHIM): tests/gpu/gpu_workload.cu $(SHIM_HDRS) $(SHIM_DIR)/libcudart.so.12
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -x c++ -Itests/shim -o $@ $< -L$(SHIM_DIR) -l:libcudart.so.12 \
+		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../../shim' -lpthread
+$(BUILD)/gpu-bundle/gpu_workload: tests/gpu/gpu_workload.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -std=c++17 -cudart shared -gencode arch=compute_90,code=sm_90 \
+		-gencode arch=compute_90,code=compute_90 -Xcompiler -fno-omit-frame-pointer \
+		-Xlinker -rpath,'$$ORIGIN' -o $@ $<
+	cp -L $(CUDA_LIB)/libcudart.so.13 $(@D)/
+gpu-bundle: $(BUILD)/portable/ingero-top $(BUILD)/gpu-bundle/gpu_workload
+	cp $(BUILD)/portable/ingero-top $(BUILD)/gpu-bundle/
+	@du -sh $(BUILD)/gpu-bundle
+
+test-build: all $(SHIM) $(WORKLOAD) $(UNIT_BIN) $(BENCH_BIN) $(TEST_PROGS) $(TEST_TOOLS) \
+	    $(GPU_WL_SHIM) $(BUILD)/portable/ingero-top
 
 # --- fuzzing: clang's libFuzzer over the replay reader and the recording
 # opener, everything it reaches built with ASan and UBSan (tests/fuzz/README.md)

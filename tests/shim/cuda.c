@@ -61,6 +61,7 @@
 	X(cuEventRecord)                                                                           \
 	X(cuEventQuery)                                                                            \
 	X(cuEventSynchronize)                                                                      \
+	X(cuEventElapsedTime)                                                                      \
 	X(cuStreamWaitEvent)
 
 enum drv_sym { DRV_SYMS(SHIM_SYM_ENUM) DRV_NSYMS };
@@ -510,6 +511,13 @@ CUresult cuEventSynchronize(CUevent hEvent)
 {
 	DRV_ENTER(cuEventSynchronize);
 	return drv_res(sim_event_sync((struct sim_event *)hEvent));
+}
+
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+	DRV_ENTER(cuEventElapsedTime);
+	return drv_res(sim_event_elapsed((struct sim_event *)hStart, (struct sim_event *)hEnd,
+					 pMilliseconds));
 }
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)

@@ -61,6 +61,7 @@
 	X(cudaEventRecord_ptsz)                                                                    \
 	X(cudaEventQuery)                                                                          \
 	X(cudaEventSynchronize)                                                                    \
+	X(cudaEventElapsedTime)                                                                    \
 	X(cudaStreamWaitEvent)                                                                     \
 	X(cudaStreamWaitEvent_ptsz)
 
@@ -496,6 +497,12 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
 	RT_ENTER(cudaEventSynchronize);
 	return rt_ret(rt_from_cu(cuEventSynchronize(event)));
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+	RT_ENTER(cudaEventElapsedTime);
+	return rt_ret(rt_from_cu(cuEventElapsedTime(ms, start, end)));
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)

@@ -695,7 +695,10 @@ int sim_event_record(struct sim_event *e, void *h)
 			e->dep->refs++;
 			e->after = s->tail->after_ns;
 		} else {
-			e->t = s->legacy ? max64(s->busy_until, blocking_busy) : s->busy_until;
+			/* stamped when the stream reaches it: now on an idle stream,
+			 * which is what cuEventElapsedTime measures from */
+			e->t = max64(sim_now(), s->legacy ? max64(s->busy_until, blocking_busy)
+							   : s->busy_until);
 		}
 	}
 	pthread_mutex_unlock(&sim_lock);
@@ -731,6 +734,28 @@ int sim_event_query(struct sim_event *e)
 	known = event_time(e, &t);
 	pthread_mutex_unlock(&sim_lock);
 	return known && t <= sim_now() ? SIM_OK : SIM_ENOTREADY;
+}
+
+/* The time between two events' completions, in ms (cuEventElapsedTime):
+ * both must have been recorded and be complete. */
+int sim_event_elapsed(struct sim_event *a, struct sim_event *b, float *ms)
+{
+	int known;
+	u64 ta = 0, tb = 0, now;
+
+	if (!a || !b || !ms || a->magic != EVENT_MAGIC || b->magic != EVENT_MAGIC)
+		return SIM_EHANDLE;
+	if (!a->recorded || !b->recorded)
+		return SIM_EHANDLE;
+	pthread_mutex_lock(&sim_lock);
+	settle_all();
+	known = event_time(a, &ta) && event_time(b, &tb);
+	pthread_mutex_unlock(&sim_lock);
+	now = sim_now();
+	if (!known || ta > now || tb > now)
+		return SIM_ENOTREADY;
+	*ms = (float)((double)((long long)(tb - ta)) / 1e6);
+	return SIM_OK;
 }
 
 int sim_event_sync(struct sim_event *e)

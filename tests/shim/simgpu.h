@@ -131,6 +131,7 @@ int sim_event_destroy(struct sim_event *e);
 int sim_event_record(struct sim_event *e, void *h);
 int sim_event_query(struct sim_event *e);
 int sim_event_sync(struct sim_event *e);
+int sim_event_elapsed(struct sim_event *a, struct sim_event *b, float *ms);
 int sim_stream_wait_event(void *h, struct sim_event *e);
 
 /* Busy-spins the CPU cost of loading a module or library: SHIM_MODULE_US,
