@@ -95,7 +95,7 @@ static int explain_opt(struct eargs *a, int opt, int argc, char **argv)
 		while (optind < argc && argv[optind][0] != '-') {
 			if (a->t.nreplay == CLI_MAX_REPLAY)
 				return ebad("--replay", argv[optind],
-					    "too many files (16 at most)");
+					    "too many files (64 at most)");
 			a->t.replay[a->t.nreplay++] = argv[optind++];
 		}
 		if (!a->t.nreplay)

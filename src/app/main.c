@@ -1,8 +1,10 @@
 /* ingero-top: a subcommand (`check`, ...), or the options, then a session
  * shown by the batch mode (app/batch.c) or the full-screen viewer (tui/). */
 #include "app/batch.h"
+#include "app/cmd_record.h"
 #include "app/export.h"
 #include "app/handover.h"
+#include "app/replay_set.h"
 #include "collect/check.h"
 #include "core/escape.h"
 #include "core/log.h"
@@ -33,7 +35,7 @@ static int cmd_check(int argc, char **argv)
 /* One line per subcommand; the rest of argv goes to cli_parse. */
 static const struct subcommand subcommands[] = {
     {"check", cmd_check},	{"explain", explain_main}, {"query", query_main},
-    {"mcp", mcp_main},		{"export", export_main},
+    {"mcp", mcp_main},		{"export", export_main},	   {"record", record_main},
 };
 
 static const struct subcommand *find_subcommand(int argc, char **argv)
@@ -183,7 +185,7 @@ int main(int argc, char **argv)
 	r = cli_parse(&cli, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;
-	if ((r = check_arguments(&cli)))
+	if ((r = replay_set_expand(&cli)) || (r = check_arguments(&cli)))
 		return r;
 	catch_signals();
 	log_capture_libbpf(cli.verbose >= 2);

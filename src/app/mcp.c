@@ -91,7 +91,7 @@ static int mcp_opt(struct mcp *s, struct margs *m, int opt, int argc, char **arg
 		while (optind < argc && argv[optind][0] != '-') {
 			if (s->target.nreplay == CLI_MAX_REPLAY)
 				return mbad("--replay", argv[optind],
-					    "too many files (16 at most)");
+					    "too many files (64 at most)");
 			s->target.replay[s->target.nreplay++] = argv[optind++];
 		}
 		return s->target.nreplay ? 0 : mbad("--replay", "", "give at least one FILE.db");

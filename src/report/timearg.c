@@ -120,6 +120,24 @@ static int parse_clock(const char *s, uint64_t start_ns, uint64_t *out)
 	return 0;
 }
 
+/* "10m ago", "1h30m ago": that long before now (the wall clock, not the
+ * data: the form of below's and journalctl's --since). */
+static int parse_ago(const char *s, uint64_t *out)
+{
+	char d[48];
+	size_t n = strlen(s);
+	uint64_t ns;
+	struct timespec now;
+	if (n < 5 || n >= sizeof(d) + 4 || strcmp(s + n - 4, " ago"))
+		return -EINVAL;
+	snprintf(d, sizeof(d), "%.*s", (int)(n - 4), s);
+	if (timearg_duration(d, &ns) || clock_gettime(CLOCK_REALTIME, &now))
+		return -EINVAL;
+	uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	*out = t > ns ? t - ns : 0;
+	return 0;
+}
+
 int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *out, char *err,
 		  size_t errlen)
 {
@@ -133,6 +151,8 @@ int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *o
 			*out = end_ns > d ? end_ns - d : 0;
 		return 0;
 	}
+	if (!parse_ago(s, out))
+		return 0;
 	if (strlen(s) >= 16 && !s[strspn(s, "0123456789")] && strlen(s) <= 20) {
 		unsigned long long v = strtoull(s, NULL, 10);
 		*out = v;
@@ -143,7 +163,7 @@ int timearg_parse(const char *s, uint64_t start_ns, uint64_t end_ns, uint64_t *o
 	if (err && errlen)
 		snprintf(err, errlen,
 			 "'%.60s' is not a time: give +DURATION from the start (+30s), -DURATION "
-			 "before the end (-5m), a time of day (14:02, UTC), an ISO 8601 time "
+			 "before the end (-5m), DURATION ago (10m ago), a time of day (14:02, UTC), an ISO 8601 time "
 			 "(2026-03-20T14:02:00Z) or Unix ns",
 			 s);
 	return -EINVAL;

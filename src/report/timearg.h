@@ -3,6 +3,9 @@
  *
  *   +30s, +1m30s      from the start of the data
  *   -5m, -90s         before the end of the data
+ *   10m ago, 1h30m ago
+ *                     before now (the wall clock: a recording still being
+ *                     written, a directory of rotated ones)
  *   2026-03-20T14:02:00Z, 2026-03-20T14:02:00.250+01:00, 2026-03-20 14:02
  *                     absolute ISO 8601 (no zone: UTC)
  *   14:02, 14:02:30.5 that time of day (UTC) on the day the data starts

@@ -15,6 +15,8 @@
 static const char usage[] =
     "usage: ingero-top [OPTIONS] [--pid PID[,PID...]] [-- CMD [ARGS...]]\n"
     "       ingero-top --replay FILE.db [FILE2.db ...] [OPTIONS]\n"
+    "       ingero-top --replay DIR|'GLOB' [--since T] [--until T] [OPTIONS]\n"
+    "       ingero-top record [--dir DIR] [--rotate 1h] [--max-size 20G] [--retain 7d]\n"
     "       ingero-top check\n"
     "       ingero-top export --perfetto OUT.json FILE.db [FILE2.db ...]\n"
     "       ingero-top explain|query|mcp ...   (docs/explain.md; each has --help)\n"
@@ -50,10 +52,13 @@ static const char usage[] =
     "      --flight SECS    keep the last SECS of events in memory (default 300)\n"
     "      --flight-dir DIR where the flight recorder saves (default:\n"
     "                       $XDG_STATE_HOME/ingero-top or ~/.local/state/ingero-top)\n"
-    "      --replay FILE... replay recordings (ingero-top or Ingero databases)\n"
+    "      --replay FILE... replay recordings (ingero-top or Ingero databases); a\n"
+    "                       directory of `ingero-top record` or a quoted glob: its\n"
+    "                       files that --since/--until need, as one\n"
     "      --speed X        replay speed (0.25..1000, 0 = as fast as possible)\n"
     "      --since T        replay from T: +30s (from the start), -5m (before the\n"
-    "      --until T        end), 14:02[:30] (UTC, the recording's day),\n"
+    "      --until T        end), 10m ago (before now), 14:02[:30] (UTC, the\n"
+    "                       recording's day),\n"
     "                       2026-03-20T14:02:00Z, or Unix ns; the viewer starts\n"
     "                       there, batch counts only the events in the range\n"
     "\n"
@@ -459,7 +464,7 @@ static int take_option(struct cli *c, int opt, int argc, char **argv, bool *repl
 		*replay = true;
 		while (optind < argc && argv[optind][0] != '-') {
 			if (c->nreplay == CLI_MAX_REPLAY)
-				return bad("--replay", argv[optind], "too many files (16 at most)");
+				return bad("--replay", argv[optind], "too many files (64 at most)");
 			c->replay[c->nreplay++] = argv[optind++];
 		}
 		return 0;

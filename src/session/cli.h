@@ -8,7 +8,7 @@
 
 #define CLI_MAX_PIDS 64
 #define CLI_MAX_LIBS 16
-#define CLI_MAX_REPLAY 16
+#define CLI_MAX_REPLAY 64 /* the files a replay merges at once (store/replay_int.h) */
 /* The smallest --max-db: below it the empty schema (~100 KiB) and the
  * pruning granularity (whole seconds) cannot keep a recording in bounds. */
 #define CLI_MIN_MAX_DB (1ull << 20)
@@ -35,6 +35,11 @@ struct cli {
 	const char *record;  /* --record FILE */
 	uint64_t max_db;     /* --max-db bytes, 0 = unbounded */
 	unsigned record_rate; /* --record-rate calls/s per thread kept as rows, 0 = all */
+	/* `ingero-top record` (app/cmd_record.c): rotating files in a directory */
+	const char *record_dir; /* --dir: files named by store/recdir.h; NULL = --record */
+	uint64_t rotate_ns;	/* --rotate: a new file at every multiple of it (UTC) */
+	uint64_t max_size;	/* --max-size: all the files together, bytes; 0 = no cap */
+	uint64_t retain_ns;	/* --retain: files that ended longer ago go; 0 = kept */
 	double flight_s;     /* --flight SECS */
 	const char *flight_dir;
 	const char *theme;

@@ -75,7 +75,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	model_set_probe_ns(s->model, s->st.probe_ns); /* measured by collector_new */
 	if (live_source_start(s->src, err, errlen))
 		return -EINVAL;
-	if (s->cli.record && session_open_record(s, err, errlen))
+	if ((s->cli.record || s->cli.record_dir) && session_open_record(s, err, errlen))
 		return -EINVAL;
 	if (s->cli.flight_s > 0)
 		session_open_flight(s);

@@ -61,7 +61,7 @@ static void describe_session(struct session *s, struct rec_session *rs, char *pi
 	};
 }
 
-int session_open_record(struct session *s, char *err, size_t errlen)
+struct rec *session_rec_open(struct session *s, const char *path, char *err, size_t errlen)
 {
 	struct rec_opts ro = {.max_db_bytes = s->cli.max_db,
 			      .sum_rate = s->cli.record_rate,
@@ -70,19 +70,29 @@ int session_open_record(struct session *s, char *err, size_t errlen)
 	char pids[256];
 	struct rec_session rs;
 
-	s->rec = rec_open(s->cli.record, &ro, &why);
-	if (!s->rec) { /* rec_open's messages name the file already */
+	if (s->cli.record_dir) /* the service: a file a second behind at most */
+		ro.commit_ms = ro.run_ms = SESSION_REC_LAG_MS;
+	struct rec *r = rec_open(path, &ro, &why);
+	if (!r) { /* rec_open's messages name the file already */
 		if (why && !strncmp(why, "cannot record to ", 17))
 			snprintf(err, errlen, "%s", why);
 		else
-			snprintf(err, errlen, "cannot record to %s: %s", s->cli.record,
+			snprintf(err, errlen, "cannot record to %s: %s", path,
 				 why ? why : "unknown error");
-		return -EINVAL;
+		return NULL;
 	}
 	describe_session(s, &rs, pids, sizeof(pids));
-	rec_session_info(s->rec, &rs);
-	snprintf(s->st.recording, sizeof(s->st.recording), "%s", s->cli.record);
-	return 0;
+	rec_session_info(r, &rs);
+	snprintf(s->st.recording, sizeof(s->st.recording), "%s", path);
+	return r;
+}
+
+int session_open_record(struct session *s, char *err, size_t errlen)
+{
+	if (s->cli.record_dir)
+		return session_rotor_open(s, err, errlen);
+	s->rec = session_rec_open(s, s->cli.record, err, errlen);
+	return s->rec ? 0 : -EINVAL;
 }
 
 void session_open_flight(struct session *s)
@@ -163,6 +173,10 @@ static void record_stats(struct session *s)
 
 void session_record_tick(struct session *s)
 {
+	if (s->rotor)
+		session_rotor_tick(s);
+	if (s->rec)
+		rec_tick(s->rec, s->pos_ns);
 	if (s->stacks && s->rec)
 		stacks_drain(s->stacks, record_stack, s->rec);
 	if (s->flight && flight_poll(s->flight, s->st.message, sizeof(s->st.message))) {
@@ -177,8 +191,10 @@ void session_record_tick(struct session *s)
 
 int session_close_record(struct session *s, char *err, size_t errlen)
 {
-	if (!s->rec)
+	if (!s->rec) {
+		session_rotor_free(s);
 		return 0;
+	}
 	if (s->stacks) {
 		stacks_flush(s->stacks, 2000);
 		stacks_drain(s->stacks, record_stack, s->rec);
@@ -186,20 +202,21 @@ int session_close_record(struct session *s, char *err, size_t errlen)
 	session_record_chains(s);
 	record_stats(s);
 	const char *why = rec_error(s->rec);
+	const char *path = s->cli.record ? s->cli.record : s->st.recording;
 	if (why && err)
 		snprintf(err, errlen, "%s", why);
 	int c = rec_close(s->rec);
 	if (!why && c && err)
-		snprintf(err, errlen, "cannot finish the recording %s: %s", s->cli.record,
-			 strerror(-c));
+		snprintf(err, errlen, "cannot finish the recording %s: %s", path, strerror(-c));
 	/* a recording with a hole is a failed one, though the file is sound */
 	int lost = !why && !c && s->st.record_dropped;
 	if (lost && err)
 		snprintf(err, errlen,
 			 "the recording %s misses %" PRIu64 " events: its writer made no room for "
 			 "them in 2 s (a stuck or full disk?); the file holds the rest",
-			 s->cli.record, s->st.record_dropped);
+			 path, s->st.record_dropped);
 	s->rec = NULL;
+	session_rotor_free(s); /* the files closed before, and the last pruning */
 	return why || c || lost ? -EIO : 0;
 }
 

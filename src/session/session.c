@@ -31,6 +31,8 @@ void session_ingest(void *ctx, const struct ig_event *e)
 		s->last_ev_ns = e->ts_ns + e->dur_ns;
 	if (s->flight)
 		flight_push(s->flight, e);
+	if (s->rotor)
+		session_rotor_event(s, e->ts_ns + e->dur_ns);
 	if (s->rec && rec_event(s->rec, e) < 0 && rec_error(s->rec) && !s->st.record_error[0])
 		snprintf(s->st.record_error, sizeof(s->st.record_error), "recording stopped: %s",
 			 rec_error(s->rec));

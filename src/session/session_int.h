@@ -27,6 +27,7 @@ struct session {
 	uint64_t rate_t0_ns, rate_events0;
 	/* recording */
 	struct rec *rec;
+	struct rotor *rotor; /* `ingero-top record`: rotation and pruning (rotate.c) */
 	struct flight *flight;
 	const char *no_flight;	    /* why there is none, for session_flight_save */
 	struct sysinfo_facts facts; /* read once, for the sessions rows */
@@ -53,7 +54,13 @@ void session_advance(struct session *s);
 int session_open(struct session *s, char *err, size_t errlen);
 
 /* record.c */
+/* How far behind event time a service's file may be: its commits and the
+ * runs of --record-rate (docs/recording.md, "Always-on recording"). */
+#define SESSION_REC_LAG_MS 250
 int session_open_record(struct session *s, char *err, size_t errlen);
+/* A recorder on path with the session's options and facts; NULL with the
+ * reason in err. The status names it as the recording. */
+struct rec *session_rec_open(struct session *s, const char *path, char *err, size_t errlen);
 void session_open_flight(struct session *s);
 /* Writes the chains that changed since the last call (recording, flight). */
 void session_record_chains(struct session *s);
@@ -63,5 +70,16 @@ void session_record_tick(struct session *s);
 /* Flushes the stacks and the chains and closes the recording: 0, or -EIO
  * with the reason on one line in err (may be NULL). */
 int session_close_record(struct session *s, char *err, size_t errlen);
+
+/* rotate.c: the rotating files of `ingero-top record` (cli.record_dir).
+ * session_rotor_open opens the first file and starts the thread that
+ * closes the files rotated out and prunes the oldest; session_rotor_event
+ * (in ingest, before the event is recorded) and session_rotor_tick move to
+ * a new file when event time crosses a boundary; session_rotor_free (after
+ * the last file was closed) waits for that thread and prunes a last time. */
+int session_rotor_open(struct session *s, char *err, size_t errlen);
+void session_rotor_event(struct session *s, uint64_t end_ns);
+void session_rotor_tick(struct session *s);
+void session_rotor_free(struct session *s);
 
 #endif

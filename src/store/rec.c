@@ -111,6 +111,11 @@ int rec_event(struct rec *r, const struct ig_event *e)
 	return rec_enqueue_event(r, e);
 }
 
+void rec_tick(struct rec *r, uint64_t now_ns)
+{
+	rec_sum_tick(r, now_ns);
+}
+
 int rec_enqueue_event(struct rec *r, const struct ig_event *e)
 {
 	struct rec_item it = {.type = IT_EVENT, .e = *e};
@@ -404,7 +409,7 @@ static struct rec *rec_alloc(struct safefile *sf, const struct rec_opts *o)
 	r->q = calloc(r->qcap, sizeof(*r->q));
 	r->batch = calloc(o->batch_events, sizeof(*r->batch));
 	if (o->sum_rate)
-		r->sum = rec_sum_new(o->sum_rate);
+		r->sum = rec_sum_new(o->sum_rate, o->run_ms);
 	if (!r->path || !r->q || !r->batch || (o->sum_rate && !r->sum)) {
 		r->sf = NULL; /* the caller's still */
 		rec_destroy(r);

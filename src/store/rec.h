@@ -37,6 +37,9 @@ struct rec_opts {
 	const char *node_name; /* name stored for node index 0; NULL = "" */
 	unsigned sum_rate;     /* --record-rate: above this many calls a second in one
 				* thread, summarise the rest (store/rec_sum.c); 0 = keep all */
+	unsigned run_ms;       /* a run of summarised calls ends at every run_ms of event
+				* time (at most, and by default, 1000): with commit_ms, how
+				* far behind the file may be (`ingero-top record`: 250) */
 };
 
 struct rec_stats {
@@ -74,6 +77,12 @@ struct rec *rec_open_file(struct safefile *sf, const struct rec_opts *opts, cons
  * stopped the recorder (see rec_error). After a stop every call returns that
  * error and the file keeps everything committed before it. */
 int rec_event(struct rec *r, const struct ig_event *e);
+
+/* Event time (Unix ns) has reached now_ns: with --record-rate, the calls
+ * held for a decision or in a run that can no longer grow are queued, so
+ * that a file is at most run_ms + commit_ms behind event time. Call it
+ * from the loop; cheap. */
+void rec_tick(struct rec *r, uint64_t now_ns);
 
 /* Records (or replaces, by id) a causal chain (copied; its recommendations
  * and timeline become JSON arrays). Same returns as rec_event, or -ENOMEM. */

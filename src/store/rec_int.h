@@ -89,10 +89,13 @@ int rec_enqueue_summary(struct rec *r, struct rec_summary *s);
  * summarises it later) or looks at an off-CPU interval (0: the caller queues
  * it as usual, as every other event); rec_sum_flush decides everything
  * waiting and ends every run (rec_flush, rec_close). */
-struct rec_sum *rec_sum_new(unsigned rate);
+struct rec_sum *rec_sum_new(unsigned rate, unsigned run_ms);
 void rec_sum_free(struct rec_sum *rs);
 int rec_sum_event(struct rec *r, const struct ig_event *e);
 void rec_sum_flush(struct rec *r);
+/* Event time has reached now_ns: the units no call can nest in any more
+ * decided, the runs whose slice has ended queued (rec_tick). */
+void rec_sum_tick(struct rec *r, uint64_t now_ns);
 /* Calls summarised and rows written so far. */
 void rec_sum_counts(const struct rec_sum *rs, uint64_t *calls, uint64_t *rows);
 

@@ -25,6 +25,7 @@
 struct sum_thread {
 	uint32_t tid;
 	uint64_t sec;			     /* the second (event time) kept counts */
+	uint64_t slot;			     /* the slice of run_ns the open run is in */
 	uint64_t kept;			     /* calls kept as rows in it */
 	struct ig_event pend[REC_SUM_CALLS]; /* the unit waiting for the next call */
 	unsigned npend;
@@ -37,16 +38,19 @@ struct sum_thread {
 
 struct rec_sum {
 	unsigned rate;
+	uint64_t run_ns; /* a run ends at every multiple of this (event time) */
 	unsigned nt;
 	uint64_t calls, rows; /* summarised; rows written */
 	struct sum_thread t[SUM_THREADS];
 };
 
-struct rec_sum *rec_sum_new(unsigned rate)
+struct rec_sum *rec_sum_new(unsigned rate, unsigned run_ms)
 {
 	struct rec_sum *rs = calloc(1, sizeof(*rs));
-	if (rs)
+	if (rs) {
 		rs->rate = rate;
+		rs->run_ns = (run_ms && run_ms < 1000 ? run_ms : 1000) * 1000000ull;
+	}
 	return rs;
 }
 
@@ -209,11 +213,15 @@ static void decide(struct rec *r, struct sum_thread *t)
 	struct ig_event x = u[0];
 	u[0] = u[o];
 	u[o] = x;
-	uint64_t sec = (u[0].ts_ns + u[0].dur_ns) / NS_PER_S;
+	uint64_t end = u[0].ts_ns + u[0].dur_ns, sec = end / NS_PER_S;
 	if (sec != t->sec) {
 		close_run(r, t);
 		t->sec = sec;
 		t->kept = 0;
+	}
+	if (end / r->sum->run_ns != t->slot) {
+		close_run(r, t);
+		t->slot = end / r->sum->run_ns;
 	}
 	int hold = t->hold;
 	t->hold = 0;
@@ -314,4 +322,25 @@ void rec_sum_flush(struct rec *r)
 		return;
 	for (unsigned i = 0; i < r->sum->nt; i++)
 		settle(r, &r->sum->t[i]);
+}
+
+/* How long a unit waits for the call around it once event time has passed
+ * its end: a runtime call ends microseconds after the driver call inside. */
+#define SUM_NEST_WAIT_NS 50000000ull
+
+void rec_sum_tick(struct rec *r, uint64_t now_ns)
+{
+	if (!r->sum)
+		return;
+	for (unsigned i = 0; i < r->sum->nt; i++) {
+		struct sum_thread *t = &r->sum->t[i];
+		uint64_t hi = 0;
+		for (unsigned j = 0; j < t->npend; j++)
+			if (t->pend[j].ts_ns + t->pend[j].dur_ns > hi)
+				hi = t->pend[j].ts_ns + t->pend[j].dur_ns;
+		if (t->npend && hi + SUM_NEST_WAIT_NS <= now_ns)
+			decide(r, t);
+		if (t->open && (t->slot + 1) * r->sum->run_ns <= now_ns)
+			close_run(r, t);
+	}
 }

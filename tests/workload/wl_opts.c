@@ -39,6 +39,8 @@ static void wl_usage(FILE *f)
 	    "  --wait-signal         print \"ready PID\", wait for SIGUSR1, then start\n"
 	    "  --start-delay-ms MS   sleep before starting\n"
 	    "  --expect FILE         write the op counts a tracer must see\n"
+	    "  --progress FILE       after each iteration of thread 0, append \"UNIX_NS\n"
+	    "                        CALLS\": the traced calls made so far, all ended\n"
 	    "  --cpu N               pin the workload to CPU N\n"
 	    "  --check-errors        first check the shim's error codes (counted too)\n"
 	    "CUDA 12/13 calls, per step unless said:\n"
@@ -119,6 +121,7 @@ enum {
 	OPT_WAIT_SIGNAL,
 	OPT_START_DELAY_MS,
 	OPT_EXPECT,
+	OPT_PROGRESS,
 	OPT_CPU,
 	OPT_CHECK_ERRORS,
 	OPT_LAUNCH_EX,
@@ -164,6 +167,7 @@ static const struct option wl_longopts[] = {
     {"wait-signal", no_argument, NULL, OPT_WAIT_SIGNAL},
     {"start-delay-ms", required_argument, NULL, OPT_START_DELAY_MS},
     {"expect", required_argument, NULL, OPT_EXPECT},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
     {"cpu", required_argument, NULL, OPT_CPU},
     {"check-errors", no_argument, NULL, OPT_CHECK_ERRORS},
     {"launch-ex", required_argument, NULL, OPT_LAUNCH_EX},
@@ -372,6 +376,9 @@ int wl_parse(int argc, char **argv)
 			break;
 		case OPT_EXPECT:
 			wl_opt.expect = optarg;
+			break;
+		case OPT_PROGRESS:
+			wl_opt.progress = optarg;
 			break;
 		case OPT_CPU:
 			bad = wl_parse_long(optarg, 0, &v) || v >= CPU_SETSIZE;

@@ -4,6 +4,7 @@
  * including the driver calls the runtime makes for it, and can write them as
  * the exact numbers a tracer must report (--expect). Flags: docs/shim.md. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -225,6 +226,25 @@ static size_t wl_max(size_t a, size_t b)
 	return a > b ? a : b;
 }
 
+/* --progress: the calls made so far (each counted before it is made, so
+ * all of them ended) and the time, one line per iteration of thread 0; a
+ * tracer killed at time T must hold every call up to the lines before T. */
+static void wl_progress(void)
+{
+	static int fd = -1;
+	unsigned long long n = 0;
+	struct timespec ts;
+	if (fd < 0)
+		fd = open(wl_opt.progress, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		wl_fail("cannot open the --progress file", errno);
+	for (int i = 0; i < WL_NOPS; i++)
+		n += atomic_load(&wl_counts[i]);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	dprintf(fd, "%llu %llu\n",
+		(unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec, n);
+}
+
 /* One thread's training loop. */
 static void wl_loop(int idx)
 {
@@ -293,6 +313,8 @@ static void wl_loop(int idx)
 			wl_spin_us(wl_opt.host_us);
 		if (wl_opt.sleep_us > 0)
 			wl_sleep_us(wl_opt.sleep_us);
+		if (wl_opt.progress && idx == 0)
+			wl_progress();
 	}
 
 	if (exec)

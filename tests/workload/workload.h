@@ -108,6 +108,7 @@ struct wl_opts {
 	int wait_signal;
 	long start_delay_ms;
 	const char *expect;
+	const char *progress; /* --progress FILE: "unix_ns calls" after each iteration */
 	int cpu;
 	int check_errors;
 	/* CUDA 12/13 additions (wl_ext.c) */
