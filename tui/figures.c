@@ -1,6 +1,8 @@
 /* The viewer's computed numbers (see figures.h). */
 #include "figures.h"
 
+#include <string.h>
+
 int fig_part_group(int part)
 {
 	switch (part) {
@@ -68,4 +70,53 @@ int fig_during_call(struct ig_offcpu_rec *off, int n, uint64_t ts_ns, uint64_t d
 		off[k++] = o;
 	}
 	return k;
+}
+
+int fig_ops_union(const struct ig_series_stats *now, int n, const struct ig_series_stats *then,
+		  int m, struct ig_series_stats *out, int max)
+{
+	int i = 0, j = 0, k = 0;
+	while (k < max && (i < n || j < m)) {
+		if (j >= m || (i < n && now[i].op <= then[j].op)) {
+			if (j < m && now[i].op == then[j].op)
+				j++;
+			out[k++] = now[i++];
+		} else {
+			memset(&out[k], 0, sizeof(out[k]));
+			out[k].op = then[j].op;
+			out[k].pid = then[j].pid;
+			k++, j++;
+		}
+	}
+	return k;
+}
+
+static double part_share(const struct ig_time_parts *p, int part)
+{
+	return p && p->wall_ns ? ig_part_share(p, part) : 0;
+}
+
+int fig_parts_order(const struct ig_time_parts *then, const struct ig_time_parts *now,
+		    int order[IG_PART_MAX])
+{
+	double big[IG_PART_MAX];
+	int n = 0;
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		double a = part_share(then, k), b = part_share(now, k);
+		big[k] = a > b ? a : b;
+		if ((then && then->wall_ns && then->ns[k]) || (now && now->wall_ns && now->ns[k]))
+			order[n++] = k;
+	}
+	for (int i = 1; i < n; i++) /* stable: enum order among equals */
+		for (int j = i; j > 0 && big[order[j]] > big[order[j - 1]]; j--) {
+			int tmp = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = tmp;
+		}
+	return n;
+}
+
+double fig_change(double then, double now)
+{
+	return then > 0 && now > 0 ? now / then : 0;
 }

@@ -43,4 +43,21 @@ int fig_during_call(struct ig_offcpu_rec *off, int n, uint64_t ts_ns, uint64_t d
  * value" and stays negative). */
 double fig_share(double frac);
 
+/* Comparing two times (m): the rows of an op table that compares the ops
+ * of now[n] with those of a mark, then[m] (both in op order, as the model
+ * lists them): every op of either side once, in op order. An op of the
+ * mark only gets a row of its own with nothing but its op set (calls_life
+ * 0: no value now). Writes at most max rows; returns how many. */
+int fig_ops_union(const struct ig_series_stats *now, int n, const struct ig_series_stats *then,
+		  int m, struct ig_series_stats *out, int max);
+/* The parts (enum ig_part) to show for a comparison of then and now,
+ * written to order[]: those not zero on either side, the largest first
+ * (by the larger of their two shares; a side without wall time, or NULL,
+ * counts as zero). Returns how many. */
+int fig_parts_order(const struct ig_time_parts *then, const struct ig_time_parts *now,
+		    int order[IG_PART_MAX]);
+/* How many times now is then (a p99, a rate): > 1 is more; 0 when either
+ * is no value (n == 0 for latencies, a missing side). */
+double fig_change(double then, double now);
+
 #endif
