@@ -525,6 +525,9 @@ int tui_action(struct tui *t, int action, int ch)
 	case ACT_REPLAY_END:
 		r = tui_walk_action(t, action);
 		break;
+	case ACT_MARK:
+		r = tui_mark_action(t);
+		break;
 	default:
 		r = general_action(t, action, ch);
 	}

@@ -24,6 +24,10 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_LIFETIME, { 'z' }, KC_ALL, 0, NULL, "Session",
 	  "Figures over the rolling window, or over the whole session since the start, on "
 	  "every screen (as perf top's z)" },
+	{ ACT_MARK, { 'm' }, KC_ALL, 0, NULL, "Mark",
+	  "Mark this moment (m again clears the mark): then, live or after a step, a jump or a "
+	  "seek, the op table shows CALLS/S and P99 as mark\u2192now, and where the time goes "
+	  "each part as mark\u2192now" },
 	{ ACT_NEXT_ALERT, { 'n' }, KC_ALL, 0, NULL, "Alert",
 	  "Open the top alert, from anywhere; on an alert screen, the next alert" },
 	{ ACT_PREV_ALERT, { 'N' }, KC_ALL, 0, NULL, NULL,

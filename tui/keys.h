@@ -59,6 +59,7 @@ enum tui_action {
 	ACT_JUMP,	     /* j in a replay: to a typed time */
 	ACT_REPLAY_START,    /* Home in a replay */
 	ACT_REPLAY_END,	     /* End in a replay */
+	ACT_MARK,	     /* m: mark this moment, or clear the mark */
 	ACT_MAX,
 };
 

@@ -358,7 +358,7 @@ static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout
 		nat[c] = (short)(widest > 200 ? 200 : widest);
 	}
 	tb->cell_depth = 0;
-	unsigned hidden = tui_hidden_cols(t, tb->cols);
+	unsigned hidden = tui_hidden_cols(t, tb->cols) | tb->hide;
 	tui_cols_fit2(tb->cols, ncols, w, nat, hidden, out->cx, out->cw);
 	/* room for the title's text (the span, the position) when growable
 	 * columns alone would take it; for a filter the user set, columns of

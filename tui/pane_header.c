@@ -113,6 +113,10 @@ static int row1(struct tui *t, struct flow *f, const struct ig_status *st, int r
 		f->x++;
 		f->x += draw_text(t, r, 0, f->x, -1, TH_ENDED, a);
 	}
+	if (t->mark->set) { /* m: what the op table and the time split compare with */
+		f->x++;
+		f->x += draw_text(t, r, 0, f->x, -1, TH_PAUSED, mark_badge(t, a, sizeof(a)));
+	}
 	if (t->life)
 		seg(f, "", "since start", TH_MESSAGE);
 	if (t->cli->demo && st->mode == IG_MODE_REPLAY)
@@ -311,8 +315,9 @@ static int strip_col(uint64_t ns, uint64_t start, uint64_t len, int w)
 }
 
 /* A replay's timeline on row y: the start and end clocks when there is
- * room, the part played, the position, and a mark where each alert was
- * first detected (the recording's chains, else the detector's so far). */
+ * room, the part played, the position, a mark where each alert was first
+ * detected (the recording's chains, else the detector's so far), and an M
+ * at the marked moment (m). */
 static void timeline_draw(struct tui *t, const struct tui_rect *r, int y,
 			  const struct ig_status *st)
 {
@@ -346,6 +351,8 @@ static void timeline_draw(struct tui *t, const struct tui_rect *r, int y,
 		draw_text(t, r, y, x + strip_col(ch->first_seen_ns, start, len, w), 1,
 			  sev_slot(ch->max_severity), "!");
 	}
+	if (t->mark->set && t->mark->at_ns >= start && t->mark->at_ns <= st->replay_end_ns)
+		draw_text(t, r, y, x + strip_col(t->mark->at_ns, start, len, w), 1, TH_PAUSED, "M");
 	draw_text(t, r, y, x + pos, 1, TH_MODE_REPLAY, t->ascii ? "#" : "\u2588");
 }
 

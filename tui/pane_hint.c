@@ -44,6 +44,8 @@ static const char *hint_label(struct tui *t, const struct tui_binding *b)
 		return "Resume";
 	if (b->action == ACT_LIFETIME && t->life)
 		return "Window";
+	if (b->action == ACT_MARK && t->mark->set)
+		return "Unmark";
 	return b->hint;
 }
 
@@ -58,14 +60,15 @@ static int hint_key(const struct tui_binding *b)
 	return key;
 }
 
-/* In a replay its keys come first, after help, quit and pause: walking
- * is what a replay is for, and the bar is cut at the right. */
+/* In a replay its keys come first, after help, quit, pause and mark:
+ * walking (and comparing where it went) is what a replay is for, and the
+ * bar is cut at the right. */
 static int hint_pass(const struct tui_binding *b, int replay)
 {
 	if (!replay)
 		return 0;
 	int first = b->replay_only || b->action == ACT_HELP || b->action == ACT_QUIT ||
-		    b->action == ACT_PAUSE;
+		    b->action == ACT_PAUSE || b->action == ACT_MARK;
 	return first ? 0 : 1;
 }
 

@@ -3,7 +3,9 @@
  * wall time, the share of tail time spent preempted, a severity flag and a
  * p99 trend that uses the width it has; over the window, or since the
  * start (z). Op names are the real symbols, or the abbreviations the help
- * lists when the column is narrow. Enter opens the op. */
+ * lists when the column is narrow. While a mark is set (m), CALLS/S and
+ * P99 give way to mark→now columns, and an op of either time has a row.
+ * Enter opens the op. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,9 +13,12 @@
 
 /* clang-format off */
 enum {
-	C_FLAG, C_NAME, C_CALLS, C_RATE, C_P50, C_P95, C_P99, C_MAX, C_RATIO, C_WALL,
-	C_TAILPRE, C_BYTES, C_SPARK, C_N,
+	C_FLAG, C_NAME, C_CALLS, C_RATE, C_RATE_CMP, C_P50, C_P95, C_P99, C_P99_CMP, C_MAX,
+	C_RATIO, C_WALL, C_TAILPRE, C_BYTES, C_SPARK, C_N,
 };
+/* shown instead of each other, as a mark is set or not */
+#define COLS_PLAIN ((1u << C_RATE) | (1u << C_P99))
+#define COLS_CMP ((1u << C_RATE_CMP) | (1u << C_P99_CMP))
 
 const struct tui_col ops_cols[C_N] = {
 	[C_FLAG] = { "!", 1, 0, 0, 'l', 0,
@@ -23,10 +28,16 @@ const struct tui_col ops_cols[C_N] = {
 	[C_CALLS] = { "CALLS", 6, 0, 4, 'r', 0, "calls since the start (or the last reset)" },
 	[C_RATE] = { "CALLS/S", 7, 0, 1, 'r', 0,
 		"calls per second over the window (since the start with z)" },
+	[C_RATE_CMP] = { "CALLS/S MARK\u2192NOW", 17, 0, 1, 'r', 0,
+		"calls per second at the mark (m) and now, over the window (since the start with "
+		"z); '-' where the op had no row (only while a mark is set)" },
 	[C_P50] = { "P50", 6, 0, 1, 'r', 0, "median latency (window, or since the start)" },
 	[C_P95] = { "P95", 6, 0, 3, 'r', 0, "95th percentile latency" },
 	[C_P99] = { "P99", 6, 0, 0, 'r', 0,
 		"99th percentile latency: yellow at a 3x tail over p50, red at 10x" },
+	[C_P99_CMP] = { "P99 MARK\u2192NOW", 14, 0, 0, 'r', 0,
+		"99th percentile latency at the mark (m) and now: yellow at 1.5x the mark's, red "
+		"at 3x; sorts by now/mark; '-': no call (only while a mark is set)" },
 	[C_MAX] = { "MAX", 6, 0, 3, 'r', 0, "slowest call" },
 	[C_RATIO] = { "P99/P50", 7, 0, 2, 'r', 0, "the tail ratio: how far p99 is from p50" },
 	[C_WALL] = { "WALL", 5, 0, 2, 'r', 0,
@@ -103,6 +114,54 @@ static void latency_cell(struct tui *t, const struct ig_series_stats *s, int col
 		*slot = p99_slot(shown_ratio(t, s));
 }
 
+/* The marked and the current value of a mark→now cell: p99 (latency) or
+ * calls per second; *ok_* is 0 for no value. */
+static void cmp_values(struct tui *t, const struct ig_series_stats *s, int col, double *then,
+		       int *ok_then, double *now, int *ok_now)
+{
+	const struct ig_series_stats *m = mark_op(t, s->op);
+	if (col == C_P99_CMP) {
+		*ok_then = m && shown_pcts(t, m)->n;
+		*then = *ok_then ? (double)shown_pcts(t, m)->p99 : 0;
+		*ok_now = s->calls_life && shown_pcts(t, s)->n;
+		*now = *ok_now ? (double)shown_pcts(t, s)->p99 : 0;
+	} else {
+		*ok_then = m != NULL;
+		*then = m ? mark_rate(t, m) : 0;
+		*ok_now = s->calls_life > 0;
+		*now = *ok_now ? shown_rate(t, s) : 0;
+	}
+}
+
+/* "1.20ms→8.40ms", "1000→250", "-→8.40ms" (no value at the mark: an op
+ * of one time only, no call in the window), "-" when neither time has a
+ * value; p99 in the colour of its change. */
+static void cmp_cell(struct tui *t, const struct ig_series_stats *s, int col, char *buf, size_t n,
+		     int *slot)
+{
+	double then, now;
+	int ok_then, ok_now;
+	char a[24] = "-", b[24] = "-";
+	cmp_values(t, s, col, &then, &ok_then, &now, &ok_now);
+	if (ok_then)
+		col == C_P99_CMP ? fmt_ns(a, sizeof(a), (uint64_t)then)
+				 : fmt_rate(a, sizeof(a), then);
+	if (ok_now)
+		col == C_P99_CMP ? fmt_ns(b, sizeof(b), (uint64_t)now)
+				 : fmt_rate(b, sizeof(b), now);
+	if (ok_then || ok_now)
+		snprintf(buf, n, "%s\u2192%s", a, b);
+	else
+		snprintf(buf, n, "-");
+	double x = fig_change(then, now);
+	if (!ok_now)
+		*slot = TH_DIM;
+	else if (col == C_P99_CMP && x >= 3)
+		*slot = TH_P99_CRIT;
+	else if (col == C_P99_CMP && x >= 1.5)
+		*slot = TH_P99_WARN;
+}
+
 /* Columns kept for the window only: "-" since the start. */
 static int window_only(struct tui *t, char *buf, size_t n, int *slot)
 {
@@ -134,7 +193,16 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 									  : oi->short_name);
 		break;
 	case C_CALLS:
+		if (!s->calls_life) { /* a row of the mark only */
+			snprintf(buf, n, "-");
+			*slot = TH_DIM;
+			break;
+		}
 		fmt_count(buf, n, s->calls_life, 6);
+		break;
+	case C_RATE_CMP:
+	case C_P99_CMP:
+		cmp_cell(t, s, col, buf, n, slot);
 		break;
 	case C_RATE:
 		fmt_rate(buf, n, shown_rate(t, s));
@@ -206,6 +274,12 @@ static double ops_num(struct tui *t, const struct ig_series_stats *s, int col, i
 {
 	const struct ig_pcts *pc = shown_pcts(t, s);
 	*ok = 1;
+	if ((col == C_RATE_CMP || col == C_P99_CMP) && t->mark->set) {
+		double then, now;
+		int ok_then, ok_now;
+		cmp_values(t, s, col, &then, &ok_then, &now, &ok_now);
+		return fig_change(then, now); /* the largest growth first */
+	}
 	switch (col) {
 	case C_FLAG:
 		return snap_severity(t->snap, s->op, 0);
@@ -214,12 +288,14 @@ static double ops_num(struct tui *t, const struct ig_series_stats *s, int col, i
 	case C_CALLS:
 		return (double)s->calls_life;
 	case C_RATE:
+	case C_RATE_CMP:
 		return shown_rate(t, s);
 	case C_P50:
 		return (double)pc->p50;
 	case C_P95:
 		return (double)pc->p95;
 	case C_P99:
+	case C_P99_CMP:
 	case C_SPARK:
 		return (double)pc->p99;
 	case C_MAX:
@@ -250,9 +326,11 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 }
 
 void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-	       const struct ig_series_stats *rows, int nrows, int grouped, const struct tui_rect *r,
-	       int focused, const char *title)
+	       const struct ig_series_stats *rows, int nrows, unsigned flags,
+	       const struct tui_rect *r, int focused, const char *title)
 {
+	int grouped = (flags & OPS_GROUPED) != 0;
+	int cmp = (flags & OPS_MARK) && t->mark->set;
 	struct tui_table tb = {
 	    .cols = ops_cols,
 	    .ncols = C_N,
@@ -263,6 +341,7 @@ void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .group = grouped ? ops_group : NULL,
 	    .group_title = ops_group_title,
 	    .empty = "no CUDA calls yet",
+	    .hide = cmp ? COLS_PLAIN : COLS_CMP,
 	};
 	struct ops_ctx c = {t, &tb, rows};
 	tb.ctx = &c;
@@ -288,23 +367,41 @@ char *tui_span_title(struct tui *t, char *buf, size_t n)
 	return buf;
 }
 
+/* The rows: the snapshot's ops, and while a mark is set those of the
+ * mark too (an op of one time only shows "-" for the other). */
+static int shown_rows(struct tui *t, const struct ig_series_stats **rows)
+{
+	static struct ig_series_stats both[IG_OP_MAX];
+	if (!t->mark->set) {
+		*rows = t->snap->ops;
+		return t->snap->nops;
+	}
+	*rows = both;
+	return fig_ops_union(t->snap->ops, t->snap->nops, t->mark->ops, t->mark->nops, both,
+			     IG_OP_MAX);
+}
+
 static void ops_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r, int focused)
 {
 	char title[64];
-	ops_table(t, v, &v->lists[0], t->snap->ops, t->snap->nops, 1, r, focused,
+	const struct ig_series_stats *rows;
+	int n = shown_rows(t, &rows);
+	ops_table(t, v, &v->lists[0], rows, n, OPS_GROUPED | OPS_MARK, r, focused,
 		  tui_span_title(t, title, sizeof(title)));
 }
 
 static int ops_want(struct tui *t)
 {
 	int groups = 0, seen[IG_GRP_MAX] = {0};
-	for (int i = 0; i < t->snap->nops; i++) {
-		const struct ig_op_info *oi = ig_op_info(t->snap->ops[i].op);
+	const struct ig_series_stats *rows;
+	int nrows = shown_rows(t, &rows);
+	for (int i = 0; i < nrows; i++) {
+		const struct ig_op_info *oi = ig_op_info(rows[i].op);
 		int g = oi ? oi->group : 0;
 		if (g >= 0 && g < IG_GRP_MAX && !seen[g])
 			seen[g] = 1, groups++;
 	}
-	int n = t->snap->nops + groups + 1;
+	int n = nrows + groups + 1;
 	return n < OPS_MIN_H ? OPS_MIN_H : n;
 }
 

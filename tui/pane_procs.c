@@ -5,7 +5,8 @@
  * (z). Helper processes (no CUDA call, named as nobody's culprit, in no
  * alert: a launcher's bash, readlink) fold into one line that Enter
  * unfolds. F5 shows the processes as a tree. Under the table, the selected
- * process's wall time as a bar. Enter opens the process. */
+ * process's wall time as a bar (while a mark is set, m, its parts as
+ * mark→now). Enter opens the process. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -273,7 +274,8 @@ uint64_t procs_selected_pid(struct tui *t)
 	return k == FOLD_KEY ? 0 : k;
 }
 
-/* The compact "where the time goes" of the selected process, one row. */
+/* The compact "where the time goes" of the selected process, one row;
+ * while a mark is set, a shorter bar (now) and the parts as mark→now. */
 static void procs_footer(struct tui *t, const struct tui_rect *r, int y)
 {
 	char a[64];
@@ -293,10 +295,19 @@ static void procs_footer(struct tui *t, const struct tui_rect *r, int y)
 	}
 	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, fmt_proc(a, sizeof(a), p->comm, p->pid));
 	x += draw_text(t, r, y, x, -1, TH_NORMAL, " ");
-	int bw = r->w / 4;
+	const struct ig_time_parts *then = mark_parts(t, p->pid);
+	int bw = then ? r->w / 10 : r->w / 4;
 	if (bw > 30)
 		bw = 30;
 	const struct ig_time_parts *parts = shown_parts(t, p);
+	if (then) {
+		if (parts->wall_ns)
+			timebar_draw(t, r, y, x, bw, parts);
+		else
+			bw = -1;
+		timebar_legend_cmp(t, r, y, x + bw + 1, r->w - x - bw - 1, then, parts, 1);
+		return;
+	}
 	if (!parts->wall_ns) {
 		draw_text(t, r, y, x, -1, TH_DIM, "no feeding thread in the window");
 		return;

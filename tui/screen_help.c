@@ -94,6 +94,17 @@ static void build(struct tui *t, int width)
 		  "ENDED or IDLE in the header, until calls come again. z shows every figure "
 		  "since the start instead of over the window.",
 		  1);
+	lines_add(&lines, TH_SECTION, 0, "Comparing two times");
+	wrap_hang(
+	    width,
+	    "m marks the moment the main screen shows (MARK and its time in the header, M on "
+	    "a replay's timeline); m again clears it. Then step, jump or seek (or, live, let "
+	    "time go on): the GPU API pane shows CALLS/S MARK\u2192NOW and P99 MARK\u2192NOW "
+	    "(yellow at 1.5x the mark's p99, red at 3x; '-' for an op of one time only), and "
+	    "where the time goes shows each part as mark\u2192now, under the processes and on "
+	    "the process screen (the mark's bar above the current one). The mark is a copy: "
+	    "seeks, steps and r keep it.",
+	    1);
 	lines_add(&lines, TH_SECTION, 0, "Display");
 	char why[96] = "";
 	if (t->mono_why)

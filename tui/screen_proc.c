@@ -199,7 +199,8 @@ static int proc_head(struct tui *t, const struct tui_rect *r)
 			 p->feeder_tid);
 	else
 		snprintf(title, sizeof(title), "where the time goes: its active threads");
-	int y = 2 + timebar_lines(t, r, 2, title, t->life ? &p->life_parts : &p->parts, t->life);
+	int y = 2 + timebar_lines(t, r, 2, title, t->life ? &p->life_parts : &p->parts,
+				  mark_parts(t, p->pid), t->life);
 	culprits(t, r, y++, "preempted by: ", p, p->preemptors, p->npreemptors);
 	culprits(t, r, y++, "woken by (between calls): ", p, p->wakers, p->nwakers);
 	if (p->page_bytes_win || p->io_ops_win) {

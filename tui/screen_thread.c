@@ -146,7 +146,7 @@ static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect 
 		    (unsigned long long)(th->sync_calls_win - th->sync_nested_win),
 		    fmt_ns(a, sizeof(a), th->sync_ns_win - th->sync_nested_ns_win));
 	return 2 + timebar_lines(t, r, 2, "where the time goes",
-				 t->life ? &th->life_parts : &th->parts, t->life);
+				 t->life ? &th->life_parts : &th->parts, NULL, t->life);
 }
 
 /* Above the intervals of a call: the call, what the intervals add up to

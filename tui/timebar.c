@@ -3,7 +3,9 @@
  * ig_part, with a legend of the parts that are not zero. The process and
  * thread screens draw it full; the main screen draws a compact one for the
  * selected process under the processes pane. The bar's columns add up to
- * its width (tui_parts_cols). */
+ * its width (tui_parts_cols). While a mark is set (m) the legend gives
+ * each part as mark→now, and the process screen draws the mark's bar
+ * above the current one. */
 #include <stdio.h>
 #include <string.h>
 
@@ -91,17 +93,73 @@ int timebar_legend(struct tui *t, const struct tui_rect *r, int y, int x, int w,
 	return used;
 }
 
-int timebar_lines(struct tui *t, const struct tui_rect *r, int y, const char *title,
-		  const struct ig_time_parts *p, int life)
+/* "12%", or "-" for a side without wall time. */
+static char *side_pct(char *buf, size_t n, const struct ig_time_parts *p, int part)
 {
-	char a[32], line[160];
-	snprintf(line, sizeof(line), "%s: %s of wall time %s", title,
-		 fmt_ns(a, sizeof(a), p->wall_ns), life ? "since the first call" : "in the window");
-	draw_section(t, r, y, line);
+	return fmt_pct(buf, n, p && p->wall_ns ? ig_part_share(p, part) : -1);
+}
+
+int timebar_legend_cmp(struct tui *t, const struct tui_rect *r, int y, int x, int w,
+		       const struct ig_time_parts *then, const struct ig_time_parts *now,
+		       int compact)
+{
+	char a[16], b[16], item[80];
+	int order[IG_PART_MAX], used = 0;
+	int n = fig_parts_order(then, now, order);
+	if (!n)
+		return draw_text(t, r, y, x, w, TH_DIM, "no wall time at the mark or now");
+	for (int i = 0; i < n; i++) {
+		int k = order[i];
+		const char *label = compact ? gloss_part_short(k) : gloss_part_label(k);
+		side_pct(a, sizeof(a), then, k);
+		side_pct(b, sizeof(b), now, k);
+		if (use_letters(t))
+			snprintf(item, sizeof(item), "%c %s %s\u2192%s", gloss_part_letter(k),
+				 label, a, b);
+		else
+			snprintf(item, sizeof(item), "%s %s\u2192%s", label, a, b);
+		int need = tui_text_cols(item) + (used ? 2 : 0) + (t->ascii ? 1 : 0);
+		if (used + need > w)
+			break;
+		used += draw_text(t, r, y, x + used, -1, TH_NORMAL, used ? "  " : "");
+		used += draw_text(t, r, y, x + used, -1, timebar_slot(k), item);
+	}
+	return used;
+}
+
+/* A bar with a label in front ("mark", "now"), or why there is none. */
+static void labelled_bar(struct tui *t, const struct tui_rect *r, int y, const char *label, int bw,
+			 const struct ig_time_parts *p, const char *none)
+{
+	draw_text(t, r, y, 1, 5, TH_HEADER_LABEL, label);
+	if (p->wall_ns)
+		timebar_draw(t, r, y, 6, bw - 5, p);
+	else
+		draw_text(t, r, y, 6, bw - 5, TH_DIM, none);
+}
+
+int timebar_lines(struct tui *t, const struct tui_rect *r, int y, const char *title,
+		  const struct ig_time_parts *p, const struct ig_time_parts *then, int life)
+{
+	char a[32], c[16], line[200];
 	int bw = r->w - 2;
 	if (bw > 100)
 		bw = 100;
-	timebar_draw(t, r, y + 1, 1, bw, p);
-	timebar_legend(t, r, y + 2, 1, r->w - 2, p, r->w < 100);
-	return 3;
+	if (!then) {
+		snprintf(line, sizeof(line), "%s: %s of wall time %s", title,
+			 fmt_ns(a, sizeof(a), p->wall_ns),
+			 life ? "since the first call" : "in the window");
+		draw_section(t, r, y, line);
+		timebar_draw(t, r, y + 1, 1, bw, p);
+		timebar_legend(t, r, y + 2, 1, r->w - 2, p, r->w < 100);
+		return 3;
+	}
+	snprintf(line, sizeof(line), "%s: %s of wall time %s, mark %s\u2192now", title,
+		 fmt_ns(a, sizeof(a), p->wall_ns), life ? "since the first call" : "in the window",
+		 fmt_clock(c, sizeof(c), t->mark->at_ns));
+	draw_section(t, r, y, line);
+	labelled_bar(t, r, y + 1, "mark", bw, then, "no wall time at the mark");
+	labelled_bar(t, r, y + 2, "now", bw, p, "no wall time now");
+	timebar_legend_cmp(t, r, y + 3, 1, r->w - 2, then, p, r->w < 100);
+	return 4;
 }

@@ -49,6 +49,7 @@ static void tui_free(struct tui *t)
 	free(t->thd);
 	free(t->ald);
 	free(t->skd);
+	free(t->mark);
 	tui_frozen_free(&t->pause);
 	tui_frozen_free(&t->last);
 	free(t);
@@ -65,7 +66,8 @@ static struct tui *tui_new(struct session *s, const struct cli *cli)
 	t->thd = calloc(1, sizeof(*t->thd));
 	t->ald = calloc(1, sizeof(*t->ald));
 	t->skd = calloc(1, sizeof(*t->skd));
-	if (!t->snap || !t->opd || !t->procd || !t->thd || !t->ald || !t->skd) {
+	t->mark = calloc(1, sizeof(*t->mark));
+	if (!t->snap || !t->opd || !t->procd || !t->thd || !t->ald || !t->skd || !t->mark) {
 		tui_free(t);
 		return NULL;
 	}

@@ -74,6 +74,7 @@ struct tui_table {
 	/* Optional tree: the row of a row's parent, -1 for a root. Rows are
 	 * then shown depth-first, siblings in sort order. */
 	int (*parent)(void *ctx, int row);
+	unsigned hide;	/* columns (bit i) this table leaves out now, beside the user's */
 	int cell_w;	/* width of the cell being drawn (0 when not drawing) */
 	int cell_depth; /* tree depth of the row being drawn */
 };
@@ -158,6 +159,24 @@ struct tui_snap {
 	struct ig_chain chains[IG_CHAIN_MAX];
 	struct ig_status st;
 	uint64_t window_ns;
+};
+
+/* m: the main screen's numbers at one moment, copied (never read again
+ * from the model, so that it survives seeks, steps, resets and live time
+ * moving on), which the op table and the time split compare with what
+ * they show now. */
+struct tui_mark_proc {
+	uint32_t pid;
+	struct ig_time_parts parts, life_parts;
+};
+struct tui_mark {
+	int set;
+	uint64_t at_ns;			    /* model time of the marked moment */
+	uint64_t span_win_ns, span_life_ns; /* the denominators of its rates */
+	int nops;
+	struct ig_series_stats ops[IG_OP_MAX]; /* in op order, as the snapshot */
+	int nprocs;
+	struct tui_mark_proc procs[TUI_MAX_PROCS];
 };
 
 /* Data of the drill-down screens (one of each kind is on top at a time). */
@@ -288,6 +307,7 @@ struct tui {
 
 	/* data */
 	struct tui_snap *snap;
+	struct tui_mark *mark; /* m: the marked moment (mark->set) */
 	struct tui_opdata *opd;
 	struct tui_procdata *procd;
 	struct tui_threaddata *thd;
@@ -351,6 +371,22 @@ void tui_pause(struct tui *t, int on);
  * replay paused where it went), and the keys of the jump prompt. */
 int tui_walk_action(struct tui *t, int action);
 int tui_jump_key(struct tui *t, int ch);
+/* mark.c: m sets a mark on the moment the main screen shows, or clears
+ * it (TF_* flags). */
+int tui_mark_action(struct tui *t);
+/* The marked row of op (whole op, all processes), NULL when the mark has
+ * none or no mark is set. */
+const struct ig_series_stats *mark_op(const struct tui *t, int op);
+/* The marked calls per second of s, with the mark's denominator (window
+ * or since the start, as z says now). */
+double mark_rate(const struct tui *t, const struct ig_series_stats *s);
+/* The marked parts of pid's wall time (window or since the start, as z
+ * says now); a zeroed one (no value) when the mark has no such process;
+ * NULL when no mark is set. */
+const struct ig_time_parts *mark_parts(const struct tui *t, uint32_t pid);
+/* " MARK 14:02:10 " (local time) for the header. */
+char *mark_badge(const struct tui *t, char *buf, size_t n);
+
 /* Notes the spans of tui_model() (the denominators of the rates). */
 void tui_spans(struct tui *t);
 /* Calls per second as the screens show them: calls_win over the window,
@@ -441,9 +477,17 @@ void timebar_draw(struct tui *t, const struct tui_rect *r, int y, int x, int w,
  * compact: short labels. Returns the columns used. */
 int timebar_legend(struct tui *t, const struct tui_rect *r, int y, int x, int w,
 		   const struct ig_time_parts *p, int compact);
-/* A section title, the bar and its legend on rows y..y+2; returns 3. */
+/* The legend of a comparison (m): each part not zero on either side as
+ * "label 12%→50%" ("-" for a side without wall time), the largest first,
+ * within w columns. Returns the columns used. */
+int timebar_legend_cmp(struct tui *t, const struct tui_rect *r, int y, int x, int w,
+		       const struct ig_time_parts *then, const struct ig_time_parts *now,
+		       int compact);
+/* A section title, the bar and its legend on rows y..y+2; returns 3. With
+ * then (the mark's parts, m), the mark's bar and the current one, and the
+ * legend as mark→now, on rows y..y+3; returns 4. */
 int timebar_lines(struct tui *t, const struct tui_rect *r, int y, const char *title,
-		  const struct ig_time_parts *p, int life);
+		  const struct ig_time_parts *p, const struct ig_time_parts *then, int life);
 
 /* --- draw.c ----------------------------------------------------------------- */
 void draw_apply_theme(struct tui *t);
@@ -514,10 +558,13 @@ void lines_draw(struct tui *t, const struct tui_lines *L, struct tui_list *l,
 /* --- tables shared between panes and screens ------------------------------------ */
 /* The pid selected in the processes pane (0: none, or the folded helpers). */
 uint64_t procs_selected_pid(struct tui *t);
-/* Op rows (pane_ops.c): grouped by API on the main screen. */
+/* Op rows (pane_ops.c): grouped by API on the main screen (OPS_GROUPED);
+ * with OPS_MARK (whole-op rows), mark→now columns while a mark is set. */
+#define OPS_GROUPED 0x1
+#define OPS_MARK 0x2
 void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
-	       const struct ig_series_stats *rows, int nrows, int grouped, const struct tui_rect *r,
-	       int focused, const char *title);
+	       const struct ig_series_stats *rows, int nrows, unsigned flags,
+	       const struct tui_rect *r, int focused, const char *title);
 /* "window 10s", "since start 1m20s", "window 10s at last activity". */
 char *tui_span_title(struct tui *t, char *buf, size_t n);
 /* The op screen's tables (op_tables.c). */

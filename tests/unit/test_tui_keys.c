@@ -157,6 +157,10 @@ int main(int argc, char **argv)
 	expect(KEY_END, KC_MAIN, ACT_END);
 	expect('[', KC_MAIN | KC_REPLAY, ACT_SEEK_BACK);
 	expect('o', KC_DRILL, ACT_OFFCPU);
+	/* comparing two times (issue 27): m marks, live and in a replay */
+	expect('m', KC_MAIN, ACT_MARK);
+	expect('m', KC_MAIN | KC_REPLAY, ACT_MARK);
+	expect('m', KC_DRILL | KC_REPLAY, ACT_MARK);
 	CHECK(tui_key_lookup('x', KC_ALL) == NULL);
 	CHECK(tui_key_lookup(0, KC_ALL) == NULL);
 	CHECK(tui_key_lookup('\n', KC_TEXT) == NULL); /* Enter does nothing on help */
