@@ -65,6 +65,11 @@ expect 'since start' "z: figures since the start"
 expect 'zWindow' "the hint says z goes back to the window"
 keys z
 expect_not ' since start ' "z again: the window"
+press m m
+expect ' MARK [0-9]{2}:[0-9]{2}:[0-9]{2} ' "m marks this moment (test_tui_mark.sh compares)"
+expect 'P99 MARK(→|->)NOW' "m: the op table compares mark to now"
+keys m
+expect_not 'P99 MARK(→|->)NOW' "m again clears the mark"
 press_text c c
 expect 'theme: light' "c switches to the next theme (t live; in a replay t steps)"
 press w w
