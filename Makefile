@@ -300,6 +300,15 @@ sweep:
 install: all
 	install -D -m 0755 $(BUILD)/ingero-top $(DESTDIR)/usr/local/bin/ingero-top
 
+# record-service: the always-on recorder (docs/recording.md): the binary and
+# its systemd unit, installed, not started (record-service)
+.PHONY: install-service
+install-service: install
+	install -D -m 0644 docs/ingero-top-record.service \
+		$(DESTDIR)/etc/systemd/system/ingero-top-record.service
+	@echo "installed (record-service); to start it: systemctl daemon-reload &&" \
+		"systemctl enable --now ingero-top-record"
+
 format:
 	clang-format -i src/*/*.[ch] tui/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/lib/*.[ch]
 

@@ -194,7 +194,7 @@ static void say_notices(const struct ig_status *st, uint32_t *said)
 static int run(struct session *s)
 {
 	uint32_t said = 0;
-	char err[1100] = "", last_err[sizeof(((struct ig_status *)0)->record_error)] = "";
+	char err[1100] = "";
 	while (!stop_flag) {
 		int fd = session_fd(s);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -203,14 +203,7 @@ static int run(struct session *s)
 		if (session_pump(s, 1 << 16) < 0)
 			break;
 		session_tick(s);
-		const struct ig_status *st = session_status(s);
-		say_notices(st, &said);
-		if (st->record_error[0] && strcmp(st->record_error, last_err)) {
-			say(st->record_error); /* a full disk: said once, not a crash */
-			snprintf(last_err, sizeof(last_err), "%s", st->record_error);
-		} else if (!st->record_error[0]) {
-			last_err[0] = 0;
-		}
+		say_notices(session_status(s), &said); /* a full disk among them */
 		if (session_done(s))
 			break;
 	}

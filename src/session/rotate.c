@@ -42,6 +42,7 @@ struct rotor {
 	char current[PATH_MAX]; /* never pruned */
 	char note[512];		/* for the status, "" when said */
 	uint64_t pruned_files;	/* in all */
+	int said_stop;		/* the current file's stop was said */
 };
 
 /* A notice for the status: what (a path, cut to fit) and why. */
@@ -167,11 +168,13 @@ static void rotate(struct session *s, uint64_t t)
 		}
 	}
 	uint64_t t0 = ig_mono_ns();
+	ro->said_stop = 0;
 	s->rec = open_at(s, t, 0, err, sizeof(err));
 	if (!s->rec) {
 		snprintf(s->st.record_error, sizeof(s->st.record_error),
 			 "recording stopped: %.100s", err);
-		ig_status_say(&s->st, "recording stopped: %s (trying again at the next file)", err);
+		ig_status_say(&s->st, "recording stopped: %s (trying again with the next file)",
+			      err);
 		return;
 	}
 	s->st.record_error[0] = 0;
@@ -223,6 +226,10 @@ void session_rotor_tick(struct session *s)
 	struct rotor *ro = s->rotor;
 	if (s->pos_ns >= ro->next_ns && s->pos_ns <= ig_unix_now_ns() + ROTOR_AHEAD_NS)
 		rotate(s, s->pos_ns);
+	if (s->rec && rec_error(s->rec) && !ro->said_stop) { /* a full disk: said, whole */
+		ro->said_stop = 1;
+		ig_status_say(&s->st, "%s (trying again with the next file)", rec_error(s->rec));
+	}
 	pthread_mutex_lock(&ro->mu);
 	if (ro->note[0]) {
 		ig_status_say(&s->st, "%s", ro->note);
