@@ -178,10 +178,9 @@ static void rotate(struct session *s, uint64_t t)
 		return;
 	}
 	s->st.record_error[0] = 0;
-	ig_status_say(&s->st, "recording to %s", s->st.recording);
-	uint64_t ms = (ig_mono_ns() - t0) / 1000000;
-	if (ms > 100)
-		log_msg(LOG_INFO, "rotation to %s took %" PRIu64 " ms", s->st.recording, ms);
+	/* the one step of a rotation on the loop: said, to be watched */
+	ig_status_say(&s->st, "recording to %s (opened in %.1f ms)", s->st.recording,
+		      (double)(ig_mono_ns() - t0) / 1e6);
 }
 
 int session_rotor_open(struct session *s, char *err, size_t errlen)

@@ -8,21 +8,28 @@
 # (its per-op counts are the SQL counts of that second, from the file that
 # holds it); after kill -9 the files hold every call the workload made up to
 # one second before the kill (the workload's own count, --progress).
-# RECORD_SECS (default 22) is how long it records before the kill.
+# RECORD_SECS (default 22) is how long it records before the kill,
+# RECORD_ROTATE the seconds of a file (5), RECORD_MAX_MB the cap (10),
+# RECORD_SLEEP_US the workload's sleep per step (500: ~0.5 MB/s recorded;
+# a file must fit in half the cap, or --max-db prunes inside it);
+# tests/bench/record_soak.sh runs it for 10 minutes with 1-minute files.
 . "$(dirname "$0")/lib.sh"
 need_root
 
 D=$TMP/rec
 secs=${RECORD_SECS:-22}
+rot_s=${RECORD_ROTATE:-5}
+cap_mb=${RECORD_MAX_MB:-10}
+sleep_us=${RECORD_SLEEP_US:-500}
 iters=$((3000000 + $$ % 10000)) # a command line no other test uses
-"$IG" record --dir "$D" --rotate 5s --max-size 10M --retain 1h --no-system-libs -- \
-	"$WL" --iters $iters --kernels 2 --sleep-us 500 --progress "$TMP/progress" \
+"$IG" record --dir "$D" --rotate ${rot_s}s --max-size ${cap_mb}M --retain 1h --no-system-libs -- \
+	"$WL" --iters $iters --kernels 2 --sleep-us "$sleep_us" --progress "$TMP/progress" \
 	2>"$TMP/rec.err" &
 rec=$!
 cleanup_hooks+=("kill -9 $rec 2>/dev/null")
 # Wait for the rotations and a pruning, then for the rest of the time.
 for _ in $(seq 1 $((secs * 10))); do
-	grep -q "pruned the oldest" "$TMP/rec.err" && [ "$(grep -c 'recording to .*\.db' "$TMP/rec.err")" -ge 4 ] && break
+	grep -q "pruned the oldest" "$TMP/rec.err" && [ "$(grep -c 'recording to .*\.db' "$TMP/rec.err")" -ge $((secs / rot_s)) ] && break
 	sleep 0.1
 done
 started=$(head -1 "$TMP/progress" 2>/dev/null | cut -d' ' -f1)
@@ -36,15 +43,17 @@ wpid=$(pgrep -f "workload --iters $iters " | head -1)
 
 # Rotation: one file per 5 s boundary, named by it; pruning: the oldest gone.
 rot=$(($(grep -c 'recording to .*/ingero-.*\.db' "$TMP/rec.err") - 1))
-[ "$rot" -ge 4 ] && ok "rotated $rot times in ${secs}s at 5s" || bad "rotations: $rot"
+[ "$rot" -ge $((secs / rot_s - 1)) ] && ok "rotated $rot times in ${secs}s at ${rot_s}s" || bad "rotations: $rot"
+open_ms=$(grep -o 'opened in [0-9.]* ms' "$TMP/rec.err" | awk '{print $3}' | sort -n | tail -1)
+ok "the slowest open of a new file, the one step of a rotation on the loop: $open_ms ms"
 grep -q "pruned the oldest" "$TMP/rec.err" && ok "pruned: $(grep -m1 'pruned the oldest' "$TMP/rec.err" | sed 's/.*pruned/pruned/')" \
-	|| bad "nothing pruned under --max-size 10M"
+	|| bad "nothing pruned under --max-size ${cap_mb}M"
 ls "$D" >"$TMP/ls"
 n=$(grep -c '^ingero-.*\.db$' "$TMP/ls")
-first=$(grep -m1 'recording to .*/ingero-' "$TMP/rec.err" | sed 's/.*\///')
+first=$(grep -m1 'recording to .*/ingero-' "$TMP/rec.err" | grep -o 'ingero-[0-9T-]*\.db')
 [ "$n" -ge 2 ] && ! grep -qx "$first" "$TMP/ls" && ok "$n files kept, the first ($first) pruned" || bad "files: $(tr '\n' ' ' <"$TMP/ls")"
 bytes=$(du -cb "$D" | tail -1 | cut -f1)
-[ "$bytes" -le $((10 * 1048576 + 1048576)) ] && ok "the directory holds $bytes bytes (cap 10M)" || bad "the directory holds $bytes bytes, over the 10M cap"
+[ "$bytes" -le $(((cap_mb + 1) * 1048576)) ] && ok "the directory holds $bytes bytes (cap ${cap_mb}M)" || bad "the directory holds $bytes bytes, over the ${cap_mb}M cap"
 # A file's events end from its name's second on and before the next
 # boundary (a record handed over late may end up to a second before: the
 # replay of a directory merges the files, and picks them with a second's
@@ -55,9 +64,9 @@ for f in $(grep '^ingero-.*\.db$' "$TMP/ls"); do
 	s=$(date -d "$t" +%s)
 	read -r lo hi < <(sqlite3 -separator ' ' "$D/$f" "SELECT MIN(end_ns) / 1000000, MAX(end_ns) / 1000000 FROM events")
 	spans="$spans $f:$((lo - s * 1000))..$((hi - s * 1000))ms"
-	[ $((s % 5)) = 0 ] && [ "$lo" -ge $((s * 1000 - 1000)) ] && [ "$hi" -lt $((s * 1000 + 5100)) ] || names_ok=0
+	[ $((s % rot_s)) = 0 ] && [ "$lo" -ge $((s * 1000 - 1000)) ] && [ "$hi" -lt $((s * 1000 + rot_s * 1000 + 100)) ] || names_ok=0
 done
-[ $names_ok = 1 ] && ok "files start on 5 s boundaries, named by them, and hold their 5 s:$spans" || bad "file names or spans:$spans"
+[ $names_ok = 1 ] && ok "files start on ${rot_s} s boundaries, named by them, and hold their ${rot_s} s:$spans" || bad "file names or spans:$spans"
 
 # Each file is a recording: sound, its events in its span.
 all_ok=1
@@ -89,7 +98,7 @@ grep -q "^replay $iso \.\. $iso" "$TMP/rp.txt" && ok "the replay's range is the 
 "$IG" --batch --summary --replay "$D/*.db" --since "$iso" --until "$until_iso" >"$TMP/rpg.txt" 2>/dev/null
 expect_eq "replay 'DIR/*.db' (a glob): the same calls" "$(replay_calls "$TMP/rpg.txt")" "$want"
 # Across a boundary: the last 2 s of one file and the first 2 s of the next.
-b=$(($(date -d "$t2" +%s) + 5))
+b=$(($(date -d "$t2" +%s) + rot_s))
 across=0
 for f in $(grep '^ingero-.*\.db$' "$TMP/ls"); do
 	across=$((across + $(sqlite3 "$D/$f" "SELECT (SELECT COUNT(*) FROM events WHERE source IN (1, 4) AND end_ns >= $((b - 2))000000000 AND end_ns < $((b + 2))000000000)
