@@ -26,7 +26,7 @@ CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -DIG_VERSION='"$(VERSION)"' \
 LDLIBS  := -lbpf -ldw -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty -lm -lpthread
 
 # Build and test dependencies, from Debian's archive.
-DEPS_PKGS := gcc make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libjansson-dev \
+DEPS_PKGS := gcc g++ make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libjansson-dev \
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
 	     procps util-linux locales prometheus curl libclang-rt-14-dev
 

@@ -257,6 +257,29 @@ def check_culprit(run, summ, rep):
             f"chains: {seen or 'none'}; run_delay {share:.0%}")
 
 
+# ---- attached to a running process -----------------------------------------------------
+def check_attach():
+    rc = read_text("attach.rc").strip()
+    if not rc:
+        return
+    say("PASS" if rc == "0" else "FAIL", "attach (--pid): ends by itself when the process exits",
+        f"exit {rc}" + (" (killed by the 120 s timeout)" if rc == "124" else ""))
+    summ = summary("attach.json")
+    rep = kv("attach.report")
+    if summ is None:
+        say("FAIL", "attach (--pid): a JSON summary", "none")
+        return
+    ops = {o["op"]: o.get("calls_life", 0) for o in summ.get("ops", [])}
+    steps = int(rep.get("contention_steps", 0))
+    seen = ops.get("cudaStreamSynchronize", 0)
+    late = "late" in read_text("attach.err")
+    ok = 0 < seen <= int(kv("stacks.expect").get("cudaStreamSynchronize", 1 << 60)) + steps
+    say("PASS" if ok and late else "FAIL", "attach (--pid): calls seen from the attach on",
+        f"{seen} cudaStreamSynchronize of the {steps} contention steps and before; "
+        f"{'says' if late else 'does not say'} it attached late")
+    check_culprit("attach", summ, rep)
+
+
 # ---- cost -----------------------------------------------------------------------------------
 def report_cost(reps):
     base = reps.get("untraced")
@@ -302,6 +325,7 @@ def main():
     if sums["stacks"]:
         check_durations(calls, reps["stacks"], sums["stacks"])
     check_nvml(gpus, procs, reps["stacks"])
+    check_attach()
     report_cost(reps)
     write(1 if failed else 0)
 

@@ -140,6 +140,18 @@ say "traced, stacks off"
 run_wl nostacks "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --no-stacks --
 wait 2>/dev/null
 
+# The incident case: ingero-top started against a process already running
+# (sudo ingero-top --pid PID) ends by itself when it exits.
+say "attach to the running workload (--pid)"
+"$WL" "${WL_ARGS[@]}" --contend 6 --report "$O/attach.report" >/dev/null 2>"$O/attach.wlerr" &
+wl=$!
+for _ in $(seq 1 600); do grep -q libcudart "/proc/$wl/maps" 2>/dev/null && break; sleep 0.05; done
+[ "$mode" = shim ] && shim_list_pid &
+timeout 120 "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --pid "$wl" >"$O/attach.json" 2>"$O/attach.err"
+echo "$?" >"$O/attach.rc"
+wait
+say "attach: exit $(cat "$O/attach.rc")"
+
 say "replay of the recording"
 "$IG" --replay "$O/run.db" --batch --json --summary >"$O/replay.json" 2>"$O/replay.err"
 echo "$?" >"$O/replay.rc"
