@@ -1168,20 +1168,24 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	}
 	f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
 	if (f->op != op) {
-		/* Unwind frames left by calls that never returned (longjmp, a
-		 * uretprobe lost to an exception): pop until the op matches. */
+		/* Frames above this op's are calls that never returned (longjmp,
+		 * a uretprobe lost to an exception): pop them. No frame of this
+		 * op: its entry was not seen (the return probe went live first,
+		 * while attaching to a running process), so the stack is left
+		 * as it is: popping it would lose the outer call's frame. */
+		__u32 d = depth;
 		for (int i = 0; i < IGB_MAX_DEPTH; i++) {
-			if (f->op == op || depth == 1)
+			if (d == 0 || st->f[(d - 1) & (IGB_MAX_DEPTH - 1)].op == op)
 				break;
-			count(IGB_CNT_UNMATCHED_RET, 1);
-			depth--;
-			f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
+			d--;
 		}
-		if (f->op != op) {
-			st->depth = depth - 1;
+		if (d == 0) {
 			count(IGB_CNT_UNMATCHED_RET, 1);
 			return 0;
 		}
+		count(IGB_CNT_UNMATCHED_RET, depth - d);
+		depth = d;
+		f = &st->f[(depth - 1) & (IGB_MAX_DEPTH - 1)];
 	}
 	st->depth = depth - 1;
 

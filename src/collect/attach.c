@@ -84,7 +84,11 @@ int collector_uprobe_multi_link(int prog_fd, const char *path, const uint64_t *o
 
 /* Attaches entry and return probes at all offsets of one file with two
  * uprobe_multi links: detaching them later costs one grace period, not one
- * per probe (perf-event uprobes took 12-25 s to detach for 100 probes). */
+ * per probe (perf-event uprobes took 12-25 s to detach for 100 probes).
+ * Returns first: in a process already running, a call entered between the
+ * two would otherwise leave a frame whose return never fires, and every
+ * later off-CPU interval of the thread would count as inside a call. A
+ * return without its entry is dropped (call_exit). */
 static int attach_multi(struct collector *c, const char *path, const uint64_t *offs,
 			const uint64_t *cookies, int n)
 {
@@ -94,14 +98,15 @@ static int attach_multi(struct collector *c, const char *path, const uint64_t *o
 
 	if (c->nmfds + 2 > 2 * MAX_LIBS)
 		return -ENOSPC;
-	fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs,
-					 cookies, n, false);
-	if (fe < 0)
-		goto fail_e;
 	fr = collector_uprobe_multi_link(bpf_program__fd(ret), path, offs, cookies, n, true);
 	if (fr < 0) {
-		close(fe);
 		fe = fr;
+		goto fail_e;
+	}
+	fe = collector_uprobe_multi_link(bpf_program__fd(c->skel->progs.call_enter), path, offs,
+					 cookies, n, false);
+	if (fe < 0) {
+		close(fr);
 		goto fail_e;
 	}
 	c->mfds[c->nmfds++] = fe;
@@ -121,17 +126,18 @@ static int attach_pair(struct collector *c, const char *path, uint64_t off, uint
 	struct bpf_link *l;
 	int err;
 
-	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, -1, path, off, &uo);
+	uo.retprobe = true; /* the return first: attach_multi says why */
+	l = bpf_program__attach_uprobe_opts(c->stacks ? c->skel->progs.call_exit_stk
+						      : c->skel->progs.call_exit,
+					    -1, path, off, &uo);
 	if (!l) {
 		err = -errno;
 		goto fail;
 	}
 	coll_add_link(c, l);
 	c->nprobes++;
-	uo.retprobe = true;
-	l = bpf_program__attach_uprobe_opts(c->stacks ? c->skel->progs.call_exit_stk
-						      : c->skel->progs.call_exit,
-					    -1, path, off, &uo);
+	uo.retprobe = false;
+	l = bpf_program__attach_uprobe_opts(c->skel->progs.call_enter, -1, path, off, &uo);
 	if (!l) {
 		err = -errno;
 		goto fail;

@@ -231,6 +231,23 @@ def check_nvml(gpus, procs, rep):
         f"({mine[-1]['mem_used'] / mib:.0f} MiB)")
 
 
+# ---- the time split against the scheduler ------------------------------------------------
+def check_split(run, summ, rep):
+    """The preempted time of the workload's split (between and inside calls)
+    is the scheduler's: a call frame left open (an entry seen, its return
+    not) would count every later interval as inside a call and lose it."""
+    procs = [p for p in summ.get("procs", []) if str(p.get("pid")) == rep.get("pid")]
+    if not procs or not procs[0].get("off_preempt_ns"):
+        return
+    p = procs[0]
+    t = p["time"]["parts"]
+    split = t.get("preempted", 0) + t.get("call_preempted", 0) + t.get("throttled", 0)
+    ratio = split / p["off_preempt_ns"]
+    say("PASS" if ratio >= 0.9 else "FAIL", f"{run}: the time split keeps the preempted time",
+        f"{split / 1e9:.2f}s in the split of {p['off_preempt_ns'] / 1e9:.2f}s the scheduler saw "
+        f"({ratio:.0%}, want >= 90%)")
+
+
 # ---- the contention phase's culprit ------------------------------------------------------
 def check_culprit(run, summ, rep):
     wall = int(rep.get("contention_wall_ns", 0))
@@ -278,6 +295,7 @@ def check_attach():
         f"{seen} cudaStreamSynchronize of the {steps} contention steps and before; "
         f"{'says' if late else 'does not say'} it attached late")
     check_culprit("attach", summ, rep)
+    check_split("attach", summ, rep)
 
 
 # ---- cost -----------------------------------------------------------------------------------
@@ -321,6 +339,7 @@ def main():
         expect = kv(f"{'stacks' if run == 'replay' else run}.expect")
         check_counts(run, summ, expect)
         check_culprit(run, summ, reps["stacks" if run == "replay" else run])
+        check_split(run, summ, reps["stacks" if run == "replay" else run])
     calls, gpus, procs = load_events()
     if sums["stacks"]:
         check_durations(calls, reps["stacks"], sums["stacks"])
