@@ -69,18 +69,24 @@ def fmt_us(ns):
 
 
 REFUSALS = ("Operation not permitted", "cannot attach uprobe", "BTF", "bpf() refused",
-            "failed to load", "Permission denied", "not supported")
+            "failed to load", "Permission denied", "not supported", "needs root", "CAP_BPF")
 
 
 def refused():
-    """What the machine refused, from the traced runs' stderr, or None."""
+    """What the machine refused when the traced runs could not start: the
+    FAIL lines of `ingero-top check` (privileges, BTF, ring buffer,
+    tracepoints, uprobes), else the runs' own words; None otherwise."""
     for run in ("stacks", "nostacks"):
         rc = read_text(f"{run}.rc").strip()
-        err = read_text(f"{run}.err")
-        if rc not in ("", "0") and summary(f"{run}.json") is None:
-            hits = [l for l in err.splitlines() if any(r in l for r in REFUSALS)]
-            if hits:
-                return hits[0]
+        if rc in ("", "0") or summary(f"{run}.json") is not None:
+            continue
+        fails = [" ".join(l.split()) for l in read_text("check.txt").splitlines()
+                 if l.startswith("FAIL")]
+        if fails:
+            return "; ".join(fails)
+        hits = [l for l in read_text(f"{run}.err").splitlines() if any(r in l for r in REFUSALS)]
+        if hits:
+            return hits[0]
     return None
 
 

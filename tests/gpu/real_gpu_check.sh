@@ -126,31 +126,39 @@ run_wl() { # name, then the command before the workload
 say "untraced"
 run_wl untraced env
 
+# The shim's NVML lists the workload while it runs (stopped with the run).
+lister() { if [ "$mode" = shim ]; then shim_list_pid >/dev/null 2>&1 & echo $!; fi; }
+
 say "traced, stacks on, recording"
-[ "$mode" = shim ] && shim_list_pid &
+lst=$(lister)
 sample_meters >"$O/meters.txt" 2>/dev/null &
 sampler=$!
 rm -f "$O/run.db"
 run_wl stacks "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --record "$O/run.db" --
-kill "$sampler" 2>/dev/null
+kill "$sampler" $lst 2>/dev/null
 wait 2>/dev/null
 
 say "traced, stacks off"
-[ "$mode" = shim ] && shim_list_pid &
+lst=$(lister)
 run_wl nostacks "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --no-stacks --
+kill $lst 2>/dev/null
 wait 2>/dev/null
 
 # The incident case: ingero-top started against a process already running
 # (sudo ingero-top --pid PID) ends by itself when it exits.
-say "attach to the running workload (--pid)"
-"$WL" "${WL_ARGS[@]}" --contend 6 --report "$O/attach.report" >/dev/null 2>"$O/attach.wlerr" &
-wl=$!
-for _ in $(seq 1 600); do grep -q libcudart "/proc/$wl/maps" 2>/dev/null && break; sleep 0.05; done
-[ "$mode" = shim ] && shim_list_pid &
-timeout 120 "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --pid "$wl" >"$O/attach.json" 2>"$O/attach.err"
-echo "$?" >"$O/attach.rc"
-wait
-say "attach: exit $(cat "$O/attach.rc")"
+if [ -s "$O/stacks.json" ]; then # (not where tracing was refused)
+	say "attach to the running workload (--pid)"
+	"$WL" "${WL_ARGS[@]}" --contend 6 --report "$O/attach.report" >/dev/null 2>"$O/attach.wlerr" &
+	wl=$!
+	for _ in $(seq 1 600); do grep -q libcudart "/proc/$wl/maps" 2>/dev/null && break; sleep 0.05; done
+	lst=$(lister)
+	timeout 120 "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --pid "$wl" \
+		>"$O/attach.json" 2>"$O/attach.err"
+	echo "$?" >"$O/attach.rc"
+	kill $lst 2>/dev/null
+	wait
+	say "attach: exit $(cat "$O/attach.rc")"
+fi
 
 say "replay of the recording"
 "$IG" --replay "$O/run.db" --batch --json --summary >"$O/replay.json" 2>"$O/replay.err"

@@ -26,4 +26,14 @@ grep -E '^(PASS|FAIL|INFO) ' "$TMP/out/verdict.txt" | grep -v '^PASS real_gpu' |
 expect_eq "real_gpu_check.sh on the shim: exit status" "$rc" 0
 grep -q '^PASS real_gpu_check (shim): every comparison holds' "$TMP/out/verdict.txt" &&
 	ok "verdict: every comparison holds" || { bad "verdict: $(head -1 "$TMP/out/verdict.txt")"; tail -20 "$TMP/log"; }
+
+# Where tracing is refused (here: not root), the verdict says what was
+# refused and the script exits 3: a finding about where it can run.
+mkdir -p "$TMP/nobody" && chmod 777 "$TMP/nobody"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$ROOT/tests/gpu/real_gpu_check.sh" --ig "$P" \
+	--wl "$GW" --shim "$B/shim" --out "$TMP/nobody" -- --iters 5 --launches 10 --bytes 1048576 \
+	--contend 0 >"$TMP/nobody.log" 2>&1
+expect_eq "real_gpu_check.sh without privileges: exit status" "$?" 3
+grep -q '^FAIL the machine refused what ingero-top needs: FAIL privileges' "$TMP/nobody/verdict.txt" &&
+	ok "the verdict names the refusal (privileges)" || bad "verdict: $(sed -n 2p "$TMP/nobody/verdict.txt")"
 finish
