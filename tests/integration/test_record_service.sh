@@ -7,7 +7,8 @@
 # directory (and of a glob) with --since/--until lands on the second asked
 # (its per-op counts are the SQL counts of that second, from the file that
 # holds it); after kill -9 the files hold every call the workload made up to
-# one second before the kill (the workload's own count, --progress).
+# one second before the kill (the workload's own count, --progress); a full
+# disk is said on one line and the recorder runs on.
 # RECORD_SECS (default 22) is how long it records before the kill,
 # RECORD_ROTATE the seconds of a file (5), RECORD_MAX_MB the cap (10),
 # RECORD_SLEEP_US the workload's sleep per step (500: ~0.5 MB/s recorded;
@@ -75,9 +76,10 @@ for f in $(grep '^ingero-.*\.db$' "$TMP/ls"); do
 done
 [ $all_ok = 1 ] && ok "every file passes integrity_check (the last one after kill -9, with its WAL)" || bad "integrity_check"
 
-# Replay the directory at a second in the middle of a closed file.
-[ "$n" -ge 3 ] || { bad "too few files kept to replay across them: $n"; finish; }
-f2=$(grep '^ingero-.*\.db$' "$TMP/ls" | sed -n '2p')
+# Replay the directory at a second in the middle of the oldest file kept
+# (a whole one: the first, partial, file was pruned), and across its end.
+[ "$n" -ge 2 ] || { bad "too few files kept to replay across them: $n"; finish; }
+f2=$(grep '^ingero-.*\.db$' "$TMP/ls" | sed -n '1p')
 t2=$(echo "$f2" | sed 's/ingero-\(.*\)T\(..\)-\(..\)-\(..\)\.db/\1T\2:\3:\4Z/')
 S=$(($(date -d "$t2" +%s) + 2))
 iso=$(date -u -d "@$S" +%Y-%m-%dT%H:%M:%SZ)
@@ -129,4 +131,21 @@ want=$((k_n - a_n))
 last=$(for f in $(grep '^ingero-.*\.db$' "$TMP/ls"); do sqlite3 "$D/$f" "SELECT MAX(end_ns) FROM events"; done | sort -n | tail -1)
 lost_ms=$(((kill_ns - last) / 1000000))
 [ "$lost_ms" -le 1000 ] && ok "kill -9: the newest event in the files is ${lost_ms} ms before the kill" || bad "kill -9: the newest event is ${lost_ms} ms before the kill"
+
+# A full disk (a 2 MiB tmpfs): said on one line, collection goes on, a
+# new file is tried at the next boundary, SIGINT ends it.
+mkdir "$TMP/full" && mount -t tmpfs -o size=2M tmpfs "$TMP/full" || { bad "cannot mount a tmpfs"; finish; }
+cleanup_hooks+=("umount '$TMP/full' 2>/dev/null")
+"$IG" record --dir "$TMP/full/d" --rotate 2s --max-size 20M --no-system-libs -- \
+	"$WL" --iters $((iters + 1)) --kernels 2 --sleep-us 100 2>"$TMP/full.err" &
+rec=$!
+for _ in $(seq 1 150); do grep -q "cannot record to .*disk is full" "$TMP/full.err" && break; sleep 0.1; done
+kill -0 $rec 2>/dev/null && ok "a full disk: the recorder runs on" || bad "a full disk: the recorder died: $(tail -2 "$TMP/full.err")"
+kill -INT $rec; wait $rec
+st=$? # 1 when the file being written at the end had stopped, 0 when none was
+[ $st = 0 ] || [ $st = 1 ] && ok "a full disk: SIGINT ends it (exit $st)" || bad "a full disk: exit $st"
+grep -q "^ingero-top record: recording to .* stopped: cannot commit: database or disk is full (No space left on device) (trying again with the next file)$" "$TMP/full.err" \
+	&& ok "a full disk: one line says so: $(grep -m1 'disk is full' "$TMP/full.err" | cut -c1-90)..." || bad "a full disk: $(cat "$TMP/full.err")"
+grep -q "cannot record to .*disk is full (trying again with the next file)" "$TMP/full.err" && ok "a full disk: a new file is tried at the next boundary" || bad "no retry"
+umount "$TMP/full"
 finish
