@@ -24,6 +24,15 @@ const volatile bool target_all = false;   /* any process calling a probe becomes
 const volatile bool exec_all = false;     /* report exec of every process (library rescans) */
 const volatile __u64 min_offcpu_ns = 0;   /* shorter off-CPU intervals are only counted */
 const volatile bool stacks_on = false;    /* capture user (and CPython) stacks of calls */
+/* Tail-only stacks (docs/stacks.md): with stacks_on, a call gets its stack
+ * when it took at least its op's stack_tail_ns, or when it is drawn 1 in
+ * stack_sample (a power of 2) of the others; 0 = every call gets one. */
+const volatile __u32 stack_sample = 0;
+
+/* Per op: the duration from which a call counts as the tail (the op's
+ * current p95, or less), written by user space through the mmap-ed .bss
+ * once a second; 0 = not known yet, every call gets its stack. */
+__u64 stack_tail_ns[256];
 
 struct frame {
 	__u64 ts;
@@ -1189,8 +1198,16 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	}
 	st->depth = depth - 1;
 
-	/* After the duration is taken, so capture cost is not part of it. */
-	__u64 stack_id = want_stack && stacks_on ? capture_stack(ctx, tgid, tid) : 0;
+	/* After the duration is taken, so capture cost is not part of it.
+	 * Read at return, on the frames of the call itself: still the call's
+	 * stack, and the duration decides whether it is worth the walk. */
+	__u64 stack_id = 0;
+	if (want_stack && stacks_on) {
+		__u64 tail = stack_sample ? stack_tail_ns[op & 255] : 0;
+		if (!tail || now - f->ts >= tail ||
+		    !(bpf_get_prandom_u32() & (stack_sample - 1)))
+			stack_id = capture_stack(ctx, tgid, tid);
+	}
 
 	if (IGB_COOKIE_ARGMODE(cookie) >= IGB_ARGS_NCCL_RED) {
 		/* arg2 is set at entry for the NCCL modes only: their record

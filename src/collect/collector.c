@@ -500,7 +500,12 @@ void collector_summary(struct collector *c, FILE *f)
 			c->waits_off_why[0] ? ")"
 			: c->raw_tp	    ? " (raw_tp)"
 					    : "");
-	if (c->stacks)
+	if (c->stacks && c->stack_sample)
+		fprintf(f,
+			"attach: user stacks of the tail (calls at or above their op's p95, and 1 "
+			"in %u of the others; up to %d frames, CPython 3.10-3.12 frames)\n",
+			c->stack_sample, IGB_STACK_MAX);
+	else if (c->stacks)
 		fprintf(f, "attach: user stacks on (up to %d frames, CPython 3.10-3.12 frames)\n",
 			IGB_STACK_MAX);
 	else if (c->stacks_off_why[0])
@@ -522,6 +527,17 @@ int collector_stack(struct collector *c, uint64_t id, struct igb_stack *out)
 		out->nips = IGB_STACK_MAX;
 	if (out->npy > IGB_PY_MAX)
 		out->npy = IGB_PY_MAX;
+	return 0;
+}
+
+int collector_set_stack_tail(struct collector *c, int op, uint64_t tail_ns)
+{
+	if (!c->stacks || !c->stack_sample || !c->skel->bss)
+		return -ENOENT;
+	if (op < 0 || op >= (int)(sizeof(c->skel->bss->stack_tail_ns) / sizeof(uint64_t)))
+		return -EINVAL;
+	/* one aligned 64-bit store: the kernel reads the old or the new value */
+	__atomic_store_n(&c->skel->bss->stack_tail_ns[op], tail_ns, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -582,6 +598,7 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 	skel->rodata->exec_all = o->target == COLL_ALL_CUDA;
 	skel->rodata->min_offcpu_ns = o->min_offcpu_ns;
 	skel->rodata->stacks_on = stacks;
+	skel->rodata->stack_sample = stacks ? c->stack_sample : 0;
 	skel->rodata->hold_on = !o->no_hold;
 	skel->rodata->self_tgid = (uint32_t)getpid();
 	uint64_t irq[4];
@@ -778,6 +795,12 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 	init_clock_offset();
 	c->target = o->target;
 	c->stacks = o->stacks;
+	/* a power of 2: the kernel draws with a mask */
+	if (o->stack_sample) {
+		c->stack_sample = 1;
+		while (c->stack_sample < o->stack_sample && c->stack_sample < (1u << 30))
+			c->stack_sample <<= 1;
+	}
 	c->waits = !o->no_waits && !o->force_raw_tp;
 	c->src.ops = &collector_source_ops;
 	c->src.priv = c;

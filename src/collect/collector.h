@@ -30,7 +30,11 @@ struct collector_opts {
 				  * (calls made before the attach are then missed and
 				  * reported as attached late) */
 	uint64_t min_offcpu_ns;  /* off-CPU intervals shorter than this are not streamed */
-	bool stacks;             /* capture the user stack of every call (ig_event.stack_id) */
+	bool stacks;             /* capture user stacks of calls (ig_event.stack_id) */
+	unsigned stack_sample;   /* with stacks, tail only: a call gets its stack when it
+				  * took at least its op's tail threshold
+				  * (collector_set_stack_tail), or 1 in stack_sample of the
+				  * others (a power of 2); 0 = every call gets its stack */
 	bool no_waits;           /* no wait evidence: syscalls, faults, wait channels of the
 				  * target threads (bpf/waits.bpf.h) are not traced */
 	unsigned ring_mb;        /* the kernel's event ring buffer, MiB (a power of 2);
@@ -100,6 +104,12 @@ struct igb_stack;
 struct igb_pyproc;
 int collector_stack(struct collector *c, uint64_t id, struct igb_stack *out);
 int collector_set_python(struct collector *c, int pid, const struct igb_pyproc *cfg);
+
+/* Tail-only stacks (opts.stack_sample): calls of op that take at least
+ * tail_ns get their stack; 0 (the start) = every call of op. Writes the
+ * kernel's mmap-ed array, no syscall. 0, or -EINVAL for an op out of
+ * range, -ENOENT when stacks are off or not tail-only. */
+int collector_set_stack_tail(struct collector *c, int op, uint64_t tail_ns);
 
 /* Kernel-side stack counters, summed over CPUs. */
 struct collector_stack_stats {

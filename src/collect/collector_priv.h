@@ -67,6 +67,7 @@ struct collector {
 	int tracepoints_ok, tracepoints_failed;
 	bool raw_tp;
 	bool stacks;
+	unsigned stack_sample; /* tail-only stacks: 1 in N of the others; 0 = every call */
 	char stacks_off_why[64]; /* why stacks were asked for but are off */
 	bool waits;		 /* wait evidence traced (bpf/waits.bpf.h) */
 	char waits_off_why[64];	 /* why it was asked for but is off */
