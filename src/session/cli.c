@@ -78,7 +78,10 @@ static const char usage[] =
     "\n"
     "other:\n"
     "      --raw-tp         use raw tracepoints even where tp_btf works\n"
-    "      --no-stacks      do not capture user stacks (on by default)\n"
+    "      --stack-mode M   which calls get their user stack: tail (default: calls\n"
+    "                       at or above their op's p95, and 1 in 64 of the others),\n"
+    "                       all, or off (docs/stacks.md)\n"
+    "      --no-stacks      do not capture user stacks (--stack-mode off)\n"
     "      --no-waits       do not trace the syscalls, page faults and wait channels\n"
     "                       of the traced threads (on by default; docs/detection.md)\n"
     "  -v, --verbose        more messages (libbpf debug output with -vv)\n"
@@ -108,6 +111,7 @@ enum {
 	OPT_RAW_TP,
 	OPT_NO_SYSTEM_LIBS,
 	OPT_NO_STACKS,
+	OPT_STACK_MODE,
 	OPT_NO_WAITS,
 	OPT_DEMO,
 	OPT_STACKS,
@@ -140,6 +144,7 @@ static const struct option longopts[] = {
 	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
 	{ "no-system-libs", no_argument, NULL, OPT_NO_SYSTEM_LIBS },
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+	{ "stack-mode", required_argument, NULL, OPT_STACK_MODE },
 	{ "no-waits", no_argument, NULL, OPT_NO_WAITS },
 	{ "demo", no_argument, NULL, OPT_DEMO },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
@@ -422,6 +427,7 @@ static void set_flag(struct cli *c, int opt, const char *arg)
 		break;
 	case OPT_NO_STACKS:
 		c->no_stacks = true;
+		c->stacks_all = false;
 		break;
 	case OPT_NO_WAITS:
 		c->no_waits = true;
@@ -454,6 +460,12 @@ static int take_option(struct cli *c, int opt, int argc, char **argv, bool *repl
 	case OPT_PROMETHEUS:
 	case OPT_PROMETHEUS_PROCS:
 		return parse_prometheus(c, opt, optarg) ? -1 : 0;
+	case OPT_STACK_MODE:
+		if (strcmp(optarg, "tail") && strcmp(optarg, "all") && strcmp(optarg, "off"))
+			return bad("--stack-mode", optarg, "expected tail, all or off");
+		c->no_stacks = !strcmp(optarg, "off");
+		c->stacks_all = !strcmp(optarg, "all");
+		return 0;
 	case OPT_LIB:
 		if (c->nlibs == CLI_MAX_LIBS)
 			return bad("--lib", optarg, "too many libraries (16 at most)");

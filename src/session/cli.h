@@ -47,7 +47,8 @@ struct cli {
 	bool ascii;
 	bool raw_tp;         /* --raw-tp: force the raw tracepoint fallback */
 	bool no_system_libs;
-	bool no_stacks;
+	bool no_stacks;	     /* --no-stacks, --stack-mode off */
+	bool stacks_all;     /* --stack-mode all: every call's stack (default: the tail) */
 	bool no_waits; /* --no-waits: no wait evidence (collect/collector.h) */
 	bool stacks;         /* --stacks: top stacks per op in batch frames */
 	int verbose;

@@ -1,8 +1,10 @@
 /* struct stacks_kernel over a collector: two adapters and the call that
- * sets them (see live_stacks.h). */
+ * sets them; the tail thresholds of tail-only stacks (see live_stacks.h). */
 #include "session/live_stacks.h"
 
 #include "collect/collector.h"
+#include "core/ops.h"
+#include "model/model.h"
 #include "stacks/stacks.h"
 
 static int fetch_stack(void *ctx, uint64_t id, struct igb_stack *out)
@@ -19,4 +21,26 @@ void live_stacks_attach(struct stacks *st, struct collector *c)
 {
 	struct stacks_kernel k = {.fetch_stack = fetch_stack, .set_python = set_python, .ctx = c};
 	stacks_set_kernel(st, &k);
+}
+
+void live_stacks_tail(struct collector *c, const struct ig_model *m)
+{
+	uint64_t tail[IG_OP_MAX] = {0};
+	struct ig_series_stats st;
+	struct ig_call_rec slow[IG_SLOW_MAX];
+	int ops[IG_OP_MAX];
+	int n = model_ops(m, ops, IG_OP_MAX);
+
+	for (int i = 0; i < n; i++) {
+		int op = ops[i];
+		if (op <= 0 || op >= IG_OP_MAX || model_op_stats(m, op, &st) ||
+		    st.calls_win < IG_SLOW_MAX ||
+		    model_slow_calls(m, op, 0, slow, IG_SLOW_MAX) < IG_SLOW_MAX)
+			continue;
+		tail[op] = st.win.p95;
+		if (slow[IG_SLOW_MAX - 1].dur_ns < tail[op])
+			tail[op] = slow[IG_SLOW_MAX - 1].dur_ns;
+	}
+	for (int op = 1; op < IG_OP_MAX; op++)
+		collector_set_stack_tail(c, op, tail[op]);
 }

@@ -61,6 +61,8 @@ static void live_stacks(struct session *s, struct collector *coll)
 	collector_status(coll, &s->st);
 	if (s->st.stacks_on && (s->stacks = stacks_new(NULL))) {
 		live_stacks_attach(s->stacks, coll);
+		if (!s->cli.stacks_all)
+			s->stack_tail = coll;
 		for (int i = 0; i < npids; i++)
 			stacks_watch_pid(s->stacks, (uint32_t)pids[i]);
 	}

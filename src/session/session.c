@@ -4,6 +4,7 @@
  * its ticks do its periodic work. Which source, and the recording around
  * it, is open.c. */
 #include "session/session_int.h"
+#include "session/live_stacks.h"
 
 #include "collect/collector.h"
 #include "core/escape.h"
@@ -241,6 +242,8 @@ void session_tick(struct session *s)
 				     (double)(now - s->rate_t0_ns);
 		s->rate_t0_ns = now;
 		s->rate_events0 = s->st.events_total;
+		if (s->stack_tail) /* the thresholds of tail-only stacks */
+			live_stacks_tail(s->stack_tail, s->model);
 	}
 }
 

@@ -34,6 +34,7 @@ struct session {
 	bool have_facts;
 	char flags[160]; /* the sessions row's flags (record.c, describe_session) */
 	struct stacks *stacks;
+	struct collector *stack_tail; /* live, tail-only stacks: where thresholds go */
 	uint64_t rec_chain_gen;
 	/* detection times of the chains the recordings hold, sorted (jumps) */
 	uint64_t *marks;

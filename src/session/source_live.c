@@ -10,6 +10,7 @@
 #include "collect/nvml.h"
 #include "session/command.h"
 #include "session/demo.h"
+#include "session/live_stacks.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -276,6 +277,7 @@ struct ig_source *live_source_new(const struct cli *cli, char *err, size_t errle
 	o.no_hold = getenv("INGERO_TOP_NO_HOLD") != NULL;
 	o.no_system_libs = cli->no_system_libs;
 	o.stacks = !cli->no_stacks;
+	o.stack_sample = cli->stacks_all ? 0 : LIVE_STACK_SAMPLE;
 	o.no_waits = cli->no_waits;
 	/* A recording's reader waits for its writer when the disk (or a CPU
 	 * shared with it) cannot keep up: the kernel buffers the events
