@@ -39,6 +39,10 @@ static const struct row {
     {A("--flight", "0"), 0, NULL},
     {A("--record=--odd-name.db"), 0, NULL},
     {A("--json", "--events", "--replay", "x.db"), 0, NULL},
+    {A("--stack-mode", "all"), 0, NULL},
+    {A("--stack-mode", "tail", "--no-stacks"), 0, NULL},
+    {A("--stack-mode", "sometimes"), -1, "invalid --stack-mode 'sometimes': expected tail, all or off"},
+    {A("--stack-mode"), -1, "stack-mode"},
     {A("-h"), 1, NULL},
     {A("--version"), 1, NULL},
     /* numbers: nan, inf, negative, absurd, trailing text, empty */
@@ -207,8 +211,20 @@ static void test_values(void)
 	CHECK(!parse(&c, (const char *const[])A("--json", "--events", "--replay", "x.db"), err,
 		     sizeof(err)));
 	CHECK(c.json && c.events && c.batch);
+	/* stacks: the tail by default; the last of --stack-mode/--no-stacks wins */
+	CHECK(!parse(&c, (const char *const[])A("--stack-mode", "all"), err, sizeof(err)));
+	CHECK(c.stacks_all && !c.no_stacks);
+	CHECK(!parse(&c, (const char *const[])A("--stack-mode", "off"), err, sizeof(err)));
+	CHECK(!c.stacks_all && c.no_stacks);
+	CHECK(!parse(&c, (const char *const[])A("--stack-mode", "all", "--no-stacks"), err,
+		     sizeof(err)));
+	CHECK(!c.stacks_all && c.no_stacks);
+	CHECK(!parse(&c, (const char *const[])A("--no-stacks", "--stack-mode", "tail"), err,
+		     sizeof(err)));
+	CHECK(!c.stacks_all && !c.no_stacks);
 	/* defaults */
 	CHECK(!parse(&c, (const char *const[])A("-b"), err, sizeof(err)));
+	CHECK(!c.no_stacks && !c.stacks_all);
 	CHECK(c.interval_s == 1.0 && c.window_s == 10.0 && c.speed == 1.0 && c.flight_s == 300 &&
 	      !c.max_db && !c.npids && !c.cmd);
 }
