@@ -2,7 +2,8 @@
 # Per-call cost of tracing: the same workload untraced, under a bpftrace
 # script with empty uprobe+uretprobe pairs on the same functions, under the
 # steps of tests/tools/probe_floor (the least a duration tracer does), and
-# under ingero-top. Prints the per-call cost of each and the ratios to
+# under ingero-top (--no-stacks, the default tail stacks, --stack-mode all).
+# Prints the per-call cost of each and the ratios to
 # bpftrace (goal for ingero-top: <= 1.15). Needs root and bpftrace.
 set -u
 cd "$(dirname "$0")/../.."
@@ -71,23 +72,28 @@ run_floor() {
 	kill -INT $fp; wait $fp 2>/dev/null
 }
 # Like with like: bpftrace captures no stacks, so the comparison runs
-# ingero-top with --no-stacks; the default (stacks on) is reported too.
+# ingero-top with --no-stacks; the default (stacks of the tail and 1 in 64
+# of the other calls) and --stack-mode all (every call's stack) are
+# reported too, with the default's ratio to --no-stacks (goal <= 1.10).
 run_ig() {
 	"$IG" --batch --summary --no-system-libs --no-stacks -- "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns
 }
 run_ig_stacks() {
 	"$IG" --batch --summary --no-system-libs -- "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns
 }
+run_ig_all() {
+	"$IG" --batch --summary --no-system-libs --stack-mode all -- "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns
+}
 
 # Rounds interleave the runs so that load changes hit all of them; the best
 # of each is kept.
 best() { sort -n | head -n 1; }
-confs="base bt count clock floor ig igs"
+confs="base bt count clock floor ig igs iga"
 for c in $confs; do : >"$tmp/$c"; done
 for _ in $(seq "$ROUNDS"); do
 	run_base >>"$tmp/base"; run_bpftrace >>"$tmp/bt"
 	run_floor count >>"$tmp/count"; run_floor clock >>"$tmp/clock"; run_floor floor >>"$tmp/floor"
-	run_ig >>"$tmp/ig"; run_ig_stacks >>"$tmp/igs"
+	run_ig >>"$tmp/ig"; run_ig_stacks >>"$tmp/igs"; run_ig_all >>"$tmp/iga"
 done
 for c in $confs; do printf '%s %s\n' "$c" "$(best <"$tmp/$c")"; done >"$tmp/best"
 
@@ -101,8 +107,12 @@ awk -v c="$calls" '{ t[$1] = $2 } END {
 	printf "floor: + 2 clock reads, thread    %8.3f %s\n", (t["clock"] - b) / c / 1000, added
 	printf "floor: + ring-buffer record       %8.3f %s\n", (t["floor"] - b) / c / 1000, added
 	printf "ingero-top --no-stacks            %8.3f %s\n", (t["ig"] - b) / c / 1000, added
-	printf "ingero-top (stacks on)            %8.3f %s\n", (t["igs"] - b) / c / 1000, added
+	printf "ingero-top default (tail stacks)  %8.3f %s\n", (t["igs"] - b) / c / 1000, added
+	printf "ingero-top --stack-mode all       %8.3f %s\n", (t["iga"] - b) / c / 1000, added
 	bt = t["bt"] - b
 	printf "ratio floor/bpftrace              %.3f (the least a duration tracer pays here)\n", (t["floor"] - b) / bt
 	printf "ratio ingero-top/bpftrace         %.3f (goal <= 1.15)\n", (t["ig"] - b) / bt
+	ns = t["ig"] - b
+	printf "ratio default/--no-stacks         %.3f (goal <= 1.10)\n", (t["igs"] - b) / ns
+	printf "ratio all/--no-stacks             %.3f\n", (t["iga"] - b) / ns
 }' "$tmp/best"
