@@ -103,55 +103,101 @@ static int alert_step(struct tui *t, int dir)
 	return tui_push(t, &(struct tui_view){.screen = SCR_ALERT, .chain_id = sn->chains[0].id});
 }
 
-/* The process a key acts on: the selected row of the processes pane, or
- * the process of the screen on top. 0 when none. */
-static uint32_t target_pid(struct tui *t)
+/* The process a key acts on, its name in *name ("ig-hog[2771]"): the
+ * selected row of the processes pane; on an alert (the alerts pane's
+ * selected row, or the alert screen) its culprit, else its process; or the
+ * process of the screen on top. 0 when none. */
+static uint32_t target_pid(struct tui *t, char *name, size_t n, int *culprit)
 {
 	struct tui_view *v = tui_top(t);
-	if (v->screen == SCR_MAIN)
-		return v->focus == 1 ? (uint32_t)procs_selected_pid(t) : 0;
-	if (v->screen == SCR_OP && !v->pid && v->focus == 0)
-		return (uint32_t)list_selected(&v->lists[0]);
-	return v->pid;
+	uint32_t pid = 0;
+	const struct ig_chain *c = NULL;
+	if (v->screen == SCR_MAIN && v->focus == 2)
+		c = snap_chain(t->snap, (uint32_t)list_selected(&v->lists[2]));
+	else if (v->screen == SCR_ALERT)
+		c = snap_chain(t->snap, v->chain_id);
+	*culprit = c && c->culprit_pid && c->culprit_pid != c->pid;
+	if (*culprit) {
+		fmt_proc(name, n, c->culprit_comm, c->culprit_pid);
+		return c->culprit_pid;
+	}
+	if (c)
+		pid = c->pid;
+	else if (v->screen == SCR_MAIN)
+		pid = v->focus == 1 ? (uint32_t)procs_selected_pid(t) : 0;
+	else if (v->screen == SCR_OP && !v->pid && v->focus == 0)
+		pid = (uint32_t)list_selected(&v->lists[0]);
+	else
+		pid = v->pid;
+	fmt_proc(name, n, model_comm(session_model(t->s), pid), pid);
+	return pid;
+}
+
+/* The model's process pid, NULL when it has none. */
+static const struct ig_proc_stats *snap_proc(struct tui *t, uint32_t pid)
+{
+	for (int i = 0; i < t->snap->nprocs; i++)
+		if (t->snap->procs[i].pid == pid)
+			return &t->snap->procs[i];
+	return NULL;
+}
+
+/* Is pid still the process the screen named (its start time when first
+ * seen, pidcheck.h)? 0, or says why not in one line and returns -1. */
+static int same_process(struct tui *t, uint32_t pid, const char *name, const char *what,
+			uint64_t *start)
+{
+	const struct ig_proc_stats *p = snap_proc(t, pid);
+	int r = p && p->exited ? -ESRCH : pidseen_check(&t->seen, pid, start);
+	if (r == -ESRCH)
+		tui_message(t, "%s: %s exited; nothing done", what, name);
+	else if (r == -ESTALE)
+		tui_message(t, "%s: pid %u is no longer %s; nothing done", what, pid, name);
+	else if (r)
+		tui_message(t, "%s: cannot read /proc/%u/stat: %s", what, pid, strerror(-r));
+	return r ? -1 : 0;
 }
 
 /* Checks before a signal or a renice; 0 when it may go on. */
-static int target_check(struct tui *t, uint32_t pid, const char *what)
+static int target_check(struct tui *t, uint32_t pid, const char *name, const char *what,
+			uint64_t *start)
 {
 	if (!t->live) {
 		tui_message(t, "%s: live only (a replayed pid is not on this host)", what);
 		return -1;
 	}
 	if (!pid) {
-		tui_message(t, "%s: select a process first (Tab to the processes pane)", what);
+		tui_message(t, "%s: select a process first (Tab to the processes or alerts pane)",
+			    what);
 		return -1;
 	}
 	if (pid == (uint32_t)getpid()) {
 		tui_message(t, "%s: that is ingero-top itself (q quits)", what);
 		return -1;
 	}
-	return 0;
+	return same_process(t, pid, name, what, start);
 }
 
 int tui_ask_kill(struct tui *t)
 {
-	char p[64];
 	struct tui_confirm *c = &t->confirm;
 	const char *name = "?";
 	for (int i = 0; i < tui_nsignals; i++)
 		if (tui_signals[i].sig == c->sig)
 			name = tui_signals[i].name;
-	snprintf(c->question, sizeof(c->question), "Send %s to %s?", name,
-		 fmt_proc(p, sizeof(p), model_comm(session_model(t->s), c->pid), c->pid));
+	snprintf(c->question, sizeof(c->question), "Send %s to %s%s?", name, c->name,
+		 c->culprit ? " (the alert's culprit)" : "");
 	t->modal = MODAL_CONFIRM;
 	return TF_REDRAW;
 }
 
 static int ask_nice(struct tui *t, int delta)
 {
-	uint32_t pid = target_pid(t);
-	char p[64];
-	if (target_check(t, pid, delta < 0 ? "F7 renice" : "F8 renice"))
+	char name[64];
+	uint64_t start = 0;
+	int culprit = 0;
+	uint32_t pid = target_pid(t, name, sizeof(name), &culprit);
+	if (target_check(t, pid, name, delta < 0 ? "F7 renice" : "F8 renice", &start))
 		return TF_REDRAW;
 	errno = 0;
 	int cur = getpriority(PRIO_PROCESS, pid);
@@ -164,11 +210,12 @@ static int ask_nice(struct tui *t, int delta)
 		tui_message(t, "nice is already %d", cur);
 		return TF_REDRAW;
 	}
-	t->confirm = (struct tui_confirm){.what = CONFIRM_NICE, .pid = pid, .nice = nv};
+	t->confirm =
+	    (struct tui_confirm){.what = CONFIRM_NICE, .pid = pid, .nice = nv, .start = start};
+	snprintf(t->confirm.name, sizeof(t->confirm.name), "%s", name);
 	snprintf(t->confirm.question, sizeof(t->confirm.question),
-		 "Renice %s from %d to %d (%s priority)?",
-		 fmt_proc(p, sizeof(p), model_comm(session_model(t->s), pid), pid), cur, nv,
-		 delta < 0 ? "higher" : "lower");
+		 "Renice %s%s from %d to %d (%s priority)?", name,
+		 culprit ? " (the alert's culprit)" : "", cur, nv, delta < 0 ? "higher" : "lower");
 	t->modal = MODAL_CONFIRM;
 	return TF_REDRAW;
 }
@@ -196,9 +243,19 @@ static int renice_all(uint32_t pid, int nv)
 
 int tui_confirmed(struct tui *t, const struct tui_confirm *c)
 {
-	char p[64];
+	const char *p = c->name;
+	uint64_t start = 0;
 	int r = 0;
-	fmt_proc(p, sizeof(p), model_comm(session_model(t->s), c->pid), c->pid);
+	/* the time to say y: the pid is checked again */
+	if (c->what == CONFIRM_KILL || c->what == CONFIRM_NICE) {
+		const char *what = c->what == CONFIRM_KILL ? "F9 kill" : "renice";
+		if (same_process(t, c->pid, p, what, &start))
+			return TF_REDRAW;
+		if (start != c->start) {
+			tui_message(t, "%s: pid %u is no longer %s; nothing done", what, c->pid, p);
+			return TF_REDRAW;
+		}
+	}
 	switch (c->what) {
 	case CONFIRM_RESET:
 		session_reset(t->s);
@@ -460,14 +517,20 @@ static int proc_action(struct tui *t, int action, int ch)
 		tui_message(t, t->tree ? "processes as a tree (F5: a flat list)"
 				       : "processes as a flat list (F5: a tree)");
 		return TF_REDRAW;
-	case ACT_KILL:
-		pid = target_pid(t);
-		if (target_check(t, pid, "F9 kill"))
+	case ACT_KILL: {
+		char name[64];
+		uint64_t start = 0;
+		int culprit = 0;
+		pid = target_pid(t, name, sizeof(name), &culprit);
+		if (target_check(t, pid, name, "F9 kill", &start))
 			return TF_REDRAW;
-		t->confirm = (struct tui_confirm){.what = CONFIRM_KILL, .pid = pid};
+		t->confirm = (struct tui_confirm){
+		    .what = CONFIRM_KILL, .pid = pid, .start = start, .culprit = culprit};
+		snprintf(t->confirm.name, sizeof(t->confirm.name), "%s", name);
 		t->modal = MODAL_SIGNAL;
 		t->menu_sel = 0;
 		return TF_REDRAW;
+	}
 	case ACT_NICE_DOWN:
 	case ACT_NICE_UP:
 		return ask_nice(t, action == ACT_NICE_DOWN ? -1 : 1);

@@ -118,12 +118,28 @@ void tui_watch(struct tui *t)
 	track_activity(t);
 }
 
+/* The start times of the pids the screens name, when first named: F7-F9
+ * check them before acting (a pid may be another process's by then). */
+static void note_pids(struct tui *t)
+{
+	const struct tui_snap *sn = t->snap;
+	for (int i = 0; i < sn->nprocs; i++)
+		if (!sn->procs[i].exited)
+			pidseen_note(&t->seen, sn->procs[i].pid);
+	for (int i = 0; i < sn->nchains; i++) {
+		pidseen_note(&t->seen, sn->chains[i].pid);
+		pidseen_note(&t->seen, sn->chains[i].culprit_pid);
+	}
+}
+
 void tui_refresh(struct tui *t)
 {
 	if (!t->paused)
 		track_activity(t);
 	tui_spans(t);
 	snap_take(t);
+	if (t->live)
+		note_pids(t);
 	if (t->depth > 1)
 		tui_view_update(t, tui_top(t));
 }

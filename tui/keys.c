@@ -94,11 +94,14 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_TREE, { KEY_F(5) }, KC_MAIN, 0, "Processes", NULL,
 	  "Processes as a tree (children under their parent) or a flat list" },
 	{ ACT_KILL, { KEY_F(9) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
-	  "Send a signal to the selected process, after choosing it and saying y (live)" },
+	  "Send a signal to the selected process (on an alert: its culprit), after choosing it "
+	  "and saying y (live; refused when the pid is no longer that process)" },
 	{ ACT_NICE_DOWN, { KEY_F(7) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
-	  "Renice the selected process by -1 (higher priority), after asking (live)" },
+	  "Renice the selected process (on an alert: its culprit) by -1 (higher priority), "
+	  "after asking (live)" },
 	{ ACT_NICE_UP, { KEY_F(8) }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
-	  "Renice the selected process by +1 (lower priority), after asking (live)" },
+	  "Renice the selected process (on an alert: its culprit) by +1 (lower priority), "
+	  "after asking (live)" },
 	/* replay */
 	{ ACT_STEP_BACK, { 't' }, KC_MAIN | KC_DRILL, 1, "Replay", "Step-",
 	  "Step one window back (the op table's window, 10 s unless --window says), and "

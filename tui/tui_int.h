@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "figures.h"
 #include "glossary.h"
+#include "pidcheck.h"
 #include "text.h"
 #include "theme.h"
 
@@ -260,8 +261,11 @@ enum { CONFIRM_RESET = 1, CONFIRM_KILL, CONFIRM_NICE };
 struct tui_confirm {
 	int what;
 	uint32_t pid;
-	int sig;  /* CONFIRM_KILL */
-	int nice; /* CONFIRM_NICE: the new nice value */
+	int sig;	/* CONFIRM_KILL */
+	int nice;	/* CONFIRM_NICE: the new nice value */
+	uint64_t start; /* pid's start time when asked (pidcheck.h) */
+	char name[64];	/* "ig-hog[2771]" as the question names it */
+	int culprit;	/* pid is the culprit of the alert on screen */
 	char question[160];
 };
 
@@ -330,6 +334,7 @@ struct tui {
 	char jump_err[160]; /* MODAL_JUMP: why the last entry was refused */
 	int menu_sel;
 	struct tui_confirm confirm; /* MODAL_CONFIRM: what y does */
+	struct pidseen seen;	    /* live: start times of the pids named (F7-F9 check) */
 
 	/* display settings (F2) */
 	unsigned hidden[TUI_NTABLES]; /* columns hidden in the main panes */
