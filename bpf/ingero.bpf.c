@@ -31,7 +31,7 @@ const volatile __u32 stack_sample = 0;
 
 /* Per op: the duration from which a call counts as the tail (the op's
  * current p95, or less), written by user space through the mmap-ed .bss
- * once a second; 0 = not known yet, every call gets its stack. */
+ * about 10 times a second; 0 = not known yet, every call gets its stack. */
 __u64 stack_tail_ns[256];
 
 struct frame {

@@ -40,6 +40,12 @@ void live_stacks_tail(struct collector *c, const struct ig_model *m)
 		tail[op] = st.win.p95;
 		if (slow[IG_SLOW_MAX - 1].dur_ns < tail[op])
 			tail[op] = slow[IG_SLOW_MAX - 1].dur_ns;
+		/* the p99 of the last two seconds: when the op gets faster, the
+		 * window keeps its slow calls for its whole length, and the calls
+		 * that will be its slowest once they are gone are made now */
+		for (int k = st.spark_n - 2; k < st.spark_n; k++)
+			if (k >= 0 && st.spark_p99[k] && st.spark_p99[k] < tail[op])
+				tail[op] = st.spark_p99[k];
 	}
 	for (int op = 1; op < IG_OP_MAX; op++)
 		collector_set_stack_tail(c, op, tail[op]);

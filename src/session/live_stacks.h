@@ -23,12 +23,14 @@ struct ig_model;
  * c must stay valid until stacks_free(st) or stacks_set_kernel(st, NULL). */
 void live_stacks_attach(struct stacks *st, struct collector *c);
 
-/* Pushes each op's tail threshold into c's kernel map (called once a
- * second): the lower of the op's window p95 and the duration of the last
- * of its IG_SLOW_MAX slowest calls in the window, so that a call that
- * would enter the slowest-calls lists (and the chain proofs and explain
- * drawn from them) takes its stack; 0 (every call) for an op with fewer
- * calls than that in the window. */
+/* Pushes each op's tail threshold into c's kernel map (called at every
+ * session tick): the lowest of the op's window p95, the duration of the
+ * last of its IG_SLOW_MAX slowest calls in the window (so that a call
+ * that would enter the slowest-calls lists, and the chain proofs and
+ * explain drawn from them, takes its stack) and the p99 of each of the
+ * last two seconds (so that the threshold follows an op that gets faster
+ * within two seconds, not the window's length); 0 (every call) for an op
+ * with fewer calls than IG_SLOW_MAX in the window. */
 void live_stacks_tail(struct collector *c, const struct ig_model *m);
 
 #endif

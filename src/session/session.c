@@ -237,13 +237,15 @@ void session_tick(struct session *s)
 	session_advance(s);
 	session_record_chains(s);
 	session_record_tick(s);
+	/* The thresholds of tail-only stacks, at every tick (about 10 a
+	 * second): an op's first calls all walk their stack until it has one. */
+	if (s->stack_tail)
+		live_stacks_tail(s->stack_tail, s->model);
 	if (now - s->rate_t0_ns >= 1000000000ULL) {
 		s->st.events_per_s = (double)(s->st.events_total - s->rate_events0) * 1e9 /
 				     (double)(now - s->rate_t0_ns);
 		s->rate_t0_ns = now;
 		s->rate_events0 = s->st.events_total;
-		if (s->stack_tail) /* the thresholds of tail-only stacks */
-			live_stacks_tail(s->stack_tail, s->model);
 	}
 }
 
