@@ -61,29 +61,45 @@ static void describe_session(struct session *s, struct rec_session *rs, char *pi
 	};
 }
 
-struct rec *session_rec_open(struct session *s, const char *path, char *err, size_t errlen)
+void session_rec_opts(struct session *s, struct rec_opts *ro)
 {
-	struct rec_opts ro = {.max_db_bytes = s->cli.max_db,
-			      .sum_rate = s->cli.record_rate,
-			      .node_name = s->st.host};
-	const char *why = NULL;
+	*ro = (struct rec_opts){
+	    .max_db_bytes = s->cli.max_db, .sum_rate = s->cli.record_rate, .node_name = s->st.host};
+	if (s->cli.record_dir) /* the service: a file a second behind at most */
+		ro->commit_ms = ro->run_ms = SESSION_REC_LAG_MS;
+}
+
+void session_rec_begin(struct session *s, struct rec *r)
+{
 	char pids[256];
 	struct rec_session rs;
+	describe_session(s, &rs, pids, sizeof(pids));
+	rec_session_info(r, &rs);
+	snprintf(s->st.recording, sizeof(s->st.recording), "%s", rec_path(r));
+}
 
-	if (s->cli.record_dir) /* the service: a file a second behind at most */
-		ro.commit_ms = ro.run_ms = SESSION_REC_LAG_MS;
-	struct rec *r = rec_open(path, &ro, &why);
+struct rec *session_rec_create(const char *path, const struct rec_opts *ro, char *err,
+			       size_t errlen)
+{
+	const char *why = NULL;
+	struct rec *r = rec_open(path, ro, &why);
 	if (!r) { /* rec_open's messages name the file already */
 		if (why && !strncmp(why, "cannot record to ", 17))
 			snprintf(err, errlen, "%s", why);
 		else
 			snprintf(err, errlen, "cannot record to %s: %s", path,
 				 why ? why : "unknown error");
-		return NULL;
 	}
-	describe_session(s, &rs, pids, sizeof(pids));
-	rec_session_info(r, &rs);
-	snprintf(s->st.recording, sizeof(s->st.recording), "%s", path);
+	return r;
+}
+
+struct rec *session_rec_open(struct session *s, const char *path, char *err, size_t errlen)
+{
+	struct rec_opts ro;
+	session_rec_opts(s, &ro);
+	struct rec *r = session_rec_create(path, &ro, err, errlen);
+	if (r)
+		session_rec_begin(s, r);
 	return r;
 }
 

@@ -3,8 +3,9 @@
  * multiple of --rotate (UTC: hourly files start on the hour); the file
  * rotated out is closed (flushed, indexed, its WAL folded in) and the
  * oldest files are pruned for --max-size and --retain by a thread of this
- * module, so neither stalls ingest. A recorder that stopped (a full disk)
- * is replaced at the next boundary, after pruning made room. */
+ * module, which also creates the next file a second before its boundary,
+ * so that none of it stalls ingest: a rotation on the loop is a swap. A
+ * recorder that stopped (a full disk) is replaced at the next boundary. */
 #include "session/session_int.h"
 
 #include "collect/collector.h"
@@ -43,7 +44,15 @@ struct rotor {
 	char note[512];		/* for the status, "" when said */
 	uint64_t pruned_files;	/* in all */
 	int said_stop;		/* the current file's stop was said */
+	/* the next file, made by the thread ahead of its boundary */
+	struct rec_opts opts; /* the session's (session_rec_opts) */
+	uint64_t want_ns;     /* the start to make a file for; 0: none */
+	struct rec *pre;      /* made, for pre_ns; NULL: none */
+	uint64_t pre_ns;
+	struct rec *discard; /* made for a start that never came: removed */
 };
+
+#define ROTOR_PREOPEN_NS 1000000000ull /* how far ahead the next file is made */
 
 /* A notice for the status: what (a path, cut to fit) and why. */
 static void note(struct rotor *ro, const char *what, const char *path, const char *why)
@@ -93,6 +102,41 @@ static void prune(struct rotor *ro)
 	recdir_list_free(&l);
 }
 
+static char *start_path(const struct rotor *ro, uint64_t start, char *path, size_t n)
+{
+	char name[RECDIR_NAME_LEN];
+	snprintf(path, n, "%s/%s", ro->dir, recdir_name(name, sizeof(name), start));
+	return path;
+}
+
+/* (mu held) The next file, created ahead of its boundary; one made for a
+ * start that never came, closed and removed (it holds nothing). */
+static void prepare(struct rotor *ro)
+{
+	char path[PATH_MAX], err[512];
+	struct rec *gone = ro->discard;
+	uint64_t want = ro->pre ? 0 : ro->want_ns;
+	ro->discard = NULL;
+	ro->want_ns = 0;
+	if (!gone && !want)
+		return;
+	pthread_mutex_unlock(&ro->mu);
+	if (gone) {
+		snprintf(path, sizeof(path), "%s", rec_path(gone));
+		rec_close(gone);
+		recdir_remove(path);
+	}
+	struct rec *r = want && !ro->quit
+			    ? session_rec_create(start_path(ro, want, path, sizeof(path)),
+						 &ro->opts, err, sizeof(err))
+			    : NULL; /* on failure the loop tries, and says why */
+	pthread_mutex_lock(&ro->mu);
+	if (r) {
+		ro->pre = r;
+		ro->pre_ns = want;
+	}
+}
+
 static void *rotor_main(void *arg)
 {
 	struct rotor *ro = arg;
@@ -120,6 +164,7 @@ static void *rotor_main(void *arg)
 			memmove(ro->closing, ro->closing + 1,
 				--ro->nclosing * sizeof(ro->closing[0]));
 		}
+		prepare(ro);
 		int quit = ro->quit;
 		pthread_mutex_unlock(&ro->mu);
 		prune(ro);
@@ -136,11 +181,20 @@ static void *rotor_main(void *arg)
 static struct rec *open_at(struct session *s, uint64_t t, int first, char *err, size_t errlen)
 {
 	struct rotor *ro = s->rotor;
-	char name[RECDIR_NAME_LEN], path[PATH_MAX];
+	char path[PATH_MAX];
 	uint64_t start = first ? t - t % 1000000000ull : t - t % ro->rotate_ns;
-	snprintf(path, sizeof(path), "%s/%s", ro->dir, recdir_name(name, sizeof(name), start));
+	start_path(ro, start, path, sizeof(path));
 	ro->next_ns = (t / ro->rotate_ns + 1) * ro->rotate_ns;
-	struct rec *r = session_rec_open(s, path, err, errlen);
+	pthread_mutex_lock(&ro->mu);
+	struct rec *r = ro->pre && ro->pre_ns == start ? ro->pre : NULL;
+	if (ro->pre && !r && !ro->discard) /* made for a start that never came */
+		ro->discard = ro->pre;
+	ro->pre = NULL;
+	pthread_mutex_unlock(&ro->mu);
+	if (r)
+		session_rec_begin(s, r);
+	else
+		r = session_rec_open(s, path, err, errlen);
 	if (r) {
 		pthread_mutex_lock(&ro->mu);
 		snprintf(ro->current, sizeof(ro->current), "%s", path);
@@ -194,6 +248,7 @@ int session_rotor_open(struct session *s, char *err, size_t errlen)
 	ro->rotate_ns = s->cli.rotate_ns ? s->cli.rotate_ns : 3600000000000ull;
 	ro->max_size = s->cli.max_size;
 	ro->retain_ns = s->cli.retain_ns;
+	session_rec_opts(s, &ro->opts);
 	pthread_mutex_init(&ro->mu, NULL);
 	pthread_cond_init(&ro->cv, NULL);
 	s->rotor = ro;
@@ -225,6 +280,13 @@ void session_rotor_tick(struct session *s)
 	struct rotor *ro = s->rotor;
 	if (s->pos_ns >= ro->next_ns && s->pos_ns <= ig_unix_now_ns() + ROTOR_AHEAD_NS)
 		rotate(s, s->pos_ns);
+	pthread_mutex_lock(&ro->mu);
+	if (s->pos_ns + ROTOR_PREOPEN_NS >= ro->next_ns && ro->pre_ns != ro->next_ns &&
+	    ro->want_ns != ro->next_ns && !ro->pre) {
+		ro->want_ns = ro->next_ns;
+		pthread_cond_signal(&ro->cv);
+	}
+	pthread_mutex_unlock(&ro->mu);
 	if (s->rec && rec_error(s->rec) && !ro->said_stop) { /* a full disk: said, whole */
 		ro->said_stop = 1;
 		ig_status_say(&s->st, "%s (trying again with the next file)", rec_error(s->rec));
@@ -252,6 +314,15 @@ void session_rotor_free(struct session *s)
 	}
 	for (int i = 0; i < ro->nclosing; i++) /* no thread: closed here */
 		rec_close(ro->closing[i]);
+	struct rec *unused[] = {ro->pre, ro->discard}; /* made ahead, never written */
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		char path[PATH_MAX];
+		if (!unused[i])
+			continue;
+		snprintf(path, sizeof(path), "%s", rec_path(unused[i]));
+		rec_close(unused[i]);
+		recdir_remove(path);
+	}
 	if (ro->note[0])
 		log_msg(LOG_INFO, "%s", ro->note);
 	pthread_mutex_destroy(&ro->mu);

@@ -60,8 +60,16 @@ int session_open(struct session *s, char *err, size_t errlen);
 #define SESSION_REC_LAG_MS 250
 int session_open_record(struct session *s, char *err, size_t errlen);
 /* A recorder on path with the session's options and facts; NULL with the
- * reason in err. The status names it as the recording. */
+ * reason in err. The status names it as the recording. In steps (rotate.c
+ * creates the next file on its thread): the options, the file (any
+ * thread; ro must outlive it: it names the node by s->st.host), the
+ * session facts and the status (the session's thread). */
 struct rec *session_rec_open(struct session *s, const char *path, char *err, size_t errlen);
+struct rec_opts;
+void session_rec_opts(struct session *s, struct rec_opts *ro);
+struct rec *session_rec_create(const char *path, const struct rec_opts *ro, char *err,
+			       size_t errlen);
+void session_rec_begin(struct session *s, struct rec *r);
 void session_open_flight(struct session *s);
 /* Writes the chains that changed since the last call (recording, flight). */
 void session_record_chains(struct session *s);
