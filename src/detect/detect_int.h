@@ -123,6 +123,13 @@ char *who(char *b, size_t n, const char *comm, uint32_t pid);
 void f_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p);
 void ev(struct finding *f, const char *key, double v, const char *unit);
 __attribute__((format(printf, 2, 3))) void rec(struct finding *f, const char *fmt, ...);
+/* A recommendation that ends in a command to paste: "TEXT: CMD". The
+ * command is never cut; when both do not fit, the text is cut short with
+ * "...". -1 (nothing added) when the command alone does not fit. Commands
+ * act on every thread of the process they name (docs/detection.md,
+ * "Advice you can paste"). */
+__attribute__((format(printf, 3, 4))) int rec_cmd(struct finding *f, const char *cmd,
+						  const char *fmt, ...);
 __attribute__((format(printf, 3, 4))) void step(struct finding *f, uint64_t ts, const char *fmt,
 						...);
 void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,

@@ -60,6 +60,28 @@ void rec(struct finding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+int rec_cmd(struct finding *f, const char *cmd, const char *fmt, ...)
+{
+	char *r = f->c.recs[f->c.nrecs < IG_CHAIN_MAX_RECS ? f->c.nrecs : 0];
+	size_t n = sizeof(f->c.recs[0]), k = strlen(cmd);
+	if (k + 12 > n) /* a command that does not fit whole is no command */
+		return -1;
+	if (f->c.nrecs >= IG_CHAIN_MAX_RECS)
+		return 0;
+	va_list ap;
+	va_start(ap, fmt);
+	size_t t = (size_t)vsnprintf(r, n, fmt, ap);
+	va_end(ap);
+	if (t + 2 + k >= n) { /* cut the text, never the command */
+		size_t keep = n - 1 - k - 5;
+		memcpy(r + keep, "...", 4);
+		t = keep + 3;
+	}
+	snprintf(r + t, n - t, ": %s", cmd);
+	f->c.nrecs++;
+	return 0;
+}
+
 void step(struct finding *f, uint64_t ts, const char *fmt, ...)
 {
 	if (f->nsteps >= IG_CHAIN_MAX_TIMELINE)
@@ -187,18 +209,28 @@ static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 	if (c->culprit_pid)
 		ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
 	if (c->culprit_pid && !c->culprit_self) {
+		/* every thread: renice -p and taskset -p without -a change one
+		 * task (the pid's own), not the threads that do the work */
+		char cmd[96];
+		put(cmd, sizeof(cmd), "renice 19 -p $(ls /proc/%u/task)", c->culprit_pid);
+		rec_cmd(f, cmd, "Lower the priority of %s, all its threads", cn);
+		put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
+		rec_cmd(f, cmd,
+			"Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
+		char pn[40];
+		put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
+		rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
+			who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
 		rec(f,
-		    "Lower the priority of %s: renice -n 19 -p %u (or chrt --idle -p 0 %u), or "
-		    "cap its CPU with a cgroup quota",
-		    cn, c->culprit_pid, c->culprit_pid);
-		rec(f,
-		    "Pin %s to cores %s does not use: taskset -cp <cores> %u, or give the job a "
-		    "dedicated cpuset",
-		    fn, cn, x->p->pid);
-	} else {
-		rec(f, "Give the feeding thread a core of its own: fewer worker threads than cores "
-		       "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
+		    "Or cap %s with a cgroup CPU quota, or give the job a dedicated cpuset; keep "
+		    "a core free per GPU-feeding thread",
+		    cn);
+		if (c->tail)
+			slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
+		return;
 	}
+	rec(f, "Give the feeding thread a core of its own: fewer worker threads than cores "
+	       "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
 	rec(f, "Keep at least one core free per GPU-feeding thread: count the busy threads on "
 	       "this host (ingero-top process pane) against the cores");
 	if (c->tail)

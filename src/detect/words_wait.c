@@ -249,32 +249,37 @@ static void quota_recs(struct ctx *x, struct finding *f, const char *ct, double 
 		put(n, sizeof(n), "%.1f", need);
 		put(pc, sizeof(pc), "%.0f", need * 100);
 	}
-	if (!strncmp(ct, "k8s:", 4))
+	if (!strncmp(ct, "k8s:", 4)) {
 		rec(f,
 		    "Raise the pod's CPU limit to %s or more (resources.limits.cpu), or remove "
 		    "it; the pod is %s",
 		    n, ct + 4);
-	else if (!strncmp(ct, "docker:", 7))
-		rec(f, "Raise the container's CPU limit: docker update --cpus %s %s", n, ct + 7);
-	else if (strstr(ct, ".service"))
-		rec(f, "Raise the unit's CPU limit: systemctl set-property %s CPUQuota=%s%%", ct,
-		    pc);
-	else if (q->quota_us && q->dir[0]) {
+	} else if (!strncmp(ct, "docker:", 7)) {
+		put(cmd, sizeof(cmd), "docker update --cpus %s %s", n, ct + 7);
+		if (rec_cmd(f, cmd, "Raise the container's CPU limit"))
+			rec(f, "Raise the container's CPU limit to %s CPUs (docker update --cpus)",
+			    n);
+	} else if (strstr(ct, ".service")) {
+		put(cmd, sizeof(cmd), "systemctl set-property %s CPUQuota=%s%%", ct, pc);
+		if (rec_cmd(f, cmd, "Raise the unit's CPU limit"))
+			rec(f,
+			    "Raise the unit's CPU limit to CPUQuota=%s%% (systemctl set-property)",
+			    pc);
+	} else if (q->quota_us && q->dir[0]) {
 		uint64_t us = (uint64_t)(need * (double)q->period_us);
 		int k = q->v2 ? snprintf(cmd, sizeof(cmd), "echo \"%llu %llu\" > %s/cpu.max",
 					 (unsigned long long)us, (unsigned long long)q->period_us,
 					 q->dir)
 			      : snprintf(cmd, sizeof(cmd), "echo %llu > %s/cpu.cfs_quota_us",
 					 (unsigned long long)us, q->dir);
-		if (k > 0 && (size_t)k + 24 < sizeof(cmd)) /* a command only when whole */
-			rec(f, "Raise the cgroup's CPU quota to %.1f CPUs: %s", need, cmd);
-		else
+		if (k <= 0 || (size_t)k >= sizeof(cmd) || /* a command only when whole */
+		    rec_cmd(f, cmd, "Raise the cgroup's CPU quota to %.1f CPUs", need))
 			rec(f, "Raise the CPU quota of its cgroup (%s) to %.1f CPUs",
 			    q->v2 ? "cpu.max" : "cpu.cfs_quota_us", need);
 	}
-	if (q->quota_us && q->dir[0] && strlen(q->dir) < 150)
-		rec(f, "Watch the throttling: cat %s/cpu.stat", q->dir);
-	else
+	if (!q->quota_us || !q->dir[0] ||
+	    put(cmd, sizeof(cmd), "cat %s/cpu.stat", q->dir) >= (int)sizeof(cmd) ||
+	    rec_cmd(f, cmd, "Watch the throttling"))
 		rec(f,
 		    "See its cgroup's limit and throttling: cat /proc/%u/cgroup, then cpu.max and "
 		    "cpu.stat (v2) or cpu.cfs_quota_us and cpu.stat (v1) in that cgroup",

@@ -596,6 +596,61 @@ static void test_quota_advice(void)
 	detect_free(d);
 }
 
+/* A command a recommendation carries ends it, after the last ": ", whole
+ * (docs/detection.md, "Advice you can paste"). */
+static int ends_with_cmd(const char *rec, const char *cmd)
+{
+	const char *c = strrchr(rec, ':');
+	size_t n = strlen(rec), k = strlen(cmd);
+	return c && n >= k && !strcmp(rec + n - k, cmd) && c + 2 <= rec + n - k;
+}
+
+/* Contention by another process: the commands act on every thread of the
+ * culprit (renice by each tid, chrt -a) and of the workload (taskset -a),
+ * each the end of its recommendation. */
+static void test_contention_advice(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_PREEMPTED] = 0.40;
+	struct fixture fx;
+	fixture_init(&fx, T0, share);
+	culprit(&fx.p.preemptors[0], 2231, "stress-ng", 0.9);
+	fx.p.npreemptors = 1;
+	struct ig_detect *d = judge(&fx);
+	const struct ig_chain *c = active(d, IG_CC_CPU_CONTENTION);
+	char taskset[64];
+	snprintf(taskset, sizeof(taskset), "taskset -a -cp <cores> %u", (unsigned)PID);
+	const char *want[] = {"renice 19 -p $(ls /proc/2231/task)", "chrt -a --idle -p 0 2231",
+			      taskset};
+	for (size_t i = 0; c && i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *r = rec_with(c, want[i]);
+		CHECKF(r && ends_with_cmd(r, want[i]), "no recommendation ending in '%s'", want[i]);
+	}
+	for (int i = 0; c && i < c->nrecs; i++) /* no command in the middle of a sentence */
+		CHECKF(!strstr(c->recs[i], " -p ") || strstr(c->recs[i], "$(ls") ||
+			   strstr(c->recs[i], "chrt -a") || strstr(c->recs[i], "taskset -a"),
+		       "%s", c->recs[i]);
+	CHECK(c != NULL);
+	detect_free(d);
+	/* a long cgroup path: the text is cut, the command whole */
+	fixture_init(&fx, T0, (double[IG_PART_MAX]){[IG_PART_THROTTLED] = 0.40});
+	fx.p.parts.waits_seen = 1;
+	snprintf(fx.p.container, sizeof(fx.p.container), "-");
+	fx.p.quota.quota_us = 50000;
+	fx.p.quota.period_us = 100000;
+	char dir[160] = "/sys/fs/cgroup/cpu";
+	while (strlen(dir) < 140)
+		strcat(dir, "/deep");
+	snprintf(fx.p.quota.dir, sizeof(fx.p.quota.dir), "%s", dir);
+	d = judge(&fx);
+	c = active(d, IG_CC_CPU_QUOTA);
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "echo 100000 > %s/cpu.cfs_quota_us", dir);
+	const char *r = c ? rec_with(c, "echo 100000") : NULL;
+	CHECKF(r && ends_with_cmd(r, cmd) && strstr(r, "...: echo"), "%s", r ? r : "none");
+	detect_free(d);
+}
+
 /* A paced loop's chain carries the call site it sleeps at most. */
 static void test_sleep_site(void)
 {
@@ -654,6 +709,7 @@ int main(void)
 	test_life_cycle();
 	test_unconfirmed();
 	test_quota_advice();
+	test_contention_advice();
 	test_tracer_named();
 	test_sleep_site();
 	return check_done("test_rules");
