@@ -11,6 +11,7 @@
 #include "report/promsrv.h"
 #include "report/timearg.h"
 #include "session/cli.h"
+#include "session/demo.h"
 #include "session/session.h"
 #include "store/db.h"
 #include "tui/tui.h"
@@ -69,9 +70,27 @@ static void catch_signals(void)
 	sigaction(SIGUSR1, &sa, NULL);
 }
 
+/* --demo NAME: a scenario that exists, or a usage error (exit 2) that
+ * lists them, as any bad option value is. 0 when known or not asked. */
+static int check_demo(const char *name)
+{
+	if (!name)
+		return 0;
+	for (const char *const *n = demo_names(); *n; n++)
+		if (!strcmp(*n, name))
+			return 0;
+	char a[80];
+	fprintf(stderr, "ingero-top: unknown scenario '%s' for --demo; known:",
+		esc_str(a, sizeof(a), name, 0));
+	for (const char *const *n = demo_names(); *n; n++)
+		fprintf(stderr, " %s", *n);
+	fprintf(stderr, "\n");
+	return 2;
+}
+
 /* Errors about the arguments come first, before privileges and the
  * terminal: a theme that cannot be loaded, a recording that cannot be
- * read. Returns the exit code, 0 to go on. */
+ * read, an unknown demo. Returns the exit code, 0 to go on. */
 static int check_arguments(const struct cli *cli)
 {
 	char err[512];
@@ -79,6 +98,8 @@ static int check_arguments(const struct cli *cli)
 		fprintf(stderr, "ingero-top: %s\n", err);
 		return 2;
 	}
+	if (check_demo(cli->demo))
+		return 2;
 	for (int i = 0; i < cli->nreplay; i++)
 		if (access(cli->replay[i], R_OK)) {
 			fprintf(stderr, "ingero-top: cannot replay ");

@@ -25,6 +25,15 @@ if [ "$(id -u)" = 0 ]; then
 		echo "     (the checkout is not readable by nobody: replaying copies in $TMP/m)"
 	fi
 fi
+# an unknown scenario is a bad option value: exit 2, in batch and in a terminal
+"$IG" --demo nosuch --batch >/dev/null 2>&1
+expect_eq "--demo nosuch --batch exit status" "$?" 2
+if command -v script >/dev/null; then
+	script -qec "$IG --demo nosuch" /dev/null >"$TMP/demo-tty.out" 2>&1
+	expect_eq "--demo nosuch in a terminal: exit status" "$?" 2
+	grep -q "unknown scenario 'nosuch'" "$TMP/demo-tty.out" && ok "--demo nosuch in a terminal says why" ||
+		bad "--demo nosuch in a terminal: $(head -c 200 "$TMP/demo-tty.out")"
+fi
 while read -r name scale class min_s where rate; do
 	[ -n "$name" ] || continue
 	db=$ROOT/tests/scenarios/$name.db
