@@ -176,6 +176,25 @@ int query_main(int argc, char **argv)
 		fprintf(stderr, "ingero-top: %s\n", esc_str(e, sizeof(e), err, 0));
 		return 1;
 	}
+	/* a shortcut reads the trace tables: say what the file is not, as
+	 * replay does, rather than SQLite's "no such table" */
+	const char *tb = a.shortcut == QS_CHAINS ? "causal_chains" : "events";
+	const char *lacks = a.shortcut ? query_file_without(q, tb, "id") : NULL;
+	if (lacks && a.shortcut != QS_CHAINS)
+		snprintf(err, sizeof(err),
+			 "cannot query %s: not an Ingero or ingero-top trace database (no events "
+			 "table)",
+			 lacks);
+	else if (lacks)
+		snprintf(err, sizeof(err),
+			 "cannot query %s: no causal_chains table (not an Ingero or ingero-top "
+			 "trace database, or one recorded without chains)",
+			 lacks);
+	if (lacks) {
+		fprintf(stderr, "ingero-top: %s\n", esc_str(e, sizeof(e), err, 0));
+		query_free(q);
+		return 1;
+	}
 	char *own = a.shortcut ? query_shortcut_sql(q, a.shortcut, a.param) : NULL;
 	if (a.shortcut && !own) {
 		fprintf(stderr, "ingero-top: out of memory\n");

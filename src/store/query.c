@@ -52,6 +52,8 @@ static int precheck(const char *path, char *err, size_t len)
 		return qy_err(err, len, -EINVAL, "cannot query %s: %s", path, strerror(errno));
 	if (!S_ISREG(sb.st_mode))
 		return qy_err(err, len, -EINVAL, "cannot query %s: not a regular file", path);
+	if (!sb.st_size) /* as replay says it */
+		return qy_err(err, len, -EINVAL, "cannot query %s: empty file", path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return qy_err(err, len, -EINVAL, "cannot query %s: %s", path, strerror(errno));
@@ -246,6 +248,17 @@ int query_has_column(struct query *q, const char *table, const char *column)
 		found = file_has_column(q, i, table, column);
 	sqlite3_set_authorizer(q->db, qy_authorize, &q->auth);
 	return found;
+}
+
+const char *query_file_without(struct query *q, const char *table, const char *column)
+{
+	const char *path = NULL;
+	sqlite3_set_authorizer(q->db, NULL, NULL);
+	for (int i = 0; i < q->n && !path; i++)
+		if (!file_has_column(q, i, table, column))
+			path = q->paths[i];
+	sqlite3_set_authorizer(q->db, qy_authorize, &q->auth);
+	return path;
 }
 
 /* --- running ------------------------------------------------------------------ */

@@ -98,6 +98,9 @@ void query_result_free(struct query_result *r);
 /* The number of files, and 1 when table has column in any of them. */
 int query_nfiles(const struct query *q);
 int query_has_column(struct query *q, const char *table, const char *column);
+/* The path of the first file whose table lacks column (or has no such
+ * table), NULL when every file has it; owned by q. */
+const char *query_file_without(struct query *q, const char *table, const char *column);
 /* The node name of file i (the session's host, else the file name
  * without .db); owned by q. */
 const char *query_node(const struct query *q, int i);

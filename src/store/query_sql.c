@@ -419,10 +419,26 @@ struct parts {
 	const char *sfile;  /* " AND s._file = e._file" or "" */
 };
 
+/* An op's name as ingero-top and explain spell it: Ingero's files store
+ * some under a short name (cudaStreamSync for cudaStreamSynchronize). */
+static void op_name_sql(FILE *f, const char *col)
+{
+	fprintf(f, "CASE %s", col);
+	for (int op = 1; op < IG_OP_MAX; op++) {
+		const char *alias = NULL;
+		if (recfmt_ingero_op(IG_EV_CALL, op, &alias, NULL) && alias &&
+		    strcmp(alias, ig_op_name(op)))
+			fprintf(f, " WHEN '%s' THEN '%s'", alias, ig_op_name(op));
+	}
+	fprintf(f, " ELSE %s END", col);
+}
+
 static void ops_sql(FILE *f, const struct parts *p, int multi)
 {
+	fprintf(f, "WITH c AS (SELECT %ss.name AS source, ", p->node);
+	op_name_sql(f, "o.name");
 	fprintf(f,
-		"WITH c AS (SELECT %ss.name AS source, o.name AS op, e.duration AS d, "
+		" AS op, e.duration AS d, "
 		"ROW_NUMBER() OVER w AS r, COUNT(*) OVER p AS n FROM events e "
 		"JOIN sources s ON s.id = e.source%s "
 		"JOIN ops o ON o.source_id = e.source AND o.op_id = e.op%s "
@@ -435,7 +451,7 @@ static void ops_sql(FILE *f, const struct parts *p, int multi)
 		"ROUND(MIN(CASE WHEN r * 100 >= n * 99 THEN d END) / 1e3, 1) AS p99_us, "
 		"ROUND(MAX(d) / 1e3, 1) AS max_us FROM c GROUP BY %ssource, op "
 		"ORDER BY SUM(d) DESC, op",
-		p->node, p->sfile, p->onfile, multi ? "e.node, " : "", multi ? "node, " : "",
+		p->sfile, p->onfile, multi ? "e.node, " : "", multi ? "node, " : "",
 		multi ? "node, " : "");
 }
 
@@ -470,11 +486,10 @@ static void slowest_sql(FILE *f, const struct parts *p, int multi, int comm, int
 	int id = op ? ig_op_by_name(op) : -1;
 	if (id > 0)
 		recfmt_ingero_op(IG_EV_CALL, id, &alias, NULL);
-	fprintf(
-	    f,
-	    "SELECT %s" TIME_OF("e.timestamp") " AS time, o.name AS op, e.pid, e.tid, %s AS comm, "
-					       "ROUND(e.duration / 1e3, 1) AS dur_us, ",
-	    p->node, comm ? "COALESCE(NULLIF(e.comm, ''), pn.name, '')" : "COALESCE(pn.name, '')");
+	fprintf(f, "SELECT %s" TIME_OF("e.timestamp") " AS time, ", p->node);
+	op_name_sql(f, "o.name");
+	fprintf(f, " AS op, e.pid, e.tid, %s AS comm, ROUND(e.duration / 1e3, 1) AS dur_us, ",
+		comm ? "COALESCE(NULLIF(e.comm, ''), pn.name, '')" : "COALESCE(pn.name, '')");
 	if (ours)
 		fputs("ROUND(e.preempt_ns / 1e3, 1) AS preempted_us, ROUND(e.blocked_ns / 1e3, 1) "
 		      "AS blocked_us, e.switches, NULLIF(e.other_comm, '') AS preemptor, ",
@@ -497,11 +512,11 @@ static void slowest_sql(FILE *f, const struct parts *p, int multi, int comm, int
 static void timeline_sql(FILE *f, const struct parts *p, int multi, int comm, int ours)
 {
 	fprintf(f,
-		"SELECT %s" TIME_OF(
-		    "e.timestamp") " AS time, e.tid, %s AS comm, s.name AS source, "
-				   "o.name AS op, ROUND(e.duration / 1e3, 1) AS dur_us, ",
+		"SELECT %s" TIME_OF("e.timestamp") " AS time, e.tid, %s AS comm, s.name AS source, ",
 		p->node,
 		comm ? "COALESCE(NULLIF(e.comm, ''), pn.name, '')" : "COALESCE(pn.name, '')");
+	op_name_sql(f, "o.name");
+	fputs(" AS op, ROUND(e.duration / 1e3, 1) AS dur_us, ", f);
 	if (ours)
 		fputs("CASE WHEN e.kind = 2 THEN CASE e.state WHEN 1 THEN 'preempted' WHEN 2 THEN "
 		      "'blocked' ELSE 'unknown' END END AS state, NULLIF(e.other_comm, '') AS "
