@@ -48,12 +48,14 @@ static int do_speed(struct tui *t, int up)
 	else if (up)
 		sp = sp * 2 > 1024 ? 0 : sp * 2;
 	else
-		sp = sp / 2 < 1.0 / 16 ? 1.0 / 16 : sp / 2;
+		sp = sp / 2 < 0.25 ? 0.25 : sp / 2; /* the floor of --speed (docs/tui.md) */
 	int r = session_set_speed(t->s, sp);
 	if (r)
 		tui_message(t, "cannot change the speed: %s", strerror(-r));
 	else if (sp <= 0)
 		tui_message(t, "speed: as fast as possible");
+	else if (sp <= 0.25 && !up)
+		tui_message(t, "speed: x%g (the slowest)", sp);
 	else
 		tui_message(t, "speed: x%g", sp);
 	return TF_REDRAW | TF_REFRESH;

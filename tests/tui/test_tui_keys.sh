@@ -90,6 +90,9 @@ press_text '=' '='
 expect 'speed: x' "= speeds up"
 press_text '_' '_'
 expect 'speed: x' "_ slows down"
+for i in $(seq 12); do "${TMUX_CMD[@]}" send-keys -t $T -l -- '-'; done # 512 / 2^12
+expect 'speed: x0.25 \(the slowest\)' "- stops at x0.25, the floor of --speed"
+expect_not 'speed: x0.125|x0.0625' "- never goes below x0.25"
 keys p # stop the clock while we look around
 press_text '[' '['
 expect 'seek back 10 s' "[ seeks back"
