@@ -37,7 +37,7 @@ calls=$(awk '$1 != "pid" {s += $2} END {print s}' "$tmp/expect")
 
 # Time each run with the workload's own clock (wall_s on its summary line),
 # so start-up and attach time of the tracers do not count.
-wall_ns() { sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' | awk '{printf "%d\n", $1 * 1e9}'; }
+wall_ns() { sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' | awk '{printf "%.0f\n", $1 * 1e9}'; }
 run_base() { "$WL" "${args[@]}" 2>&1 >/dev/null | wall_ns; }
 run_bpftrace() {
 	: >"$tmp/bt.log"

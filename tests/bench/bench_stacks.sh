@@ -26,7 +26,7 @@ LIBS=(--lib "$B/shim/libcudart.so.12" --lib "$B/shim/libcuda.so.1")
 args=(--iters "$ITERS" --kernels 8 --kernel-us 1 --sync-every 1)
 "$WL" "${args[@]}" --expect "$tmp/expect" 2>/dev/null
 calls=$(awk '$1 != "pid" {s += $2} END {print s}' "$tmp/expect")
-wall_ns() { sed -n 's/.*role=parent.* wall_s=\([0-9.]*\).*/\1/p' | awk '{printf "%d\n", $1 * 1e9}'; }
+wall_ns() { sed -n 's/.*role=parent.* wall_s=\([0-9.]*\).*/\1/p' | awk '{printf "%.0f\n", $1 * 1e9}'; }
 best() { sort -n | head -n 1; }
 : >"$tmp/base"; : >"$tmp/off"; : >"$tmp/on"
 for _ in $(seq "$ROUNDS"); do
@@ -52,7 +52,7 @@ awk -v c="$calls" -v b="$(best <"$tmp/base")" -v f="$(best <"$tmp/off")" -v n="$
 # 2. Python through ctypes (5 Python frames, native frames stop in libffi).
 PY=/usr/bin/python3
 if [ -x "$PY" ]; then
-	loop_ns() { sed -n 's/.*loop_s=\([0-9.]*\).*/\1/p' | awk '{printf "%d\n", $1 * 1e9}'; }
+	loop_ns() { sed -n 's/.*loop_s=\([0-9.]*\).*/\1/p' | awk '{printf "%.0f\n", $1 * 1e9}'; }
 	pyrun() { "$PY" tests/progs/ctypes_calls.py "$B/shim/libcudart.so.12" "$PYCALLS" 0.5; }
 	: >"$tmp/pbase"; : >"$tmp/poff"; : >"$tmp/pon"
 	for _ in $(seq "$ROUNDS"); do
