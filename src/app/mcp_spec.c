@@ -115,8 +115,11 @@ const struct mcp_tool mcp_tools[] = {
      "Events of a thread over a range",
      "The events of one thread (tid) or process (pid) in time order: calls, off-CPU intervals "
      "with their state and the task that preempted or woke it, forks, exits, block I/O. "
-     "Bounded by limit; the range defaults to the last 10 seconds of the data.",
-     {{"tid", A_INT, false, 1, 4194304, NULL, "the thread (or give pid)"},
+     "Bounded by limit; the range defaults to the last 10 seconds of the data. Without tid "
+     "and pid: the feeding thread of the top chain (else of the process with the most CUDA "
+     "calls), named in note.",
+     {{"tid", A_INT, false, 1, 4194304, NULL,
+       "the thread (or give pid; neither: the top feeding thread)"},
       T_PID(false, "the process (when no tid)"),
       T_SINCE,
       T_UNTIL,

@@ -634,15 +634,48 @@ static int timeline_replay(struct mcp *s, struct tl *t, uint64_t since, uint64_t
 	return 0;
 }
 
+/* Without tid and pid: the feeding thread of the top chain, else the
+ * feeding thread of the process with the most CUDA calls; what was chosen
+ * goes in why. 0 when the data has no feeding thread. */
+static uint32_t default_tid(struct mcp *s, char *why, size_t len)
+{
+	struct explain_in in;
+	ho_explain_in(&s->run, &in);
+	for (int i = 0; in.d && i < detect_count(in.d); i++) {
+		const struct ig_chain *c = detect_chain(in.d, i);
+		if (c && c->tid) {
+			snprintf(why, len, "no tid or pid given: the feeding thread of %s, the top chain",
+				 c->id_str);
+			return c->tid;
+		}
+	}
+	struct ig_proc_stats *p = calloc(256, sizeof(*p));
+	int n = p && in.m ? model_procs(in.m, p, 256) : 0, best = -1;
+	for (int i = 0; i < n; i++)
+		if (p[i].cuda && p[i].feeder_tid &&
+		    (best < 0 || p[i].calls_life > p[best].calls_life))
+			best = i;
+	uint32_t tid = best < 0 ? 0 : p[best].feeder_tid;
+	if (tid)
+		snprintf(why, len,
+			 "no tid or pid given, no chain: the feeding thread of %u, the process "
+			 "with the most CUDA calls",
+			 p[best].pid);
+	free(p);
+	return tid;
+}
+
 json_t *tool_get_timeline(struct mcp *s, const json_t *a, char *err, size_t len)
 {
 	struct tl t = {.tid = (uint32_t)ig_json_get_int(a, "tid", 0),
 		       .pid = arg_pid(a),
 		       .limit = (int)ig_json_get_int(a, "limit", 200)};
 	uint64_t since, until, start, end;
-	if (!t.tid && !t.pid) {
+	char why[160] = "";
+	if (!t.tid && !t.pid && !(t.tid = default_tid(s, why, sizeof(why)))) {
 		snprintf(err, len,
-			 "give tid (a thread) or pid (a process): get_process lists the threads");
+			 "no feeding thread in the data: give tid (a thread) or pid (a process); "
+			 "get_process lists the threads");
 		return NULL;
 	}
 	if (mcp_range_args(s, a, &since, &until, err, len))
@@ -676,6 +709,8 @@ json_t *tool_get_timeline(struct mcp *s, const json_t *a, char *err, size_t len)
 	SET(o, "returned", json_integer((int)json_array_size(t.list)));
 	SET(o, "truncated", json_boolean(t.matched > (uint64_t)t.limit));
 	SET(o, "source", json_string(mem ? "memory" : "recording"));
+	if (why[0])
+		SET(o, "note", json_string(why)); /* ingero-top's own words */
 	return o;
 }
 

@@ -80,7 +80,8 @@ lines = [init("a", "2025-06-18"),
          msg(9, "tools/call", {"name": "get_overview", "arguments": {}}).replace("\n", "\r\n"),
          msg(10, "prompts/get", {"name": "nope"}),
          json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}) + "\n",   # a response: ignored
-         msg(11, "tools/call", {"name": "get_process", "arguments": {"pid": 4194304}})]
+         msg(11, "tools/call", {"name": "get_process", "arguments": {"pid": 4194304}}),
+         msg(12, "tools/call", {"name": "get_timeline", "arguments": {"limit": 5}})]
 out, err = session(lines)
 by = {m.get("id"): m for m in out if m.get("id") is not None}
 nulls = [m for m in out if m.get("id") is None]
@@ -96,7 +97,14 @@ assert by[10]["error"]["code"] == -32602
 assert by[11]["result"]["isError"] is True and "no process 4194304" in by[11]["result"]["content"][0]["text"]
 codes = sorted(m["error"]["code"] for m in nulls)
 assert codes == [-32700, -32600], codes   # not JSON; a batch
-assert 99 not in by and len(out) == 12, len(out)   # the notification and the response got no answer
+# get_timeline with no tid or pid: the top chain's feeding thread, said in note
+top = json.loads(subprocess.run([ig, "--replay", db, "--json", "--summary"], capture_output=True, text=True).stdout.splitlines()[-1])["chains"][0]
+tl = by[12]["result"]
+assert not tl.get("isError"), tl
+tl = tl["structuredContent"]
+assert tl["tid"] == top["tid"] and top["id"] in tl["note"] and tl["returned"] == 5, (tl["tid"], top["tid"], tl.get("note"))
+assert all(e["tid"] == top["tid"] for e in tl["events"]), tl["events"]
+assert 99 not in by and len(out) == 13, len(out)   # the notification and the response got no answer
 assert "serving on stdio" in err and not any(l.startswith("{") for l in err.splitlines())
 # a recording bigger than what is kept in memory: ranges read the file again, same answers
 ask = [init(1, "2025-11-25")] + [msg(10 + i, "tools/call", {"name": n, "arguments": a}) for i, (n, a) in enumerate([
@@ -111,6 +119,7 @@ for a, b in zip(mem, disk):
     a.pop("source", None); b.pop("source", None)
     assert a == b, (json.dumps(a)[:300], json.dumps(b)[:300])
 print("ok   ranges with the events in memory and read again from the file (--keep-events 1000): the same answers")
+print("ok   get_timeline without tid or pid: the feeding thread of the top chain")
 print("ok   ping, -32601, -32602 (bad argument, unknown tool, bad initialize), -32700, -32600 (batch, no jsonrpc), CRLF, notifications and responses unanswered, logs on stderr only")
 PY
 
