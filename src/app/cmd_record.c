@@ -43,7 +43,7 @@ static const char usage[] =
     "  --record-rate N    per thread, the first N calls of a second as rows, the\n"
     "                     rest counted per run (default 100; 0 = every call)\n"
     "  live options       --pid, --lib, --no-system-libs, --no-stacks, --no-waits,\n"
-    "                     --flight, --prometheus, -v (ingero-top --help)\n"
+    "                     --flight, -v (ingero-top --help)\n"
     "\n"
     "A kill -9 loses at most the last second. SIGTERM or SIGINT close the file\n"
     "being written (a self-contained file) and exit 0.\n";
@@ -155,10 +155,11 @@ static int parse(struct cli *c, int argc, char **argv)
 	argv[0] = "ingero-top";
 	if ((r = cli_parse(c, argc, argv)))
 		return r > 0 ? 1 : -1;
-	if (c->nreplay || c->record || c->max_db || c->demo || c->batch || c->since) {
-		fprintf(stderr, "ingero-top record: --replay, --record, --max-db, --demo and the "
-				"batch options are not for the service (see ingero-top record "
-				"--help)\n");
+	if (c->nreplay || c->record || c->max_db || c->demo || c->batch || c->since ||
+	    c->prometheus) {
+		fprintf(stderr, "ingero-top record: --replay, --record, --max-db, --demo, "
+				"--prometheus and the batch options are not for the service (see "
+				"ingero-top record --help)\n");
 		return -1;
 	}
 	c->record_dir = own.record_dir;
