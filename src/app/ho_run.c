@@ -68,17 +68,56 @@ static void cmdline_seen(struct ho_cmdlines *c, uint32_t pid)
 	c->used++;
 }
 
+/* The command ingero-top launched (-- CMD ARGS): live, its own; replayed,
+ * the recording's, when every session of the files ran the same one. */
+static const char *launched(const struct ho_run *r)
+{
+	if (r->live)
+		return r->command;
+	for (int i = 1; i < r->nhosts; i++)
+		if (strcmp(r->host_cmd[i], r->host_cmd[0]))
+			return "";
+	return r->nhosts ? r->host_cmd[0] : "";
+}
+
+/* pid's command line when it is the launched command or a fork of it that
+ * did not exec (same name, its parent the launched one): the words
+ * ingero-top started it with, which /proc no longer has once it exited
+ * and a recording never had. "" otherwise. */
+static const char *launched_for(const struct ho_run *r, uint32_t pid)
+{
+	const char *cmd = launched(r);
+	char name[IG_COMM_LEN] = "";
+	const char *w = cmd, *e = cmd + strcspn(cmd, " ");
+	for (const char *c = cmd; c < e; c++)
+		if (*c == '/')
+			w = c + 1;
+	snprintf(name, sizeof(name), "%.*s", (int)(e - w), w); /* the kernel's comm: 15 bytes */
+	const struct ig_model *m = session_model(r->s);
+	struct ig_proc_stats p, q;
+	if (!name[0] || model_proc(m, pid, &p))
+		return "";
+	for (int depth = 0; depth < 64; depth++) {
+		if (strncmp(p.comm, name, IG_COMM_LEN))
+			return "";
+		if (!p.ppid || model_proc(m, p.ppid, &q))
+			return cmd; /* the root of the traced tree: what ingero-top started */
+		p = q;
+	}
+	return "";
+}
+
 const char *ho_cmdline(void *ctx, uint32_t pid)
 {
 	struct ho_run *r = ctx;
 	struct ho_cmdlines *c = r ? r->cmds : NULL;
-	if (!c || !pid)
+	if (!r || !pid)
 		return "";
 	unsigned i = (pid * 2654435761u) % CMD_SLOTS;
-	for (unsigned k = 0; k < CMD_SLOTS && c->pid[i]; k++, i = (i + 1) % CMD_SLOTS)
-		if (c->pid[i] == pid)
-			return c->text[i] ? c->text[i] : "";
-	return "";
+	for (unsigned k = 0; c && k < CMD_SLOTS && c->pid[i]; k++, i = (i + 1) % CMD_SLOTS)
+		if (c->pid[i] == pid && c->text[i] && c->text[i][0])
+			return c->text[i];
+	return launched_for(r, pid);
 }
 
 static void cmdlines_free(struct ho_cmdlines *c)
@@ -167,13 +206,19 @@ static void read_hosts(struct ho_run *r, const struct ho_target *t)
 	query_free(q);
 	for (size_t i = 0; i < r->nsess && r->nhosts < HO_HOSTS_MAX; i++) {
 		const struct rec_session *s = &r->sess[i];
+		/* the command, without the probe cost the recorder keeps after it */
+		char *hc = r->host_cmd[r->nhosts];
+		snprintf(hc, sizeof(r->host_cmd[0]), "%s", s->flags ? s->flags : "");
+		char *pc = strstr(hc, "probe_ns=");
+		if (pc && (pc == hc || pc[-1] == ' ') && !pc[strspn(pc + 9, "0123456789") + 9])
+			*(pc > hc ? pc - 1 : pc) = 0;
 		r->hosts[r->nhosts++] = (struct explain_host){
 		    .node = s->node,
 		    .kernel = s->kernel,
 		    .os = s->os_release,
 		    .cpu_model = s->cpu_model,
 		    .writer = s->version,
-		    .command = s->flags,
+		    .command = hc,
 		    .cpu_cores = s->cpu_cores,
 		    .mem_total_mb = s->mem_total_mb,
 		    .started_ns = s->started_at_ns,
@@ -332,7 +377,7 @@ void ho_explain_in(struct ho_run *r, struct explain_in *in)
 	    .nfiles = r->cli.nreplay,
 	    .first_ns = r->first_ns,
 	    .last_ns = r->last_ns,
-	    .cmdline = r->cmds ? ho_cmdline : NULL,
+	    .cmdline = ho_cmdline,
 	    .cmdline_ctx = r,
 	};
 }

@@ -56,7 +56,8 @@ struct ho_run {
 	struct rec_session *sess;
 	size_t nsess;
 	struct sysinfo_facts facts;
-	char command[512];
+	char command[512];			 /* live: -- CMD ARGS, "" none */
+	char host_cmd[HO_HOSTS_MAX][160];	 /* a recording's command, its probe cost cut off */
 };
 
 /* Opens the session: live needs privileges (checked here, with the same

@@ -37,9 +37,18 @@ static void describe_session(struct session *s, struct rec_session *rs, char *pi
 {
 	const struct sysinfo_facts *facts = &s->facts;
 
-	/* the command, and the probe cost measured here (replay corrects with it) */
-	snprintf(s->flags, sizeof(s->flags), "%s%sprobe_ns=%u", s->cli.cmd ? s->cli.cmd[0] : "",
-		 s->cli.cmd ? " " : "", s->st.probe_ns);
+	/* the command with its arguments (explain names the launched process's
+	 * command line with it: docs/explain.md), whole words that fit, and the
+	 * probe cost measured here (replay corrects with it) */
+	size_t k = 0, room = sizeof(s->flags) - sizeof(" probe_ns=4294967295");
+	for (int i = 0; s->cli.cmd && s->cli.cmd[i]; i++) {
+		size_t w = strlen(s->cli.cmd[i]) + (i ? 1 : 0);
+		if (k + w > room)
+			break;
+		k += (size_t)snprintf(s->flags + k, sizeof(s->flags) - k, "%s%s", i ? " " : "",
+				      s->cli.cmd[i]);
+	}
+	snprintf(s->flags + k, sizeof(s->flags) - k, "%sprobe_ns=%u", k ? " " : "", s->st.probe_ns);
 	pids[0] = 0;
 	for (int i = 0; i < s->cli.npids; i++) {
 		size_t l = strlen(pids);

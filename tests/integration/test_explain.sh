@@ -196,4 +196,16 @@ calls = {o["op"]: o["calls"] for o in e["ops"]}
 assert calls.get("cudaStreamSynchronize") == 400, calls
 assert e["hosts"] and e["hosts"][0]["command"].endswith("--sleep-us 2000")
 PY
+# a command ingero-top launched and recorded, and its fork: explain of the
+# recording names their command line (the recording keeps the words it was
+# started with), and the host's command is the command, not its probe cost
+timeout 60 "$IG" --batch -n 100 --record "$TMP/launched.db" -- "$WL" --iters 30 --fork >/dev/null 2>&1
+x --json --replay "$TMP/launched.db"
+python3 - "$TMP/out" "$WL" <<'PY' && ok "a launched command's recording: its processes' command line, the host's command" || bad "launched: $(head -c 600 "$TMP/out")"
+import json, sys
+e, wl = json.load(open(sys.argv[1])), sys.argv[2]
+p = [p for p in e["processes"] if p["comm"] == "workload"]
+assert len(p) == 2 and all(q["cmdline"] == wl + " --iters 30 --fork" for q in p), p
+assert e["hosts"][0]["command"] == wl + " --iters 30 --fork", e["hosts"][0]["command"]
+PY
 finish
