@@ -113,7 +113,8 @@ int rec_event(struct rec *r, const struct ig_event *e)
 
 void rec_tick(struct rec *r, uint64_t now_ns)
 {
-	rec_sum_tick(r, now_ns);
+	if (r->o.run_ms) /* asked for a bound (the service); --record as it was */
+		rec_sum_tick(r, now_ns);
 }
 
 int rec_enqueue_event(struct rec *r, const struct ig_event *e)

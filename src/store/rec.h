@@ -78,10 +78,11 @@ struct rec *rec_open_file(struct safefile *sf, const struct rec_opts *opts, cons
  * error and the file keeps everything committed before it. */
 int rec_event(struct rec *r, const struct ig_event *e);
 
-/* Event time (Unix ns) has reached now_ns: with --record-rate, the calls
- * held for a decision or in a run that can no longer grow are queued, so
- * that a file is at most run_ms + commit_ms behind event time. Call it
- * from the loop; cheap. */
+/* Event time (Unix ns) has reached now_ns: with --record-rate and run_ms
+ * set, the calls held for a decision or in a run that can no longer grow
+ * are queued, so that a file is at most run_ms + commit_ms behind event
+ * time (without run_ms, nothing: they wait for the thread's next call, as
+ * --record always did). Call it from the loop; cheap. */
 void rec_tick(struct rec *r, uint64_t now_ns);
 
 /* Records (or replaces, by id) a causal chain (copied; its recommendations
