@@ -3,6 +3,7 @@
 #include "session/live_stacks.h"
 
 #include "collect/collector.h"
+#include "core/hist.h"
 #include "core/ops.h"
 #include "model/model.h"
 #include "stacks/stacks.h"
@@ -37,15 +38,22 @@ void live_stacks_tail(struct collector *c, const struct ig_model *m)
 		    st.calls_win < IG_SLOW_MAX ||
 		    model_slow_calls(m, op, 0, slow, IG_SLOW_MAX) < IG_SLOW_MAX)
 			continue;
-		tail[op] = st.win.p95;
+		/* longer than the p95: past the top of its bucket, or an op
+		 * whose calls all last the same to 1 % would walk far more than
+		 * 5 % of its stacks (the bucket's middle is the p95 reported) */
+		tail[op] = hist_bucket_hi(hist_bucket(st.win.p95)) + 1;
 		if (slow[IG_SLOW_MAX - 1].dur_ns < tail[op])
 			tail[op] = slow[IG_SLOW_MAX - 1].dur_ns;
 		/* the p99 of the last two seconds: when the op gets faster, the
 		 * window keeps its slow calls for its whole length, and the calls
 		 * that will be its slowest once they are gone are made now */
-		for (int k = st.spark_n - 2; k < st.spark_n; k++)
-			if (k >= 0 && st.spark_p99[k] && st.spark_p99[k] < tail[op])
-				tail[op] = st.spark_p99[k];
+		for (int k = st.spark_n - 2; k < st.spark_n; k++) {
+			uint64_t p99 = k >= 0 && st.spark_p99[k]
+					   ? hist_bucket_hi(hist_bucket(st.spark_p99[k])) + 1
+					   : UINT64_MAX;
+			if (p99 < tail[op])
+				tail[op] = p99;
+		}
 	}
 	for (int op = 1; op < IG_OP_MAX; op++)
 		collector_set_stack_tail(c, op, tail[op]);

@@ -24,7 +24,8 @@ struct ig_model;
 void live_stacks_attach(struct stacks *st, struct collector *c);
 
 /* Pushes each op's tail threshold into c's kernel map (called at every
- * session tick): the lowest of the op's window p95, the duration of the
+ * session tick): the lowest of the top of the op's window p95 (the end
+ * of its histogram bucket: calls longer than the p95), the duration of the
  * last of its IG_SLOW_MAX slowest calls in the window (so that a call
  * that would enter the slowest-calls lists, and the chain proofs and
  * explain drawn from them, takes its stack) and the p99 of each of the
