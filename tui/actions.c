@@ -291,7 +291,7 @@ int tui_confirmed(struct tui *t, const struct tui_confirm *c)
  * for op tables) and time columns. */
 static int sort_shortcut(struct tui *t, int action)
 {
-	static const char *const mem[] = {"MEM", "BYTES/S", "BYTES", NULL};
+	static const char *const mem[] = {"PGALLOC", "BYTES/S", "BYTES", NULL};
 	static const char *const cpu[] = {"CPU%", "P99", NULL};
 	static const char *const tim[] = {"WALL", "GPU%", "DURATION", "TAIL TIME", "CUDA%", NULL};
 	const char *const *want = action == ACT_SORT_MEM ? mem : action == ACT_SORT_CPU ? cpu : tim;

@@ -1,6 +1,9 @@
 /* The viewer's computed numbers (see figures.h). */
 #include "figures.h"
 
+#include "core/fmt.h"
+
+#include <stdio.h>
 #include <string.h>
 
 int fig_part_group(int part)
@@ -25,6 +28,7 @@ void fig_split(const struct ig_time_parts *p, struct fig_split *out)
 	for (int k = 0; k < FIG_NSPLIT; k++)
 		out->share[k] = -1;
 	out->valid = p && p->wall_ns > 0;
+	out->pre_unknown = out->valid && p->split_unknown;
 	if (!out->valid)
 		return;
 	for (int k = 0; k < IG_PART_MAX; k++) {
@@ -37,6 +41,19 @@ void fig_split(const struct ig_time_parts *p, struct fig_split *out)
 		sum = p->wall_ns;
 	for (int k = 0; k < FIG_NSPLIT; k++)
 		out->share[k] = (double)g[k] / (double)sum;
+	/* off-CPU time of unknown state may hold preemptions: a PRE% of 0
+	 * beside it is not known to be 0 */
+	if (!g[FIG_PRE] && p->ns[IG_PART_UNKNOWN])
+		out->pre_unknown = 1;
+}
+
+char *fig_split_cell(char *buf, size_t n, const struct fig_split *sp, int k)
+{
+	if (k == FIG_PRE && sp->pre_unknown)
+		snprintf(buf, n, "?");
+	else
+		fmt_pct(buf, n, sp->valid ? sp->share[k] : -1);
+	return buf;
 }
 
 double fig_rate(uint64_t calls, uint64_t span_ns)

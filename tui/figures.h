@@ -7,6 +7,7 @@
 #ifndef TUI_FIGURES_H
 #define TUI_FIGURES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/model.h"
@@ -20,8 +21,15 @@ enum { FIG_GPU = 0, FIG_CPU, FIG_PRE, FIG_WAIT, FIG_NSPLIT };
 struct fig_split {
 	int valid; /* 0: no wall time (no value, shown as "-") */
 	double share[FIG_NSPLIT];
+	/* PRE% is not known: calls came without their preempted/blocked split,
+	 * or off-CPU time of unknown state (an Ingero recording) with no
+	 * preemption known; shown as "?", never 0% */
+	int pre_unknown;
 };
 void fig_split(const struct ig_time_parts *p, struct fig_split *out);
+/* A cell of the four shares: "12%", "-" without wall time, "?" for an
+ * unknown PRE%. Returns buf. */
+char *fig_split_cell(char *buf, size_t n, const struct fig_split *sp, int k);
 /* The group (FIG_*) of a part (enum ig_part). */
 int fig_part_group(int part);
 

@@ -164,3 +164,15 @@ uint64_t tui_ended_ago_ns(struct tui *t)
 	uint64_t now = model_now(session_model(t->s));
 	return t->ended && now > t->active_ns ? now - t->active_ns : 0;
 }
+
+uint64_t tui_alert_now_ns(struct tui *t)
+{
+	return model_now(tui_model(t)) + tui_ended_ago_ns(t);
+}
+
+int tui_provisional(struct tui *t)
+{
+	/* the current second is partial: a full window spans 9 to 10 s */
+	uint64_t win = t->snap->window_ns;
+	return win && t->span_win_ns + 1000000000ull < win;
+}

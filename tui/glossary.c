@@ -31,7 +31,8 @@ static const struct {
 		"between calls, asleep until its own timer: sleep(), waits with a timeout nobody ended" },
 	[IG_PART_FAULT] = { "page faults", "fault", 'F',
 		"between calls, faulting in fresh memory (minor faults), or in faults of unrecorded kind" },
-	[IG_PART_UNKNOWN] = { "unknown", "unk", '?',
+	/* "unknown" at every width: "unk" was read as a number's unit */
+	[IG_PART_UNKNOWN] = { "unknown", "unknown", '?',
 		"between calls, off CPU for a reason the source did not record" },
 	[IG_PART_THROTTLED] = { "CPU quota", "quota", 'Q',
 		"runnable, but its cgroup's CPU quota had run out: throttled" },

@@ -78,7 +78,7 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_SORT_INVERT, { 'I' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
 	  "Invert the sort order of the focused table" },
 	{ ACT_SORT_MEM, { 'M' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
-	  "Sort by memory (MEM, bytes), as in htop" },
+	  "Sort by memory, as in htop: PGALLOC (bytes of pages allocated, not RSS), BYTES/S" },
 	{ ACT_SORT_CPU, { 'P' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
 	  "Sort by processor (CPU%), or by P99 in op tables, as in htop" },
 	{ ACT_SORT_TIME, { 'T' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,

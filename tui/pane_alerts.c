@@ -12,9 +12,12 @@
 enum { C_SEV, C_AGE, C_IMPACT, C_SUMMARY, C_N };
 
 const struct tui_col alerts_cols[C_N] = {
-	[C_SEV] = { "SEV", 4, 0, 0, 'l', 0,
-		"severity: follows the impact and whether the culprit is confirmed" },
-	[C_AGE] = { "AGE", 5, 0, 1, 'r', 0, "since the alert was first detected" },
+	[C_SEV] = { "SEV", 5, 0, 0, 'l', 0,
+		"severity: follows the impact and whether the culprit is confirmed; HIGH? is "
+		"provisional: the window is not full yet (its first seconds), it may change" },
+	[C_AGE] = { "AGE", 5, 0, 1, 'r', 0,
+		"since the alert was first detected (to now: after ENDED, the time since the end "
+		"counts too)" },
 	[C_IMPACT] = { "IMPACT", 6, 0, 2, 'r', 0,
 		"share of the feeding threads' wall time the cause takes (what alerts are "
 		"ranked by)" },
@@ -42,11 +45,12 @@ static void cell_cb(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 {
 	struct chains_ctx *c = ctx;
 	const struct ig_chain *ch = &c->rows[row];
-	uint64_t now = model_now(tui_model(c->t));
+	uint64_t now = tui_alert_now_ns(c->t);
 	int dim = !ch->active;
 	switch (col) {
 	case C_SEV:
-		snprintf(buf, n, "%s", sev_short(ch->severity));
+		snprintf(buf, n, "%s%s", sev_short(ch->severity),
+			 ch->active && tui_provisional(c->t) ? "?" : "");
 		*slot = dim ? TH_DIM : sev_slot(ch->severity);
 		return;
 	case C_AGE:

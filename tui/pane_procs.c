@@ -35,7 +35,7 @@ const struct tui_col procs_cols[C_N] = {
 		"the program's own work between calls" },
 	[C_PRE] = { "PRE%", 5, 0, 1, 'r', 0,
 		"share of the feeding threads' wall time preempted: runnable but not running (CPU "
-		"contention; TOP PREEMPTOR says who)" },
+		"contention; TOP PREEMPTOR says who); ? when not known (no scheduler split)" },
 	[C_WAIT] = { "WAIT%", 5, 0, 1, 'r', 0,
 		"share of the feeding threads' wall time asleep between calls: I/O, another task "
 		"(WAKER says who), timers, page faults" },
@@ -45,7 +45,11 @@ const struct tui_col procs_cols[C_N] = {
 	[C_WAKER] = { "WAKER", 5, 0, 2, 'l', 1,
 		"the task that woke the feeding threads most between calls (a data loader, a "
 		"lock holder), with its share of that wait (window only)" },
-	[C_MEM] = { "MEM", 9, 0, 5, 'r', 0, "pages the process allocated (window, or since the start)" },
+	/* not MEM: an htop user reads resident memory there; this is the page
+	 * allocations the kernel counted (mm_page_alloc), not RSS */
+	[C_MEM] = { "PGALLOC", 9, 0, 5, 'r', 0,
+		"bytes of pages the process allocated (window, or since the start); not its "
+		"resident memory (RSS)" },
 	[C_THREADS] = { "THR", 4, 0, 4, 'r', 0, "threads seen" },
 	[C_GPUMEM] = { "GPU MEM", 8, 0, 3, 'r', 0,
 		"GPU memory NVML reports for the process, all devices ('-': not listed, or no NVML)" },
@@ -165,8 +169,8 @@ static void split_cell(struct procs_ctx *c, const struct ig_proc_stats *p, int c
 	struct fig_split sp;
 	fig_split(shown_parts(c->t, p), &sp);
 	int k = col == C_GPU ? FIG_GPU : col == C_CPU ? FIG_CPU : col == C_PRE ? FIG_PRE : FIG_WAIT;
-	fmt_pct(buf, n, sp.valid ? sp.share[k] : -1);
-	if (!sp.valid)
+	fig_split_cell(buf, n, &sp, k);
+	if (!sp.valid || (k == FIG_PRE && sp.pre_unknown))
 		*slot = TH_DIM;
 	else if (k == FIG_PRE && sp.share[k] >= 0.10)
 		*slot = TH_PREEMPTED;
@@ -250,7 +254,7 @@ static double num_cb(void *ctx, int row, int col, int *ok)
 	case C_CPU:
 		return sp.share[FIG_CPU];
 	case C_PRE:
-		return sp.share[FIG_PRE];
+		return sp.pre_unknown ? -1 : sp.share[FIG_PRE];
 	case C_WAIT:
 		return sp.share[FIG_WAIT];
 	case C_PREEMPTOR:

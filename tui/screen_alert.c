@@ -31,13 +31,18 @@ static void build(struct tui *t, int width)
 {
 	const struct tui_alertdata *d = t->ald;
 	const struct ig_chain *c = &d->c;
-	uint64_t now = model_now(tui_model(t));
+	uint64_t now = tui_alert_now_ns(t);
 	char a[48], b[48], e[48], f[48];
 
 	lines_reset(&lines);
 	lines_add(&lines, TH_TITLE, 0, " [%s] %s  %s  %s%s", detect_sev_name(c->severity),
 		  c->id_str, detect_class_title(c->cls), c->active ? "active" : "resolved",
 		  d->gone ? " (no longer tracked)" : "");
+	if (c->active && tui_provisional(t))
+		lines_add(&lines, TH_DIM, 1,
+			  "provisional: %s of the %s window so far; the severity may change",
+			  fmt_age(a, sizeof(a), t->span_win_ns),
+			  fmt_age(b, sizeof(b), t->snap->window_ns));
 	lines_wrap(&lines, sev_slot(c->severity), 1, width, c->summary);
 	lines_add(&lines, TH_NORMAL, 0, "%s", "");
 	lines_add(&lines, TH_NORMAL, 1, "impact    %s of the feeding threads' wall time",

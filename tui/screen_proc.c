@@ -21,7 +21,7 @@ static const struct tui_col tcols[T_N] = {
 	[T_GPU] = { "GPU%", 5, 0, 0, 'r', 0, "share of the thread's wall time waiting for the GPU" },
 	[T_CPU] = { "CPU%", 5, 0, 0, 'r', 0,
 		"share of its wall time running: CUDA API work and its own work" },
-	[T_PRE] = { "PRE%", 5, 0, 0, 'r', 0, "share of its wall time runnable but not running" },
+	[T_PRE] = { "PRE%", 5, 0, 0, 'r', 0, "share of its wall time runnable but not running; ? when not known" },
 	[T_WAIT] = { "WAIT%", 5, 0, 0, 'r', 0,
 		"share of its wall time asleep between calls (I/O, another task, timers, faults)" },
 	[T_SW] = { "SW", 5, 0, 3, 'r', 0, "context switches (window)" },
@@ -77,8 +77,10 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 			: col == T_PRE ? FIG_PRE
 				       : FIG_WAIT;
 		fig_split(tparts(c->t, th), &sp);
-		fmt_pct(buf, n, sp.valid ? sp.share[k] : -1);
-		if (k == FIG_PRE && sp.share[k] >= 0.1)
+		fig_split_cell(buf, n, &sp, k);
+		if (k == FIG_PRE && sp.pre_unknown)
+			*slot = TH_DIM;
+		else if (k == FIG_PRE && sp.share[k] >= 0.1)
 			*slot = TH_PREEMPTED;
 		else if (k == FIG_WAIT && sp.share[k] >= 0.25)
 			*slot = TH_BLOCKED;
@@ -117,7 +119,7 @@ static double t_num(void *ctx, int row, int col, int *ok)
 	case T_CPU:
 		return sp.share[FIG_CPU];
 	case T_PRE:
-		return sp.share[FIG_PRE];
+		return sp.pre_unknown ? -1 : sp.share[FIG_PRE];
 	case T_WAIT:
 		return sp.share[FIG_WAIT];
 	case T_SW:

@@ -63,7 +63,9 @@ int timebar_legend(struct tui *t, const struct tui_rect *r, int y, int x, int w,
 	if (!p->wall_ns) {
 		return draw_text(t, r, y, x, w, TH_DIM, "no wall time in the window");
 	}
-	/* largest first, so that what does not fit is the least */
+	/* largest first, so that what does not fit is the least; room kept
+	 * for "(split unknown)" at every width */
+	int room = p->split_unknown ? w - 17 : w;
 	int order[IG_PART_MAX], n = 0;
 	for (int k = 0; k < IG_PART_MAX; k++)
 		if (p->ns[k])
@@ -83,13 +85,14 @@ int timebar_legend(struct tui *t, const struct tui_rect *r, int y, int x, int w,
 		else
 			snprintf(item, sizeof(item), "%s %s", label, a);
 		int need = tui_text_cols(item) + (used ? 2 : 0);
-		if (used + need > w)
+		if (used + need > room)
 			break;
 		used += draw_text(t, r, y, x + used, -1, TH_NORMAL, used ? "  " : "");
 		used += draw_text(t, r, y, x + used, -1, timebar_slot(k), item);
 	}
-	if (p->split_unknown && used + 16 <= w)
-		used += draw_text(t, r, y, x + used, -1, TH_DIM, "  (split unknown)");
+	if (p->split_unknown)
+		used += draw_text(t, r, y, x + used, w - used, TH_DIM,
+				  used ? "  (split unknown)" : "(split unknown)");
 	return used;
 }
 

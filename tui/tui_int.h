@@ -400,6 +400,13 @@ double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life);
 /* How long ago the work stopped, when the view stays at the last activity
  * (0 otherwise), in event time. */
 uint64_t tui_ended_ago_ns(struct tui *t);
+/* The now alerts' ages are read against: the screens' model time, plus the
+ * time since the last activity when ENDED (ages and "ENDED 1m12s ago"
+ * count to the same now). */
+uint64_t tui_alert_now_ns(struct tui *t);
+/* The window is not full yet (the first window of a run or a replay):
+ * what the detector says may change as it fills; the screens say so. */
+int tui_provisional(struct tui *t);
 
 /* --- tui.c: the loop ------------------------------------------------------------ */
 uint64_t tui_now_ms(void);
