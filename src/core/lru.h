@@ -108,4 +108,15 @@ static inline void lru_touch(struct lru *t, int32_t i, uint64_t when)
 		t->last[i] = when;
 }
 
+/* dst becomes a copy of src; both were made with the same capacity. */
+static inline void lru_copy(struct lru *dst, const struct lru *src)
+{
+	memcpy(dst->key, src->key, src->cap * sizeof(*dst->key));
+	memcpy(dst->last, src->last, src->cap * sizeof(*dst->last));
+	memcpy(dst->ht.keys, src->ht.keys, (src->ht.mask + 1) * sizeof(*dst->ht.keys));
+	memcpy(dst->ht.vals, src->ht.vals, (src->ht.mask + 1) * sizeof(*dst->ht.vals));
+	dst->n = src->n;
+	dst->evicted = src->evicted;
+}
+
 #endif

@@ -202,6 +202,45 @@ void detect_reset(struct ig_detect *d)
 	d->gen++;
 }
 
+struct detect_state {
+	struct ig_chain c[IG_CHAIN_MAX];
+	int n;
+	int order[IG_CHAIN_MAX];
+	uint8_t fired_now[IG_CHAIN_MAX];
+	int end;
+	char why_none[160];
+};
+
+struct detect_state *detect_save(const struct ig_detect *d)
+{
+	struct detect_state *s = malloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	memcpy(s->c, d->c, (size_t)d->n * sizeof(d->c[0]));
+	s->n = d->n;
+	memcpy(s->order, d->order, sizeof(s->order));
+	memcpy(s->fired_now, d->fired_now, sizeof(s->fired_now));
+	s->end = d->end;
+	memcpy(s->why_none, d->why_none, sizeof(s->why_none));
+	return s;
+}
+
+void detect_restore(struct ig_detect *d, const struct detect_state *s)
+{
+	memcpy(d->c, s->c, (size_t)s->n * sizeof(d->c[0]));
+	d->n = s->n;
+	memcpy(d->order, s->order, sizeof(d->order));
+	memcpy(d->fired_now, s->fired_now, sizeof(d->fired_now));
+	d->end = s->end;
+	memcpy(d->why_none, s->why_none, sizeof(d->why_none));
+	d->gen++;
+}
+
+void detect_state_free(struct detect_state *s)
+{
+	free(s);
+}
+
 int detect_count(const struct ig_detect *d)
 {
 	return d ? d->n : 0;

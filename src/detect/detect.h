@@ -159,6 +159,14 @@ void detect_free(struct ig_detect *d);
  * ids stay given: a chain detected again with the same key at the same
  * event time gets the id it had (a straight run's), a new one the next. */
 void detect_reset(struct ig_detect *d);
+/* The chains and their order at a replay checkpoint: detect_restore puts
+ * them back (as detect_reset, the generation moves on); the ids given so
+ * far stay the detector's, so a chain keeps its id. Owned by the caller:
+ * detect_state_free(NULL) is a no-op. NULL when out of memory. */
+struct detect_state;
+struct detect_state *detect_save(const struct ig_detect *d);
+void detect_restore(struct ig_detect *d, const struct detect_state *s);
+void detect_state_free(struct detect_state *s);
 /* Judges one window and updates the chains; w->now_ns is the event time of
  * the evaluation (a second boundary). */
 void detect_run(struct ig_detect *d, const struct ig_window *w);

@@ -7,49 +7,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* src and dst were made with the same capacity (the same cfg). */
-static void lru_copy(struct lru *dst, const struct lru *src)
+/* A copy of len bytes. Sparse, into memory fresh from calloc (untouched
+ * zero pages): the blocks that are zero in src are not written, so a
+ * replay's checkpoint of a model that uses 5 of its 256 process slots
+ * holds their pages only. */
+static void copy_mem(void *dst, const void *src, size_t len, int sparse)
 {
-	memcpy(dst->key, src->key, src->cap * sizeof(*dst->key));
-	memcpy(dst->last, src->last, src->cap * sizeof(*dst->last));
-	memcpy(dst->ht.keys, src->ht.keys, (src->ht.mask + 1) * sizeof(*dst->ht.keys));
-	memcpy(dst->ht.vals, src->ht.vals, (src->ht.mask + 1) * sizeof(*dst->ht.vals));
-	dst->n = src->n;
-	dst->evicted = src->evicted;
+	static const uint64_t zero[512];
+	const char *s = src;
+	char *d = dst;
+
+	if (!sparse) {
+		memcpy(dst, src, len);
+		return;
+	}
+	for (size_t off = 0; off < len; off += sizeof(zero)) {
+		size_t n = len - off < sizeof(zero) ? len - off : sizeof(zero);
+		if (memcmp(s + off, zero, n))
+			memcpy(d + off, s + off, n);
+	}
 }
 
-/* *dst becomes a copy of src (NULL when src is), reusing its memory. */
-static int series_copy(struct series **dst, const struct series *src, unsigned W, int full)
+/* *dst becomes a copy of src (NULL when src is), reusing its memory;
+ * sparse: *dst is NULL, and the new one is cleared memory. */
+static int series_copy(struct series **dst, const struct series *src, unsigned W, int full,
+		       int sparse)
 {
 	if (!src) {
 		free(*dst);
 		*dst = NULL;
 		return 0;
 	}
-	if (!*dst && !(*dst = malloc(series_size(W, full))))
+	if (!*dst && !(*dst = sparse ? calloc(1, series_size(W, full)) : malloc(series_size(W, full))))
 		return -1;
-	memcpy(*dst, src, series_size(W, full));
+	copy_mem(*dst, src, series_size(W, full), sparse);
 	series_rebase(*dst, W, full);
 	return 0;
 }
 
-static int stab_copy(struct stab *dst, const struct stab *src, unsigned W, int full)
+static int stab_copy(struct stab *dst, const struct stab *src, unsigned W, int full, int sparse)
 {
 	lru_copy(&dst->t, &src->t);
 	for (unsigned k = 0; k < src->t.n; k++)
-		if (series_copy(&dst->s[k], src->s[k], W, full))
+		if (series_copy(&dst->s[k], src->s[k], W, full, sparse))
 			return -1;
 	return 0;
 }
 
-struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
+static struct ig_model *copy_into(struct ig_model *dst, const struct ig_model *src, int sparse)
 {
-	if (dst && memcmp(&dst->cfg, &src->cfg, sizeof(src->cfg)) != 0) {
-		model_free(dst);
-		dst = NULL;
-	}
-	if (!dst && !(dst = model_new(&src->cfg)))
-		return NULL;
 	unsigned W = src->W;
 	const struct ig_model_cfg *c = &src->cfg;
 
@@ -62,23 +68,26 @@ struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
 	dst->host_valid = src->host_valid;
 	memcpy(dst->names, src->names, sizeof(dst->names));
 	for (int op = 0; op < IG_OP_MAX; op++)
-		if (series_copy(&dst->ops[op], src->ops[op], W, 1))
+		if (series_copy(&dst->ops[op], src->ops[op], W, 1, sparse))
 			goto fail;
-	if (stab_copy(&dst->sp, &src->sp, W, 1) || stab_copy(&dst->st, &src->st, W, 0))
+	if (stab_copy(&dst->sp, &src->sp, W, 1, sparse) || stab_copy(&dst->st, &src->st, W, 0, sparse))
 		goto fail;
 	lru_copy(&dst->ph, &src->ph);
 	lru_copy(&dst->th, &src->th);
-	memcpy(dst->procs, src->procs, c->max_procs * sizeof(*dst->procs));
-	memcpy(dst->threads, src->threads, c->max_threads * sizeof(*dst->threads));
-	memcpy(dst->psl, src->psl, (size_t)c->max_procs * W * sizeof(*dst->psl));
-	memcpy(dst->tsl, src->tsl, (size_t)c->max_threads * W * sizeof(*dst->tsl));
+	copy_mem(dst->procs, src->procs, c->max_procs * sizeof(*dst->procs), sparse);
+	copy_mem(dst->threads, src->threads, c->max_threads * sizeof(*dst->threads), sparse);
+	copy_mem(dst->psl, src->psl, (size_t)c->max_procs * W * sizeof(*dst->psl), sparse);
+	copy_mem(dst->tsl, src->tsl, (size_t)c->max_threads * W * sizeof(*dst->tsl), sparse);
+	/* (sparse: the slots without slices are zero already, left untouched) */
 	for (unsigned i = 0; i < c->max_procs; i++)
-		dst->procs[i].sl = src->procs[i].sl ? dst->psl + (size_t)i * W : NULL;
+		if (src->procs[i].sl || !sparse)
+			dst->procs[i].sl = src->procs[i].sl ? dst->psl + (size_t)i * W : NULL;
 	for (unsigned i = 0; i < c->max_threads; i++)
-		dst->threads[i].sl = src->threads[i].sl ? dst->tsl + (size_t)i * W : NULL;
-	memcpy(dst->slow, src->slow, (size_t)IG_OP_MAX * W * sizeof(*dst->slow));
+		if (src->threads[i].sl || !sparse)
+			dst->threads[i].sl = src->threads[i].sl ? dst->tsl + (size_t)i * W : NULL;
+	copy_mem(dst->slow, src->slow, (size_t)IG_OP_MAX * W * sizeof(*dst->slow), sparse);
 	memcpy(dst->slow_life, src->slow_life, IG_OP_MAX * sizeof(*dst->slow_life));
-	memcpy(dst->callev, src->callev, IG_CALLEV_MAX * sizeof(*dst->callev));
+	copy_mem(dst->callev, src->callev, IG_CALLEV_MAX * sizeof(*dst->callev), sparse);
 	dst->callev_i = src->callev_i;
 	memcpy(dst->gsl, src->gsl, W * sizeof(*dst->gsl));
 	*dst->nccl = *src->nccl; /* plain data, no pointers */
@@ -87,4 +96,21 @@ struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
 fail:
 	model_free(dst);
 	return NULL;
+}
+
+struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src)
+{
+	if (dst && memcmp(&dst->cfg, &src->cfg, sizeof(src->cfg)) != 0) {
+		model_free(dst);
+		dst = NULL;
+	}
+	if (!dst && !(dst = model_new(&src->cfg)))
+		return NULL;
+	return copy_into(dst, src, 0);
+}
+
+struct ig_model *model_clone(const struct ig_model *src)
+{
+	struct ig_model *dst = model_new(&src->cfg);
+	return dst ? copy_into(dst, src, 1) : NULL;
 }

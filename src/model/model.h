@@ -57,6 +57,10 @@ const struct ig_model_cfg *model_cfg(const struct ig_model *m);
  * NULL when out of memory (dst is then freed). Owned by the caller:
  * model_free(). */
 struct ig_model *model_copy(struct ig_model *dst, const struct ig_model *src);
+/* A new copy of src that holds only the memory src uses (zero blocks are
+ * not written into the fresh tables): a replay's checkpoint. NULL when out
+ * of memory. Owned by the caller: model_free(). */
+struct ig_model *model_clone(const struct ig_model *src);
 
 /* The one ingest function. e is read, not kept. */
 void model_ingest(struct ig_model *m, const struct ig_event *e);

@@ -61,6 +61,7 @@ static int rebuild(struct session *s)
 	 * again; the rate starts over rather than count the rebuild */
 	s->st.events_total = s->rate_events0 = 0;
 	s->rate_t0_ns = ig_unix_now_ns();
+	ckpt_rewound(s);
 	return 0;
 }
 
@@ -73,7 +74,9 @@ static int seek_to(struct session *s, uint64_t to)
 		to = s->st.replay_start_ns;
 	if (s->st.replay_end_ns && to > s->st.replay_end_ns)
 		to = s->st.replay_end_ns;
-	if (to < s->pos_ns) {
+	/* back (or far forward): from the nearest checkpoint; back without
+	 * one, from the start */
+	if (ckpt_restore(s, to) && to < s->pos_ns) {
 		int r = rebuild(s);
 		if (r)
 			return r;

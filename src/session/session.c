@@ -149,6 +149,7 @@ void session_free(struct session *s)
 	if (s->src && s->src->ops->free)
 		s->src->ops->free(s->src); /* stops a launched command still running */
 	free(s->marks);
+	ckpt_free(s);
 	model_free(s->model);
 	detect_free(s->det);
 	free(s);
@@ -186,6 +187,8 @@ int session_pump_until(struct session *s, uint64_t until, int budget)
 				s->at_end = true;
 			if (r < 0 || ts > until)
 				break;
+			if (s->ck)
+				ckpt_before(s, ts);
 			max = 1;
 		}
 		int n = src->ops->poll(src, session_ingest, s, max);
@@ -234,6 +237,8 @@ void session_tick(struct session *s)
 	s->tick_due_ns = UINT64_MAX;
 	if (s->src->ops->tick)
 		s->tick_due_ns = s->src->ops->tick(s->src, now, session_ingest, s, &s->st);
+	if (!s->ck)
+		ckpt_init(s); /* once the source told where it starts */
 	session_advance(s);
 	session_record_chains(s);
 	session_record_tick(s);

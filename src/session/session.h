@@ -88,6 +88,9 @@ int session_seek(struct session *s, int64_t delta_ns);
 /* Moves to event time to_ns (Unix ns), clamped to the replay's span (its
  * --since/--until range); backwards rebuilds the model from the start. */
 int session_seek_to(struct session *s, uint64_t to_ns);
+/* A replay's checkpoints (docs/tui.md, "Walking a replay"): how many are
+ * held, taken and restored so far. */
+void session_ckpt_stats(const struct session *s, int *n, uint64_t *taken, uint64_t *restored);
 /* The first detections of the chains a recording holds (Unix ns, sorted,
  * within the range; owned by the session), and how many: 0 when it holds
  * none (then the detector's own chains are all there is). */

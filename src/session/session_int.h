@@ -39,6 +39,7 @@ struct session {
 	/* detection times of the chains the recordings hold, sorted (jumps) */
 	uint64_t *marks;
 	size_t nmarks;
+	struct ckpts *ck; /* a replay's checkpoints (ckpt.c), NULL: none */
 };
 
 /* session.c: the one ingest function every source emits into (ctx: the
@@ -90,5 +91,17 @@ int session_rotor_open(struct session *s, char *err, size_t errlen);
 void session_rotor_event(struct session *s, uint64_t end_ns);
 void session_rotor_tick(struct session *s);
 void session_rotor_free(struct session *s);
+
+/* ckpt.c: a replay's checkpoints. ckpt_init once the source told its start
+ * (no-op for a source that cannot seek); ckpt_before in the pump, before an
+ * event that ends at next_end_ns is ingested; ckpt_rewound after a read
+ * from the start; ckpt_restore puts back the checkpoint nearest at or
+ * before `to` where that saves reading (0), else -ENOENT (or -errno: the
+ * caller reads from the start). */
+void ckpt_init(struct session *s);
+void ckpt_before(struct session *s, uint64_t next_end_ns);
+void ckpt_rewound(struct session *s);
+int ckpt_restore(struct session *s, uint64_t to);
+void ckpt_free(struct session *s);
 
 #endif

@@ -95,6 +95,14 @@ int stacks_add_json(struct stacks *st, uint64_t id, const char *ips_json, const 
 
 /* Forgets the counts (the r key, a replay seek); stacks stay. */
 void stacks_reset(struct stacks *st);
+/* The per-op stack counts and tail thresholds at a replay checkpoint
+ * (stacks_ckpt.c): stacks_restore puts them back; the stacks themselves
+ * (frames, names) stay. Owned by the caller; stacks_ckpt_free(NULL) is a
+ * no-op. NULL when out of memory. */
+struct stacks_ckpt;
+struct stacks_ckpt *stacks_save(struct stacks *st);
+void stacks_restore(struct stacks *st, const struct stacks_ckpt *s);
+void stacks_ckpt_free(struct stacks_ckpt *s);
 /* Waits until every queued stack is resolved, at most timeout_ms. 0 or
  * -ETIMEDOUT. */
 int stacks_flush(struct stacks *st, int timeout_ms);

@@ -239,6 +239,56 @@ static void test_seek_ids(void)
 	session_free(b);
 }
 
+/* A seek back restores the nearest checkpoint at or before the target and
+ * reads on from there: the same analysis, events and chain ids as a
+ * session that read the stream from its start to the target. */
+static void test_ckpt(void)
+{
+	struct synth_cfg cfg = {.scenario = SYNTH_CPU_CONTENTION, .seconds = 45};
+	struct cli c = opts();
+	char err[256] = "";
+	struct session *b = session_new_source(synth_source_new(&cfg), &c, err, sizeof(err));
+	int n;
+	uint64_t taken, restored;
+
+	CHECKF(b != NULL, "%s", err);
+	while (!session_done(b)) { /* the whole stream: checkpoints on the way */
+		session_pump(b, 4096);
+		session_tick(b);
+	}
+	session_ckpt_stats(b, &n, &taken, &restored);
+	CHECKF(n >= 4 && taken == (uint64_t)n, "%d checkpoints held, %llu taken", n,
+	       (unsigned long long)taken);
+	uint64_t start = session_status(b)->replay_start_ns;
+	const uint64_t at[] = {25 * SEC + SEC / 2, 12 * SEC, 41 * SEC, 3 * SEC, 30 * SEC};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct session *a = session_new_source(synth_source_new(&cfg), &c, err, sizeof(err));
+		char what[64];
+		CHECKF(a != NULL, "%s", err);
+		session_tick(a);
+		CHECK(session_seek_to(a, start + at[i]) == 0); /* forward from the start */
+		CHECK(session_seek_to(b, start + at[i]) == 0); /* from a checkpoint */
+		snprintf(what, sizeof(what), "at +%.1fs", (double)at[i] / 1e9);
+		CHECKF(same_analysis(session_model(a), session_detect(a), session_model(b),
+				     session_detect(b), what),
+		       "%s: the analysis differs", what);
+		CHECKF(session_status(a)->events_total == session_status(b)->events_total,
+		       "%s: %llu events, want %llu", what,
+		       (unsigned long long)session_status(b)->events_total,
+		       (unsigned long long)session_status(a)->events_total);
+		const struct ig_detect *da = session_detect(a), *db = session_detect(b);
+		for (int k = 0; k < detect_count(da) && k < detect_count(db); k++)
+			CHECKF(detect_chain(da, k)->id == detect_chain(db, k)->id,
+			       "%s: chain %d id %u, want %u", what, k, detect_chain(db, k)->id,
+			       detect_chain(da, k)->id);
+		session_free(a);
+	}
+	session_ckpt_stats(b, &n, &taken, &restored);
+	CHECKF(restored >= 4, "%llu restores for 5 seeks (one before the first checkpoint)",
+	       (unsigned long long)restored);
+	session_free(b);
+}
+
 /* The batch replay's steps (session_replay_to) give the loop's result. */
 static void test_steps(void)
 {
@@ -417,6 +467,7 @@ int main(void)
 	test_pause();
 	test_seek();
 	test_seek_ids();
+	test_ckpt();
 	test_steps();
 	test_live_like();
 	return check_done("test_session");
