@@ -365,6 +365,10 @@ static int general_action(struct tui *t, int action, int ch)
 		return TF_REDRAW;
 	}
 	case ACT_FLIGHT:
+		if (st->mode == IG_MODE_REPLAY) {
+			tui_message(t, "w: live only (a replay is a recording already)");
+			return TF_REDRAW;
+		}
 		r = session_flight_save(t->s);
 		if (r < 0 && r != -ENOTSUP && r != -EBUSY)
 			tui_message(t, "cannot save the flight recorder: %s", strerror(-r));

@@ -111,6 +111,8 @@ void draw_fill(struct tui *t, const struct tui_rect *r, int y, int slot)
 	mvhline(r->y + y, r->x, ' ', r->w);
 }
 
+/* "── title ────": the title cut at a word (never "windo") when the row is
+ * short. */
 void draw_section(struct tui *t, const struct tui_rect *r, int y, const char *title)
 {
 	const char *dash = t->ascii ? "-" : "\u2500";
@@ -124,7 +126,11 @@ void draw_section(struct tui *t, const struct tui_rect *r, int y, const char *ti
 	for (int i = 0; i < 2 && o + 4 < sizeof(line); i++)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s", dash);
 	x += draw_text(t, r, y, x, -1, TH_DIM, line);
-	x += draw_printf(t, r, y, x, TH_SECTION, " %s ", title);
+	/* a title too long for the row is cut at a word, with an ellipsis */
+	char clean[512], cut[512];
+	tui_text_clean(clean, sizeof(clean), title, -1, t->ascii);
+	tui_clip_words(cut, sizeof(cut), clean, r->w - x - 2, t->ascii);
+	x += draw_printf(t, r, y, x, TH_SECTION, " %s ", cut);
 	o = 0;
 	line[0] = 0;
 	for (int i = x; i < r->w && o + 4 < sizeof(line); i++)

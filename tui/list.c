@@ -116,6 +116,7 @@ int list_move(struct tui_list *l, int action)
 		return 0;
 	l->sel = s2;
 	l->sel_key = l->keys[s2];
+	l->moved = 1;
 	return TF_REDRAW;
 }
 
@@ -271,6 +272,7 @@ static void search_step(struct tui_table *tb, struct tui_list *l, const struct l
 			continue;
 		l->sel = d;
 		l->sel_key = l->keys[d];
+		l->moved = 1;
 		l->search_miss = 0;
 		return;
 	}
@@ -316,24 +318,28 @@ static void rows_select(struct tui_list *l, const struct layout_rows *L, int pag
 /* Lays the columns out in w - reserve columns when that hides no column the
  * full width shows (drop_low: none of priority 0 or 1). Returns 1 when it
  * did. */
-static int keep_room(struct tui_table *tb, int ncols, int w, int reserve, const short *nat,
+static int keep_room(const struct tui_col *cols, int ncols, int w, int reserve, const short *nat,
 		     unsigned hidden, int drop_low, struct layout_rows *out)
 {
 	short x2[32], w2[32];
 	if (reserve <= 0 || reserve >= w)
 		return 0;
-	tui_cols_fit2(tb->cols, ncols, w - reserve, nat, hidden, x2, w2);
+	tui_cols_fit2(cols, ncols, w - reserve, nat, hidden, x2, w2);
 	for (int c = 0; c < ncols; c++)
-		if (out->cx[c] >= 0 && x2[c] < 0 && (!drop_low || tb->cols[c].prio < 2))
+		if (out->cx[c] >= 0 && x2[c] < 0 && (!drop_low || cols[c].prio < 2))
 			return 0;
 	memcpy(out->cx, x2, sizeof(x2[0]) * (size_t)ncols);
 	memcpy(out->cw, w2, sizeof(w2[0]) * (size_t)ncols);
 	return 1;
 }
 
+/* The sorted column is shown at every width (M sorts by PGALLOC: PGALLOC is on
+ * the screen), unless F2 hid it: it takes the priority of the columns always
+ * shown, and less important ones give way. */
 static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout_rows *L, int w,
-			int reserve, int reserve_filter, struct layout_rows *out)
+			int reserve, int reserve_filter, int sort_col, struct layout_rows *out)
 {
+	struct tui_col cols[32];
 	short nat[32];
 	int ncols = out->ncols;
 	for (int c = 0; c < ncols; c++) {
@@ -359,12 +365,16 @@ static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout
 	}
 	tb->cell_depth = 0;
 	unsigned hidden = tui_hidden_cols(t, tb->cols) | tb->hide;
-	tui_cols_fit2(tb->cols, ncols, w, nat, hidden, out->cx, out->cw);
+	memcpy(cols, tb->cols, sizeof(cols[0]) * (size_t)ncols);
+	if (sort_col >= 0 && sort_col < ncols)
+		cols[sort_col].prio = 0;
+	tui_cols_fit2(cols, ncols, w, nat, hidden, out->cx, out->cw);
 	/* room for the title's text (the span, the position) when growable
 	 * columns alone would take it; for a filter the user set, columns of
 	 * priority 2 and more may make room too */
-	if (!keep_room(tb, ncols, w, reserve, nat, hidden, 0, out))
-		keep_room(tb, ncols, w, reserve_filter, nat, hidden, 1, out);
+	if (!keep_room(cols, ncols, w, reserve, nat, hidden, 0, out) &&
+	    !keep_room(cols, ncols, w, reserve_filter, nat, hidden, 1, out) && reserve > 1)
+		keep_room(cols, ncols, w, 1, nat, hidden, 0, out); /* the marker alone */
 }
 
 /* The text at the right of the title row, most useful first (it is cut on
@@ -384,13 +394,16 @@ static void title_info(const struct tui_list *l, int nd, const char *title, char
 }
 
 /* The title row: column titles (the sorted one marked) and, right-aligned
- * where it covers no title, the filter, the position and the table's title. */
+ * where it covers no title, the filter, the position and the table's title,
+ * cut at a word with an ellipsis (never "windo"). The focused table ends its
+ * title row with a marker, so that focus shows without colour too. */
 static void title_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 		       const struct tui_rect *r, const struct layout_rows *L, int focused,
 		       const char *title)
 {
 	int tslot = focused ? TH_COL_TITLE_FOCUS : TH_COL_TITLE;
 	draw_fill(t, r, 0, tslot);
+	int used = 0;
 	for (int c = 0; c < L->ncols; c++) {
 		if (L->cx[c] < 0)
 			continue;
@@ -399,26 +412,24 @@ static void title_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 			draw_text_right(t, r, 0, L->cx[c], L->cw[c], slot, tb->cols[c].title);
 		else
 			draw_text(t, r, 0, L->cx[c], L->cw[c], slot, tb->cols[c].title);
+		int end = tb->cols[c].align == 'r' ? L->cx[c] + L->cw[c]
+						   : L->cx[c] + tui_text_cols(tb->cols[c].title);
+		if (end > used)
+			used = end;
 	}
+	int right = r->w - 1; /* the last column: the focus marker */
+	if (focused && used < r->w)
+		draw_text(t, r, 0, r->w - 1, 1, tslot, t->ascii ? "<" : "\u25c0");
 	char info[160];
 	title_info(l, L->nd, title, info, sizeof(info));
-	if (!info[0])
+	int room = right - used - 1;
+	if (!info[0] || room <= 4)
 		return;
-	int used = 0;
-	for (int c = 0; c < L->ncols; c++)
-		if (L->cx[c] >= 0) {
-			int end = tb->cols[c].align == 'r'
-				      ? L->cx[c] + L->cw[c]
-				      : L->cx[c] + tui_text_cols(tb->cols[c].title);
-			if (end > used)
-				used = end;
-		}
-	int room = r->w - used - 1;
-	if (room > 4) {
-		char clean[160];
-		int cols = tui_text_clean(clean, sizeof(clean), info, room, t->ascii);
-		draw_text(t, r, 0, r->w - cols, cols, l->filter[0] ? TH_COL_SORTED : tslot, clean);
-	}
+	char clean[160], cut[160];
+	tui_text_clean(clean, sizeof(clean), info, -1, t->ascii);
+	tui_clip_words(cut, sizeof(cut), clean, room, t->ascii);
+	int cols = tui_text_cols(cut);
+	draw_text(t, r, 0, right - cols, cols, l->filter[0] ? TH_COL_SORTED : tslot, cut);
 }
 
 static void rows_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
@@ -485,8 +496,10 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 	title_info(l, L.nd, title, info, sizeof(info));
 	char finfo[160];
 	title_info(l, 0, NULL, finfo, sizeof(finfo)); /* the filter alone */
-	cols_layout(t, tb, &L, r->w, info[0] ? tui_text_cols(info) + 1 : 0,
-		    finfo[0] ? tui_text_cols(finfo) + 1 : 0, &L);
+	/* and the last column for the focus marker, focused or not (the
+	 * columns stay where they are when the focus moves) */
+	cols_layout(t, tb, &L, r->w, (info[0] ? tui_text_cols(info) + 1 : 0) + 1,
+		    finfo[0] ? tui_text_cols(finfo) + 2 : 0, l->sort_col, &L);
 	title_draw(t, tb, l, r, &L, focused, title);
 	rows_draw(t, tb, l, r, &L, focused);
 	tui_hit_table(t, v, l, r, L.cx, L.cw, L.ncols);

@@ -68,6 +68,7 @@ static int click_rows(struct tui *t, const struct tui_hit *h, int y, int dbl)
 		return TF_REDRAW;
 	l->sel = d;
 	l->sel_key = l->keys[d];
+	l->moved = 1;
 	if (!dbl)
 		return TF_REDRAW;
 	const struct tui_binding *b = tui_action_binding(ACT_ENTER);

@@ -60,15 +60,18 @@ static int hint_key(const struct tui_binding *b)
 	return key;
 }
 
-/* In a replay its keys come first, after help, quit, pause and mark:
- * walking (and comparing where it went) is what a replay is for, and the
- * bar is cut at the right. */
-static int hint_pass(const struct tui_binding *b, int replay)
+/* The order of the bar, which is cut at the right: help and quit first;
+ * on a details screen then the ways in and out (Esc, Enter), which an
+ * 80-column bar must not lose; in a replay then its keys, pause and mark
+ * (walking, and comparing where it went, is what a replay is for). */
+static int hint_pass(const struct tui_binding *b, int replay, unsigned ctx)
 {
-	if (!replay)
+	int way = ctx != KC_MAIN && (b->action == ACT_BACK || b->action == ACT_ENTER);
+	if (!replay && ctx == KC_MAIN)
 		return 0;
-	int first = b->replay_only || b->action == ACT_HELP || b->action == ACT_QUIT ||
-		    b->action == ACT_PAUSE || b->action == ACT_MARK;
+	int first = b->action == ACT_HELP || b->action == ACT_QUIT || way;
+	if (replay)
+		first = first || b->replay_only || b->action == ACT_PAUSE || b->action == ACT_MARK;
 	return first ? 0 : 1;
 }
 
@@ -80,7 +83,7 @@ static void hints_draw(struct tui *t, const struct tui_rect *r)
 	int replay = session_status(t->s)->mode == IG_MODE_REPLAY;
 	for (int j = 0; j < 2 * tui_nbindings && x < r->w; j++) {
 		const struct tui_binding *b = &tui_bindings[j % tui_nbindings];
-		if (hint_pass(b, replay) != j / tui_nbindings)
+		if (hint_pass(b, replay, ctx) != j / tui_nbindings)
 			continue;
 		if (!b->hint || !(b->where & ctx) || (b->replay_only && !replay))
 			continue;

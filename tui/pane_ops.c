@@ -386,6 +386,13 @@ static void ops_draw(struct tui *t, struct tui_view *v, const struct tui_rect *r
 	char title[64];
 	const struct ig_series_stats *rows;
 	int n = shown_rows(t, &rows);
+	/* until the user moves it, the selection is on the op of the top
+	 * alert: the row the H (or M, L) marker is on */
+	for (int i = 0; i < t->snap->nchains && !v->lists[0].moved; i++)
+		if (t->snap->chains[i].active && t->snap->chains[i].op) {
+			v->lists[0].sel_key = (uint64_t)t->snap->chains[i].op + 1;
+			break;
+		}
 	ops_table(t, v, &v->lists[0], rows, n, OPS_GROUPED | OPS_MARK, r, focused,
 		  tui_span_title(t, title, sizeof(title)));
 }

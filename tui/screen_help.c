@@ -46,6 +46,33 @@ static void abbreviations(int width)
 	wrap_hang(width, text, 3);
 }
 
+/* Where a key means something else than in htop: the choice, said once
+ * (issue 28; docs/tui.md, "htop habits"). */
+static void htop_habits(int width)
+{
+	lines_add(&lines, TH_SECTION, 0, "Coming from htop");
+	wrap_hang(width,
+		  "htop: k kills. Here k moves up (vi, with j down); F9 kills, as htop's F9 does.",
+		  1);
+	wrap_hang(width,
+		  "htop: t is the tree. Here F5 is the tree (as htop's F5); t and c change the "
+		  "theme (in a replay t and T step a window, c changes the theme).",
+		  1);
+	wrap_hang(width,
+		  "htop: Space tags. Here Space pauses, as p does: there is no tagging; F7, F8 "
+		  "and F9 act on one process, the selected one or an alert's culprit.",
+		  1);
+	wrap_hang(width,
+		  "htop: / searches. Here / (or F4) filters the focused table, as htop's \\ "
+		  "does; F3 searches, as htop's F3 does.",
+		  1);
+	wrap_hang(width,
+		  "M, P and T sort as in htop; the sorted column is shown at every width. The "
+		  "focused table's title row ends with a marker (\u25c0, < in ASCII) besides its "
+		  "colour.",
+		  1);
+}
+
 static void build(struct tui *t, int width)
 {
 	const char *mode = session_status(t->s)->mode == IG_MODE_REPLAY ? "replay" : "live";
@@ -56,6 +83,7 @@ static void build(struct tui *t, int width)
 		   "threads' time goes (waiting for the GPU, on the CPU, preempted, asleep), and "
 		   "alerts that name the host-side cause and who causes it. e explains the sorted "
 		   "column of a table; F6 lists the columns with what they mean.");
+	htop_habits(width);
 	for (int i = 0; i < tui_nbindings; i++) {
 		const struct tui_binding *b = &tui_bindings[i];
 		char keys[64], text[320];

@@ -53,6 +53,7 @@ struct tui_list {
 	char search[64]; /* F3: the text searched for */
 	int search_go;	 /* the next frame moves the selection to the next match */
 	int search_miss; /* the last search found nothing */
+	int moved;	 /* the user moved the selection (a key, a click, F3) */
 };
 
 /* A table over some rows of data: columns, cells and sort keys. */
