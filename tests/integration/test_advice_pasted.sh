@@ -60,14 +60,18 @@ wait_until 10 test "$(ntasks "$wl")" -ge 3 || bad "workload has $(ntasks "$wl") 
 # live chains until the contention chain names our hog (another process of
 # the machine may preempt the workload too: its advice is not ours to run)
 out=$TMP/live.json
-taskset -c "$A" "$IG" --pid "$pids" --batch --json -d 1 -n 40 >"$out" 2>"$TMP/live.err" &
+taskset -c "$A" "$IG" --pid "$pids" --batch --json -d 1 -n 60 >"$out" 2>"$TMP/live.err" &
 ig=$!
 cleanup_hooks+=("kill $ig 2>/dev/null")
 have_chains() {
-	grep -q "CPU contention by ig-hog\[$hog\]" "$out" &&
+	[ -f "$out" ] && grep -q "CPU contention by ig-hog\[$hog\]" "$out" &&
 		{ [ -z "$CG" ] || grep -q '"cpu_quota"' "$out"; }
 }
-wait_until 40 have_chains || bad "no contention chain naming ig-hog[$hog] (and quota chain) in 40 s"
+if ! wait_until 60 have_chains; then
+	bad "no contention chain naming ig-hog[$hog] (and quota chain) in 60 s"
+	sed 's/^/     | /' "$TMP/live.err" | tail -5
+	grep -o '"summary":"[^"]*"' "$out" | sort | uniq -c | sort -rn | head -5 | sed 's/^/     | /'
+fi
 kill "$ig" 2>/dev/null
 wait "$ig" 2>/dev/null
 
