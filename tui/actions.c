@@ -365,8 +365,9 @@ static int general_action(struct tui *t, int action, int ch)
 		return TF_REDRAW;
 	}
 	case ACT_FLIGHT:
-		if (st->mode == IG_MODE_REPLAY) {
-			tui_message(t, "w: live only (a replay is a recording already)");
+		if (st->mode == IG_MODE_REPLAY) { /* said on the notice row too, at 80 columns */
+			session_flight_save(t->s);
+			tui_message(t, "w: no flight recorder in a replay (the file is the recording)");
 			return TF_REDRAW;
 		}
 		r = session_flight_save(t->s);

@@ -45,7 +45,7 @@ ok "a long section title is cut at a word, with an ellipsis"
 keys Escape
 # w in a replay
 keys w
-expect 'w: live only' "w in a replay says it is live only"
+expect 'w: no flight recorder in a replay' "w in a replay says why it saves nothing"
 # the help says where keys differ from htop
 keys h
 expect 'Coming from htop' "the help has the htop section"
