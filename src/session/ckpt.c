@@ -24,6 +24,7 @@
 #include <string.h>
 
 #define CK_MAX 16
+#define CK_NEAR 8 /* windows before a seek's target always taken */
 
 struct ckpt {
 	uint64_t pos_ns; /* every event ending at or before it is in, none after */
@@ -38,6 +39,8 @@ struct ckpts {
 	int n;
 	uint64_t every_ns; /* the model's window */
 	uint64_t next_ns;  /* the next boundary a forward read may take */
+	uint64_t target_ns; /* a seek's target (ckpt_target), 0: playing */
+	uint64_t last_ns;   /* the last one taken */
 	uint64_t taken, restored;
 };
 
@@ -149,9 +152,23 @@ void ckpt_before(struct session *s, uint64_t next_end_ns)
 	/* Every event ending before next_end_ns is in, none after: the last
 	 * boundary before it is a valid checkpoint (when a read jumps over
 	 * several, the last one). */
-	uint64_t e = next_end_ns - 1;
-	take(s, e - (e - start) % k->every_ns);
+	uint64_t e = next_end_ns - 1, b = e - (e - start) % k->every_ns;
 	k->next_ns = next_boundary(s, e);
+	/* A seek far ahead takes the boundaries near its target and, on the
+	 * way, one per 1/CK_MAX of the file: the others would be thinned out
+	 * at once (and each costs a copy: a third of a long jump's time). */
+	uint64_t span = s->st.replay_end_ns > start ? s->st.replay_end_ns - start : 0;
+	if (k->target_ns && b + CK_NEAR * k->every_ns < k->target_ns && k->last_ns &&
+	    b < k->last_ns + span / CK_MAX)
+		return;
+	take(s, b);
+	k->last_ns = b;
+}
+
+void ckpt_target(struct session *s, uint64_t to)
+{
+	if (s->ck)
+		s->ck->target_ns = to;
 }
 
 void ckpt_rewound(struct session *s)

@@ -81,8 +81,10 @@ static int seek_to(struct session *s, uint64_t to)
 		if (r)
 			return r;
 	}
+	ckpt_target(s, to);
 	while (session_pump_until(s, to, ALL) > 0)
 		;
+	ckpt_target(s, 0);
 	s->pos_ns = to;
 	session_advance(s);
 	int r = set_pace(s, s->st.replay_speed, s->st.paused);

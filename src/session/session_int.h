@@ -102,6 +102,8 @@ void ckpt_init(struct session *s);
 void ckpt_before(struct session *s, uint64_t next_end_ns);
 void ckpt_rewound(struct session *s);
 int ckpt_restore(struct session *s, uint64_t to);
+/* A seek reads towards `to` (0: done): checkpoints far before it thin out. */
+void ckpt_target(struct session *s, uint64_t to);
 void ckpt_free(struct session *s);
 
 #endif
