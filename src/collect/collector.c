@@ -502,7 +502,7 @@ void collector_summary(struct collector *c, FILE *f)
 					    : "");
 	if (c->stacks && c->stack_sample)
 		fprintf(f,
-			"attach: user stacks of the tail (calls at or above their op's p95, and 1 "
+			"attach: user stacks of the tail (calls longer than their op's p95, and 1 "
 			"in %u of the others; up to %d frames, CPython 3.10-3.12 frames)\n",
 			c->stack_sample, IGB_STACK_MAX);
 	else if (c->stacks)

@@ -79,7 +79,7 @@ static const char usage[] =
     "other:\n"
     "      --raw-tp         use raw tracepoints even where tp_btf works\n"
     "      --stack-mode M   which calls get their user stack: tail (default: calls\n"
-    "                       at or above their op's p95, and 1 in 64 of the others),\n"
+    "                       longer than their op's p95, and 1 in 64 of the others),\n"
     "                       all, or off (docs/stacks.md)\n"
     "      --no-stacks      do not capture user stacks (--stack-mode off)\n"
     "      --no-waits       do not trace the syscalls, page faults and wait channels\n"
