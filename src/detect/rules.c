@@ -557,7 +557,10 @@ static void rule_memory(struct ctx *x)
 	fire(x->d, &f, x->now);
 }
 
-/* The first calls of a series were slow, then it settled (INFO). */
+/* The first calls of a series were slow, then it settled (INFO). Judged
+ * per copy direction, and on the first calls' own time: a first call that
+ * waited for a CPU another task held (or, synchronising, for the GPU) is
+ * not warming anything up. */
 static void rule_cold(struct ctx *x)
 {
 	const struct ig_detect_cfg *cfg = x->cfg;
@@ -565,15 +568,15 @@ static void rule_cold(struct ctx *x)
 	double best_x = 0;
 	for (int i = 0; i < x->wp->nops; i++) {
 		const struct ig_series_stats *s = &x->wp->ops[i].s;
-		if (s->cold_n < cfg->cold_calls || s->calls_life < s->cold_n + cfg->min_calls ||
-		    nested(s))
+		if (s->cold_key_n < cfg->cold_calls ||
+		    s->cold_key_calls < s->cold_key_n + cfg->min_calls || nested(s))
 			continue;
 		if (x->now > s->first_ns + (uint64_t)cfg->cold_s * NS)
 			continue;
-		uint64_t settled = s->life.p50;
-		if (!settled || (double)s->cold_max_ns < cfg->cold_x * (double)settled)
+		uint64_t settled = s->cold_key_p50_ns;
+		if (!settled || (double)s->cold_key_net_ns < cfg->cold_x * (double)settled)
 			continue;
-		double r = (double)s->cold_max_ns / (double)settled;
+		double r = (double)s->cold_key_max_ns / (double)settled;
 		if (r > best_x) {
 			best_x = r;
 			best = s;
@@ -584,9 +587,9 @@ static void rule_cold(struct ctx *x)
 	struct cause c;
 	memset(&c, 0, sizeof(c));
 	c.cls = IG_CC_COLD_START;
+	uint64_t p50 = best->cold_key_p50_ns;
 	uint64_t excess =
-	    best->cold_n *
-	    (best->cold_mean_ns > best->life.p50 ? best->cold_mean_ns - best->life.p50 : 0);
+	    best->cold_key_n * (best->cold_key_mean_ns > p50 ? best->cold_key_mean_ns - p50 : 0);
 	c.impact = x->parts->wall_ns ? fmin(1.0, (double)excess / (double)x->parts->wall_ns) : 0;
 	c.sev = IG_SEV_INFO;
 	struct finding f;

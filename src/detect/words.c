@@ -718,25 +718,37 @@ void words_memory(struct ctx *x, const struct cause *c, struct finding *f)
 		       "(v2), or vm.swappiness=1");
 }
 
+static const char *dir_words(int dir)
+{
+	static const char *const w[] = {"host-to-host ", "host-to-device ", "device-to-host ",
+					"device-to-device ", ""};
+	return dir >= 0 && dir < (int)(sizeof(w) / sizeof(w[0])) ? w[dir] : "";
+}
+
 void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
 		const struct ig_series_stats *s, double ratio)
 {
 	char fn[64], mx[24], st[24], r[16];
 	feeder_name(x, fn, sizeof(fn));
+	const char *dw = dir_words(s->cold_dir);
 	put(f->c.summary, sizeof(f->c.summary),
-	    "cold start of %s: first %u %s calls up to %s (%s the settled p50 %s), then normal", fn,
-	    s->cold_n, ig_op_name(s->op), fmt_ns(mx, sizeof(mx), s->cold_max_ns),
-	    fmt_ratio(r, sizeof(r), ratio), fmt_ns(st, sizeof(st), s->life.p50));
+	    "cold start of %s: first %u %s %scalls up to %s (%s the settled p50 %s), then normal",
+	    fn, s->cold_key_n, ig_op_name(s->op), dw, fmt_ns(mx, sizeof(mx), s->cold_key_max_ns),
+	    fmt_ratio(r, sizeof(r), ratio), fmt_ns(st, sizeof(st), s->cold_key_p50_ns));
 	put(f->c.explanation, sizeof(f->c.explanation),
 	    "The first calls of a process pay for context creation, module loading and "
-	    "allocator warm-up; afterwards %s settles at %s. Not an incident, but it skews "
+	    "allocator warm-up; afterwards %s %ssettles at %s. Not an incident, but it skews "
 	    "percentiles taken over a short run.",
-	    ig_op_name(s->op), st);
+	    ig_op_name(s->op), dw, st);
 	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "cold_calls", s->cold_n, "");
-	ev(f, "cold_max_ns", (double)s->cold_max_ns, "ns");
-	ev(f, "settled_p50_ns", (double)s->life.p50, "ns");
+	ev(f, "cold_calls", s->cold_key_n, "");
+	ev(f, "cold_max_ns", (double)s->cold_key_max_ns, "ns");
+	if ((s->cold_key_max_ns - s->cold_key_net_ns) * 10 >= s->cold_key_max_ns)
+		ev(f, "cold_own_max_ns", (double)s->cold_key_net_ns, "ns");
+	ev(f, "settled_p50_ns", (double)s->cold_key_p50_ns, "ns");
 	ev(f, "ratio", ratio, "x");
+	if (s->cold_dir >= 0)
+		ev(f, "copy_dir", s->cold_dir, "");
 	rec(f, "Leave the first steps out of latency measurements and benchmarks (warm-up "
 	       "iterations)");
 	rec(f, "For services, warm up with a dummy request before taking traffic; "

@@ -14,7 +14,8 @@ size_t series_size(unsigned W, int full)
 {
 	size_t s = sizeof(struct series) + W * sizeof(struct sslice);
 	if (full)
-		s += sizeof(struct ctab) + (size_t)(W + 1) * TAILB * sizeof(struct tailacc);
+		s += sizeof(struct ctab) + (size_t)(W + 1) * TAILB * sizeof(struct tailacc) +
+		     COLD_KEYS * sizeof(struct coldk);
 	return s;
 }
 
@@ -24,12 +25,14 @@ void series_rebase(struct series *S, unsigned W, int full)
 	S->sl = (struct sslice *)(p + sizeof(*S));
 	S->ct = NULL;
 	S->tail_win = S->tail = NULL;
+	S->ck = NULL;
 	if (full) {
 		char *q = (char *)(S->sl + W);
 		S->ct = (struct ctab *)q;
 		q += sizeof(struct ctab);
 		S->tail_win = (struct tailacc *)q;
 		S->tail = S->tail_win + TAILB;
+		S->ck = (struct coldk *)(S->tail + (size_t)W * TAILB);
 	}
 }
 
@@ -82,6 +85,39 @@ static void slice_expire(struct ig_model *m, struct series *S, unsigned j)
 	sl->switches = sl->nosplit = 0;
 }
 
+static int sync_kind(const struct ig_event *e, const struct ig_op_info *oi);
+
+/* The cold-start record of e's key: copies by direction, since a
+ * device-to-host copy that waits for the GPU is not a slow host-to-device
+ * one; the time another task held the CPU (and a synchronising call's sleep,
+ * a wait for the GPU) is not warm-up, so the longest is also kept without. */
+static void cold_add(const struct ig_model *m, struct series *S, const struct ig_event *e,
+		     uint64_t end)
+{
+	const struct ig_op_info *oi = ig_op_info(e->op);
+	unsigned k = 0;
+	if (oi && (oi->kind & IG_OPK_COPY)) {
+		k = oi->dir && oi->dir != IG_DIR_DEFAULT ? oi->dir : (unsigned)e->arg1;
+		if (k >= COLD_KEYS)
+			k = IG_DIR_DEFAULT;
+	}
+	struct coldk *c = &S->ck[k];
+	uint64_t d = e->dur_ns;
+	c->calls++;
+	c->sb[hist_bucket(d) >> TAIL_SHIFT]++;
+	if (c->n >= m->cfg.cold_calls)
+		return;
+	uint64_t lost = e->preempt_ns + (oi && sync_kind(e, oi) ? e->blocked_ns : 0);
+	uint64_t net = d > lost ? d - lost : 0;
+	c->n++;
+	c->sum += d;
+	if (d > c->max)
+		c->max = d;
+	if (net > c->net_max)
+		c->net_max = net;
+	c->end = end;
+}
+
 static void series_add(struct ig_model *m, struct series *S, const struct ig_event *e, uint64_t end,
 		       uint64_t sec, int inwin)
 {
@@ -98,6 +134,8 @@ static void series_add(struct ig_model *m, struct series *S, const struct ig_eve
 			S->cold_max = d;
 		S->cold_end = end;
 	}
+	if (S->ck)
+		cold_add(m, S, e, end);
 	if (S->out_thr && d >= S->out_thr) {
 		S->out_ts[S->out_i] = e->ts_ns;
 		S->out_dur[S->out_i] = d;

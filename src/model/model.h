@@ -213,6 +213,18 @@ struct ig_series_stats {
 	unsigned cold_n;   /* first calls recorded (up to cfg cold_calls) */
 	uint64_t cold_max_ns, cold_mean_ns;
 	uint64_t cold_end_ns; /* completion time of the last of them */
+	/* Cold start as its rule judges it: the first calls of one key, a copy
+	 * direction for copies (a slow device-to-host copy is no cold
+	 * host-to-device one), the key whose longest first call, less its
+	 * preempted time (and a synchronising call's sleep: a wait for the GPU),
+	 * is the most times its key's p50 (lifetime). */
+	int cold_dir;		   /* IG_DIR_* of that key; -1 for ops that are not copies */
+	unsigned cold_key_n;	   /* its first calls recorded (up to cfg cold_calls) */
+	uint64_t cold_key_max_ns;  /* the longest of them */
+	uint64_t cold_key_net_ns;  /* the longest less its preempted (sync: blocked) time */
+	uint64_t cold_key_mean_ns; /* their mean */
+	uint64_t cold_key_calls;   /* all calls of the key */
+	uint64_t cold_key_p50_ns;  /* p50 of all calls of the key (the settled value) */
 	/* Outliers (calls >= cfg outlier_x * window p50 of the previous second)
 	 * of allocation ops, lifetime, oldest first: for the period estimate. */
 	int noutliers;

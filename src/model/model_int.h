@@ -51,6 +51,19 @@ struct sslice {
 	struct hist h; /* h.n = calls in the slice */
 };
 
+/* Cold start of one copy direction (or of an op that is not a copy): its
+ * first calls and the durations of all its calls, for the settled p50. */
+#define COLD_KEYS 5 /* IG_DIR_H2H .. IG_DIR_DEFAULT; key 0 for other ops */
+struct coldk {
+	unsigned n;	    /* first calls recorded (up to cfg cold_calls) */
+	uint64_t max, sum;  /* of their durations */
+	uint64_t net_max;   /* longest less its preempted time (and the sleep of a
+			     * synchronising call: a wait for the GPU) */
+	uint64_t end;	    /* completion of the last of them */
+	uint64_t calls;	    /* all calls of the key */
+	uint32_t sb[TAILB]; /* their durations, quarter-octave buckets */
+};
+
 struct series {
 	uint64_t key;
 	uint64_t first_ns, last_ns;
@@ -67,6 +80,7 @@ struct series {
 	struct ctab *ct;	  /* LV_OP, LV_PROC */
 	struct tailacc *tail_win; /* TAILB; LV_OP, LV_PROC */
 	struct tailacc *tail;	  /* W * TAILB */
+	struct coldk *ck;	  /* COLD_KEYS, by copy direction; LV_OP, LV_PROC */
 	struct sslice *sl;	  /* W */
 	struct hist life, win;
 };

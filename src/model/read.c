@@ -111,6 +111,57 @@ static uint64_t thread_span(const struct ig_model *m, uint64_t end, uint32_t tid
 	return span_since(m, end, t ? t->first_ns : m->first_ns);
 }
 
+/* p50 of quarter-octave counts: the middle of the bucket it falls in. */
+static uint64_t cold_p50(const uint32_t *sb, uint64_t n)
+{
+	uint64_t seen = 0;
+	for (unsigned c = 0; c < TAILB; c++) {
+		seen += sb[c];
+		if (seen * 2 >= n && sb[c])
+			return hist_bucket_mid((c << TAIL_SHIFT) | (1u << (TAIL_SHIFT - 1)));
+	}
+	return 0;
+}
+
+/* The cold-start key the rule judges (model.h, cold_dir). An op with one
+ * key keeps its exact lifetime p50. */
+static void cold_fill(const struct ig_model *m, const struct series *S, struct ig_series_stats *o)
+{
+	const struct ig_op_info *oi = ig_op_info(S->op);
+	int copy = oi && (oi->kind & IG_OPK_COPY);
+	o->cold_dir = -1;
+	o->cold_key_n = 0;
+	o->cold_key_max_ns = o->cold_key_net_ns = o->cold_key_mean_ns = 0;
+	o->cold_key_calls = o->cold_key_p50_ns = 0;
+	if (!S->ck)
+		return;
+	int keys = 0;
+	for (int k = 0; k < COLD_KEYS; k++)
+		keys += S->ck[k].calls > 0;
+	double best = -1;
+	for (int k = 0; k < COLD_KEYS; k++) {
+		const struct coldk *c = &S->ck[k];
+		if (!c->n)
+			continue;
+		uint64_t p50 = keys == 1 ? o->life.p50 : cold_p50(c->sb, c->calls);
+		int full = c->n >= m->cfg.cold_calls;
+		double r = p50 ? (double)c->net_max / (double)p50 : 0;
+		/* a key with all its first calls beats one without */
+		if (full)
+			r += 1e9;
+		if (r <= best)
+			continue;
+		best = r;
+		o->cold_dir = copy ? k : -1;
+		o->cold_key_n = c->n;
+		o->cold_key_max_ns = c->max;
+		o->cold_key_net_ns = c->net_max;
+		o->cold_key_mean_ns = c->sum / c->n;
+		o->cold_key_calls = c->calls;
+		o->cold_key_p50_ns = p50;
+	}
+}
+
 void series_fill(const struct ig_model *m, uint64_t end, const struct series *S,
 		 struct ig_series_stats *o)
 {
@@ -205,6 +256,7 @@ void series_fill(const struct ig_model *m, uint64_t end, const struct series *S,
 	o->cold_max_ns = S->cold_max;
 	o->cold_mean_ns = S->cold_n ? S->cold_sum / S->cold_n : 0;
 	o->cold_end_ns = S->cold_end;
+	cold_fill(m, S, o);
 	o->noutliers = S->out_n;
 	for (int i = 0; i < S->out_n; i++) {
 		int idx = (S->out_i - S->out_n + i + IG_OUTLIERS) % IG_OUTLIERS;
