@@ -76,7 +76,20 @@ int draw_text(struct tui *t, const struct tui_rect *r, int y, int x, int maxcols
 		room = maxcols;
 	if (room <= 0)
 		return 0;
-	int cols = tui_text_clean(buf, sizeof(buf), s, room, t->ascii);
+	int cols = tui_text_clean(buf, sizeof(buf), s, -1, t->ascii);
+	if (cols > room) {
+		/* what does not fit: blanks are dropped as they are; text is cut
+		 * at a word, with an ellipsis, and never inside a number */
+		size_t b = tui_text_prefix(buf, room);
+		if (!buf[b + strspn(buf + b, " ")]) {
+			buf[b] = 0;
+			cols = room;
+		} else {
+			char cut[1024];
+			cols = tui_clip_words(cut, sizeof(cut), buf, room, t->ascii);
+			memcpy(buf, cut, strlen(cut) + 1);
+		}
+	}
 	if (!cols)
 		return 0;
 	attrset(draw_attr(t, slot));
@@ -95,12 +108,31 @@ int draw_printf(struct tui *t, const struct tui_rect *r, int y, int x, int slot,
 	return draw_text(t, r, y, x, -1, slot, buf);
 }
 
+int draw_piecef(struct tui *t, const struct tui_rect *r, int y, int x, int slot, const char *fmt,
+		...)
+{
+	char buf[1024], clean[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	int room = r->w - x;
+	if (room <= 0)
+		return 0;
+	if (tui_text_clean(clean, sizeof(clean), buf, -1, t->ascii) <= room)
+		return draw_text(t, r, y, x, -1, slot, clean);
+	/* the piece does not fit: a mark, and the rest of the row is taken */
+	draw_text(t, r, y, x, -1, TH_DIM, t->ascii ? " ..." : " \u2026");
+	return room;
+}
+
 void draw_text_right(struct tui *t, const struct tui_rect *r, int y, int x, int w, int slot,
 		     const char *s)
 {
-	char buf[512];
-	int cols = tui_text_clean(buf, sizeof(buf), s, w, t->ascii);
-	draw_text(t, r, y, x + w - cols, w, slot, buf);
+	char buf[512], cut[512];
+	tui_text_clean(buf, sizeof(buf), s, -1, t->ascii);
+	int cols = tui_clip_words(cut, sizeof(cut), buf, w, t->ascii);
+	draw_text(t, r, y, x + w - cols, w, slot, cut);
 }
 
 void draw_fill(struct tui *t, const struct tui_rect *r, int y, int slot)

@@ -566,6 +566,40 @@ void lines_wrap(struct tui_lines *L, int slot, int indent, int width, const char
 	tui_text_wrap(clean, width - indent > 10 ? width - indent : 10, wrap_cb, &w);
 }
 
+struct first_ctx {
+	const char *p;
+	size_t n;
+	int got;
+};
+
+static void first_cb(void *ctx, const char *p, size_t n)
+{
+	struct first_ctx *f = ctx;
+	if (!f->got)
+		*f = (struct first_ctx){p, n, 1};
+}
+
+void lines_wrap_hang(struct tui_lines *L, int slot, int indent, int hang, int width,
+		     const char *text)
+{
+	char clean[2048];
+	struct first_ctx f = {0};
+	tui_text_clean(clean, sizeof(clean), text, -1, 0);
+	if (!clean[0])
+		return;
+	tui_text_wrap(clean, width - indent > 10 ? width - indent : 10, first_cb, &f);
+	if (!f.got)
+		return;
+	lines_add(L, slot, indent, "%.*s", (int)f.n, f.p);
+	/* the rest is wrapped to the room left of the hanging indent */
+	const char *rest = f.p + f.n;
+	while (*rest == ' ')
+		rest++;
+	struct wrap_ctx w = {L, slot, hang};
+	if (*rest)
+		tui_text_wrap(rest, width - hang > 10 ? width - hang : 10, wrap_cb, &w);
+}
+
 void lines_free(struct tui_lines *L)
 {
 	free(L->line);

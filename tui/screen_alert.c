@@ -75,9 +75,9 @@ static void build(struct tui *t, int width)
 		report_fmt_evidence(f, sizeof(f), &c->ev[i]);
 		snprintf(text, sizeof(text), "%-22.22s %9s  %s", c->ev[i].key, f, what ? what : "");
 		int first = lines.n;
-		lines_wrap(&lines, TH_NORMAL, 1, width, text);
+		lines_wrap_hang(&lines, TH_NORMAL, 1, 35, width, text);
 		for (int k = first + 1; k < lines.n; k++)
-			lines.indent[k] = 35, lines.slot[k] = TH_DIM;
+			lines.slot[k] = TH_DIM;
 	}
 	if (c->lacking[0]) {
 		lines_add(&lines, TH_DIM, 1, "%s", "missing evidence:");
@@ -102,7 +102,7 @@ static void build(struct tui *t, int width)
 		char text[160];
 		snprintf(text, sizeof(text), "%s  %s",
 			 fmt_clock(a, sizeof(a), c->timeline[i].ts_ns), c->timeline[i].text);
-		lines_wrap(&lines, TH_NORMAL, 1, width, text);
+		lines_wrap_hang(&lines, TH_NORMAL, 1, 11, width, text);
 	}
 
 	lines_add(&lines, TH_SECTION, 0, "Recommendations");

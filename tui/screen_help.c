@@ -11,10 +11,7 @@ static struct tui_lines lines;
 /* Wrapped text whose continuation lines start at column hang. */
 static void wrap_hang(int width, const char *text, int hang)
 {
-	int first = lines.n;
-	lines_wrap(&lines, TH_NORMAL, 1, width, text);
-	for (int k = first + 1; k < lines.n; k++)
-		lines.indent[k] = hang;
+	lines_wrap_hang(&lines, TH_NORMAL, 1, hang, width, text);
 }
 
 /* What every column of a pane means, from its column table. */
@@ -92,14 +89,8 @@ static void build(struct tui *t, int width)
 		tui_binding_keys(b, " ", keys, sizeof(keys));
 		snprintf(text, sizeof(text), "%-22s %s%s", keys, b->help,
 			 b->replay_only && strcmp(mode, "live") == 0 ? " [replay only]" : "");
-		struct tui_lines *L = &lines;
-		int first = L->n;
-		lines_wrap(L, TH_NORMAL, 1, width, text);
 		/* continuation lines line up under the description */
-		for (int k = first + 1; k < L->n; k++)
-			L->indent[k] = 24;
-		if (first < L->n)
-			L->slot[first] = TH_NORMAL;
+		lines_wrap_hang(&lines, TH_NORMAL, 1, 24, width, text);
 	}
 	cols_help("GPU API pane", ops_cols, ops_ncols, width);
 	abbreviations(width);

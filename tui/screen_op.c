@@ -187,22 +187,22 @@ static void op_numbers(struct tui *t, const struct tui_rect *r)
 				  : "no calls in the window: figures since the start");
 		return;
 	}
-	x += draw_printf(t, r, 2, x, TH_NORMAL, "wall %s of the calling threads  ",
+	x += draw_piecef(t, r, 2, x, TH_NORMAL, "wall %s of the calling threads  ",
 			 fmt_pct(a, sizeof(a), fig_share(s->wall_share)));
-	x += draw_printf(
+	x += draw_piecef(
 	    t, r, 2, x, TH_PREEMPTED, "tail preempted %s",
 	    fmt_pct(a, sizeof(a), s->tail_calls ? fig_share(s->tail_preempt_share) : -1));
-	x += draw_printf(t, r, 2, x, TH_NORMAL, "  ");
-	x += draw_printf(
+	x += draw_piecef(t, r, 2, x, TH_NORMAL, "  ");
+	x += draw_piecef(
 	    t, r, 2, x, TH_BLOCKED, "blocked %s",
 	    fmt_pct(a, sizeof(a), s->tail_calls ? fig_share(s->tail_blocked_share) : -1));
 	if (s->top_preemptor_pid)
-		x += draw_printf(
+		x += draw_piecef(
 		    t, r, 2, x, TH_NORMAL, "  top preemptor %s %s",
 		    fmt_culprit(p, sizeof(p), s->top_preemptor_comm, s->top_preemptor_pid, s->pid),
 		    fmt_pct(a, sizeof(a), fig_share(s->top_preemptor_share)));
 	if (s->bytes_win)
-		draw_printf(t, r, 2, x, TH_NORMAL, "  moved %s",
+		draw_piecef(t, r, 2, x, TH_NORMAL, "  moved %s",
 			    fmt_bytes(a, sizeof(a), s->bytes_win));
 }
 

@@ -164,7 +164,7 @@ static void culprits(struct tui *t, const struct tui_rect *r, int y, const char 
 		return;
 	}
 	for (int i = 0; i < n && x < r->w; i++)
-		x += draw_printf(t, r, y, x, i == 0 ? TH_PREEMPTED : TH_NORMAL, "%s%s %s (%s)",
+		x += draw_piecef(t, r, y, x, i == 0 ? TH_PREEMPTED : TH_NORMAL, "%s%s %s (%s)",
 				 i ? ", " : "",
 				 fmt_culprit(a, sizeof(a), c[i].comm, c[i].pid, p->pid),
 				 fmt_pct(pct, sizeof(pct), fig_share(c[i].share)),

@@ -91,12 +91,17 @@ static void stack_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	char title[64];
 	snprintf(title, sizeof(title), "frames, innermost first (%d)", d->nframes);
 	lines_add(&lines, TH_SECTION, 0, "%s", title);
+	/* a frame longer than the row wraps under its text (the module and the
+	 * source line at its end stay readable at 80 columns) */
 	for (int i = 0; i < d->nframes; i++) {
 		const struct stacks_frame *f = &d->frames[i];
+		char text[sizeof(f->text) + 16];
 		if (f->kind == STACKS_NOTE)
-			lines_add(&lines, TH_DIM, 1, "     %s", f->text);
+			snprintf(text, sizeof(text), "     %s", f->text);
 		else
-			lines_add(&lines, frame_slot(f), 1, "#%-3d %s", i, f->text);
+			snprintf(text, sizeof(text), "#%-3d %s", i, f->text);
+		lines_wrap_hang(&lines, f->kind == STACKS_NOTE ? TH_DIM : frame_slot(f), 1, 6, r->w,
+				text);
 	}
 	if (!d->nframes)
 		lines_add(&lines, TH_DIM, 1, "%s", "no frames");

@@ -138,11 +138,12 @@ static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect 
 	}
 	const struct ig_op_info *oi = th->main_op > 0 ? ig_op_info(th->main_op) : NULL;
 	double rate = tui_rate(t, th->calls_win, th->calls_life);
-	draw_printf(t, r, 1, 1, TH_NORMAL,
-		    "%s: %llu CUDA calls, %s/s, mostly %s  window: switches %u, syncs %llu (%s)",
-		    t->life ? "since the start" : "window",
-		    (unsigned long long)(t->life ? th->calls_life : th->calls_win),
-		    fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-", th->switches,
+	/* two pieces, each shown whole or marked cut (never "switches 122") */
+	int x = 1 + draw_piecef(t, r, 1, 1, TH_NORMAL, "%s: %llu CUDA calls, %s/s, mostly %s",
+				t->life ? "since the start" : "window",
+				(unsigned long long)(t->life ? th->calls_life : th->calls_win),
+				fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-");
+	draw_piecef(t, r, 1, x, TH_NORMAL, "  window: switches %u, syncs %llu (%s)", th->switches,
 		    (unsigned long long)(th->sync_calls_win - th->sync_nested_win),
 		    fmt_ns(a, sizeof(a), th->sync_ns_win - th->sync_nested_ns_win));
 	return 2 + timebar_lines(t, r, 2, "where the time goes",

@@ -227,10 +227,10 @@ int tui_clip_words(char *dst, size_t cap, const char *src, int cols, int ascii)
 		snprintf(dst, cap, "%s", src);
 		return total;
 	}
-	if (cols <= ell_w) {
-		size_t b = tui_text_prefix(src, cols);
-		snprintf(dst, cap, "%.*s", (int)b, src);
-		return tui_text_cols(dst);
+	if (cols <= ell_w) { /* room for the mark alone: never a cut prefix */
+		if (cols == ell_w)
+			snprintf(dst, cap, "%s", ell);
+		return cols == ell_w ? ell_w : 0;
 	}
 	/* the longest prefix of words that leaves room for the ellipsis */
 	size_t cut = tui_text_prefix(src, cols - ell_w);
@@ -238,10 +238,21 @@ int tui_clip_words(char *dst, size_t cap, const char *src, int cols, int ascii)
 	if (src[cut] != ' ') {
 		while (end > 0 && src[end - 1] != ' ')
 			end--;
-		if (end == 0)
-			end = cut; /* one long word: cut it */
+		if (end == 0) {
+			/* one long word: cut it, but never inside a number or a
+			 * [pid]: "ig-hog[28662]" becomes "ig-hog…", "4.36ms" "…" */
+			end = cut;
+			while (end > 0 && strchr("0123456789.[(", src[end - 1]))
+				end--;
+		}
 	}
-	while (end > 0 && src[end - 1] == ' ')
+	while (end > 0 && (src[end - 1] == ' ' || src[end - 1] == ','))
+		end--;
+	/* a text that already ends in a mark keeps one */
+	size_t el = strlen(ell);
+	if (end >= el && !memcmp(src + end - el, ell, el))
+		end -= el;
+	while (end > 0 && (src[end - 1] == ' ' || src[end - 1] == ','))
 		end--;
 	snprintf(dst, cap, "%.*s%s", (int)end, src, ell);
 	return tui_text_cols(dst);

@@ -54,8 +54,9 @@ int tui_cols_fit(const struct tui_col *c, int n, int width, short *x, short *w);
 
 /* Copies the clean string src into dst within cols columns; when it is
  * longer, it is cut at the end of a word and ends in an ellipsis ("..."
- * in ascii), so that no name[pid] is cut in the middle. Returns the
- * columns written. */
+ * in ascii), so that no name[pid] is cut in the middle. A word longer
+ * than cols is cut before any number or "[pid" in it ("4.36ms" in 3
+ * columns is "…"), never inside a number. Returns the columns written. */
 int tui_clip_words(char *dst, size_t cap, const char *src, int cols, int ascii);
 
 /* Splits cols columns among n parts in proportion to ns[i] of total (the

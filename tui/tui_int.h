@@ -506,10 +506,17 @@ int timebar_lines(struct tui *t, const struct tui_rect *r, int y, const char *ti
 void draw_apply_theme(struct tui *t);
 attr_t draw_attr(struct tui *t, int slot);
 /* Writes s (cleaned) at row y, column x of r (relative), clipped to r and to
- * maxcols (-1: to the edge of r). Returns the columns written. */
+ * maxcols (-1: to the edge of r): text that does not fit is cut at a word
+ * and ends in an ellipsis, never inside a number (tui_clip_words); blanks
+ * past the edge are dropped. Returns the columns written. */
 int draw_text(struct tui *t, const struct tui_rect *r, int y, int x, int maxcols, int slot,
 	      const char *s);
 int draw_printf(struct tui *t, const struct tui_rect *r, int y, int x, int slot, const char *fmt,
+		...) __attribute__((format(printf, 6, 7)));
+/* One piece of a row of pieces (printf): drawn whole when it fits in the
+ * row, else an ellipsis, and the rest of the row counts as used (returns
+ * r->w - x) so that no later piece is drawn. */
+int draw_piecef(struct tui *t, const struct tui_rect *r, int y, int x, int slot, const char *fmt,
 		...) __attribute__((format(printf, 6, 7)));
 /* Right-aligned in [x, x + w). */
 void draw_text_right(struct tui *t, const struct tui_rect *r, int y, int x, int w, int slot,
@@ -563,6 +570,9 @@ void lines_add(struct tui_lines *L, int slot, int indent, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Adds text wrapped to width (after indent). */
 void lines_wrap(struct tui_lines *L, int slot, int indent, int width, const char *text);
+/* lines_wrap with continuation lines at column hang, each within width. */
+void lines_wrap_hang(struct tui_lines *L, int slot, int indent, int hang, int width,
+		     const char *text);
 void lines_free(struct tui_lines *L);
 /* Draws L scrolled by l->top into r; l->n and l->page are set. */
 void lines_draw(struct tui *t, const struct tui_lines *L, struct tui_list *l,

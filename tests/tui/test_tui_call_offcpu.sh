@@ -33,7 +33,7 @@ expect 'slowest calls in the window' "the slowest calls"
 keys Tab
 keys o
 expect '^ during cudaLaunchKernel at [0-9:.]+, ' "o on the slowest call: its thread during it"
-expect "^[0-9:.]+ +$ms preempted in a CUDA cal.* ig-hog\[" \
+expect "^[0-9:.]+ +$ms preempted in a CUDA( cal|…).* ig-hog\[" \
 	"its interval is there ($ms, preempted by ig-hog), $later intervals later"
 expect_not 'intervals are gone|none kept for this call' "nothing said to be gone"
 keys q

@@ -141,6 +141,26 @@ int main(void)
 		cw = tui_clip_words(b, sizeof(b), sum, c, 0);
 		CHECKF(cw <= c, "clip %d gave %d", c, cw);
 	}
+	/* a number is never cut: one long word loses its number whole, a
+	 * name[pid] its [pid], and a cut always shows its mark (issue 28) */
+	CHECK(tui_clip_words(b, sizeof(b), "4.36ms", 4, 0) == 1 && !strcmp(b, "\u2026"));
+	CHECK(tui_clip_words(b, sizeof(b), "ig-hog[28662]", 10, 0) == 7 &&
+	      !strcmp(b, "ig-hog\u2026"));
+	CHECK(tui_clip_words(b, sizeof(b), "switches 1222", 12, 0) == 9 &&
+	      !strcmp(b, "switches\u2026"));
+	CHECK(tui_clip_words(b, sizeof(b), "kdamond.0[77] 29%, ?[1] 3%", 20, 0) &&
+	      !strcmp(b, "kdamond.0[77] 29%\u2026"));
+	CHECK(tui_clip_words(b, sizeof(b), "ab \u2026 cd", 6, 0) == 3 && !strcmp(b, "ab\u2026"));
+	CHECK(tui_clip_words(b, sizeof(b), "1222", 1, 0) == 1 && !strcmp(b, "\u2026"));
+	CHECK(tui_clip_words(b, sizeof(b), "1222", 2, 1) == 0 && !b[0]);
+	for (int c = 0; c < 14; c++) {
+		tui_clip_words(b, sizeof(b), "p99 4.49ms max 4.94ms", c, 0);
+		size_t l = strlen(b);
+		CHECKF(!l || strstr(b, "\u2026") || !strcmp(b, "p99 4.49ms max 4.94ms"),
+		       "clip %d: no mark in '%s'", c, b);
+		CHECKF(!strstr(b, "4.4\u2026") && !strstr(b, "4.\u2026"),
+		       "clip %d cut a number: '%s'", c, b);
+	}
 
 	/* bar columns of parts: they add up to the bar when the parts add up */
 	uint64_t parts[4] = {613, 30, 200, 157};
