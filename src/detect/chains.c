@@ -32,6 +32,7 @@ static const char *const class_names[IG_CC_MAX] = {
     [IG_CC_BACKPRESSURE] = "backpressure",
     [IG_CC_NET_WAIT] = "net_wait",
     [IG_CC_PAGE_FAULTS] = "page_faults",
+    [IG_CC_SLOW_BURST] = "slow_burst",
 };
 static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_CPU_CONTENTION] = "CPU contention",
@@ -56,6 +57,7 @@ static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_BACKPRESSURE] = "back-pressure",
     [IG_CC_NET_WAIT] = "network wait",
     [IG_CC_PAGE_FAULTS] = "page faults",
+    [IG_CC_SLOW_BURST] = "burst of slow calls",
 };
 static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
@@ -113,6 +115,7 @@ static const int8_t class_part[IG_CC_MAX] = {
     [IG_CC_BACKPRESSURE] = IG_PART_BACKPRESSURE,
     [IG_CC_NET_WAIT] = IG_PART_NET_WAIT,
     [IG_CC_PAGE_FAULTS] = IG_PART_FAULT,
+    [IG_CC_SLOW_BURST] = -1,
 };
 
 int detect_class_part(int cls)
@@ -171,6 +174,11 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->cold_x = 10;
 	c->cold_calls = 5;
 	c->cold_s = 60;
+	c->burst_x = 10;
+	c->burst_calls = 3;
+	c->burst_span_ms = 1000;
+	c->burst_min_ns = 10000000;
+	c->burst_share = 0.75;
 	c->hold_s = 3;
 	c->keep_s = 120;
 	c->straggler_ratio = 2.0;
@@ -287,13 +295,14 @@ static uint32_t chain_id(struct ig_detect *d, uint64_t key, uint64_t now)
 	return id;
 }
 
-/* Per-op classes (allocator spikes, cold start) are one chain per (class,
- * op, process); the time classes one per (class, process), whichever op
+/* Per-op classes (allocator spikes, cold start, slow bursts) are one chain
+ * per (class, op, process); the time classes one per (class, process), whichever op
  * their summary names: the tail a cause explains may move from op to op
  * while the cause stays the same, and must not open a second chain. */
 static uint64_t chain_key(int cls, int op, uint32_t pid)
 {
-	int per_op = cls == IG_CC_ALLOC_SPIKES || cls == IG_CC_COLD_START;
+	int per_op =
+	    cls == IG_CC_ALLOC_SPIKES || cls == IG_CC_COLD_START || cls == IG_CC_SLOW_BURST;
 	return ((uint64_t)(unsigned)cls << 48) | ((uint64_t)(unsigned)(per_op ? op : 0) << 32) |
 	       pid;
 }

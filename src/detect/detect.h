@@ -47,6 +47,7 @@ enum ig_chain_class {
 	IG_CC_BACKPRESSURE,	  /* writing to a full pipe or socket: its reader (named) is slow */
 	IG_CC_NET_WAIT,		  /* on a network socket (the peer when known) */
 	IG_CC_PAGE_FAULTS,	  /* page faults of fresh memory (minor faults) */
+	IG_CC_SLOW_BURST,	  /* a burst of slow calls of one op: when, how many, cost */
 	IG_CC_MAX,
 };
 
@@ -140,6 +141,12 @@ struct ig_detect_cfg {
 	double cold_x;		     /* first calls this many times the settled p50 (10) */
 	unsigned cold_calls;	     /* first calls of a (op, process) considered (5) */
 	unsigned cold_s;	     /* a process is "starting" for this long (60) */
+	double burst_x;		     /* a burst's calls: this many times the settled p50 (10) */
+	unsigned burst_calls;	     /* at least this many of them (3) */
+	unsigned burst_span_ms;	     /* within this span (1000) */
+	uint64_t burst_min_ns;	     /* and costing this much beyond the p50 (10 ms) */
+	double burst_share;	     /* holding this share of the window's calls as slow
+				      * (0.75): a burst, not a steady tail */
 	unsigned hold_s;	     /* a chain stays active this long after its last firing (3) */
 	unsigned keep_s;	     /* a resolved chain is listed this long (120) */
 	uint32_t self_pid;	     /* ingero-top's own pid: named as such when it is a culprit */

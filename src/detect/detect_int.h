@@ -111,6 +111,22 @@ void words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
 void words_memory(struct ctx *x, const struct cause *c, struct finding *f);
 void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
 		const struct ig_series_stats *s, double ratio);
+/* A burst of slow calls of one (op, process) series (rules.c rule_burst). */
+struct burst_words {
+	const struct ig_series_stats *s;
+	int n, more;			/* calls in it; more: the window may hold more */
+	int at_start, split;		/* began with the series; the split is known */
+	uint64_t first_ns, last_ns;	/* entry of its first call, end of its last */
+	uint64_t max_ns, max_ts;	/* its slowest call */
+	uint64_t dur_ns, pre_ns, blk_ns; /* sums over its calls */
+	uint64_t cost_ns;		/* their time beyond the settled p50 */
+};
+/* words_burst.c */
+void words_burst(struct ctx *x, const struct cause *c, struct finding *f,
+		 const struct burst_words *b);
+/* The process is an inference server by its name or its feeding thread's
+ * (vllm, sglang, tritonserver, text-generation, ...): advice for a server. */
+int words_server(const struct ctx *x);
 /* v: the rank that waits, s: the late one (sp: its process in the window,
  * NULL when it made no CUDA call in it). */
 void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,

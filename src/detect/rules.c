@@ -557,6 +557,80 @@ static void rule_memory(struct ctx *x)
 	fire(x->d, &f, x->now);
 }
 
+/* A burst of slow calls: at least burst_calls calls of an (op, process)
+ * series, each burst_x times its settled (lifetime) p50 or more, within
+ * burst_span_ms, costing burst_min_ns beyond the p50, holding burst_share of the window's calls
+ * that slow (or all of the window's slowest calls: more may lie behind them): a stretch, not a
+ * steady tail. The first calls alone are the cold start's. INFO when it began with the series
+ * (warm-up) or costs less than sev_low. */
+static void rule_burst(struct ctx *x, const struct ig_win_series *ws)
+{
+	const struct ig_series_stats *s = &ws->s;
+	const struct ig_detect_cfg *cfg = x->cfg;
+	uint64_t p50 = s->life.p50, span = (uint64_t)cfg->burst_span_ms * 1000000ull;
+	if (nested(s) || !p50 || !ws->win || s->calls_life < cfg->min_calls ||
+	    s->cold_n < cfg->cold_calls)
+		return;
+	uint64_t thr = (uint64_t)(cfg->burst_x * (double)p50);
+	struct ig_call_rec r[IG_SLOW_MAX];
+	int n = 0;
+	for (int i = 0; i < ws->nslow; i++) {
+		if (ws->slow[i].dur_ns < thr)
+			continue;
+		int j = n++; /* by entry time */
+		while (j > 0 && r[j - 1].ts_ns > ws->slow[i].ts_ns) {
+			r[j] = r[j - 1];
+			j--;
+		}
+		r[j] = ws->slow[i];
+	}
+	int bi = 0, bn = 0;
+	for (int i = 0, j = 0; i < n; i++) {
+		while (r[i].ts_ns - r[j].ts_ns > span)
+			j++;
+		if (i - j + 1 > bn) {
+			bn = i - j + 1;
+			bi = j;
+		}
+	}
+	uint64_t all = hist_count_above(ws->win, thr);
+	int full = ws->nslow == IG_SLOW_MAX && bn == n;
+	if (bn < (int)cfg->burst_calls || (!full && (double)bn < cfg->burst_share * (double)all))
+		return;
+	struct burst_words b = {.s = s, .n = bn, .more = full && all > (uint64_t)bn, .split = 1};
+	int after_cold = 0;
+	for (int k = bi; k < bi + bn; k++) {
+		const struct ig_call_rec *c = &r[k];
+		after_cold += c->ts_ns >= s->cold_end_ns;
+		b.dur_ns += c->dur_ns;
+		b.pre_ns += c->preempt_ns;
+		b.blk_ns += c->blocked_ns;
+		b.cost_ns += c->dur_ns - p50;
+		b.split &= !(c->flags & IG_F_NO_SPLIT);
+		if (c->dur_ns > b.max_ns) {
+			b.max_ns = c->dur_ns;
+			b.max_ts = c->ts_ns;
+		}
+	}
+	if (!after_cold || b.cost_ns < cfg->burst_min_ns)
+		return;
+	b.first_ns = r[bi].ts_ns;
+	b.last_ns = r[bi + bn - 1].ts_ns + r[bi + bn - 1].dur_ns;
+	b.at_start = b.first_ns < s->first_ns + span;
+	struct cause c;
+	memset(&c, 0, sizeof(c));
+	c.cls = IG_CC_SLOW_BURST;
+	c.impact = x->parts->wall_ns ? fmin(1.0, (double)b.cost_ns / (double)x->parts->wall_ns) : 0;
+	c.sev =
+	    b.at_start || c.impact < cfg->sev_low ? IG_SEV_INFO : sev_of(cfg, c.impact, 0, b.split);
+	struct finding f;
+	f_init(&f, c.cls, c.sev, s->op, x->p);
+	f.c.tid = x->feeder ? x->feeder->tid : 0;
+	f.c.impact = c.impact;
+	words_burst(x, &c, &f, &b);
+	fire(x->d, &f, x->now);
+}
+
 /* The first calls of a series were slow, then it settled (INFO). Judged
  * per copy direction, and on the first calls' own time: a first call that
  * waited for a CPU another task held (or, synchronising, for the GPU) is
@@ -750,6 +824,8 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 		for (int k = 0; k < wp->nops; k++)
 			rule_alloc(&x, &wp->ops[k].s);
 		rule_memory(&x);
+		for (int k = 0; k < wp->nops; k++)
+			rule_burst(&x, &wp->ops[k]);
 		rule_cold(&x);
 		rule_gpu_bound(&x, &cp);
 	}

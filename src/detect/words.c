@@ -284,8 +284,15 @@ static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
 			rec(f, "Let host work overlap GPU work: queue the next step before reading "
 			       "results (no .item()/.cpu() per step; read every N steps)");
 		}
-		rec(f, "Move the per-step CPU work off the feeding thread: a DataLoader with "
-		       "num_workers > 0, or a producer thread with a queue");
+		if (words_server(x))
+			rec(f,
+			    "Batch more requests per engine step, so scheduling, sampling and "
+			    "detokenising cost per batch, not per token; ask for fewer per-token "
+			    "extras (logprobs); keep CUDA graphs on");
+		else
+			rec(f,
+			    "Move the per-step CPU work off the feeding thread: a DataLoader with "
+			    "num_workers > 0, or a producer thread with a queue");
 		rec(f,
 		    "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "
 		    "the next batch's work before waiting on the current one",
@@ -582,8 +589,13 @@ void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top
 	ev(f, "mean_copy_bytes", mean_bytes, "B");
 	ev(f, "copy_bytes_per_s", bps, "B/s");
 	ev(f, "copy_calls", (double)calls, "");
-	rec(f, "Use pinned (page-locked) host buffers: pin_memory=True in the DataLoader or "
-	       "cudaHostAlloc, so copies run at full PCIe bandwidth");
+	if (words_server(x))
+		rec(f, "Use pinned (page-locked) host buffers (cudaHostAlloc, or the server's "
+		       "pinned-memory option), so copies run at full PCIe bandwidth");
+	else
+		rec(f,
+		    "Use pinned (page-locked) host buffers: pin_memory=True in the DataLoader or "
+		    "cudaHostAlloc, so copies run at full PCIe bandwidth");
 	rec(f, "Overlap copies with compute: non_blocking=True / cudaMemcpyAsync on a separate "
 	       "stream, double-buffering the next batch");
 	rec(f, "Move less data per step: keep tensors on the GPU between steps, send compact "

@@ -516,7 +516,10 @@ static void test_recs_specific(void)
 		}
 		an_model_free(m);
 	}
-	CHECKF(n == IG_CC_MAX, "%d of %d classes seen on the scenarios", n, IG_CC_MAX);
+	/* a burst of slow calls is a transient no steady scenario makes: it is
+	 * tested on streams of its own (test_rules_tail.c) */
+	CHECKF(n == IG_CC_MAX - 1 && !have[IG_CC_SLOW_BURST],
+	       "%d of %d classes seen on the scenarios", n, IG_CC_MAX - 1);
 	for (int i = 0; i < IG_CC_MAX; i++)
 		for (int j = i + 1; j < IG_CC_MAX; j++)
 			if (have[i] && have[j])
