@@ -34,6 +34,7 @@ struct live {
 	const char *demo_name;
 	int pids[MAX_PIDS]; /* traced from the start */
 	int npids;
+	bool pids_end; /* --pid: done once they all exited (not while serving metrics) */
 	bool ticked;	  /* the first tick leaves the workload alone */
 	bool gone;	  /* the command or the scenario ended */
 	int status;	  /* its exit status once gone */
@@ -132,7 +133,7 @@ static void watch_workload(struct live *l, ig_emit_fn emit, void *ctx, struct ig
 		l->status = 0;
 		ig_status_say(st, "demo %s finished", l->demo_name);
 	}
-	if (!l->gone && !l->cmd && !l->demo && pids_gone(l)) {
+	if (!l->gone && l->pids_end && pids_gone(l)) {
 		l->gone = true;
 		l->status = 0;
 		if (l->npids == 1)
@@ -243,6 +244,8 @@ static int choose_targets(struct live *l, const struct cli *cli, struct collecto
 			l->pids[l->npids++] = cli->pids[i];
 		}
 		o->target = COLL_PIDS;
+		/* an exporter keeps serving its last numbers until stopped */
+		l->pids_end = !cli->prometheus;
 	} else if (cli->cmd) {
 		l->cmd = command_new(cli->cmd, err, errlen);
 		if (!l->cmd)
