@@ -34,7 +34,6 @@ struct live {
 	const char *demo_name;
 	int pids[MAX_PIDS]; /* traced from the start */
 	int npids;
-	bool pids_end; /* --pid: done once they all exited (not while serving metrics) */
 	bool ticked;	  /* the first tick leaves the workload alone */
 	bool gone;	  /* the command or the scenario ended */
 	int status;	  /* its exit status once gone */
@@ -89,38 +88,8 @@ static void snapshot(struct live *l, uint64_t ts_ns, ig_emit_fn emit, void *ctx)
 	emit(ctx, &e);
 }
 
-/* A process that ended: no /proc entry, or a zombie its parent has not
- * reaped yet (kill(pid, 0) still succeeds for it). */
-static bool pid_gone(int pid)
-{
-	char path[64], buf[256], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return true;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')'); /* the state follows the comm, which may hold ") " */
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
-/* --pid: every process named has ended (children that outlive them are not
- * waited for, as perf record -p does not). */
-static bool pids_gone(const struct live *l)
-{
-	for (int i = 0; i < l->npids; i++)
-		if (!pid_gone(l->pids[i]))
-			return false;
-	return l->npids > 0;
-}
-
-/* The launched command, the scenario or the --pid processes: once they
- * ended, everything they did is in the ring buffer; drain it twice more,
- * then the source is done. */
+/* The launched command or the scenario: once it ended, everything it did
+ * is in the ring buffer; drain it twice more, then the source is done. */
 static void watch_workload(struct live *l, ig_emit_fn emit, void *ctx, struct ig_status *st)
 {
 	if (!l->gone && l->cmd && command_poll(l->cmd) >= 0) {
@@ -132,14 +101,6 @@ static void watch_workload(struct live *l, ig_emit_fn emit, void *ctx, struct ig
 		l->gone = true;
 		l->status = 0;
 		ig_status_say(st, "demo %s finished", l->demo_name);
-	}
-	if (!l->gone && l->pids_end && pids_gone(l)) {
-		l->gone = true;
-		l->status = 0;
-		if (l->npids == 1)
-			ig_status_say(st, "pid %d exited", l->pids[0]);
-		else
-			ig_status_say(st, "the %d traced pids exited", l->npids);
 	}
 	if (!l->gone)
 		return;
@@ -244,8 +205,6 @@ static int choose_targets(struct live *l, const struct cli *cli, struct collecto
 			l->pids[l->npids++] = cli->pids[i];
 		}
 		o->target = COLL_PIDS;
-		/* an exporter keeps serving its last numbers until stopped */
-		l->pids_end = !cli->prometheus;
 	} else if (cli->cmd) {
 		l->cmd = command_new(cli->cmd, err, errlen);
 		if (!l->cmd)

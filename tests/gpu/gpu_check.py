@@ -285,7 +285,7 @@ def check_attach():
     rc = read_text("attach.rc").strip()
     if not rc:
         return
-    say("PASS" if rc == "0" else "FAIL", "attach (--pid): ends by itself when the process exits",
+    say("PASS" if rc == "0" else "FAIL", "attach (--pid): Ctrl-C after the process exited ends it",
         f"exit {rc}" + (" (killed by the 120 s timeout)" if rc == "124" else ""))
     summ = summary("attach.json")
     rep = kv("attach.report")

@@ -145,7 +145,8 @@ kill $lst 2>/dev/null
 wait 2>/dev/null
 
 # The incident case: ingero-top started against a process already running
-# (sudo ingero-top --pid PID) ends by itself when it exits.
+# (sudo ingero-top --pid PID), stopped with Ctrl-C once it exited (batch
+# mode goes on after its --pid processes, as top -b -p does).
 if [ -s "$O/stacks.json" ]; then # (not where tracing was refused)
 	say "attach to the running workload (--pid)"
 	"$WL" "${WL_ARGS[@]}" --contend 6 --report "$O/attach.report" >/dev/null 2>"$O/attach.wlerr" &
@@ -153,7 +154,11 @@ if [ -s "$O/stacks.json" ]; then # (not where tracing was refused)
 	for _ in $(seq 1 600); do grep -q libcudart "/proc/$wl/maps" 2>/dev/null && break; sleep 0.05; done
 	lst=$(lister)
 	timeout 120 "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --pid "$wl" \
-		>"$O/attach.json" 2>"$O/attach.err"
+		>"$O/attach.json" 2>"$O/attach.err" &
+	ig=$!
+	wait "$wl"
+	kill -INT "$ig" 2>/dev/null
+	wait "$ig"
 	echo "$?" >"$O/attach.rc"
 	kill $lst 2>/dev/null
 	wait

@@ -29,10 +29,15 @@ grep -q '^PASS real_gpu_check (shim): every comparison holds' "$TMP/out/verdict.
 
 # Where tracing is refused (here: not root), the verdict says what was
 # refused and the script exits 3: a finding about where it can run.
-mkdir -p "$TMP/nobody" && chmod 777 "$TMP/nobody"
-setpriv --reuid=65534 --regid=65534 --clear-groups "$ROOT/tests/gpu/real_gpu_check.sh" --ig "$P" \
-	--wl "$GW" --shim "$B/shim" --out "$TMP/nobody" -- --iters 5 --launches 10 --bytes 1048576 \
-	--contend 0 >"$TMP/nobody.log" 2>&1
+# (a copy in $TMP: the checkout may be in a directory nobody cannot enter)
+nb=$TMP/nb
+mkdir -p "$nb/gpu" "$nb/tests/gpu" "$nb/shim" "$TMP/nobody" && chmod 777 "$TMP/nobody"
+cp "$ROOT/tests/gpu/real_gpu_check.sh" "$ROOT/tests/gpu/gpu_check.py" "$nb/gpu/"
+cp "$GW" "$nb/tests/gpu/" && cp -a "$B/shim/." "$nb/shim/" && cp "$P" "$nb/"
+chmod -R a+rX "$nb"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$nb/gpu/real_gpu_check.sh" --ig "$nb/ingero-top" \
+	--wl "$nb/tests/gpu/$(basename "$GW")" --shim "$nb/shim" --out "$TMP/nobody" -- --iters 5 \
+	--launches 10 --bytes 1048576 --contend 0 >"$TMP/nobody.log" 2>&1
 expect_eq "real_gpu_check.sh without privileges: exit status" "$?" 3
 grep -q '^FAIL the machine refused what ingero-top needs: FAIL privileges' "$TMP/nobody/verdict.txt" &&
 	ok "the verdict names the refusal (privileges)" || bad "verdict: $(sed -n 2p "$TMP/nobody/verdict.txt")"

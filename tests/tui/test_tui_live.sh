@@ -69,7 +69,7 @@ expect '^ cudaStreamSynchronize  runtime API' "the sync op"
 keys Tab
 keys o
 expect '^ during cudaStreamSynchronize at [0-9:.]+, ' "o on the slowest sync: its thread during it"
-expect '^[0-9:.]{12} +[0-9.]+(ns|us|ms|s) +(blocked|preempted) +in a CUDA cal' \
+expect '^[0-9:.]{12} +[0-9.]+(ns|us|ms|s) +(blocked|preempted) +in a CUDA( cal|…)' \
 	"live: the slowest sync's off-CPU interval is shown"
 expect_not 'intervals are gone|none kept for this call' "live: nothing said to be gone"
 keys Escape

@@ -77,7 +77,7 @@ if screen | grep -q 'intervals are kept'; then
 		"the call is older than the intervals kept: said plainly"
 	expect 'none kept for this call' "and no interval of another time is shown"
 else
-	expect ' (preempted|blocked) +in a CUDA cal' "during the sync: its off-CPU intervals"
+	expect ' (preempted|blocked) +in a CUDA( cal|…)' "during the sync: its off-CPU intervals"
 	expect 'these intervals: preempted [0-9.]+(ns|us|ms), blocked [0-9.]+(ns|us|ms)' \
 		"what the intervals during the call add up to"
 fi
@@ -96,7 +96,7 @@ text wl-worker-0
 keys Enter
 keys Enter
 expect '^ thread [0-9]+ \(wl-worker-0\) of workload\[' "the thread from the process screen"
-expect ' blocked +in a CUDA cal.* \[irq\]' "its latest intervals: blocked in a sync, woken by [irq]"
+expect ' blocked +in a CUDA( cal|…).* \[irq\]' "its latest intervals: blocked in a sync, woken by [irq]"
 keys Escape
 keys Escape
 keys Escape
