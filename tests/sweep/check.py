@@ -18,7 +18,7 @@ import sys
 CLASSES = ["cpu_contention", "loader_wait", "block_io", "host_work", "timer_sleep", "gpu_bound",
            "sync_storm", "copy_dominated", "alloc_spikes", "memory_pressure", "cold_start",
            "cpu_quota", "file_io", "cold_read", "lock_wait", "gil_wait", "backpressure",
-           "net_wait", "page_faults"]
+           "net_wait", "page_faults", "slow_burst"]
 SEV = {"INFO": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 PARTS = ["gpu_wait", "api", "call_preempted", "host_cpu", "preempted", "io_wait", "task_wait",
          "sleep", "fault", "unknown", "throttled", "file_io", "cold_read", "mem_pressure",
