@@ -22,9 +22,11 @@ ALLOWED = {
     "detect":  {"core", "model"},
     "session": {"core", "collect", "store", "model", "stacks", "detect"},
     "report":  {"core", "store", "model", "stacks", "detect"},
-    "tui":     {"core", "store", "model", "stacks", "detect", "session", "report"},
+    "fleet":   {"core", "store"},
+    "tui":     {"core", "store", "model", "stacks", "detect", "session", "report",
+                "fleet"},
     "app":     {"core", "collect", "store", "model", "stacks", "detect", "session",
-                "report", "tui"},
+                "report", "fleet", "tui"},
     "bpf":     set(),
 }
 # headers that are not under src/<layer>/: which layer they belong to
