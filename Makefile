@@ -28,11 +28,12 @@ LDLIBS  := -lbpf -ldw -lelf -lz -lsqlite3 -ljansson -lncursesw -ltinfo -liberty 
 # Build and test dependencies, from Debian's archive.
 DEPS_PKGS := gcc g++ make clang llvm pkg-config libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libjansson-dev \
 	     libncurses-dev libsqlite3-dev libiberty-dev tmux sqlite3 bpftrace python3 \
-	     procps util-linux locales prometheus curl libclang-rt-14-dev
+	     procps util-linux locales prometheus curl libclang-rt-14-dev \
+	     openssh-client openssh-server sudo
 
 # src/ is layered (docs/architecture.md, make check-layers): core, collect,
-# store, model, stacks, detect, session, report; tui/ beside report; app on top.
-LAYERS   := core collect store model stacks detect session report app
+# store, model, stacks, detect, session, report, fleet; tui/ beside report; app on top.
+LAYERS   := core collect store model stacks detect session report fleet app
 SRC      := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 HDRS     := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h))
 TUI_SRC  := $(wildcard tui/*.c)
