@@ -8,43 +8,18 @@
 
 int fig_part_group(int part)
 {
-	switch (part) {
-	case IG_PART_GPU_WAIT:
-		return FIG_GPU;
-	case IG_PART_API:
-	case IG_PART_HOST_CPU:
-		return FIG_CPU;
-	case IG_PART_CALL_PREEMPTED:
-	case IG_PART_PREEMPTED:
-		return FIG_PRE;
-	default:
-		return FIG_WAIT;
-	}
+	return model_split_group(part);
 }
 
+/* The model's split (model_split), so that the panes and the stream agree. */
 void fig_split(const struct ig_time_parts *p, struct fig_split *out)
 {
-	uint64_t g[FIG_NSPLIT] = {0}, sum = 0;
+	struct ig_split s;
+	model_split(p, &s);
+	out->valid = s.valid;
+	out->pre_unknown = s.pre_unknown;
 	for (int k = 0; k < FIG_NSPLIT; k++)
-		out->share[k] = -1;
-	out->valid = p && p->wall_ns > 0;
-	out->pre_unknown = out->valid && p->split_unknown;
-	if (!out->valid)
-		return;
-	for (int k = 0; k < IG_PART_MAX; k++) {
-		g[fig_part_group(k)] += p->ns[k];
-		sum += p->ns[k];
-	}
-	/* the model makes the parts add up to the wall time; divide by their
-	 * sum all the same so that the columns add up whatever happens */
-	if (sum < p->wall_ns)
-		sum = p->wall_ns;
-	for (int k = 0; k < FIG_NSPLIT; k++)
-		out->share[k] = (double)g[k] / (double)sum;
-	/* off-CPU time of unknown state may hold preemptions: a PRE% of 0
-	 * beside it is not known to be 0 */
-	if (!g[FIG_PRE] && p->ns[IG_PART_UNKNOWN])
-		out->pre_unknown = 1;
+		out->share[k] = s.share[k];
 }
 
 char *fig_split_cell(char *buf, size_t n, const struct fig_split *sp, int k)

@@ -17,7 +17,13 @@
  * on the CPU (api + host_cpu), runnable but not running (call_preempted +
  * preempted), asleep between calls (io_wait + task_wait + sleep + fault +
  * unknown). */
-enum { FIG_GPU = 0, FIG_CPU, FIG_PRE, FIG_WAIT, FIG_NSPLIT };
+enum {
+	FIG_GPU = IG_SPLIT_GPU,
+	FIG_CPU = IG_SPLIT_CPU,
+	FIG_PRE = IG_SPLIT_PRE,
+	FIG_WAIT = IG_SPLIT_WAIT,
+	FIG_NSPLIT = IG_SPLIT_MAX
+};
 struct fig_split {
 	int valid; /* 0: no wall time (no value, shown as "-") */
 	double share[FIG_NSPLIT];
@@ -26,6 +32,7 @@ struct fig_split {
 	 * preemption known; shown as "?", never 0% */
 	int pre_unknown;
 };
+/* model_split (model/model.h) in the viewer's terms: the same numbers. */
 void fig_split(const struct ig_time_parts *p, struct fig_split *out);
 /* A cell of the four shares: "12%", "-" without wall time, "?" for an
  * unknown PRE%. Returns buf. */

@@ -170,6 +170,24 @@ const char *ig_part_name(int part);
 /* A share of the wall time, 0..1 (0 when wall_ns is 0). */
 double ig_part_share(const struct ig_time_parts *t, int part);
 
+/* The wall time in four groups, fractions of the parts' sum that add up to
+ * 1 (the processes pane's GPU% CPU% PRE% WAIT%, the stream's split):
+ * waiting for the GPU (gpu_wait), running on the CPU (api + host_cpu),
+ * runnable but not running (call_preempted + preempted), everything else
+ * (asleep or off CPU between calls). One computation for every view. */
+enum { IG_SPLIT_GPU = 0, IG_SPLIT_CPU, IG_SPLIT_PRE, IG_SPLIT_WAIT, IG_SPLIT_MAX };
+struct ig_split {
+	int valid; /* 0: no wall time (no value; shares -1) */
+	double share[IG_SPLIT_MAX];
+	/* the PRE share is not known: calls came without their
+	 * preempted/blocked split, or off-CPU time of unknown state (an Ingero
+	 * recording) with no preemption known; never to be shown as 0 */
+	int pre_unknown;
+};
+void model_split(const struct ig_time_parts *p, struct ig_split *out);
+/* The group (IG_SPLIT_*) of a part (enum ig_part). */
+int model_split_group(int part);
+
 /* Percentiles of one histogram. */
 struct ig_pcts {
 	uint64_t n;

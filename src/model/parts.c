@@ -35,6 +35,47 @@ double ig_part_share(const struct ig_time_parts *t, int part)
 	return (double)t->ns[part] / (double)t->wall_ns;
 }
 
+int model_split_group(int part)
+{
+	switch (part) {
+	case IG_PART_GPU_WAIT:
+		return IG_SPLIT_GPU;
+	case IG_PART_API:
+	case IG_PART_HOST_CPU:
+		return IG_SPLIT_CPU;
+	case IG_PART_CALL_PREEMPTED:
+	case IG_PART_PREEMPTED:
+		return IG_SPLIT_PRE;
+	default:
+		return IG_SPLIT_WAIT;
+	}
+}
+
+void model_split(const struct ig_time_parts *p, struct ig_split *out)
+{
+	uint64_t g[IG_SPLIT_MAX] = {0}, sum = 0;
+	for (int k = 0; k < IG_SPLIT_MAX; k++)
+		out->share[k] = -1;
+	out->valid = p && p->wall_ns > 0;
+	out->pre_unknown = out->valid && p->split_unknown;
+	if (!out->valid)
+		return;
+	for (int k = 0; k < IG_PART_MAX; k++) {
+		g[model_split_group(k)] += p->ns[k];
+		sum += p->ns[k];
+	}
+	/* the parts add up to the wall time; divide by their sum all the same
+	 * so that the four add up whatever happens */
+	if (sum < p->wall_ns)
+		sum = p->wall_ns;
+	for (int k = 0; k < IG_SPLIT_MAX; k++)
+		out->share[k] = (double)g[k] / (double)sum;
+	/* off-CPU time of unknown state may hold preemptions: a PRE share of 0
+	 * beside it is not known to be 0 */
+	if (!g[IG_SPLIT_PRE] && p->ns[IG_PART_UNKNOWN])
+		out->pre_unknown = 1;
+}
+
 /* Fills out from the raw sums over wall_ns. The parts are measured
  * independently (calls by their own clocks, off-CPU intervals by the
  * scheduler) and counted in the slice where they end, so at the edges of a
