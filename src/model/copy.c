@@ -90,7 +90,7 @@ static struct ig_model *copy_into(struct ig_model *dst, const struct ig_model *s
 	copy_mem(dst->callev, src->callev, IG_CALLEV_MAX * sizeof(*dst->callev), sparse);
 	dst->callev_i = src->callev_i;
 	memcpy(dst->gsl, src->gsl, W * sizeof(*dst->gsl));
-	*dst->nccl = *src->nccl; /* plain data, no pointers */
+	*dst->nccl = *src->nccl; /* plain data, no pointers (the ranks' arrivals too) */
 	*dst->gpu = *src->gpu;
 	return dst;
 fail:

@@ -518,6 +518,22 @@ struct ig_nccl_rank {
 /* Ranks with operations in the window, by communicator key then rank. */
 int model_nccl_ranks(const struct ig_model *m, struct ig_nccl_rank *out, int max);
 
+/* The operations a rank enqueued, for joining one communicator's
+ * collectives across hosts (docs/fleet.md): each its sequence number (the
+ * rank's count of operations enqueued on that communicator, from 1: the
+ * same collective has the same number on every rank) and the wall time of
+ * its enqueue call's entry (Unix ns). The last IG_NCCL_ARRIVALS are kept
+ * per rank. */
+#define IG_NCCL_ARRIVALS 256
+/* The rank (pid, communicator key, rank)'s operations numbered after
+ * after_seq into out[i] = {seq, entry_ns}, oldest first, at most max (the
+ * newest when there are more); *lost (may be NULL): those after after_seq
+ * not written (no longer kept, or over max). An after_seq past the rank's
+ * count (a rank record made again) counts from 0. Returns the count
+ * written, or -ENOENT when the model has no such rank. */
+int model_nccl_arrivals(const struct ig_model *m, uint32_t pid, uint32_t key, uint32_t rank,
+			uint64_t after_seq, uint64_t (*out)[2], int max, uint64_t *lost);
+
 struct ig_nccl_totals {
 	uint64_t pending; /* operations not yet seen complete */
 	uint64_t dropped; /* ... forgotten for want of room (their completion is not known) */

@@ -273,11 +273,20 @@ struct nc_pend {
 	uint64_t stream, end_ns, bytes;
 };
 
+/* An operation the rank enqueued: its sequence number (the rank's
+ * ops_life once counted, from 1) and its enqueue call's entry (Unix ns). */
+struct nc_arrival {
+	uint64_t seq, entry_ns;
+};
+
 struct nc_rank {
 	uint32_t pid;
 	uint64_t comm; /* IG_NCCL_COMM, 0 unknown */
 	uint64_t ops_life, last_ns;
 	struct nc_slice sl[IG_WIN_MAX];
+	/* the last IG_NCCL_ARRIVALS operations, operation seq in slot
+	 * seq % IG_NCCL_ARRIVALS (the cross-host join, docs/fleet.md) */
+	struct nc_arrival arr[IG_NCCL_ARRIVALS];
 };
 
 struct nc_event {

@@ -96,6 +96,8 @@ static void enqueue(struct ig_model *m, const struct ig_event *e, int kind, uint
 		struct nc_rank *R = &N->r[r];
 		R->ops_life++;
 		R->last_ns = end;
+		R->arr[R->ops_life % IG_NCCL_ARRIVALS] =
+		    (struct nc_arrival){.seq = R->ops_life, .entry_ns = e->ts_ns};
 		s = nslot(R->sl, m->W, sec);
 		s->ops++;
 		s->bytes += bytes;
@@ -387,6 +389,42 @@ int nccl_window_ranks(const struct ig_model *m, uint64_t end, struct ig_nccl_ran
 int model_nccl_ranks(const struct ig_model *m, struct ig_nccl_rank *out, int max)
 {
 	return nccl_window_ranks(m, m->clock_ns, out, max);
+}
+
+int model_nccl_arrivals(const struct ig_model *m, uint32_t pid, uint32_t key, uint32_t rank,
+			uint64_t after_seq, uint64_t (*out)[2], int max, uint64_t *lost)
+{
+	const struct nccl_state *N = m->nccl;
+	const struct nc_rank *R = NULL;
+	if (lost)
+		*lost = 0;
+	for (int i = 0; N && i < N->nr && !R; i++)
+		if (N->r[i].pid == pid && IG_NCCL_COMM_KEY(N->r[i].comm) == key &&
+		    IG_NCCL_COMM_RANK(N->r[i].comm) == rank)
+			R = &N->r[i];
+	if (!R)
+		return -ENOENT;
+	if (after_seq > R->ops_life)
+		after_seq = 0;
+	uint64_t first = after_seq + 1; /* the oldest wanted, then the oldest kept */
+	if (R->ops_life >= IG_NCCL_ARRIVALS && first < R->ops_life - IG_NCCL_ARRIVALS + 1)
+		first = R->ops_life - IG_NCCL_ARRIVALS + 1;
+	if (max < 0)
+		max = 0;
+	if (R->ops_life >= first && R->ops_life - first + 1 > (uint64_t)max)
+		first = R->ops_life - (uint64_t)max + 1;
+	int n = 0;
+	for (uint64_t q = first; q <= R->ops_life; q++) {
+		const struct nc_arrival *a = &R->arr[q % IG_NCCL_ARRIVALS];
+		if (a->seq != q)
+			continue; /* not kept (cannot happen: the ring holds the last ones) */
+		out[n][0] = a->seq;
+		out[n][1] = a->entry_ns;
+		n++;
+	}
+	if (lost)
+		*lost = R->ops_life - after_seq - (uint64_t)n;
+	return n;
 }
 
 void model_nccl_totals(const struct ig_model *m, struct ig_nccl_totals *o)
