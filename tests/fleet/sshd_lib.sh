@@ -58,7 +58,8 @@ sshd_setup() {
 	SSHD_CONFIG=$SSHD_DIR/ssh_config
 	SSHD_KNOWN=$SSHD_DIR/known_hosts
 	SSHD_AUTH=$SSHD_DIR/authorized_keys
-	sshd_trap # shellcheck disable=SC2119
+	# shellcheck disable=SC2119
+	sshd_trap
 	# Privilege separation directory (Debian's unit makes it at boot).
 	mkdir -p /run/sshd && chmod 755 /run/sshd
 	ssh-keygen -q -t ed25519 -N '' -C ig-fleet-client -f "$SSHD_DIR/client_key" || return 1
