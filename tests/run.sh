@@ -16,6 +16,14 @@
 #     scripts' run, so twice as many run as there are CPUs.
 # JOBS defaults to 2, POOL_JOBS to twice the CPUs this shell may use (at
 # most 6). Results are reported in order as each one ends.
+#
+# The integration scripts of phase 3 (no BPF, no timing: they replay
+# recordings, fuzz, query) do not wait for phase 2: one at a time, they run
+# beside it under SCHED_IDLE (chrt -i 0), which takes only CPU time that
+# nothing else wants: a traced workload or ingero-top that wakes preempts
+# them at once, so phase 2's timing is not disturbed, and the CPUs that
+# phase 2 leaves idle (its workloads mostly sleep or wait on one CPU) do
+# their work. Their results are reported at the end. BESIDE=0 turns it off.
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}
@@ -115,6 +123,28 @@ done
 for t in tests/tui/test_*.sh; do
 	[ -f "$t" ] && selected "$t" && shared+=("$t")
 done
+# 2b. beside phase 2 at idle priority: the integration scripts that need
+# neither root nor quiet (see the header)
+beside=() tui=()
+for t in "${shared[@]}"; do
+	if [ "${BESIDE:-1}" = 1 ] && [[ $t == tests/integration/* ]]; then beside+=("$t"); else tui+=("$t"); fi
+done
+shared=("${tui[@]}")
+beside_run() {
+	local t log start
+	for t in "${beside[@]}"; do
+		log=$(log_of "$t") start=$SECONDS
+		chrt -i 0 bash -c 'exec timeout "${SCRIPT_TIMEOUT:-600}" bash "$1"' _ "$t" >"$log" 2>&1
+		echo "$? $((SECONDS - start))" >"$log.rc"
+	done
+}
+# not a job of this shell (pool counts its jobs): a grandchild, ended with
+# the run if the run is stopped
+beside_done=$logdir/beside.done
+if [ ${#beside[@]} -gt 0 ]; then
+	( (echo $BASHPID >"$logdir/beside.pid"; beside_run; touch "$beside_done") & )
+	trap '[ -e "$beside_done" ] || { p=$(cat "$logdir/beside.pid" 2>/dev/null); [ -n "$p" ] && kill -STOP "$p" && pkill -P "$p"; kill -KILL "$p"; } 2>/dev/null' EXIT
+fi
 for t in "${alone[@]}"; do
 	if [ "$(id -u)" != 0 ] && root_only "$t"; then
 		skip=$((skip + 1)); printf 'SKIP %-44s needs root\n' "$t"; continue
@@ -142,6 +172,14 @@ for t in "${runnable[@]}"; do
 	[[ " ${ordered[*]} " == *" $t "* ]] || ordered+=("$t")
 done
 [ ${#ordered[@]} -gt 0 ] && jobs_max=$pool_jobs && pool "${ordered[@]}"
+if [ ${#beside[@]} -gt 0 ]; then
+	while [ ! -e "$beside_done" ]; do sleep 1; done
+	for t in "${beside[@]}"; do
+		log=$(log_of "$t")
+		read -r rc secs <"$log.rc"
+		report "$t" "$rc" "$secs" "$log"
+	done
+fi
 
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[*]}"
