@@ -40,6 +40,9 @@ static const char usage[] =
     "      --events         print every event, one line each (with --json: one\n"
     "                       JSON object each; docs/batch.md, docs/json.md)\n"
     "      --stacks         also print the top call stacks per op\n"
+    "      --stream         versioned JSON lines for `--ssh` (the fleet): a hello,\n"
+    "                       a frame per refresh, pongs to pings read on stdin;\n"
+    "                       ends when stdin ends (docs/json.md, \"Stream\")\n"
     "  -w, --window SECS    rolling window of the statistics (default 10)\n"
     "\n"
     "recording:\n"
@@ -117,6 +120,7 @@ enum {
 	OPT_STACKS,
 	OPT_PROMETHEUS,
 	OPT_PROMETHEUS_PROCS,
+	OPT_STREAM,
 };
 
 static const struct option longopts[] = {
@@ -150,6 +154,7 @@ static const struct option longopts[] = {
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 	{ "prometheus-procs", required_argument, NULL, OPT_PROMETHEUS_PROCS },
+	{ "stream", no_argument, NULL, OPT_STREAM },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -289,6 +294,12 @@ static int check_combinations(struct cli *c, int argc, char **argv, bool replay)
 		fprintf(stderr, "ingero-top: give either --pid or a command, not both\n");
 		return -1;
 	}
+	if (c->stream && (c->batch || c->json || c->events || c->summary)) {
+		fprintf(stderr, "ingero-top: --stream writes its own lines: it cannot be combined "
+				"with --batch, --json, --events or --summary\n");
+		return -1;
+	}
+	c->batch |= c->stream; /* no terminal: the batch mode's loop and checks */
 	if (c->prometheus_procs && !c->prometheus) {
 		fprintf(stderr, "ingero-top: --prometheus-procs needs --prometheus [HOST:]PORT\n");
 		return -1;
@@ -434,6 +445,9 @@ static void set_flag(struct cli *c, int opt, const char *arg)
 		break;
 	case OPT_STACKS:
 		c->stacks = true;
+		break;
+	case OPT_STREAM:
+		c->stream = true;
 		break;
 	case 'v':
 		c->verbose++;

@@ -19,6 +19,8 @@ struct cli {
 	bool json;           /* --json */
 	bool summary;        /* --summary: one final lifetime frame */
 	bool events;         /* --events: print every event, one line each */
+	bool stream;         /* --stream: versioned JSON lines for the fleet (docs/json.md);
+			      * implies batch (no terminal) */
 	int frames;          /* -n, 0 = unlimited */
 	double interval_s;   /* -d */
 	double window_s;     /* --window */

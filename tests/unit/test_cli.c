@@ -115,6 +115,15 @@ static const struct row {
     /* combinations */
     {A("--replay"), -1, "--replay needs at least one FILE.db"},
     {A("--replay", "x.db", "--record", "y.db"), -1, "--replay cannot be combined"},
+    {A("--stream", "-d", "0.5", "--pid", "4000012"), 0, NULL},
+    {A("--stream", "--demo", "io-stall", "--record", "r.db"), 0, NULL},
+    {A("--stream", "--replay", "x.db"), 0, NULL},
+    {A("--stream", "--", "./train"), 0, NULL},
+    {A("--stream", "--batch"), -1, "--stream writes its own lines: it cannot be combined with --batch, --json, --events or --summary"},
+    {A("--json", "--stream"), -1, "--stream writes its own lines"},
+    {A("--stream", "--events"), -1, "--stream writes its own lines"},
+    {A("--summary", "--stream"), -1, "--stream writes its own lines"},
+    {A("--stream=1"), -1, "option --stream takes no value"},
     /* hostile bytes in an argument stay on one line, escaped */
     {A("--pid", "1\n2\x1b[2J"), -1, "invalid --pid '1\\n2\\x1b[2J'"},
     {A("--window", "\x1b]0;x\x07"), -1, "invalid --window '\\x1b]0;x\\x07'"},
@@ -211,6 +220,9 @@ static void test_values(void)
 	CHECK(!parse(&c, (const char *const[])A("--json", "--events", "--replay", "x.db"), err,
 		     sizeof(err)));
 	CHECK(c.json && c.events && c.batch);
+	/* --stream: batch's loop and checks, none of its outputs */
+	CHECK(!parse(&c, (const char *const[])A("--stream", "--demo"), err, sizeof(err)));
+	CHECK(c.stream && c.batch && !c.json && !c.events && !c.summary);
 	/* stacks: the tail by default; the last of --stack-mode/--no-stacks wins */
 	CHECK(!parse(&c, (const char *const[])A("--stack-mode", "all"), err, sizeof(err)));
 	CHECK(c.stacks_all && !c.no_stacks);
