@@ -66,6 +66,7 @@ hog)
 	# The hog is this script's own child: it ends when the session does.
 	"$HOG" --cpu "$HOG_CPU" --seconds 600 &
 	hog=$!
+	echo "$hog" >"$hostdir/hog.pid"
 	SHIM_LAUNCH_US=500 "${sudo[@]}" "$IG" "${args[@]}" -- "$WL" --cpu "$HOG_CPU" --iters 100000000 --kernels 10 \
 		--kernel-us 100 --sync-every 1
 	rc=$?

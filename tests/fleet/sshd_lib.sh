@@ -17,6 +17,7 @@
 #       --env VAR=VAL   for host_wrap.sh (repeatable)
 #   sshd_unreachable NAME            an alias to a port where nothing listens
 #   sshd_user_add                    a non-root login user (SSHD_USER), removed at exit
+#   sshd_port NAME                   its port
 #   sshd_ssh NAME CMD...             ssh -F the config, BatchMode, as the fleet does
 #   sshd_sessions NAME               sessions sshd opened for NAME (its log)
 #   sshd_leftovers                   pids still running from any host's session
@@ -129,7 +130,7 @@ sshd_host() {
 		echo "HOG=${HOG:?}"
 		echo "SSHD_MARK=$SSHD_DIR"
 		echo "HOSTDIR=$hd"
-		for i in "${env[@]}"; do echo "$i"; done
+		for i in "${env[@]}"; do printf '%s=%q\n' "${i%%=*}" "${i#*=}"; done
 	} >"$hd/host.env"
 	chmod 644 "$hd/host.env"
 	port=$(sshd_free_port)
@@ -177,6 +178,12 @@ sshd_host() {
 	done
 	echo "sshd_host $name: sshd did not start: $(tail -3 "$hd/sshd.log" 2>/dev/null)" >&2
 	return 1
+}
+
+# The port of alias NAME.
+sshd_port() {
+	local v="SSHD_PORT_${1//[^A-Za-z0-9_]/_}"
+	echo "${!v}"
 }
 
 # An alias to a port where nothing listens (connection refused at once).
