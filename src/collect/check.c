@@ -11,6 +11,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdlib.h>
@@ -238,4 +239,20 @@ int check_run(FILE *f)
 	}
 #undef LINE
 	return fail ? 1 : 0;
+}
+
+static int libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !libbpf_verbose)
+		return 0;
+	log_vmsg(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
+	return 0;
+}
+
+void log_capture_libbpf(int verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
 }

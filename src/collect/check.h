@@ -14,4 +14,8 @@ int check_privileges(char *why, size_t len);
 /* 0 when the kernel exposes BTF (/sys/kernel/btf/vmlinux). */
 int check_btf(char *why, size_t len);
 
+/* Routes libbpf's messages into core/log.h's log (debug ones only when
+ * verbose). */
+void log_capture_libbpf(int verbose);
+
 #endif

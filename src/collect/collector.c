@@ -8,6 +8,7 @@
 #include "collect/kwait.h"
 #include "collect/elfsym.h"
 #include "core/escape.h"
+#include "core/clock.h"
 #include "core/event.h"
 #include <linux/types.h>
 #include "ingero.h"
@@ -38,37 +39,9 @@ _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
 		   (int)IGB_ARGS_NCCL_INIT + 1 == (int)IG_ARGS_MAX,
 	       "argument modes of bpf/ingero.h and src/ops.h differ");
 
-static int64_t mono_offset_ns;
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t ig_unix_now_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-static void init_clock_offset(void)
-{
-	uint64_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME),
-		 m2 = clock_ns(CLOCK_MONOTONIC);
-	mono_offset_ns = (int64_t)r - (int64_t)(m1 + (m2 - m1) / 2);
-}
-
-uint64_t ig_mono_to_unix(uint64_t mono_ns)
-{
-	if (!mono_offset_ns)
-		init_clock_offset();
-	return (uint64_t)((int64_t)mono_ns + mono_offset_ns);
-}
-
 uint64_t collector_now_ns(struct collector *c)
 {
-	return ig_mono_to_unix(clock_ns(CLOCK_MONOTONIC));
+	return ig_mono_to_unix(ig_mono_ns());
 }
 
 /* waiting: the process makes no CUDA call until after this (a library it
@@ -792,7 +765,7 @@ struct collector *collector_new(const struct collector_opts *o, char *err, size_
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	init_clock_offset();
+	ig_clock_sync();
 	c->target = o->target;
 	c->stacks = o->stacks;
 	/* a power of 2: the kernel draws with a mask */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/clock.h"
 #include "core/source.h"
 #include "core/status.h"
 
@@ -122,9 +123,5 @@ struct collector_stack_stats {
 };
 void collector_stack_stats(struct collector *c, struct collector_stack_stats *st);
 
-/* Converts a CLOCK_MONOTONIC timestamp to Unix ns. */
-uint64_t ig_mono_to_unix(uint64_t mono_ns);
-/* Unix ns now (CLOCK_REALTIME). */
-uint64_t ig_unix_now_ns(void);
 
 #endif

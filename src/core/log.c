@@ -4,7 +4,6 @@
 
 #include "core/escape.h"
 
-#include <bpf/libbpf.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -13,9 +12,8 @@ static int levels[LOG_LINES];
 static int head, count;
 static FILE *echo_f;
 static int echo_min = LOG_ERROR;
-static int libbpf_verbose;
 
-static void vlog(int level, const char *fmt, va_list ap)
+void log_vmsg(int level, const char *fmt, va_list ap)
 {
 	char *l = lines[head];
 	vsnprintf(l, LOG_LINE_LEN, fmt, ap);
@@ -35,7 +33,7 @@ void log_msg(int level, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vlog(level, fmt, ap);
+	log_vmsg(level, fmt, ap);
 	va_end(ap);
 }
 
@@ -58,18 +56,4 @@ const char *log_line(int i, int *level)
 	if (level)
 		*level = levels[idx];
 	return lines[idx];
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !libbpf_verbose)
-		return 0;
-	vlog(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
-	return 0;
-}
-
-void log_capture_libbpf(int verbose)
-{
-	libbpf_verbose = verbose;
-	libbpf_set_print(libbpf_print);
 }

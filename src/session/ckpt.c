@@ -13,7 +13,7 @@
  * a window read), the rest of the file thins out evenly. */
 #include "session/session_int.h"
 
-#include "collect/collector.h" /* ig_unix_now_ns */
+#include "core/clock.h" /* ig_unix_now_ns */
 #include "detect/detect.h"
 #include "model/model.h"
 #include "stacks/stacks.h"

@@ -3,7 +3,7 @@
  * detector's generation changes, the stacks as they are resolved. */
 #include "session/session_int.h"
 
-#include "collect/collector.h"
+#include "core/clock.h"
 #include "collect/sysinfo.h"
 #include "core/log.h"
 #include "core/ops.h"

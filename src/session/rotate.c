@@ -8,7 +8,6 @@
  * recorder that stopped (a full disk) is replaced at the next boundary. */
 #include "session/session_int.h"
 
-#include "collect/collector.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "store/rec.h"

@@ -6,7 +6,7 @@
 #include "session/session_int.h"
 #include "session/sources.h"
 
-#include "collect/collector.h" /* ig_unix_now_ns */
+#include "core/clock.h" /* ig_unix_now_ns */
 #include "detect/detect.h"
 #include "model/model.h"
 #include "stacks/stacks.h"

@@ -6,7 +6,7 @@
 #include "session/session_int.h"
 #include "session/live_stacks.h"
 
-#include "collect/collector.h"
+#include "core/clock.h"
 #include "core/escape.h"
 #include "detect/detect.h"
 #include "model/model.h"

@@ -3,7 +3,7 @@
  * event time), held while paused; seeking restarts the stream. */
 #include "session/sources.h"
 
-#include "collect/collector.h"
+#include "core/clock.h"
 #include "core/escape.h"
 #include "core/log.h"
 #include "store/replay.h"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The layer rule (docs/architecture.md, make check-layers): the tree passes,
 # and a copy of it with one upward include planted (the model including the
-# detector, the back edge of round one) fails, naming the file and the line.
+# detector, the back edge of round one) fails, naming the file and the line;
+# so do a library header in a layer that may not use it (<sqlite3.h> in the
+# model) and the detector including the model's API instead of its window.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 out=$(tests/tools/check_layers.py 2>&1); rc=$?
@@ -19,4 +21,18 @@ cp -r src tui bpf "$TMP/b/" 2>/dev/null || { mkdir -p "$TMP/b" && cp -r src tui 
 echo '#include "model.h"' >>"$TMP/b/src/detect/rules.c"
 out=$(tests/tools/check_layers.py "$TMP/b" 2>&1); rc=$?
 expect_eq "check-layers with an include by bare name: exit status" "$rc" 1
+# a library header outside its layer
+mkdir -p "$TMP/c" && cp -r src tui bpf "$TMP/c/"
+sed -i '0,/#include <stdint.h>/s//#include <stdint.h>\n#include <sqlite3.h>/' "$TMP/c/src/model/window.h"
+out=$(tests/tools/check_layers.py "$TMP/c" 2>&1); rc=$?
+expect_eq "check-layers with <sqlite3.h> in model/: exit status" "$rc" 1
+echo "$out" | grep -q 'src/model/window.h:[0-9]*: model includes <sqlite3.h>, a library of store only' \
+	&& ok "the library header is named: $(echo "$out" | head -n 1)" || bad "not named: $out"
+# the detector sees the model only through model/window.h
+mkdir -p "$TMP/d" && cp -r src tui bpf "$TMP/d/"
+echo '#include "model/model.h"' >>"$TMP/d/src/detect/rules.c"
+out=$(tests/tools/check_layers.py "$TMP/d" 2>&1); rc=$?
+expect_eq "check-layers with detect/ including model/model.h: exit status" "$rc" 1
+echo "$out" | grep -q 'src/detect/rules.c:[0-9]*: detect includes "model/model.h": of model, detect may include only model/window.h' \
+	&& ok "the model API include is named" || bad "not named: $out"
 finish

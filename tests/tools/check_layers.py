@@ -32,6 +32,45 @@ ALLOWED = {
 # headers that are not under src/<layer>/: which layer they belong to
 EXTERNAL = {"ingero.h": "bpf", "ingero.skel.h": "bpf", "vmlinux.h": "bpf"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+SYSINCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
+# third-party headers (<...>): the layers that may include them; a prefix
+# ending in "/" stands for a directory of headers. The C library and the
+# kernel's uapi headers are free for all.
+THIRD_PARTY = {
+    "bpf/": {"collect", "bpf"},
+    "sqlite3.h": {"store"},
+    "curses.h": {"tui"}, "ncurses.h": {"tui"}, "ncursesw/": {"tui"}, "term.h": {"tui"},
+    "gelf.h": {"collect", "stacks"}, "libelf.h": {"collect", "stacks"},
+    "elfutils/": {"collect", "stacks"}, "dwarf.h": {"collect", "stacks"},
+    "libiberty/": {"stacks"}, "demangle.h": {"stacks"},
+    # jansson: core's json.h/json.c wrap it; every layer above may use it
+    "jansson.h": {"json", "collect", "store", "model", "stacks", "detect", "session",
+                  "report", "fleet", "tui", "app"},
+}
+# a layer that may see only some headers of another (layer -> {layer: headers})
+ONLY = {"detect": {"model": {"model/window.h"}}}
+
+
+def third_party_rule(inc):
+    for key, layers in THIRD_PARTY.items():
+        if inc == key or (key.endswith("/") and inc.startswith(key)):
+            return key, layers
+    return None, None
+
+
+def check_system(rel, layer, lineno, inc):
+    """A message when a <...> include is a library header the layer may not use."""
+    key, layers = third_party_rule(inc)
+    if key is None:
+        return None
+    who = layer
+    if layer == "core" and os.path.basename(rel) in ("json.c", "json.h"):
+        who = "json"
+    if who in layers:
+        return None
+    return (f"{rel}:{lineno}: {layer} includes <{inc}>, a library of "
+            f"{', '.join(sorted(l for l in layers if l != 'json')) or 'core/json'}"
+            f"{' (and core/json.h)' if 'json' in layers else ''} only")
 
 
 def layer_of_file(rel):
@@ -76,12 +115,24 @@ def main():
                 nfiles += 1
                 with open(path, errors="replace") as f:
                     for lineno, line in enumerate(f, 1):
+                        ms = SYSINCLUDE.match(line)
+                        if ms:
+                            why = check_system(rel, layer, lineno, ms.group(1))
+                            if why:
+                                print(why)
+                                bad += 1
+                            continue
                         m = INCLUDE.match(line)
                         if not m:
                             continue
                         inc = m.group(1)
                         dep = layer_of_include(inc, layer, top)
-                        if dep == "?":
+                        only = ONLY.get(layer, {}).get(dep)
+                        if only is not None and inc not in only:
+                            print(f"{rel}:{lineno}: {layer} includes \"{inc}\": of {dep}, "
+                                  f"{layer} may include only {', '.join(sorted(only))}")
+                            bad += 1
+                        elif dep == "?":
                             print(f"{rel}:{lineno}: includes \"{inc}\": not a layer path "
                                   f"(write \"<layer>/{os.path.basename(inc)}\")")
                             bad += 1
