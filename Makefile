@@ -298,8 +298,21 @@ sweep:
 	@$(MAKE) --no-print-directory test-build
 	@tests/sweep/sweep.py --out tests/sweep/results.md $(SWEEP_ARGS)
 
-install: all
-	install -D -m 0755 $(BUILD)/ingero-top $(DESTDIR)/usr/local/bin/ingero-top
+# The binary, and what --demo runs (src/session/demo.c finds it beside the
+# binary in the build tree, or in PREFIX/libexec/ingero-top installed): the
+# workload, its helper programs and the shim libraries they load (rpath
+# $ORIGIN), with the scenarios' recordings in PREFIX/share/ingero-top.
+PREFIX ?= /usr/local
+DEMO_PROGS := $(BUILD)/tests/progs/hog $(BUILD)/tests/progs/trainer $(BUILD)/tests/progs/dataloader
+install: all $(WORKLOAD) $(DEMO_PROGS) $(SHIM)
+	install -D -m 0755 $(BUILD)/ingero-top $(DESTDIR)$(PREFIX)/bin/ingero-top
+	install -D -m 0755 $(WORKLOAD) $(DESTDIR)$(PREFIX)/libexec/ingero-top/workload
+	install -d $(DESTDIR)$(PREFIX)/libexec/ingero-top/tests/progs $(DESTDIR)$(PREFIX)/libexec/ingero-top/shim
+	install -m 0755 $(DEMO_PROGS) $(DESTDIR)$(PREFIX)/libexec/ingero-top/tests/progs/
+	install -m 0755 $(filter %.so.1 %.so.2 %.so.12 %.so.5 %.so.6,$(SHIM)) \
+		$(DESTDIR)$(PREFIX)/libexec/ingero-top/shim/
+	install -d $(DESTDIR)$(PREFIX)/share/ingero-top/scenarios
+	install -m 0644 tests/scenarios/*.db $(DESTDIR)$(PREFIX)/share/ingero-top/scenarios/
 
 # record-service: the always-on recorder (docs/recording.md): the binary and
 # its systemd unit, installed, not started (record-service)

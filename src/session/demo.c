@@ -194,6 +194,44 @@ static void demo_bindir(char *out, size_t n)
 	snprintf(out, n, "%s", exe[0] ? exe : "/");
 }
 
+/* Where the scenario's programs are: beside the binary (the build tree:
+ * build/workload, build/tests/progs/...), or where `make install` put them
+ * (PREFIX/bin/ingero-top -> PREFIX/libexec/ingero-top/). Returns 0 with the
+ * directory in dir, or -1 with a one-line reason in err. */
+static int demo_progdir(const struct demo_scn *s, char *dir, size_t n, char *err,
+			size_t errlen)
+{
+	char bindir[PATH_MAX], path[PATH_MAX + 64], first[PATH_MAX + 64] = "";
+	int e = 0;
+
+	demo_bindir(bindir, sizeof(bindir));
+	if (!bindir[0]) {
+		snprintf(err, errlen, "demo: cannot find the directory of ingero-top: %s",
+			 strerror(errno));
+		return -1;
+	}
+	for (int where = 0; where < 2; where++) {
+		snprintf(dir, n, where ? "%s/../libexec/ingero-top" : "%s", bindir);
+		int i;
+		for (i = 0; i < DEMO_MAX_PROCS && s->prog[i].exe; i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, s->prog[i].exe);
+			if (access(path, X_OK))
+				break;
+		}
+		if (i == DEMO_MAX_PROCS || !s->prog[i].exe)
+			return 0;
+		if (!where) {
+			e = errno;
+			snprintf(first, sizeof(first), "%s", path);
+		}
+	}
+	snprintf(err, errlen,
+		 "demo %s needs %s (%s); build it with 'make test-build' or install it with "
+		 "'make install'",
+		 s->name, first, strerror(e));
+	return -1;
+}
+
 static long demo_ms(void)
 {
 	return (long)ig_mono_ms();
@@ -413,21 +451,8 @@ struct demo_run *demo_start(const char *name, char *err, size_t errlen)
 			o += (size_t)snprintf(err + o, errlen - o, " %s", demo_scns[i].name);
 		return NULL;
 	}
-	demo_bindir(bindir, sizeof(bindir));
-	if (!bindir[0]) {
-		snprintf(err, errlen, "demo: cannot find the directory of ingero-top: %s",
-			 strerror(errno));
+	if (demo_progdir(s, bindir, sizeof(bindir), err, errlen))
 		return NULL;
-	}
-	for (int i = 0; i < DEMO_MAX_PROCS && s->prog[i].exe; i++) {
-		snprintf(path, sizeof(path), "%s/%s", bindir, s->prog[i].exe);
-		if (access(path, X_OK)) {
-			snprintf(err, errlen,
-				 "demo %s needs %s (%s); build it with 'make test-build'", s->name,
-				 path, strerror(errno));
-			return NULL;
-		}
-	}
 
 	struct demo_run *d = calloc(1, sizeof(*d));
 	char **envp = demo_envp(s);
@@ -619,10 +644,15 @@ const char *demo_recording(const char *name)
 	demo_bindir(bindir, sizeof(bindir));
 	if (!bindir[0])
 		return NULL;
-	/* build/ingero-top -> tests/scenarios/ of the source tree */
+	/* build/ingero-top -> tests/scenarios/ of the source tree; installed:
+	 * PREFIX/share/ingero-top/scenarios/ */
 	snprintf(path, sizeof(path), "%s/../tests/scenarios/%s.db", bindir, name);
-	if (access(path, R_OK))
-		return NULL;
+	if (access(path, R_OK)) {
+		snprintf(path, sizeof(path), "%s/../share/ingero-top/scenarios/%s.db", bindir,
+			 name);
+		if (access(path, R_OK))
+			return NULL;
+	}
 	char *real = realpath(path, NULL);
 	if (real) {
 		snprintf(path, sizeof(path), "%s", real);
