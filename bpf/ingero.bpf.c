@@ -1038,7 +1038,7 @@ static long py_frame_step(__u32 i, void *ctx)
 
 /* Copies the calling thread's interpreter frames (code object and
  * instruction of each) into s->py. Only pointers are taken here; the code
- * objects are decoded later in user space (src/pyframes.c). */
+ * objects are decoded later in user space (src/stacks/pyframes.c). */
 static __always_inline void py_capture(struct igb_stack *s, __u32 tgid, __u32 tid)
 {
 	struct igb_pyproc *pp = bpf_map_lookup_elem(&py_procs, &tgid);

@@ -1,12 +1,12 @@
 /* Structures shared by the BPF programs (bpf/ingero.bpf.c) and user space
- * (src/collector.c). Fixed-width types, units in the field names. */
+ * (src/collect/collector.c). Fixed-width types, units in the field names. */
 #ifndef IG_BPF_SHARED_H
 #define IG_BPF_SHARED_H
 
 #define IGB_COMM_LEN 16
 #define IGB_MAX_DEPTH 4 /* nested traced calls per thread (runtime -> driver -> ...) */
 
-/* Record kinds; the numbers equal enum ig_kind in src/event.h. */
+/* Record kinds; the numbers equal enum ig_kind in src/core/event.h. */
 enum igb_kind {
 	IGB_CALL = 1,
 	IGB_OFFCPU = 2,
@@ -155,7 +155,7 @@ struct igb_calib {
 #define IGB_COOKIE_ARGMODE(c) (((c) >> 16) & 0xff)
 #define IGB_COOKIE_DIR(c) (((c) >> 24) & 0xff)
 
-/* Argument modes, equal to enum ig_argmode in src/ops.h. */
+/* Argument modes, equal to enum ig_argmode in src/core/ops.h. */
 enum igb_argmode {
 	IGB_ARGS_NONE = 0,
 	IGB_ARGS_PTR1,
@@ -282,7 +282,7 @@ struct igb_stack {
 };
 
 /* Where one process's CPython keeps its frames (map py_procs, key tgid),
- * filled by src/pyframes.c from the interpreter's symbols and version.
+ * filled by src/stacks/pyframes.c from the interpreter's symbols and version.
  * Offsets in bytes; IGB_PY_NONE marks a field this version does not have. */
 #define IGB_PY_NONE 0xffff
 #define IGB_PY_FRAME_READ 104 /* bytes read per frame: every offset + 8 fits */

@@ -2,7 +2,7 @@
  * character, ASCII fallbacks), compact number columns, column fitting,
  * sparklines and bars, and the container name from a cgroup path. No curses;
  * unit-tested in tests/unit/test_tui_text.c. Durations and bytes use
- * report_fmt_ns/report_fmt_bytes (src/report.h). */
+ * report_fmt_ns/report_fmt_bytes (report/report.h). */
 #ifndef TUI_TEXT_H
 #define TUI_TEXT_H
 

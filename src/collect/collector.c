@@ -31,13 +31,13 @@ _Static_assert((int)IGB_CALL == (int)IG_EV_CALL && (int)IGB_OFFCPU == (int)IG_EV
 		   (int)IGB_FORK == (int)IG_EV_FORK && (int)IGB_EXEC == (int)IG_EV_EXEC &&
 		   (int)IGB_EXIT == (int)IG_EV_EXIT && (int)IGB_BLOCK_IO == (int)IG_EV_BLOCK_IO &&
 		   (int)IGB_COMM == (int)IG_EV_COMM,
-	       "record kinds of bpf/ingero.h and src/event.h differ");
+	       "record kinds of bpf/ingero.h and src/core/event.h differ");
 _Static_assert((int)IGB_ARGS_LAUNCH_CU == (int)IG_ARGS_LAUNCH_CU &&
 		   (int)IGB_ARGS_COPY_RT == (int)IG_ARGS_COPY_RT &&
 		   (int)IGB_ARGS_SIZE3_STREAM4 == (int)IG_ARGS_SIZE3_STREAM4 &&
 		   (int)IGB_ARGS_NCCL_INIT == (int)IG_ARGS_NCCL_INIT &&
 		   (int)IGB_ARGS_NCCL_INIT + 1 == (int)IG_ARGS_MAX,
-	       "argument modes of bpf/ingero.h and src/ops.h differ");
+	       "argument modes of bpf/ingero.h and src/core/ops.h differ");
 
 uint64_t collector_now_ns(struct collector *c)
 {

@@ -1,4 +1,4 @@
-/* Batch output of the top stacks (src/report_stacks.c): the text section
+/* Batch output of the top stacks (src/report/report_stacks.c): the text section
  * (order, numbers, frames, the frame limit with notes kept) and the JSON
  * line, which Python's json module must accept with the same numbers. */
 #include "report/report_stacks.h"

@@ -1,4 +1,4 @@
-/* Native symbolisation (src/symbolize.c): demangling, this PIE test program,
+/* Native symbolisation (src/stacks/symbolize.c): demangling, this PIE test program,
  * libc (dynsym only), a shared library loaded from a copy (build-id cache),
  * a stripped copy (degrades to an address, never a wrong name), a deleted
  * copy, a process that exited after its mappings were captured, and a
