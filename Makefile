@@ -262,15 +262,21 @@ check-layers:
 check-sizes:
 	@python3 tests/tools/check_sizes.py
 
+# Fails when a layer's objects call a layer they may not (each layer linked
+# alone with those below it: tests/tools/check_links.sh).
+check-links: all
+	@LDLIBS="$(LDLIBS)" tests/tools/check_links.sh $(BUILD)
+
 test: check-layers check-sizes
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@$(MAKE) --no-print-directory check-links
 	@$(MAKE) --no-print-directory mcp-client
 	@tests/run.sh
 
 # The official MCP SDK at the version pinned in tests/mcp/package.json, for
 # tests/integration/test_mcp.sh (which skips when it cannot be installed).
-.PHONY: mcp-client
+.PHONY: mcp-client check-links
 mcp-client:
 	@tests/mcp/install.sh
 

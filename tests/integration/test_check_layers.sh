@@ -35,4 +35,19 @@ out=$(tests/tools/check_layers.py "$TMP/d" 2>&1); rc=$?
 expect_eq "check-layers with detect/ including model/model.h: exit status" "$rc" 1
 echo "$out" | grep -q 'src/detect/rules.c:[0-9]*: detect includes "model/model.h": of model, detect may include only model/window.h' \
 	&& ok "the model API include is named" || bad "not named: $out"
+# at link time: each layer links with those below it alone, and an upward
+# call planted in the model (a call of report_text) is named
+if [ -d "$B/obj/src/core" ]; then
+	out=$(tests/tools/check_links.sh "$B" 2>&1); rc=$?
+	expect_eq "check-links on the build: exit status" "$rc" 0
+	echo "$out" | tail -n 1
+	printf 'int report_text(void);\nint planted_upward(void) { return report_text(); }\n' >"$TMP/plant.c"
+	cc -c -o "$TMP/plant.o" "$TMP/plant.c"
+	out=$(PLANT_model=$TMP/plant.o tests/tools/check_links.sh "$B" 2>&1); rc=$?
+	expect_eq "check-links with model calling report_text: exit status" "$rc" 1
+	echo "$out" | grep -q '^check-links: model calls report_text, defined in report (allowed: core)' \
+		&& ok "the upward call is named: $(echo "$out" | head -n 1)" || bad "not named: $out"
+else
+	bad "no objects in $B/obj/src: build first"
+fi
 finish

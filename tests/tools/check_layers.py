@@ -148,5 +148,18 @@ def main():
     return 0
 
 
+def print_link_table():
+    """For tests/tools/check_links.sh: each layer of src/ below app, bottom to
+    top, with the layers it may call (what it may include, less bpf)."""
+    for layer in ALLOWED:
+        if layer in ("app", "tui", "bpf"):
+            continue
+        deps = [d for d in ALLOWED if d in ALLOWED[layer] and d not in ("bpf", "tui")]
+        print(layer, *deps)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--link-table"]:
+        print_link_table()
+        sys.exit(0)
     sys.exit(main())
