@@ -1,6 +1,7 @@
 /* The batch loops (batch.h): a live session framed by wall time, a replay
  * framed by event time at the recorded interval, as fast as possible. */
 #include "app/batch.h"
+#include "app/stream_loop.h"
 
 #include "core/escape.h"
 #include "model/model.h"
@@ -136,7 +137,7 @@ static int run_replay(struct session *s, const struct cli *cli)
 
 /* The notices of the session not printed yet (*said of them were), in
  * order; the count of those that scrolled out of the status's notes. */
-static void print_notices(const struct ig_status *st, uint32_t *said)
+void batch_print_notices(const struct ig_status *st, uint32_t *said)
 {
 	if (st->notes_n - *said > IG_STATUS_NOTES) {
 		char lost[64];
@@ -183,7 +184,7 @@ static int run_live(struct session *s, const struct cli *cli)
 			batch_flight_flag = 0;
 			session_flight_save(s);
 		}
-		print_notices(session_status(s), &said);
+		batch_print_notices(session_status(s), &said);
 		if (framing && ig_mono_ms() >= next) {
 			if (print_frame(s, cli, false))
 				return 1;
@@ -198,7 +199,7 @@ static int run_live(struct session *s, const struct cli *cli)
 			break;
 	}
 	session_finish(s);
-	print_notices(session_status(s), &said);
+	batch_print_notices(session_status(s), &said);
 	/* The command ended between two frames: the last, partial interval
 	 * gets its frame too, so that the frames account for every call. */
 	if (framing && !frames_full && session_done(s) &&
@@ -211,5 +212,7 @@ static int run_live(struct session *s, const struct cli *cli)
 
 int batch_run(struct session *s, const struct cli *cli)
 {
+	if (cli->stream)
+		return stream_run(s, cli);
 	return cli->nreplay ? run_replay(s, cli) : run_live(s, cli);
 }

@@ -4,6 +4,7 @@
 #define IG_BATCH_H
 
 #include <signal.h>
+#include <stdint.h>
 
 struct session;
 struct cli;
@@ -14,7 +15,13 @@ extern volatile sig_atomic_t batch_stop_flag, batch_flight_flag;
 
 /* Runs the batch loop on s until the end (the command exited, the replay
  * ended, -n frames) or a stop signal; the last frame or the summary. Returns
- * the exit code: 0, or 1 when writing or the replay failed. */
+ * the exit code: 0, or 1 when writing or the replay failed. With --stream,
+ * the stream's loop instead (app/stream_loop.h). */
 int batch_run(struct session *s, const struct cli *cli);
+
+/* The session's notices not printed yet (*said of them were) on stderr,
+ * in order, and the count of those that scrolled out of the status. */
+struct ig_status;
+void batch_print_notices(const struct ig_status *st, uint32_t *said);
 
 #endif

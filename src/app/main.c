@@ -6,6 +6,7 @@
 #include "app/handover.h"
 #include "app/replay_set.h"
 #include "collect/check.h"
+#include "app/stream_loop.h"
 #include "core/escape.h"
 #include "core/log.h"
 #include "report/promsrv.h"
@@ -120,6 +121,7 @@ static int preflight(const struct cli *cli, bool batch)
 	    (check_privileges(err, sizeof(err)) || check_btf(err, sizeof(err)))) {
 		fprintf(stderr, "ingero-top: %s\n", err);
 		return 1;
+		stream_fail(cli, err);
 	}
 	if (!batch && (!isatty(0) || !isatty(1))) {
 		fprintf(stderr, "ingero-top: the full-screen view needs a terminal; use --batch\n");
@@ -212,6 +214,8 @@ int main(int argc, char **argv)
 	log_capture_libbpf(cli.verbose >= 2);
 	log_echo(cli.batch ? stderr : NULL, cli.verbose ? LOG_INFO : LOG_ERROR);
 	if ((r = preflight(&cli, cli.batch)))
+	if (cli.stream) /* before the attach: the reader learns the version first */
+		stream_hello(&cli);
 		return r;
 	if ((r = metrics_start(&cli)))
 		return r;
@@ -221,6 +225,7 @@ int main(int argc, char **argv)
 		prom_serve_stop();
 		return 1;
 	}
+		stream_fail(&cli, err);
 	if ((r = replay_range(s, &cli))) {
 		prom_serve_stop();
 		session_free(s);

@@ -131,7 +131,8 @@ static uint32_t recorded_probe_ns(struct ig_source *stream)
 
 static int open_replay(struct session *s, char *err, size_t errlen)
 {
-	double speed = s->cli.batch ? 0 : s->cli.speed;
+	/* batch: as fast as possible; the viewer and the stream: at --speed */
+	double speed = s->cli.batch && !s->cli.stream ? 0 : s->cli.speed;
 
 	s->src = replay_source_new(s->cli.replay, s->cli.nreplay, speed, err, errlen);
 	if (!s->src)

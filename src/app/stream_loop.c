@@ -1,0 +1,234 @@
+/* The streaming mode's loop (stream_loop.h): one poll over the session's
+ * descriptor and stdin; frames every -d of wall time (a replay moves at its
+ * --speed meanwhile, as in the viewer), a pong as soon as a ping is read,
+ * the end line when it stops. */
+#include "app/stream_loop.h"
+
+#include "app/batch.h"
+#include "core/clock.h"
+#include "report/promsrv.h"
+#include "report/stream.h"
+#include "session/cli.h"
+#include "session/session.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define LINE_MAX_LEN 65536 /* longer lines from stdin are dropped */
+
+/* What the session traces, in the hello's words. */
+static void target_of(const struct cli *cli, char *b, size_t n)
+{
+	if (cli->nreplay)
+		snprintf(b, n, "replay %s%s", cli->replay[0], cli->nreplay > 1 ? " (and more)" : "");
+	else if (cli->demo)
+		snprintf(b, n, "demo %s", cli->demo);
+	else if (cli->cmd)
+		snprintf(b, n, "command %s", cli->cmd[0]);
+	else if (cli->npids) {
+		size_t l = (size_t)snprintf(b, n, "pid ");
+		for (int i = 0; i < cli->npids && l < n; i++)
+			l += (size_t)snprintf(b + l, n - l, "%s%d", i ? "," : "", cli->pids[i]);
+	} else
+		snprintf(b, n, "all CUDA processes");
+}
+
+void stream_hello(const struct cli *cli)
+{
+	struct utsname u;
+	char target[512];
+	if (uname(&u))
+		snprintf(u.nodename, sizeof(u.nodename), "?");
+	target_of(cli, target, sizeof(target));
+	struct stream_hello h = {.version = IG_VERSION,
+				 .host = u.nodename,
+				 .pid = (uint32_t)getpid(),
+				 .realtime_ns = stream_realtime_ns(),
+				 .interval_s = cli->interval_s,
+				 .window_s = cli->window_s,
+				 .target = target};
+	stream_put(stdout, stream_hello_json(&h));
+}
+
+void stream_fail(const struct cli *cli, const char *msg)
+{
+	if (cli->stream)
+		stream_put(stdout, stream_error_json(msg));
+}
+
+/* stdin, a line at a time: the bytes of a line not ended yet. */
+struct lines {
+	char buf[LINE_MAX_LEN];
+	size_t n;
+	int skipping; /* inside a line too long to keep */
+};
+
+/* Reads what stdin has (poll said so: one read does not block) and answers
+ * each whole line. Returns 0, 1 when stdin ended, or the -errno of a
+ * failed write of an answer. */
+static int read_stdin(struct lines *L)
+{
+	char tmp[4096];
+	ssize_t got = read(STDIN_FILENO, tmp, sizeof(tmp));
+	if (got < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (got <= 0)
+		return 1;
+	for (ssize_t i = 0; i < got; i++) {
+		if (tmp[i] != '\n') {
+			if (L->n < sizeof(L->buf) - 1)
+				L->buf[L->n++] = tmp[i];
+			else
+				L->skipping = 1;
+			continue;
+		}
+		L->buf[L->n] = 0;
+		int r = L->skipping ? 0 : stream_put(stdout, stream_answer(L->buf, stream_realtime_ns()));
+		if (r && r != -ENOMEM) /* -ENOMEM: no answer (not a ping) */
+			return r;
+		L->n = 0;
+		L->skipping = 0;
+	}
+	return 0;
+}
+
+struct run {
+	struct stream_writer *w;
+	struct lines in;
+	bool stdin_open;
+	uint64_t next_ms, interval_ms;
+	int frames;
+	uint32_t said;	    /* notices printed */
+	const char *reason; /* why it ends (NULL: it goes on) */
+	int out_err;	    /* stdout failed: -EPIPE (its reader went), -EIO */
+};
+
+static void put(struct run *R, json_t *o)
+{
+	int r = stream_put(stdout, o);
+	if (r && r != -ENOMEM && !R->out_err) {
+		R->out_err = r;
+		R->reason = "stdout closed";
+	}
+}
+
+static void frame(struct run *R, struct session *s, bool done)
+{
+	put(R, stream_frame_json(R->w, session_model(s), session_detect(s), session_status(s), done,
+				 stream_realtime_ns()));
+	R->frames++;
+}
+
+/* Waits for events, a line on stdin or the next frame; reads stdin. */
+static void wait_input(struct run *R, struct session *s)
+{
+	struct pollfd p[2];
+	int n = 0, sfd = session_fd(s), in = -1;
+	if (sfd >= 0)
+		p[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+	if (R->stdin_open) {
+		in = n;
+		p[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+	}
+	int64_t to = (int64_t)R->next_ms - (int64_t)ig_mono_ms();
+	int tmo = session_timeout_ms(s);
+	if (tmo < 0 || to < tmo)
+		tmo = to < 0 ? 0 : (int)to;
+	if (poll(p, (nfds_t)n, tmo) < 0)
+		return; /* EINTR: a signal, seen by the caller */
+	if (in >= 0 && (p[in].revents & (POLLIN | POLLHUP | POLLERR))) {
+		int r = read_stdin(&R->in);
+		if (r == 1)
+			R->reason = "stdin closed";
+		else if (r < 0 && !R->out_err)
+			R->out_err = r, R->reason = "stdout closed";
+	}
+}
+
+/* One turn: events, the session's periodic work, a frame when due.
+ * Returns false when the traced work ended (the last frame written). */
+static bool turn(struct run *R, struct session *s, const struct cli *cli)
+{
+	if (session_pump(s, 1 << 16) < 0) {
+		R->reason = "reading events failed";
+		return false;
+	}
+	session_tick(s);
+	if (batch_flight_flag) {
+		batch_flight_flag = 0;
+		session_flight_save(s);
+	}
+	batch_print_notices(session_status(s), &R->said);
+	if (session_done(s)) {
+		session_finish(s);
+		batch_print_notices(session_status(s), &R->said);
+		frame(R, s, true);
+		return false;
+	}
+	uint64_t now = ig_mono_ms();
+	if (now >= R->next_ms) {
+		frame(R, s, false);
+		prom_serve_publish(session_model(s), session_detect(s), session_status(s));
+		R->next_ms += R->interval_ms;
+		if (R->next_ms <= now) /* far behind (a stopped process): from now */
+			R->next_ms = now + R->interval_ms;
+		if (cli->frames && R->frames >= cli->frames && !R->reason)
+			R->reason = "frames";
+	}
+	return true;
+}
+
+/* The reason of the end when the traced work ended, and the exit code. */
+static const char *ended(struct session *s, const struct cli *cli, char *b, size_t n, int *code)
+{
+	const struct ig_status *st = session_status(s);
+	int cs = session_cmd_status(s);
+	if (st->mode == IG_MODE_REPLAY)
+		return "replay ended";
+	*code = cli->cmd && cs >= 0 ? cs : 0;
+	snprintf(b, n, "command exited %d", cs < 0 ? 0 : cs);
+	return b;
+}
+
+int stream_run(struct session *s, const struct cli *cli)
+{
+	struct run R = {.w = stream_writer_new(),
+			.stdin_open = !isatty(STDIN_FILENO),
+			.interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5)};
+	char why[64], err[1100] = "";
+	int code = 0, rc = 0;
+
+	R.next_ms = ig_mono_ms() + R.interval_ms;
+	if (!R.w)
+		return 1;
+	while (!R.reason) {
+		if (batch_stop_flag) {
+			R.reason = "signal";
+			break;
+		}
+		wait_input(&R, s);
+		if (R.reason || batch_stop_flag)
+			continue;
+		if (!turn(&R, s, cli) && !R.reason)
+			R.reason = ended(s, cli, why, sizeof(why), &code);
+	}
+	if (!strcmp(R.reason, "reading events failed")) {
+		const char *m = session_status(s)->message;
+		fprintf(stderr, "ingero-top: %s\n", m[0] ? m : R.reason);
+		code = rc = 1;
+	}
+	if (session_stop(s, err, sizeof(err))) { /* the recording, before the end line */
+		fprintf(stderr, "ingero-top: %s\n", err);
+		code = rc = 1;
+	}
+	if (!R.out_err)
+		put(&R, stream_end_json(R.reason, code));
+	stream_writer_free(R.w);
+	if (R.out_err == -EIO)
+		rc = 1;
+	return rc;
+}
