@@ -5,8 +5,8 @@
 #include "app/export.h"
 #include "app/handover.h"
 #include "app/replay_set.h"
-#include "collect/check.h"
 #include "app/stream_loop.h"
+#include "collect/check.h"
 #include "core/escape.h"
 #include "core/log.h"
 #include "report/promsrv.h"
@@ -120,8 +120,8 @@ static int preflight(const struct cli *cli, bool batch)
 	if (!cli->nreplay && !cli->demo &&
 	    (check_privileges(err, sizeof(err)) || check_btf(err, sizeof(err)))) {
 		fprintf(stderr, "ingero-top: %s\n", err);
-		return 1;
 		stream_fail(cli, err);
+		return 1;
 	}
 	if (!batch && (!isatty(0) || !isatty(1))) {
 		fprintf(stderr, "ingero-top: the full-screen view needs a terminal; use --batch\n");
@@ -211,21 +211,21 @@ int main(int argc, char **argv)
 	if ((r = replay_set_expand(&cli)) || (r = check_arguments(&cli)))
 		return r;
 	catch_signals();
+	if (cli.stream) /* before the attach: the reader learns the version first */
+		stream_hello(&cli);
 	log_capture_libbpf(cli.verbose >= 2);
 	log_echo(cli.batch ? stderr : NULL, cli.verbose ? LOG_INFO : LOG_ERROR);
 	if ((r = preflight(&cli, cli.batch)))
-	if (cli.stream) /* before the attach: the reader learns the version first */
-		stream_hello(&cli);
 		return r;
 	if ((r = metrics_start(&cli)))
 		return r;
 	struct session *s = session_new(&cli, err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "ingero-top: %s\n", err);
+		stream_fail(&cli, err);
 		prom_serve_stop();
 		return 1;
 	}
-		stream_fail(&cli, err);
 	if ((r = replay_range(s, &cli))) {
 		prom_serve_stop();
 		session_free(s);
