@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "app/fleet_main.h"
 #include "app/handover.h"
 #include "app/ho_run.h"
 #include "core/argcheck.h"
@@ -263,6 +264,8 @@ static int gather(struct ho_run *run, struct eargs *a, uint64_t *since, uint64_t
 int explain_main(int argc, char **argv)
 {
 	struct eargs a = {0};
+	if (fleet_wanted(argc, argv)) /* explain --ssh HOSTS: the fleet's report */
+		return fleet_explain_main(argc, argv);
 	int r = parse_explain(&a, argc, argv);
 	if (r)
 		return r < 0 ? 0 : r;

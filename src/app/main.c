@@ -3,6 +3,7 @@
 #include "app/batch.h"
 #include "app/cmd_record.h"
 #include "app/export.h"
+#include "app/fleet_main.h"
 #include "app/handover.h"
 #include "app/replay_set.h"
 #include "app/stream_loop.h"
@@ -205,6 +206,8 @@ int main(int argc, char **argv)
 
 	if (sub)
 		return sub->run(argc - 1, argv + 1);
+	if (fleet_wanted(argc, argv)) /* --ssh, --hosts-file: docs/fleet.md */
+		return fleet_main(argc, argv);
 	r = cli_parse(&cli, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;

@@ -24,6 +24,8 @@
 #define FLEET_MAX_RANKS 8	/* NCCL ranks kept per host */
 #define FLEET_NAME_LEN 128
 #define FLEET_WHY_LEN 200
+#define FLEET_MAX_CHAINS 3	/* active chains kept per host (display order) */
+#define FLEET_LINE_MAX (4u << 20) /* longest stream line read; longer ones are dropped */
 
 enum fleet_state {
 	FLEET_CONNECTING,  /* ssh started, no hello yet */
@@ -86,7 +88,9 @@ struct fleet_host {
 	uint64_t drops;			/* kernel + user drops, lifetime */
 	int nprocs;
 	struct fleet_proc procs[FLEET_MAX_PROCS];
-	struct fleet_chain worst;
+	struct fleet_chain worst;	/* the first actionable chain (else the first one) */
+	int nchains;			/* the frame's chains, display order */
+	struct fleet_chain chains[FLEET_MAX_CHAINS];
 	struct fleet_gpu_sum gpu;
 	int nranks;
 	struct fleet_rank ranks[FLEET_MAX_RANKS];
@@ -94,6 +98,10 @@ struct fleet_host {
 	 * smallest round trip; unc_ns is half that round trip (0: not measured) */
 	int64_t offset_ns;
 	uint64_t unc_ns;
+	uint64_t lines_dropped;		/* stream lines over FLEET_LINE_MAX or not JSON */
+	uint64_t arrivals_lost;		/* NCCL arrivals the remote could not list */
+	uint64_t realtime_ns;		/* the latest frame's wall time (remote clock) */
+	bool done;			/* the latest frame said the target ended */
 	bool straggler;			/* the rank the others wait for is here */
 	int score_rank;			/* position in fleet_order (0 = worst) */
 };
@@ -125,6 +133,7 @@ struct fleet_opts {
 	int nremote_args;
 	double interval_s;		/* -d, forwarded */
 	const char *record_dir;		/* --record DIR: DIR/HOST.db at the end, NULL none */
+	double connect_timeout_s;	/* ssh ConnectTimeout (0: 10) */
 };
 
 struct fleet;
@@ -166,11 +175,42 @@ int fleet_viewer_argv(struct fleet *f, int i, char **argv, int max);
 int fleet_print_text(FILE *out, const struct fleet *f);
 int fleet_print_json(FILE *out, const struct fleet *f);
 
+/* explain --ssh: the fleet's report after seconds of observation: the
+ * verdict (which host, why, what to do; the straggler) then a section per
+ * host; as text or as one JSON object (docs/explain.md). 0 or -1. */
+int fleet_explain_text(FILE *out, const struct fleet *f, double seconds);
+int fleet_explain_json(FILE *out, const struct fleet *f, double seconds);
+
 /* At the end with --record DIR: copies each host's recording to
  * DIR/HOST.db (ssh HOST cat), removes the remote file; a line on err per
  * host that failed. Returns the count copied. */
 int fleet_fetch_recordings(struct fleet *f, FILE *err);
 
 const char *fleet_state_name(enum fleet_state s);
+
+/* Ends every connection and waits for the ssh processes (closes their
+ * stdin, so the remote ingero-top ends and writes its recording; SIGTERM
+ * after wait_ms, then SIGKILL). The hosts keep their data. */
+void fleet_stop(struct fleet *f, int wait_ms);
+/* true when no host will send anything more (every one failed or ended). */
+bool fleet_done(const struct fleet *f);
+/* Wall-clock ns (CLOCK_REALTIME) of the viewing host, as the outputs stamp. */
+uint64_t fleet_now_ns(void);
+
+/* Reads one stream line as if host i had sent it (tests, and explain's
+ * replay of a captured stream): 0, or -1 when it is not a stream object. */
+int fleet_feed(struct fleet *f, int i, const char *line, uint64_t now_ms);
+/* Sets host i's clock (tests): remote wall clock minus ours. */
+void fleet_set_clock(struct fleet *f, int i, int64_t offset_ns, uint64_t unc_ns);
+/* What ssh's stderr (its last bytes) and its wait status say: the state
+ * (FLEET_RETRY, FLEET_REFUSED or FLEET_FAILED) and one line in why.
+ * remote: the remote command's name (NULL: "ingero-top"). */
+enum fleet_state fleet_classify(const char *err_text, int wait_status, const char *remote,
+				char *why, size_t len);
+/* The remote command line ([sudo -n] REMOTE [--stream] ARGS), each word
+ * shell-quoted, into buf: 0, or -1 when it does not fit. */
+int fleet_remote_line(const struct fleet_opts *o, bool stream, char *buf, size_t len);
+/* One word quoted for a POSIX shell ('...' with ' as '\''), into buf. */
+int fleet_shell_quote(const char *s, char *buf, size_t len);
 
 #endif
