@@ -12,6 +12,7 @@
 #include "session/session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,28 @@
 #include <unistd.h>
 
 #define LINE_MAX_LEN 65536 /* longer lines from stdin are dropped */
+
+/* The stream's lines go to stdout as it was at the start; fd 1 then points
+ * at stderr, so that what a launched command, a demo's workload or a
+ * library prints on its stdout cannot fall between or inside them. */
+static FILE *out_f;
+
+static FILE *out(void)
+{
+	return out_f ? out_f : stdout;
+}
+
+static void take_stdout(void)
+{
+	int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return;
+	fflush(stdout);
+	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || !(out_f = fdopen(fd, "w"))) {
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+	}
+}
 
 /* What the session traces, in the hello's words. */
 static void target_of(const struct cli *cli, char *b, size_t n)
@@ -44,6 +67,7 @@ void stream_hello(const struct cli *cli)
 	if (uname(&u))
 		snprintf(u.nodename, sizeof(u.nodename), "?");
 	target_of(cli, target, sizeof(target));
+	take_stdout();
 	struct stream_hello h = {.version = IG_VERSION,
 				 .host = u.nodename,
 				 .pid = (uint32_t)getpid(),
@@ -51,13 +75,13 @@ void stream_hello(const struct cli *cli)
 				 .interval_s = cli->interval_s,
 				 .window_s = cli->window_s,
 				 .target = target};
-	stream_put(stdout, stream_hello_json(&h));
+	stream_put(out(), stream_hello_json(&h));
 }
 
 void stream_fail(const struct cli *cli, const char *msg)
 {
 	if (cli->stream)
-		stream_put(stdout, stream_error_json(msg));
+		stream_put(out(), stream_error_json(msg));
 }
 
 /* stdin, a line at a time: the bytes of a line not ended yet. */
@@ -87,7 +111,7 @@ static int read_stdin(struct lines *L)
 			continue;
 		}
 		L->buf[L->n] = 0;
-		int r = L->skipping ? 0 : stream_put(stdout, stream_answer(L->buf, stream_realtime_ns()));
+		int r = L->skipping ? 0 : stream_put(out(), stream_answer(L->buf, stream_realtime_ns()));
 		if (r && r != -ENOMEM) /* -ENOMEM: no answer (not a ping) */
 			return r;
 		L->n = 0;
@@ -109,7 +133,7 @@ struct run {
 
 static void put(struct run *R, json_t *o)
 {
-	int r = stream_put(stdout, o);
+	int r = stream_put(out(), o);
 	if (r && r != -ENOMEM && !R->out_err) {
 		R->out_err = r;
 		R->reason = "stdout closed";

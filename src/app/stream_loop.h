@@ -9,7 +9,9 @@ struct session;
 struct cli;
 
 /* The hello line, at once: before the privileges are checked and the
- * probes attached, so that the reader knows the version whatever follows. */
+ * probes attached, so that the reader knows the version whatever follows.
+ * From then on the stream's lines own stdout: fd 1 is pointed at stderr,
+ * so that a launched command's output goes there. */
 void stream_hello(const struct cli *cli);
 
 /* A failure before tracing: the error line on stdout (with --stream; msg
