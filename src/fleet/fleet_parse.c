@@ -23,10 +23,19 @@ static void copy_str(char *dst, size_t cap, const json_t *o, const char *key)
 	snprintf(dst, cap, "%s", ig_json_get_str(o, key, ""));
 }
 
+/* An integer member exactly (times are ns since 1970: beyond a double's
+ * 53 bits), a real one rounded; 0 when absent, negative or not a number. */
+static uint64_t num_u64(const json_t *v)
+{
+	if (json_is_integer(v))
+		return json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+	double d = json_is_real(v) ? json_real_value(v) : 0;
+	return d > 0 && d < 9.2e18 ? (uint64_t)d : 0;
+}
+
 static uint64_t get_u64(const json_t *o, const char *key)
 {
-	double v = ig_json_get_num(o, key, 0);
-	return v > 0 && v < 1.8e19 ? (uint64_t)v : 0;
+	return num_u64(json_is_object(o) ? json_object_get(o, key) : NULL);
 }
 
 /* A share 0..100, or -1 when null, absent or out of range. */
@@ -132,14 +141,10 @@ static void read_arrivals(struct fleet *f, int i, const json_t *r, const struct 
 	json_t *a;
 	json_array_foreach(json_object_get(r, "arrivals"), k, a)
 	{
-		const json_t *s = json_array_get(a, 0), *t = json_array_get(a, 1);
-		if (json_array_size(a) < 2 || !json_is_number(s) || !json_is_number(t))
+		uint64_t seq = num_u64(json_array_get(a, 0)), tn = num_u64(json_array_get(a, 1));
+		if (!seq || !tn || tn > INT64_MAX)
 			continue;
-		double seq = json_number_value(s), tn = json_number_value(t);
-		if (!(seq >= 1 && seq < 9e15 && tn > 0 && tn < 9.2e18))
-			continue;
-		fjoin_add(f, i, fr->key, fr->rank, fr->nranks, fr->pid, (uint64_t)seq,
-			  (int64_t)tn);
+		fjoin_add(f, i, fr->key, fr->rank, fr->nranks, fr->pid, seq, (int64_t)tn);
 	}
 }
 

@@ -12,6 +12,7 @@
 #   ends-*        live for two frames, then {"type":"end"} and exit 0
 #   huge-*        live, but its first frame is a 5 MiB line (dropped)
 #   silent-*      says nothing until its stdin ends
+#   stall-*       a hello and one frame, then nothing until its stdin ends
 #   v2-*          a hello of stream 2 (version mismatch)
 #   error-*       a hello, then {"type":"error"} (not root) and exit 1
 #   hostkey-*     the host key changed: refused
@@ -123,11 +124,12 @@ stream() {
 		frame
 		n=$((n + 1))
 		[[ $host == ends-* ]] && [ $n = 2 ] && finish "command exited 0" 0
+		[[ $host == stall-* ]] && { cat >/dev/null; finish "stdin closed" 0; }
 	done
 }
 
 case $host in
-live-* | hog-* | nccl-* | ends-* | huge-*) stream ;;
+live-* | hog-* | nccl-* | ends-* | huge-* | stall-*) stream ;;
 silent-*) cat >/dev/null; exit 0 ;;
 v2-*) hello 2; cat >/dev/null; exit 0 ;;
 error-*)
