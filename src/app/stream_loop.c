@@ -47,7 +47,8 @@ static void take_stdout(void)
 static void target_of(const struct cli *cli, char *b, size_t n)
 {
 	if (cli->nreplay)
-		snprintf(b, n, "replay %s%s", cli->replay[0], cli->nreplay > 1 ? " (and more)" : "");
+		snprintf(b, n, "replay %s%s", cli->replay[0],
+			 cli->nreplay > 1 ? " (and more)" : "");
 	else if (cli->demo)
 		snprintf(b, n, "demo %s", cli->demo);
 	else if (cli->cmd)
@@ -111,7 +112,9 @@ static int read_stdin(struct lines *L)
 			continue;
 		}
 		L->buf[L->n] = 0;
-		int r = L->skipping ? 0 : stream_put(out(), stream_answer(L->buf, stream_realtime_ns()));
+		int r = L->skipping
+			    ? 0
+			    : stream_put(out(), stream_answer(L->buf, stream_realtime_ns()));
 		if (r && r != -ENOMEM) /* -ENOMEM: no answer (not a ping) */
 			return r;
 		L->n = 0;

@@ -135,8 +135,9 @@ static json_t *json_status(const struct ig_model *m, const struct ig_status *st,
 	bad |= JU(o, "drops_user", st->drops_user);
 	bad |= JI(o, "probes_attached", st->probes_attached);
 	bad |= JI(o, "probes_failed", st->probes_failed);
-	bad |= JS(o, "nvml",
-		  st->mode == IG_MODE_LIVE && st->nvml_state >= 0 ? nv[st->nvml_state & 3] : "none");
+	bad |=
+	    JS(o, "nvml",
+	       st->mode == IG_MODE_LIVE && st->nvml_state >= 0 ? nv[st->nvml_state & 3] : "none");
 	bad |= JS(o, "message", st->message);
 	bad |= ig_json_set(o, "done", json_boolean(done));
 	return built(o, bad);
@@ -211,9 +212,9 @@ static json_t *json_procs(const struct ig_model *m, const struct ig_detect *d)
  * JSON frame's, report_json_chain) and the first recommendation. */
 static json_t *json_chains(const struct ig_detect *d)
 {
-	static const char *const keys[] = {"id",	  "severity",	  "class",	  "op",
-					   "pid",	  "comm",	  "culprit_pid",  "culprit_comm",
-					   "impact",	  "summary",	  NULL};
+	static const char *const keys[] = {"id",     "severity", "class",	"op",
+					   "pid",    "comm",	 "culprit_pid", "culprit_comm",
+					   "impact", "summary",	 NULL};
 	json_t *a = json_array();
 	int bad = !a, listed = 0;
 	for (int i = 0; i < detect_count(d) && listed < STREAM_CHAINS; i++) {
@@ -234,8 +235,8 @@ static json_t *json_chains(const struct ig_detect *d)
  * set only when the model has NVML samples. */
 static int json_gpus(json_t *o, const struct ig_model *m)
 {
-	static const char *const keys[] = {"index", "name", "util_gpu_pct", "mem_used", "mem_total",
-					   NULL};
+	static const char *const keys[] = {"index",    "name",	    "util_gpu_pct",
+					   "mem_used", "mem_total", NULL};
 	json_t *full = json_object(), *a = json_array();
 	int bad = !full || !a || report_gpu_json(full, m);
 	json_t *g = bad ? NULL : json_object_get(full, "gpus");
@@ -275,8 +276,8 @@ static json_t *json_rank(struct stream_writer *w, const struct ig_model *m,
 	static uint64_t arr[STREAM_ARRIVALS][2]; /* one loop thread */
 	struct rank_mark *k = mark_of(w, r);
 	uint64_t lost = 0;
-	int n = model_nccl_arrivals(m, r->pid, r->key, r->rank, k->seq, arr, STREAM_ARRIVALS,
-				    &lost);
+	int n =
+	    model_nccl_arrivals(m, r->pid, r->key, r->rank, k->seq, arr, STREAM_ARRIVALS, &lost);
 	json_t *o = json_object(), *a = json_array();
 	int bad = !o || !a;
 	bad |= JU(o, "pid", r->pid);

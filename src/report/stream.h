@@ -16,9 +16,9 @@
 
 #include "core/json.h"
 
-#define STREAM_VERSION 1   /* the "stream" member of every object */
-#define STREAM_PROCS 8	   /* processes in a frame, busiest first */
-#define STREAM_CHAINS 3	   /* active chains in a frame, in display order */
+#define STREAM_VERSION 1    /* the "stream" member of every object */
+#define STREAM_PROCS 8	    /* processes in a frame, busiest first */
+#define STREAM_CHAINS 3	    /* active chains in a frame, in display order */
 #define STREAM_ARRIVALS 256 /* arrivals per rank and frame, at most */
 
 struct ig_model;
@@ -27,13 +27,13 @@ struct ig_status;
 
 /* What a hello says. */
 struct stream_hello {
-	const char *version; /* IG_VERSION */
-	const char *host;    /* the host's name (uname's nodename) */
-	uint32_t pid;	     /* ingero-top's own */
+	const char *version;  /* IG_VERSION */
+	const char *host;     /* the host's name (uname's nodename) */
+	uint32_t pid;	      /* ingero-top's own */
 	uint64_t realtime_ns; /* CLOCK_REALTIME */
-	double interval_s;   /* -d */
-	double window_s;     /* --window */
-	const char *target;  /* "all CUDA processes", "pid 1,2", "command X", "demo X", "replay F" */
+	double interval_s;    /* -d */
+	double window_s;      /* --window */
+	const char *target; /* "all CUDA processes", "pid 1,2", "command X", "demo X", "replay F" */
 };
 json_t *stream_hello_json(const struct stream_hello *h);
 

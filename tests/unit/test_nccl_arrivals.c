@@ -78,7 +78,7 @@ static void check_all(const struct ig_model *m)
 	expect(m, 0, IG_NCCL_ARRIVALS, 256, 45, 44); /* 300 made, the last 256 kept */
 	expect(m, 290, IG_NCCL_ARRIVALS, 10, 291, 0);
 	expect(m, 300, IG_NCCL_ARRIVALS, 0, 0, 0);
-	expect(m, 290, 4, 4, 297, 6); /* over max: the newest, the others lost */
+	expect(m, 290, 4, 4, 297, 6);			/* over max: the newest, the others lost */
 	expect(m, 1000, IG_NCCL_ARRIVALS, 256, 45, 44); /* a rank made again: from 0 */
 	/* the group rank: one operation per group, at its ncclGroupEnd's entry */
 	uint64_t out[8][2], lost = 99;

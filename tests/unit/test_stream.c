@@ -61,7 +61,8 @@ static const json_t *rank_of(const json_t *f, uint32_t pid)
 static int arrivals_ok(const json_t *r, uint64_t first, uint64_t n, uint64_t lost)
 {
 	const json_t *a = json_object_get(r, "arrivals");
-	int ok = json_array_size(a) == n && (uint64_t)ig_json_get_int(r, "arrivals_lost", -1) == lost;
+	int ok =
+	    json_array_size(a) == n && (uint64_t)ig_json_get_int(r, "arrivals_lost", -1) == lost;
 	uint64_t prev_ns = 0;
 	for (size_t i = 0; ok && i < n; i++) {
 		const json_t *x = json_array_get(a, i);
@@ -82,7 +83,7 @@ static int arrivals_ok(const json_t *r, uint64_t first, uint64_t n, uint64_t los
 /* The processes: busiest first, the pane's split as percentages. */
 static void check_procs(const struct ig_model *m, const json_t *f)
 {
-	static const char *const keys[] = {"pid",     "comm",	  "exited",   "calls_per_s",
+	static const char *const keys[] = {"pid",     "comm",	 "exited",  "calls_per_s",
 					   "gpu_pct", "cpu_pct", "pre_pct", "wait_pct",
 					   "top_op",  NULL};
 	const json_t *procs = json_object_get(f, "procs");
@@ -111,7 +112,8 @@ static void check_procs(const struct ig_model *m, const json_t *f)
 			       ig_json_get_num(p, col[c], -1), sp.share[c] * 100);
 		const json_t *top = json_object_get(p, "top_op");
 		CHECK(json_is_object(top) && ig_json_get_num(top, "p99_ns", 0) > 0 &&
-		      ig_json_get_int(top, "calls_win", 0) > 0 && ig_json_get_num(top, "rate", 0) > 0);
+		      ig_json_get_int(top, "calls_win", 0) > 0 &&
+		      ig_json_get_num(top, "rate", 0) > 0);
 		CHECK(!strcmp(str(top, "op"), "ncclAllReduce") ||
 		      !strcmp(str(top, "op"), "cudaStreamSynchronize") ||
 		      !strncmp(str(top, "op"), "cuda", 4));
@@ -123,9 +125,9 @@ static void check_procs(const struct ig_model *m, const json_t *f)
  * the straggler, GPU-bound), each the detector's. */
 static void check_chains(const struct ig_model *m, const json_t *f)
 {
-	static const char *const keys[] = {"id",	  "severity",	  "class",	 "op",
-					   "pid",	  "comm",	  "culprit_pid", "culprit_comm",
-					   "impact",	  "summary",	  "advice",	 NULL};
+	static const char *const keys[] = {"id",     "severity", "class",	"op",
+					   "pid",    "comm",	 "culprit_pid", "culprit_comm",
+					   "impact", "summary",	 "advice",	NULL};
 	const json_t *chains = json_object_get(f, "chains");
 	const struct ig_detect *d = an_detect(m);
 	size_t k = 0;
@@ -159,8 +161,8 @@ static void check_chains(const struct ig_model *m, const json_t *f)
 /* An AllReduce of rank 1 (the peer) at ts. */
 static void peer_coll(struct ig_model *m, uint64_t ts)
 {
-	struct ig_event e = ev_call(SYNTH_PEER, SYNTH_PEER, IG_OP_NCCL_ALL_REDUCE, ts, 10 * US,
-				    "python3");
+	struct ig_event e =
+	    ev_call(SYNTH_PEER, SYNTH_PEER, IG_OP_NCCL_ALL_REDUCE, ts, 10 * US, "python3");
 	e.arg0 = 4096;
 	e.arg1 = IG_NCCL_ARG1(7, 0, IG_NCCL_NONE32);
 	e.arg2 = IG_NCCL_COMM(SYNTH_NCCL_KEY, 1, 2);
@@ -182,12 +184,12 @@ static void test_frames(void)
 	struct stream_writer *w = stream_writer_new();
 	json_t *f = stream_frame_json(w, m, an_detect(m), &st, false, RT);
 	CHECK(head_ok(f, "frame"));
-	CHECK(ig_json_get_int(f, "seq", 0) == 1 && (uint64_t)ig_json_get_int(f, "realtime_ns", 0) == RT &&
+	CHECK(ig_json_get_int(f, "seq", 0) == 1 &&
+	      (uint64_t)ig_json_get_int(f, "realtime_ns", 0) == RT &&
 	      ig_json_get_int(f, "window_s", 0) == 10);
-	static const char *const skeys[] = {"events_total",    "events_per_s",  "drops_kernel",
-					    "drops_user",      "probes_attached", "probes_failed",
-					    "nvml",	       "message",	  "done",
-					    NULL};
+	static const char *const skeys[] = {
+	    "events_total",  "events_per_s", "drops_kernel", "drops_user", "probes_attached",
+	    "probes_failed", "nvml",	     "message",	     "done",	   NULL};
 	const json_t *sj = json_object_get(f, "status");
 	CHECK(sj && has(sj, skeys));
 	CHECK(ig_json_get_int(sj, "events_total", 0) == 1234 && !strcmp(str(sj, "nvml"), "none") &&
@@ -198,9 +200,9 @@ static void test_frames(void)
 	check_chains(m, f);
 
 	/* the ranks: every collective since the start, the last 256 listed */
-	static const char *const rkeys[] = {"pid",	   "key",	  "rank",     "nranks",
-					    "ops_win",	   "wait_mean_ns", "wait_ns_win", "seq",
-					    "arrivals",	   "arrivals_lost", NULL};
+	static const char *const rkeys[] = {"pid",	"key",		 "rank",	"nranks",
+					    "ops_win",	"wait_mean_ns",	 "wait_ns_win", "seq",
+					    "arrivals", "arrivals_lost", NULL};
 	struct ig_nccl_rank r[4];
 	CHECK(model_nccl_ranks(m, r, 4) == 2);
 	const json_t *r0 = rank_of(f, SYNTH_PID), *r1 = rank_of(f, SYNTH_PEER);
@@ -268,7 +270,8 @@ static void test_lines(void)
 	o = stream_hello_json(&h);
 	CHECK(head_ok(o, "hello") && !strcmp(str(o, "version"), "0.1.0") &&
 	      !strcmp(str(o, "host"), "gpu1") && ig_json_get_int(o, "pid", 0) == 42 &&
-	      ig_json_get_num(o, "interval_s", 0) == 0.5 && ig_json_get_num(o, "window_s", 0) == 10 &&
+	      ig_json_get_num(o, "interval_s", 0) == 0.5 &&
+	      ig_json_get_num(o, "window_s", 0) == 10 &&
 	      !strcmp(str(o, "target"), "demo nccl-straggler"));
 	/* one line, flushed */
 	char *buf = NULL;
