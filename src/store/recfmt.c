@@ -608,17 +608,25 @@ int recfmt_event_read(sqlite3_stmt *st, struct ig_event *e, int64_t *source, int
 	int64_t v[RECFMT_EVENT_COLS];
 	memset(e, 0, sizeof(*e));
 	*node = *detail = NULL;
-	if (recfmt_row_has_null(st))
-		return -ERANGE;
-	/* every numeric column once: an integer, or the row is refused */
-	for (int c = 0; c < RECFMT_EVENT_COLS; c++) {
-		if (c == 9 || c == 10 || c == 21 || c == 26)
-			continue; /* node, comm, other_comm, detail */
+	/* Every column once (the replay's hot path: one call into SQLite per
+	 * column): a numeric one an integer, a text one (node, comm,
+	 * other_comm, detail) and those after (UNREAD) not NULL, or the row
+	 * is refused: the rows recfmt_row_has_null and a type pass refuse. */
+	int ncol = sqlite3_column_count(st);
+	for (int c = 0; c < ncol; c++) {
 		sqlite3_value *x = sqlite3_column_value(st, c);
-		if (sqlite3_value_type(x) != SQLITE_INTEGER)
+		int type = sqlite3_value_type(x);
+		if (c >= RECFMT_EVENT_COLS || c == 9 || c == 10 || c == 21 || c == 26) {
+			if (type == SQLITE_NULL)
+				return -ERANGE;
+			continue;
+		}
+		if (type != SQLITE_INTEGER)
 			return -ERANGE;
 		v[c] = sqlite3_value_int64(x);
 	}
+	if (ncol < RECFMT_EVENT_COLS)
+		return -ERANGE;
 	if (recfmt_event_check(v, dur_max))
 		return -ERANGE;
 	e->pid = (uint32_t)v[1];

@@ -289,6 +289,33 @@ static void test_ckpt(void)
 	session_free(b);
 }
 
+/* A batch session never walks back: it takes no checkpoint, and reads the
+ * same analysis as a viewer's session that takes them. */
+static void test_batch_no_ckpt(void)
+{
+	struct synth_cfg cfg = {.scenario = SYNTH_CPU_CONTENTION, .seconds = 45};
+	struct cli c = opts(), cb = opts();
+	char err[256] = "";
+	cb.batch = true;
+	struct session *a = session_new_source(synth_source_new(&cfg), &c, err, sizeof(err));
+	struct session *b = session_new_source(synth_source_new(&cfg), &cb, err, sizeof(err));
+	int na, nb;
+	uint64_t ta, tb, restored;
+
+	CHECKF(a && b, "%s", err);
+	run_to_end(a);
+	run_to_end(b);
+	session_ckpt_stats(a, &na, &ta, &restored);
+	session_ckpt_stats(b, &nb, &tb, &restored);
+	CHECKF(na >= 4 && nb == 0 && tb == 0, "checkpoints: %d held by the viewer's, %d (%llu "
+	       "taken) by the batch session", na, nb, (unsigned long long)tb);
+	CHECK(same_analysis(session_model(a), session_detect(a), session_model(b),
+			    session_detect(b), "batch"));
+	CHECK(session_status(a)->events_total == session_status(b)->events_total);
+	session_free(a);
+	session_free(b);
+}
+
 /* The batch replay's steps (session_replay_to) give the loop's result. */
 static void test_steps(void)
 {
@@ -468,6 +495,7 @@ int main(void)
 	test_seek();
 	test_seek_ids();
 	test_ckpt();
+	test_batch_no_ckpt();
 	test_steps();
 	test_live_like();
 	return check_done("test_session");
