@@ -213,8 +213,12 @@ static void check_stale(struct fleet *f, uint64_t now_ms)
 			   now_ms - c->started_ms > limit + 10000) {
 			fmt_age(age, sizeof(age), (now_ms - c->started_ms) * 1000000);
 			snprintf(h->why, sizeof(h->why), "no frame for %s since the hello", age);
+		} else if (h->state == FLEET_CONNECTING && c->pid > 0 && !c->no_hello &&
+			   now_ms - c->started_ms > FLEET_HELLO_WAIT_MS) {
+			c->no_hello = true; /* its slot goes to the others */
+			fconn_close(f, i, true);
 		} else if (h->state == FLEET_CONNECTING && c->pid > 0 &&
-			   now_ms - c->started_ms > 15000) {
+			   now_ms - c->started_ms > 10000) {
 			fmt_age(age, sizeof(age), (now_ms - c->started_ms) * 1000000);
 			snprintf(h->why, sizeof(h->why), "no answer for %s", age);
 		}
@@ -232,7 +236,10 @@ void fleet_step(struct fleet *f, uint64_t now_ms)
 	}
 	start_due(f, now_ms);
 	check_stale(f, now_ms);
-	fjoin_update(f);
+	if (f->join_dirty && now_ms - f->join_ms >= FLEET_JOIN_EVERY_MS) {
+		fjoin_update(f);
+		f->join_ms = now_ms;
+	}
 	set_ranks(f);
 }
 

@@ -126,7 +126,7 @@ int fconn_start(struct fleet *f, int i, uint64_t now_ms)
 	c->skipping = false;
 	c->errlen = 0;
 	c->errbuf[0] = 0;
-	c->hello = c->got_error = c->got_end = c->mismatch = false;
+	c->hello = c->got_error = c->got_end = c->mismatch = c->no_hello = false;
 	c->message[0] = 0;
 	c->ping_sent_ns = 0;
 	c->pid = fleet_spawn(argv, &c->in, &c->out, &c->err, -1, why, sizeof(why));
@@ -358,6 +358,10 @@ static void conn_ended(struct fleet *f, int i, int status, uint64_t now_ms)
 	} else if (c->got_end) {
 		s = FLEET_ENDED;
 		snprintf(why, sizeof(why), "%s", c->message);
+	} else if (c->no_hello) {
+		s = FLEET_RETRY;
+		snprintf(why, sizeof(why), "no answer in %ds: ended, to be tried again",
+			 FLEET_HELLO_WAIT_MS / 1000);
 	} else {
 		s = fleet_classify(c->errbuf, status, f->o.remote_cmd, why, sizeof(why));
 	}

@@ -14,6 +14,8 @@
 #define FLEET_PING_EVERY_MS 30000
 #define FLEET_BACKOFF_MAX_S 60
 #define FLEET_REFUSED_RETRY_MS 60000
+#define FLEET_HELLO_WAIT_MS 30000 /* a connection without a hello by then is ended */
+#define FLEET_JOIN_EVERY_MS 250	  /* the straggler is judged again at most this often */
 #define FLEET_JOIN_SLOTS 1024 /* recent collectives kept per communicator */
 #define FLEET_JOIN_RANKS 64   /* arrivals kept per collective */
 #define FLEET_JOIN_KEYS 8     /* communicators joined */
@@ -29,6 +31,7 @@ struct fleet_conn {
 	uint64_t started_ms;
 	int backoff_s;		/* the next back-off (1, 2, 4 ... 60) */
 	bool hello, got_error, got_end, mismatch;
+	bool no_hello;		/* ended by us: no hello within FLEET_HELLO_WAIT_MS */
 	char message[FLEET_WHY_LEN]; /* the error line's message / end's reason */
 	int pings_left;		/* of the pings at connection */
 	uint32_t ping_id;
@@ -73,6 +76,8 @@ struct fleet {
 	int nkeys;
 	struct fleet_join keys[FLEET_JOIN_KEYS];
 	struct fleet_straggler strag;
+	bool join_dirty;	/* arrivals added since the straggler was judged */
+	uint64_t join_ms;	/* when it was */
 	char **vargv;		/* the viewer's argv strings (fleet_viewer_argv) */
 	int nvargv;
 	char local[64];		/* this host's name, for the remote recording paths */

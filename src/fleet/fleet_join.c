@@ -50,6 +50,7 @@ void fjoin_add(struct fleet *f, int host, uint32_t key, uint32_t rank, uint32_t 
 	if (nranks > j->nranks)
 		j->nranks = nranks;
 	note_seen(j, host, rank, pid, seq);
+	f->join_dirty = true;
 	struct fleet_slot *s = &j->slots[seq % FLEET_JOIN_SLOTS];
 	if (s->seq > seq)
 		return; /* older than what the table keeps */
@@ -138,6 +139,7 @@ static uint64_t tally_join(const struct fleet *f, const struct fleet_join *j, st
 void fjoin_update(struct fleet *f)
 {
 	struct fleet_straggler best = {0};
+	f->join_dirty = false;
 	for (int k = 0; k < f->nkeys; k++) {
 		struct tally t[FLEET_JOIN_RANKS];
 		int nt = 0;
