@@ -9,6 +9,7 @@
 #include "core/json.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,21 @@ static void chain_words(const struct fleet_chain *c, char *buf, size_t len)
 		 cul);
 }
 
+/* One row, without the spaces a blank last column leaves. */
+static void put_row(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put_row(FILE *out, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	size_t n = strlen(line);
+	while (n && line[n - 1] == ' ')
+		line[--n] = 0;
+	fprintf(out, "%s\n", line);
+}
+
 static void host_row(FILE *out, const struct fleet_host *h)
 {
 	char name[FLEET_NAME_LEN * 2 + 2], cols[160], util[16], mem[40], chain[160], drops[16];
@@ -100,8 +116,7 @@ static void host_row(FILE *out, const struct fleet_host *h)
 	bool data = h->state == FLEET_LIVE || h->state == FLEET_STALE ||
 		    (h->state == FLEET_ENDED && h->frames);
 	if (!data) {
-		fprintf(out, "%-20s %-11s %s\n", name, fleet_state_name(h->state),
-			h->why[0] ? h->why : "");
+		put_row(out, "%-20s %-11s %s", name, fleet_state_name(h->state), h->why);
 		return;
 	}
 	proc_cols(h->nprocs == 1 ? &h->procs[0] : NULL, cols, sizeof(cols));
@@ -116,17 +131,17 @@ static void host_row(FILE *out, const struct fleet_host *h)
 		snprintf(mem, sizeof(mem), "-");
 	chain_words(&h->worst, chain, sizeof(chain));
 	fmt_count(drops, sizeof(drops), h->drops, 6);
-	fprintf(out, "%-20s %-11s %s %8s %-17s %-40s %6s\n", name, fleet_state_name(h->state), cols,
+	put_row(out, "%-20s %-11s %s %8s %-17s %-40s %6s", name, fleet_state_name(h->state), cols,
 		util, mem, chain, drops);
 	for (int k = 0; h->nprocs > 1 && k < h->nprocs; k++) {
 		char pn[64], cm[40];
 		snprintf(pn, sizeof(pn), "  %u/%s", h->procs[k].pid,
 			 esc_str(cm, sizeof(cm), h->procs[k].comm, ESC_FIELD));
 		proc_cols(&h->procs[k], cols, sizeof(cols));
-		fprintf(out, "%-20.20s %-11s %s\n", pn, h->procs[k].exited ? "exited" : "", cols);
+		put_row(out, "%-20.20s %-11s %s", pn, h->procs[k].exited ? "exited" : "", cols);
 	}
 	if (h->state != FLEET_LIVE && h->why[0])
-		fprintf(out, "%-20s %-11s %s\n", "", "", h->why);
+		put_row(out, "%-20s %-11s %s", "", "", h->why);
 }
 
 int fleet_print_text(FILE *out, const struct fleet *f)

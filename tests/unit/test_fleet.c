@@ -283,6 +283,14 @@ static void test_straggler(void)
 			   "50 collectives, 13.0ms after the median (clock \u00b1200us)\n"),
 	       "%s", buf);
 	CHECK(strstr(buf, "\n*h2 "));
+	/* a host with two processes: its row, then one per process */
+	CHECKF(strstr(buf, "\n  812/python3                      62%   20%     -     - "
+			   "cudaStreamSynchronize      1.00us (new)\n"),
+	       "%s", buf);
+	CHECK(strstr(buf, "\n  813/w                              -     -     -     - -"
+			  "                               -\n"));
+	if (getenv("TEST_FLEET_SHOW"))
+		fputs(buf, stderr);
 
 	/* the table is bounded: 3000 more collectives, the recent 1024 kept */
 	feed_collectives(f, 3, 2, 12, skew, 51, 3000);
