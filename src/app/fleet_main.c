@@ -23,7 +23,8 @@
 #define FLEET_MAX_ARGS 256
 
 static const char fleet_usage[] =
-    "usage: ingero-top --ssh HOST[,HOST...] [FLEET OPTIONS] [TARGET OPTIONS] [-- CMD ARGS]\n"
+    "usage: ingero-top --ssh HOST[,HOST...] [FLEET OPTIONS] [TARGET OPTIONS]\n"
+    "                  [-- CMD ARGS]\n"
     "       ingero-top --hosts-file FILE ...\n"
     "       ingero-top explain --ssh HOST[,HOST...] [--seconds N] [--json] ...\n"
     "\n"

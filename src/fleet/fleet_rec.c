@@ -20,12 +20,16 @@
 
 #define FETCH_WAIT_MS 600000 /* ten minutes for one copy at most */
 
-/* DIR/NAME.db with NAME the host's display name, bytes outside
+/* DIR/NAME.db with NAME the host's display name (its spec, user
+ * included, when another host has the same name), bytes outside
  * [A-Za-z0-9._-] as '_' (':' of a port included). */
 static void dest_path(const struct fleet *f, int i, char *buf, size_t len)
 {
 	char name[FLEET_NAME_LEN];
 	const char *s = f->hosts[i].name;
+	for (int k = 0; k < f->n; k++)
+		if (k != i && !strcmp(f->hosts[k].name, s))
+			s = f->hosts[i].spec;
 	size_t k = 0;
 	for (; s[k] && k + 1 < sizeof(name); k++) {
 		char c = s[k];

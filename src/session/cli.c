@@ -20,6 +20,8 @@ static const char usage[] =
     "       ingero-top check\n"
     "       ingero-top export --perfetto OUT.json FILE.db [FILE2.db ...]\n"
     "       ingero-top explain|query|mcp ...   (docs/explain.md; each has --help)\n"
+    "       ingero-top --ssh HOST[,HOST...] [--batch|--json] ...  (many hosts over\n"
+    "                       ssh: docs/fleet.md; ingero-top --ssh x --help)\n"
     "\n"
     "Live top for GPU workloads: CUDA runtime/driver calls (eBPF uprobes) joined\n"
     "with scheduler, memory and block-I/O events, per op and per thread.\n"

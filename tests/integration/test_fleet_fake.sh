@@ -107,6 +107,12 @@ fleet --ssh "missing-a-$S,older-b-$S" --batch -d 0.2 >"$TMP/fail.txt" 2>&1
 expect_eq "all failed: exit" $? 1
 expect_eq "all failed: one table" "$(grep -c '^ingero-top fleet ' "$TMP/fail.txt")" 1
 
+# an ssh that cannot be run: failed, with why
+"$IG" --ssh "live-p-$S" --ssh-program "$TMP/no-ssh" --batch -d 0.2 >"$TMP/nossh.txt" 2>&1
+expect_eq "no ssh program: exit" $? 1
+grep -q "^live-p-$S  *failed  *cannot run $TMP/no-ssh: No such file or directory$" "$TMP/nossh.txt" &&
+	ok "no ssh program: why" || bad "no ssh program: $(cat "$TMP/nossh.txt")"
+
 # --- the remote command line: one string, each word quoted ----------------------------
 cat >"$TMP/remote.sh" <<EOF
 #!/bin/sh
@@ -122,9 +128,12 @@ expect_eq "quoting: the remote's argv" "$(cat "$TMP/remote.args" 2>/dev/null)" \
 
 # --- --record DIR: each host's file copied back, 0600, the remote one removed ----------
 mkdir -m 700 "$TMP/rec"
-fleet --ssh "live-r1-$S,admin@live-r2-$S:2222,down-r3-$S" --record "$TMP/rec" --batch -n 2 -d 0.2 \
-	>/dev/null 2>"$TMP/rec.err"
+fleet --ssh "live-r1-$S,admin@live-r2-$S:2222,down-r3-$S,a@live-r4-$S,b@live-r4-$S" --record "$TMP/rec" \
+	--batch -n 2 -d 0.2 >/dev/null 2>"$TMP/rec.err"
 expect_eq "record: exit (one host unreachable)" $? 1
+expect_eq "record: one name, two users" "$(cat "$TMP/rec/a_live-r4-$S.db" "$TMP/rec/b_live-r4-$S.db" 2>/dev/null)" \
+	"recording of live-r4-$S
+recording of live-r4-$S"
 expect_eq "record: live-r1" "$(cat "$TMP/rec/live-r1-$S.db" 2>/dev/null)" "recording of live-r1-$S"
 expect_eq "record: live-r2 (port in the name)" "$(cat "$TMP/rec/live-r2-${S}_2222.db" 2>/dev/null)" \
 	"recording of live-r2-$S"
@@ -132,7 +141,7 @@ expect_eq "record: mode" "$(stat -c %a "$TMP/rec/live-r1-$S.db" 2>/dev/null)" 60
 expect_eq "record: no remote file left" "$(ls /tmp/ingero-fleet-*-*.db 2>/dev/null | grep -c "$(hostname)")" 0
 grep -q "^ingero-top: down-r3-$S: no recording (ssh: connect to host" "$TMP/rec.err" &&
 	ok "record: the host without one says why" || bad "record: stderr: $(cat "$TMP/rec.err")"
-grep -q "^ingero-top: 2 of 3 recordings copied to $TMP/rec$" "$TMP/rec.err" &&
+grep -q "^ingero-top: 4 of 5 recordings copied to $TMP/rec$" "$TMP/rec.err" &&
 	ok "record: the count" || bad "record: stderr: $(cat "$TMP/rec.err")"
 
 # --- explain --ssh ---------------------------------------------------------------------------
