@@ -186,8 +186,10 @@ static int tree_order(struct tui_table *tb, const struct sort_ent *ents, int n,
 		int p = tb->parent(tb->ctx, ents[i].row), root = 1;
 		/* a parent that is not shown (filtered out) makes a root */
 		for (int j = 0; p >= 0 && j < n; j++)
-			if (ents[j].row == p)
+			if (ents[j].row == p) {
 				root = 0, p = j;
+				break; /* p is an index of ents now, no longer a row */
+			}
 		parent_of[i] = root ? -1 : p;
 		done[i] = 0;
 	}
