@@ -354,16 +354,8 @@ static int general_action(struct tui *t, int action, int ch)
 			 "Reset the statistics and the alerts? (a recording keeps everything)");
 		t->modal = MODAL_CONFIRM;
 		return TF_REDRAW;
-	case ACT_THEME: {
-		if (t->mono_why) {
-			tui_message(t, "colours are off (%s): monochrome only", t->mono_why);
-			return TF_REDRAW;
-		}
-		int next = (t->theme_idx + 1) % TUI_THEME_NSTD;
-		if (tui_set_theme(t, tui_theme_std[next]) == 0)
-			tui_message(t, "theme: %s", t->theme.name);
-		return TF_REDRAW;
-	}
+	case ACT_THEME:
+		return tui_next_theme(t);
 	case ACT_FLIGHT:
 		if (st->mode == IG_MODE_REPLAY) { /* said on the notice row too, at 80 columns */
 			session_flight_save(t->s);
@@ -385,6 +377,18 @@ static int general_action(struct tui *t, int action, int ch)
 }
 
 static int replay_move(struct tui *t, int action);
+
+int tui_next_theme(struct tui *t)
+{
+	if (t->mono_why) {
+		tui_message(t, "colours are off (%s): monochrome only", t->mono_why);
+		return TF_REDRAW;
+	}
+	int next = (t->theme_idx + 1) % TUI_THEME_NSTD;
+	if (tui_set_theme(t, tui_theme_std[next]) == 0)
+		tui_message(t, "theme: %s", t->theme.name);
+	return TF_REDRAW;
+}
 
 /* Replay controls. */
 static int replay_action(struct tui *t, int action, int ch)

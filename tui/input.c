@@ -188,7 +188,7 @@ int tui_handle_key(struct tui *t, int ch)
 		return b && b->action == ACT_QUIT ? TF_QUIT : 0;
 	}
 	unsigned ctx = tui_context(t);
-	if (session_status(t->s)->mode == IG_MODE_REPLAY)
+	if (t->s && session_status(t->s)->mode == IG_MODE_REPLAY)
 		ctx |= KC_REPLAY; /* t steps, Home goes to the start */
 	const struct tui_binding *b = tui_key_lookup(ch, ctx);
 	if (!b) {

@@ -13,10 +13,10 @@
 /* clang-format off */
 const struct tui_binding tui_bindings[] = {
 	/* general */
-	{ ACT_HELP, { 'h', '?', KEY_F(1) }, KC_ALL, 0, "General", "Help",
+	{ ACT_HELP, { 'h', '?', KEY_F(1) }, KC_ALL | KC_FLEET, 0, "General", "Help",
 	  "Show this help: the keys, what every column means (any list key scrolls it; Esc "
 	  "closes it)" },
-	{ ACT_QUIT, { 'q', KEY_F(10) }, KC_ALL, 0, NULL, "Quit",
+	{ ACT_QUIT, { 'q', KEY_F(10) }, KC_ALL | KC_FLEET, 0, NULL, "Quit",
 	  "Quit and restore the terminal" },
 	{ ACT_PAUSE, { 'p', ' ' }, KC_ALL, 0, NULL, "Pause",
 	  "Pause or resume: every screen, drill-downs included, shows one frozen moment (live: "
@@ -37,7 +37,7 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_RESET, { 'r' }, KC_ALL, 0, NULL, "Reset",
 	  "Reset the statistics and the alerts, after asking (y); names of known processes are "
 	  "kept, the recording keeps everything" },
-	{ ACT_THEME, { 't', 'c' }, KC_ALL, 0, NULL, NULL,
+	{ ACT_THEME, { 't', 'c' }, KC_ALL | KC_FLEET, 0, NULL, NULL,
 	  "Next theme: default, light, high-contrast, monochrome (colour themes are "
 	  "disabled by NO_COLOR and --no-color; in a replay t steps, c still changes the "
 	  "theme)" },
@@ -48,24 +48,24 @@ const struct tui_binding tui_bindings[] = {
 	{ ACT_LOG, { 'l' }, KC_ALL, 0, NULL, "Log",
 	  "Show the message log (ingero-top and libbpf messages and every notice; they never "
 	  "go over the screen)" },
-	{ ACT_REDRAW, { CTRL('L') }, KC_ALL, 0, NULL, NULL, "Redraw the whole screen" },
+	{ ACT_REDRAW, { CTRL('L') }, KC_ALL | KC_FLEET, 0, NULL, NULL, "Redraw the whole screen" },
 	/* moving around */
 	{ ACT_FOCUS_NEXT, { '\t' }, KC_MAIN | KC_DRILL, 0, "Moving around", "Pane",
 	  "Focus the next pane (main screen) or list (details screens)" },
 	{ ACT_FOCUS_PREV, { KEY_BTAB }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
 	  "Focus the previous pane or list" },
-	{ ACT_UP, { KEY_UP, 'k' }, KC_ALL, 0, NULL, NULL, "Move the selection up one row" },
-	{ ACT_DOWN, { KEY_DOWN, 'j' }, KC_ALL, 0, NULL, NULL, "Move the selection down one row" },
-	{ ACT_PGUP, { KEY_PPAGE, CTRL('B') }, KC_ALL, 0, NULL, NULL, "Up one page" },
-	{ ACT_PGDN, { KEY_NPAGE, CTRL('F') }, KC_ALL, 0, NULL, NULL, "Down one page" },
-	{ ACT_HOME, { KEY_HOME, 'g' }, KC_ALL, 0, NULL, NULL, "First row of the list" },
-	{ ACT_END, { KEY_END, 'G' }, KC_ALL, 0, NULL, NULL, "Last row of the list" },
-	{ ACT_ENTER, { '\n', '\r', KEY_ENTER }, KC_MAIN | KC_DRILL, 0, NULL, "Details",
+	{ ACT_UP, { KEY_UP, 'k' }, KC_ALL | KC_FLEET, 0, NULL, NULL, "Move the selection up one row" },
+	{ ACT_DOWN, { KEY_DOWN, 'j' }, KC_ALL | KC_FLEET, 0, NULL, NULL, "Move the selection down one row" },
+	{ ACT_PGUP, { KEY_PPAGE, CTRL('B') }, KC_ALL | KC_FLEET, 0, NULL, NULL, "Up one page" },
+	{ ACT_PGDN, { KEY_NPAGE, CTRL('F') }, KC_ALL | KC_FLEET, 0, NULL, NULL, "Down one page" },
+	{ ACT_HOME, { KEY_HOME, 'g' }, KC_ALL | KC_FLEET, 0, NULL, NULL, "First row of the list" },
+	{ ACT_END, { KEY_END, 'G' }, KC_ALL | KC_FLEET, 0, NULL, NULL, "Last row of the list" },
+	{ ACT_ENTER, { '\n', '\r', KEY_ENTER }, KC_MAIN | KC_DRILL | KC_FLEET, 0, NULL, "Details",
 	  "Open the selected op, process, thread, alert or stack (on a slow call: its stack; "
 	  "on the folded helpers: unfold them)" },
 	{ ACT_OFFCPU, { 'o' }, KC_DRILL, 0, NULL, NULL,
 	  "On a slow call of the op screen: its thread's off-CPU intervals during that call" },
-	{ ACT_BACK, { 27, KEY_BACKSPACE, 127, '\b' }, KC_ALL, 0, NULL, "Back",
+	{ ACT_BACK, { 27, KEY_BACKSPACE, 127, '\b' }, KC_ALL | KC_FLEET, 0, NULL, "Back",
 	  "Back to the previous screen, where the selection was left; on the main screen, "
 	  "clear the filter" },
 	/* tables */
@@ -85,7 +85,7 @@ const struct tui_binding tui_bindings[] = {
 	  "Sort by time (WALL, GPU%, DURATION), as in htop" },
 	{ ACT_EXPLAIN, { 'e' }, KC_MAIN | KC_DRILL, 0, NULL, NULL,
 	  "Explain the sorted column of the focused table in one line" },
-	{ ACT_FILTER, { '/', KEY_F(4) }, KC_MAIN | KC_DRILL, 0, NULL, "Filter",
+	{ ACT_FILTER, { '/', KEY_F(4) }, KC_MAIN | KC_DRILL | KC_FLEET, 0, NULL, "Filter",
 	  "Filter the focused table by text (Enter keeps the filter, Esc clears it)" },
 	{ ACT_SEARCH, { KEY_F(3) }, KC_MAIN | KC_DRILL, 0, NULL, "Search",
 	  "Search the focused table: the selection jumps to the next row that contains the "
@@ -123,6 +123,11 @@ const struct tui_binding tui_bindings[] = {
 	  "Seek to where the next alert was first detected" },
 	{ ACT_SEEK_ALERT_PREV, { '{' }, KC_ALL, 1, NULL, NULL,
 	  "Seek to where the previous alert was first detected" },
+	/* the fleet screen (--ssh) */
+	{ ACT_FLEET_SORT, { 's' }, KC_FLEET, 0, "Fleet screen (--ssh)", "Sort",
+	  "Sort the hosts: worst first (the straggler, then by chain impact, then hosts not "
+	  "live), by name, by p99 (Enter opens the selected host's viewer over ssh -t; q in "
+	  "it comes back)" },
 };
 /* clang-format on */
 const int tui_nbindings = (int)(sizeof(tui_bindings) / sizeof(tui_bindings[0]));
@@ -204,11 +209,13 @@ char *tui_binding_keys(const struct tui_binding *b, const char *sep, char *buf, 
 	return buf;
 }
 
-static const char *where_text(const struct tui_binding *b)
+static const char *where_base(const struct tui_binding *b)
 {
 	if (b->replay_only)
 		return "replay";
-	switch (b->where) {
+	switch (b->where & ~(unsigned)KC_FLEET) {
+	case 0:
+		return "fleet screen";
 	case KC_ALL:
 		return "everywhere";
 	case KC_MAIN | KC_DRILL:
@@ -222,6 +229,16 @@ static const char *where_text(const struct tui_binding *b)
 	}
 }
 
+/* Where a binding applies, the fleet screen (--ssh) said apart. */
+static const char *where_text(const struct tui_binding *b, char *buf, size_t n)
+{
+	const char *base = where_base(b);
+	if (!(b->where & KC_FLEET) || !(b->where & ~(unsigned)KC_FLEET))
+		return base;
+	snprintf(buf, n, "%s; fleet screen", base);
+	return buf;
+}
+
 int tui_keys_markdown(FILE *f)
 {
 	fprintf(f, "# ingero-top keys\n\n"
@@ -231,12 +248,12 @@ int tui_keys_markdown(FILE *f)
 		   "line come from the same table.\n");
 	for (int i = 0; i < tui_nbindings; i++) {
 		const struct tui_binding *b = &tui_bindings[i];
-		char keys[96];
+		char keys[96], where[64];
 		if (b->section)
 			fprintf(f, "\n## %s\n\n| Keys | Where | What it does |\n|---|---|---|\n",
 				b->section);
 		tui_binding_keys(b, "`, `", keys, sizeof(keys));
-		fprintf(f, "| `%s` | %s | %s |\n", keys, b->replay_only ? "replay" : where_text(b),
+		fprintf(f, "| `%s` | %s | %s |\n", keys, where_text(b, where, sizeof(where)),
 			b->help);
 	}
 	fprintf(f, "\nIn live mode the replay-only keys say \"replay only\" and do nothing.\n"

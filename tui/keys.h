@@ -60,6 +60,7 @@ enum tui_action {
 	ACT_REPLAY_START,    /* Home in a replay */
 	ACT_REPLAY_END,	     /* End in a replay */
 	ACT_MARK,	     /* m: mark this moment, or clear the mark */
+	ACT_FLEET_SORT,	     /* s on the fleet screen: worst, name, p99 */
 	ACT_MAX,
 };
 
@@ -68,6 +69,7 @@ enum tui_action {
 #define KC_DRILL 0x2 /* op, process, thread and alert screens */
 #define KC_TEXT 0x4  /* help and log screens */
 #define KC_ALL (KC_MAIN | KC_DRILL | KC_TEXT)
+#define KC_FLEET 0x10 /* the fleet screen (--ssh: tui/fleet*.c); not in KC_ALL */
 /* Or'ed into a lookup's context while replaying: a replay-only binding
  * then wins over another binding of the same key (t steps instead of
  * changing the theme); without it the other binding wins. */

@@ -434,6 +434,20 @@ static void title_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 	draw_text(t, r, 0, right - cols, cols, l->filter[0] ? TH_COL_SORTED : tslot, cut);
 }
 
+/* A row that is one cell from column span on (tb->span): its text from
+ * the first column shown at or after span to the end of the row. */
+static void span_draw(struct tui *t, struct tui_table *tb, const struct tui_rect *r, int y,
+		      const struct layout_rows *L, int row, int c, int span, int cur)
+{
+	char buf[512];
+	int slot = TH_NORMAL;
+	buf[0] = 0;
+	tb->cell_w = r->w - L->cx[c];
+	tb->cell(tb->ctx, row, span, buf, sizeof(buf), &slot);
+	tb->cell_w = 0;
+	draw_text(t, r, y, L->cx[c], r->w - L->cx[c], cur >= 0 ? cur : slot, buf);
+}
+
 static void rows_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 		      const struct tui_rect *r, const struct layout_rows *L, int focused)
 {
@@ -453,9 +467,16 @@ static void rows_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 		int cur = (d == l->sel) ? (focused ? TH_CURSOR : TH_CURSOR_DIM) : -1;
 		if (cur >= 0)
 			draw_fill(t, r, y, cur);
+		int span = tb->span ? tb->span(tb->ctx, row) : -1, spanned = 0;
 		for (int c = 0; c < L->ncols; c++) {
 			if (L->cx[c] < 0)
 				continue;
+			if (span >= 0 && c >= span) { /* one cell to the end of the row */
+				if (!spanned)
+					span_draw(t, tb, r, y, L, row, c, span, cur);
+				spanned = 1;
+				continue;
+			}
 			char buf[512];
 			int slot = TH_NORMAL;
 			buf[0] = 0;

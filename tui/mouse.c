@@ -58,6 +58,11 @@ static int inside(const struct tui_rect *r, int y, int x)
 	return y >= r->y && y < r->y + r->h && x >= r->x && x < r->x + r->w;
 }
 
+int tui_press(struct tui *t, int key)
+{
+	return t->on_key ? t->on_key(t, key) : tui_handle_key(t, key);
+}
+
 static int click_rows(struct tui *t, const struct tui_hit *h, int y, int dbl)
 {
 	struct tui_view *v = tui_top(t);
@@ -72,7 +77,7 @@ static int click_rows(struct tui *t, const struct tui_hit *h, int y, int dbl)
 	if (!dbl)
 		return TF_REDRAW;
 	const struct tui_binding *b = tui_action_binding(ACT_ENTER);
-	return TF_REDRAW | (b ? tui_handle_key(t, b->keys[0]) : 0);
+	return TF_REDRAW | (b ? tui_press(t, b->keys[0]) : 0);
 }
 
 static int click_title(struct tui *t, const struct tui_hit *h, int x)
@@ -124,7 +129,7 @@ int tui_mouse(struct tui *t)
 			return click_title(t, h, ev.x);
 		case HIT_KEY: {
 			const struct tui_binding *b = tui_action_binding(h->action);
-			return b ? tui_handle_key(t, b->keys[0]) : 0;
+			return b ? tui_press(t, b->keys[0]) : 0;
 		}
 		}
 	}

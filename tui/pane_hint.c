@@ -38,8 +38,11 @@ static void jump_draw(struct tui *t, const struct tui_rect *r)
 }
 
 /* The label of a hint: some say what pressing the key gives now. */
-static const char *hint_label(struct tui *t, const struct tui_binding *b)
+static const char *hint_label(struct tui *t, const struct tui_binding *b, unsigned ctx)
 {
+	/* the fleet: Enter leaves for a host's own viewer; its q comes back */
+	if (b->action == ACT_ENTER && ctx == KC_FLEET)
+		return ": open host \u00b7 q in it: back";
 	if (b->action == ACT_PAUSE && t->paused)
 		return "Resume";
 	if (b->action == ACT_LIFETIME && t->life)
@@ -67,6 +70,10 @@ static int hint_key(const struct tui_binding *b)
 static int hint_pass(const struct tui_binding *b, int replay, unsigned ctx)
 {
 	int way = ctx != KC_MAIN && (b->action == ACT_BACK || b->action == ACT_ENTER);
+	if (ctx == KC_FLEET) { /* help, quit, Enter (and how to come back), then the rest */
+		int a = b->action;
+		return a == ACT_HELP || a == ACT_QUIT || a == ACT_ENTER ? 0 : 1;
+	}
 	if (!replay && ctx == KC_MAIN)
 		return 0;
 	int first = b->action == ACT_HELP || b->action == ACT_QUIT || way;
@@ -80,22 +87,23 @@ static void hints_draw(struct tui *t, const struct tui_rect *r)
 	char buf[64];
 	int x = 0;
 	unsigned ctx = tui_context(t);
-	int replay = session_status(t->s)->mode == IG_MODE_REPLAY;
+	int replay = t->s && session_status(t->s)->mode == IG_MODE_REPLAY;
 	for (int j = 0; j < 2 * tui_nbindings && x < r->w; j++) {
 		const struct tui_binding *b = &tui_bindings[j % tui_nbindings];
 		if (hint_pass(b, replay, ctx) != j / tui_nbindings)
 			continue;
 		if (!b->hint || !(b->where & ctx) || (b->replay_only && !replay))
 			continue;
-		/* Back is the way out of every screen but the main one */
-		if (b->action == ACT_BACK && ctx == KC_MAIN)
+		/* Back is the way out of every screen but the main one (and
+		 * the fleet, where it clears the filter) */
+		if (b->action == ACT_BACK && (ctx == KC_MAIN || ctx == KC_FLEET))
 			continue;
 		if (b->action == ACT_ENTER && ctx == KC_TEXT)
 			continue;
 		tui_key_name(hint_key(b), buf, sizeof(buf));
-		const char *label = hint_label(t, b);
+		const char *label = hint_label(t, b, ctx);
 		int kw = tui_text_cols(buf);
-		int lw = (int)strlen(label);
+		int lw = tui_text_cols(label);
 		if (x + kw + lw > r->w)
 			break;
 		int x0 = x;

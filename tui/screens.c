@@ -41,6 +41,8 @@ const struct tui_screen *tui_screen_ops(int id)
 
 unsigned tui_context(struct tui *t)
 {
+	if (t->ctx)
+		return t->ctx;
 	const struct tui_screen *sc = tui_screen_ops(tui_top(t)->screen);
 	return sc ? sc->where : KC_MAIN;
 }
@@ -152,7 +154,7 @@ void tui_layout(struct tui *t)
 	t->lines = LINES;
 }
 
-static void draw_too_small(struct tui *t)
+void tui_draw_too_small(struct tui *t)
 {
 	struct tui_rect all = {0, 0, LINES, COLS};
 	char need[64];
@@ -245,7 +247,7 @@ void tui_frame(struct tui *t)
 	erase();
 	tui_hits_reset(t);
 	if (t->lay.too_small) {
-		draw_too_small(t);
+		tui_draw_too_small(t);
 	} else {
 		pane_header.draw(t, v, &t->lay.r[AREA_HEADER], 0);
 		if (v->screen == SCR_MAIN) {

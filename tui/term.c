@@ -119,6 +119,27 @@ static void reset_signals(void)
 	signal(SIGABRT, SIG_DFL);
 }
 
+/* clicks on rows, titles and the hint bar; no motion events, so the
+ * terminal's own selection still works with Shift */
+#define MOUSE_MASK (BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED)
+
+void term_leave(void)
+{
+	mousemask(0, NULL);
+	curs_set(1);
+	def_prog_mode();
+	endwin();
+}
+
+void term_resume(void)
+{
+	reset_prog_mode();
+	keypad(stdscr, TRUE);
+	mousemask(MOUSE_MASK, NULL);
+	curs_set(0);
+	term_resize();
+}
+
 void term_resize(void)
 {
 	struct winsize ws;
@@ -188,10 +209,7 @@ int term_open(struct tui *t)
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
-	/* clicks on rows, titles and the hint bar; no motion events, so the
-	 * terminal's own selection still works with Shift */
-	mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED,
-		  NULL);
+	mousemask(MOUSE_MASK, NULL);
 	mouseinterval(200);
 
 	t->mono_why = choose_mono(t->cli);

@@ -80,8 +80,7 @@ static struct tui *tui_new(struct session *s, const struct cli *cli)
 	return t;
 }
 
-/* The theme the options ask for, or monochrome when colours are off. */
-static void first_theme(struct tui *t)
+void tui_first_theme(struct tui *t)
 {
 	const struct cli *cli = t->cli;
 	if (t->mono_why) {
@@ -290,7 +289,7 @@ int tui_run(struct session *s, const struct cli *cli)
 		tui_free(t);
 		return 1;
 	}
-	first_theme(t);
+	tui_first_theme(t);
 	t->depth = 1;
 	t->stack[0].screen = SCR_MAIN;
 	tui_view_init_lists(&t->stack[0]);

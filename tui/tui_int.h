@@ -76,6 +76,10 @@ struct tui_table {
 	/* Optional tree: the row of a row's parent, -1 for a root. Rows are
 	 * then shown depth-first, siblings in sort order. */
 	int (*parent)(void *ctx, int row);
+	/* Optional: the column from which a row is one cell to the end of the
+	 * row (its text from cell() of that column), -1 for a row of cells: a
+	 * host that is not live says why across its number columns. */
+	int (*span)(void *ctx, int row);
 	unsigned hide;	/* columns (bit i) this table leaves out now, beside the user's */
 	int cell_w;	/* width of the cell being drawn (0 when not drawing) */
 	int cell_depth; /* tree depth of the row being drawn */
@@ -292,9 +296,13 @@ enum { TBL_OPS = 0, TBL_PROCS, TBL_ALERTS, TUI_NTABLES };
 #define TUI_QUIET_S 2
 
 struct tui {
-	struct session *s;
+	struct session *s; /* NULL on the fleet screen (tui/fleet*.c) */
 	const struct cli *cli;
 	int live; /* live mode: /proc is this host's */
+	/* the fleet screen: KC_FLEET (the key context of every screen there)
+	 * and its key handler (clicks on rows and hints press keys through it) */
+	unsigned ctx;
+	int (*on_key)(struct tui *t, int ch);
 
 	/* terminal */
 	int cols, lines;
@@ -411,6 +419,8 @@ int tui_provisional(struct tui *t);
 
 /* --- tui.c: the loop ------------------------------------------------------------ */
 uint64_t tui_now_ms(void);
+/* The theme the options ask for, or monochrome when colours are off. */
+void tui_first_theme(struct tui *t);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- term.c: the terminal --------------------------------------------------------- */
@@ -425,6 +435,12 @@ void term_close(void);
 void term_resize(void);
 /* Ctrl-Z: gives the screen back, stops, and takes it again on fg. */
 void term_suspend(void);
+/* Gives the terminal to another program (the fleet's ssh -t to a host's
+ * viewer): the shell's modes, the cursor, no mouse. */
+void term_leave(void);
+/* Takes it back after term_leave: curses' modes, keypad and mouse again,
+ * the size it has now, and a full redraw on the next frame. */
+void term_resume(void);
 
 /* --- screens.c: the screen stack and the frame ------------------------------------ */
 struct tui_view *tui_top(struct tui *t);
@@ -444,6 +460,8 @@ int tui_focus_move(struct tui *t, struct tui_view *v, int dir);
 void tui_layout(struct tui *t);
 /* Draws everything and calls doupdate() once. */
 void tui_frame(struct tui *t);
+/* "terminal too small (need WxH) q quits", centred (t->lay.need_w, need_h). */
+void tui_draw_too_small(struct tui *t);
 
 /* --- input.c: keys ---------------------------------------------------------------- */
 /* One key: returns TF_* flags. */
@@ -467,6 +485,9 @@ int tui_ask_kill(struct tui *t);
 int tui_confirmed(struct tui *t, const struct tui_confirm *c);
 /* Loads a theme by name or path; a notice and -errno when it cannot. */
 int tui_set_theme(struct tui *t, const char *name);
+/* t: the next standard theme (a notice says which, or that colours are
+ * off). Returns TF_REDRAW. */
+int tui_next_theme(struct tui *t);
 
 /* --- mouse.c: clicks ---------------------------------------------------------------- */
 /* Forgets the regions of the last frame (at the start of a frame). */
@@ -478,6 +499,8 @@ void tui_hit_table(struct tui *t, struct tui_view *v, struct tui_list *l, const 
 void tui_hit_key(struct tui *t, int y, int x, int w, int action);
 /* A mouse event: returns TF_* flags. */
 int tui_mouse(struct tui *t);
+/* Presses a key for a click (t->on_key, else tui_handle_key). */
+int tui_press(struct tui *t, int key);
 /* The columns the user hid in the table of cols (setup), 0 for others. */
 unsigned tui_hidden_cols(struct tui *t, const struct tui_col *cols);
 

@@ -260,6 +260,8 @@ tested[q]=1 # q: test_tui_main.sh and test_tui_term.sh
 # meanings (theme, sort by time, down, first and last row) are the same
 # actions as c, F6, Down, g and G, pressed above
 tested[t]=1 tested[T]=1 tested[j]=1 tested[Home]=1 tested[End]=1
+# s sorts the hosts of the fleet screen (--ssh): test_tui_fleet.sh
+tested[s]=1
 
 # every key of the table was exercised
 missing="" nkeys=0

@@ -67,8 +67,8 @@ int main(int argc, char **argv)
 	CHECK(tui_bindings[0].section != NULL);
 
 	/* no key means two things in one context */
-	const unsigned ctxs[] = {KC_MAIN, KC_DRILL, KC_TEXT};
-	for (unsigned c = 0; c < 3; c++)
+	const unsigned ctxs[] = {KC_MAIN, KC_DRILL, KC_TEXT, KC_FLEET};
+	for (unsigned c = 0; c < 4; c++)
 		for (int i = 0; i < tui_nbindings; i++)
 			for (int k = 0; k < KEYS_PER_ACTION && tui_bindings[i].keys[k]; k++) {
 				int key = tui_bindings[i].keys[k];
@@ -91,6 +91,16 @@ int main(int argc, char **argv)
 
 	/* the keys the issue promises */
 	expect('q', KC_MAIN, ACT_QUIT);
+	/* the fleet screen (--ssh): its own context, the viewer's keys for the same things */
+	expect('q', KC_FLEET, ACT_QUIT);
+	expect(KEY_F(10), KC_FLEET, ACT_QUIT);
+	expect(KEY_F(1), KC_FLEET, ACT_HELP);
+	expect('\n', KC_FLEET, ACT_ENTER);
+	expect('/', KC_FLEET, ACT_FILTER);
+	expect('s', KC_FLEET, ACT_FLEET_SORT);
+	expect(KEY_NPAGE, KC_FLEET, ACT_PGDN);
+	CHECK(tui_key_lookup('p', KC_FLEET) == NULL); /* nothing to pause there */
+	CHECK(tui_key_lookup('s', KC_MAIN) == NULL);
 	expect(KEY_F(10), KC_DRILL, ACT_QUIT);
 	expect('h', KC_MAIN, ACT_HELP);
 	expect('?', KC_MAIN, ACT_HELP);
