@@ -304,7 +304,8 @@ static int parse_fleet(struct fargs *a, int argc, char **argv)
 	a->o.interval_s = 1;
 	a->seconds = 10;
 	while ((opt = getopt_long(argc, argv, "+:p:bn:d:w:h", fleet_long, NULL)) != -1) {
-		if ((r = host_opt(a, opt, optarg)) >= 0 || (r = target_opt(a, opt, argc, argv)) >= 0)
+		if ((r = host_opt(a, opt, optarg)) >= 0 ||
+		    (r = target_opt(a, opt, argc, argv)) >= 0)
 			;
 		else if ((r = view_opt(a, opt, argc, argv)) == -2)
 			r = fbad(a, "option", argv[optind - 1],
@@ -412,7 +413,8 @@ int fleet_main(int argc, char **argv)
 	}
 	bool screen = !a.batch && !a.json;
 	if (screen && (!isatty(0) || !isatty(1))) {
-		fprintf(stderr, "ingero-top: the fleet screen needs a terminal; use --batch or --json\n");
+		fprintf(stderr,
+			"ingero-top: the fleet screen needs a terminal; use --batch or --json\n");
 		free_args(&a);
 		return 2;
 	}
@@ -462,7 +464,8 @@ int fleet_explain_main(int argc, char **argv)
 	fleet_step(f, ig_mono_ms());
 	while (!fleet_stop_flag && ig_mono_ms() < end && !fleet_done(f))
 		fleet_wait(f, end);
-	r = a.json ? fleet_explain_json(stdout, f, a.seconds) : fleet_explain_text(stdout, f, a.seconds);
+	r = a.json ? fleet_explain_json(stdout, f, a.seconds)
+		   : fleet_explain_text(stdout, f, a.seconds);
 	if (fflush(stdout) || r)
 		r = errno == EPIPE ? 0 : 1;
 	else if (!ever_live(f))

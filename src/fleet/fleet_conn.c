@@ -56,7 +56,8 @@ pid_t fleet_spawn(char **argv, int *in, int *out, int *err, int out_fd, char *wh
 {
 	int pi[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1}, rep[2] = {-1, -1};
 	int ok = !pipe2(rep, O_CLOEXEC) && !pipe2(pe, O_CLOEXEC);
-	ok = ok && (in ? !pipe2(pi, O_CLOEXEC) : (pi[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
+	ok = ok &&
+	     (in ? !pipe2(pi, O_CLOEXEC) : (pi[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
 	ok = ok && (out ? !pipe2(po, O_CLOEXEC) : (po[1] = out_fd) >= 0);
 	pid_t pid = ok ? fork() : -1;
 	if (pid == 0)
@@ -116,7 +117,8 @@ int fconn_start(struct fleet *f, int i, uint64_t now_ms)
 	if (!r && c->record_path[0]) {
 		fleet_shell_quote(c->record_path, q, sizeof(q));
 		size_t l = strlen(line);
-		r = snprintf(line + l, sizeof(line) - l, " --record %s", q) >= (int)(sizeof(line) - l);
+		r = snprintf(line + l, sizeof(line) - l, " --record %s", q) >=
+		    (int)(sizeof(line) - l);
 	}
 	if (r || fleet_ssh_argv(f, i, false, line, &argv) < 0) {
 		set_state(h, FLEET_FAILED, "the remote command line is too long");
@@ -294,10 +296,18 @@ enum fleet_state fleet_classify(const char *err_text, int wait_status, const cha
 					    "unrecognised option", NULL};
 	static const char *const absent[] = {"command not found", "No such file or directory",
 					     "not found", NULL};
-	static const char *const unreach[] = {
-	    "Connection refused", "timed out", "No route to host", "Could not resolve",
-	    "Name or service not known", "Network is unreachable", "Connection closed",
-	    "Connection reset", "closed by remote host", "not responding", "Broken pipe", NULL};
+	static const char *const unreach[] = {"Connection refused",
+					      "timed out",
+					      "No route to host",
+					      "Could not resolve",
+					      "Name or service not known",
+					      "Network is unreachable",
+					      "Connection closed",
+					      "Connection reset",
+					      "closed by remote host",
+					      "not responding",
+					      "Broken pipe",
+					      NULL};
 	char said[160], rn[64];
 	const char *t = err_text ? err_text : "";
 	int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
@@ -309,13 +319,14 @@ enum fleet_state fleet_classify(const char *err_text, int wait_status, const cha
 		return FLEET_REFUSED;
 	}
 	if (code == 255 && err_line(t, "Permission denied", said, sizeof(said))) {
-		snprintf(why, len, "authentication refused (BatchMode: no password prompt; ssh said: %s)",
+		snprintf(why, len,
+			 "authentication refused (BatchMode: no password prompt; ssh said: %s)",
 			 said);
 		return FLEET_REFUSED;
 	}
 	if (code != 255 && any_of(t, sudo, said, sizeof(said))) {
-		snprintf(why, len, "sudo -n refused: no passwordless sudo for %s (sudo said: %s)", rn,
-			 said);
+		snprintf(why, len, "sudo -n refused: no passwordless sudo for %s (sudo said: %s)",
+			 rn, said);
 		return FLEET_FAILED;
 	}
 	if (code != 255 && any_of(t, older, said, sizeof(said))) {

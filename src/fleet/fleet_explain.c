@@ -70,8 +70,10 @@ static void verdict_text(FILE *out, const struct fleet *f)
 	char s[400];
 	fprintf(out, "VERDICT\n");
 	if (kind == V_NONE) {
-		fprintf(out, "  nothing stands out: no actionable chain on the %d hosts observed, "
-			     "no NCCL straggler\n\n", observed(f));
+		fprintf(out,
+			"  nothing stands out: no actionable chain on the %d hosts observed, "
+			"no NCCL straggler\n\n",
+			observed(f));
 		return;
 	}
 	const struct fleet_host *h = &f->hosts[v];
@@ -145,8 +147,9 @@ static void host_section(FILE *out, const struct fleet_host *h)
 	}
 	for (int k = 0; k < h->nranks; k++) {
 		const struct fleet_rank *r = &h->ranks[k];
-		fprintf(out, "  nccl: rank %u of %u on comm 0x%x (pid %u): %" PRIu64
-			     " ops in the window, wait mean %s\n",
+		fprintf(out,
+			"  nccl: rank %u of %u on comm 0x%x (pid %u): %" PRIu64
+			" ops in the window, wait mean %s\n",
 			r->rank, r->nranks, r->key, r->pid, r->ops_win,
 			fmt_ns(off, sizeof(off), r->wait_mean_ns));
 	}
@@ -176,12 +179,13 @@ int fleet_explain_json(FILE *out, const struct fleet *f, double seconds)
 	int v = verdict(f, &kind);
 	json_t *o = json_object(), *vd = json_object();
 	const struct fleet_host *h = v >= 0 ? &f->hosts[v] : NULL;
-	int bad = ig_json_set(vd, "kind", json_string(kind_names[kind])) |
-		  ig_json_set(vd, "host", h ? ig_json_str(h->name) : json_null()) |
-		  ig_json_set(vd, "chain", h && h->worst.cls[0] && kind != V_UNOBSERVED
-					       ? fout_chain_json(&h->worst)
-					       : json_null()) |
-		  ig_json_set(vd, "why", ig_json_str(h && kind == V_UNOBSERVED ? h->why : ""));
+	int bad =
+	    ig_json_set(vd, "kind", json_string(kind_names[kind])) |
+	    ig_json_set(vd, "host", h ? ig_json_str(h->name) : json_null()) |
+	    ig_json_set(vd, "chain",
+			h && h->worst.cls[0] && kind != V_UNOBSERVED ? fout_chain_json(&h->worst)
+								     : json_null()) |
+	    ig_json_set(vd, "why", ig_json_str(h && kind == V_UNOBSERVED ? h->why : ""));
 	bad |= ig_json_set(o, "type", json_string("fleet_explain")) |
 	       ig_json_set(o, "stream", json_integer(FLEET_STREAM_VERSION)) |
 	       ig_json_set(o, "seconds", ig_json_num(seconds)) |

@@ -52,7 +52,8 @@ static const char *spec_invalid(const char *s)
 		char *end;
 		errno = 0;
 		long v = strtol(port + 1, &end, 10);
-		if (!port[1] || *end || errno || v < 1 || v > 65535 || !isdigit((unsigned char)port[1]))
+		if (!port[1] || *end || errno || v < 1 || v > 65535 ||
+		    !isdigit((unsigned char)port[1]))
 			return "bad port (a number from 1 to 65535)";
 	}
 	return NULL;
@@ -159,8 +160,7 @@ int fleet_read_hosts_file(const char *path, char ***hosts, int *n, char *err, si
 	return *n - before;
 }
 
-void fleet_host_addr(const char *spec, char *user, size_t ulen, char *host, size_t hlen,
-		     int *port)
+void fleet_host_addr(const char *spec, char *user, size_t ulen, char *host, size_t hlen, int *port)
 {
 	const char *at = strchr(spec, '@'), *h = at ? at + 1 : spec, *p;
 	snprintf(user, ulen, "%.*s", at ? (int)(at - spec) : 0, spec);
@@ -260,7 +260,8 @@ int fleet_ssh_argv(const struct fleet *f, int i, bool tty, const char *remote_li
 		 f->o.connect_timeout_s > 0 ? (int)(f->o.connect_timeout_s + 0.5) : 10);
 	w[n++] = f->o.ssh_program ? f->o.ssh_program : "ssh";
 	w[n++] = tty ? "-t" : "-T";
-	const char *opts[] = {"BatchMode=yes", "ServerAliveInterval=5", "ServerAliveCountMax=3", ct};
+	const char *opts[] = {"BatchMode=yes", "ServerAliveInterval=5", "ServerAliveCountMax=3",
+			      ct};
 	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
 		w[n++] = "-o";
 		w[n++] = opts[k];

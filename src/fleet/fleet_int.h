@@ -16,29 +16,29 @@
 #define FLEET_REFUSED_RETRY_MS 60000
 #define FLEET_HELLO_WAIT_MS 30000 /* a connection without a hello by then is ended */
 #define FLEET_JOIN_EVERY_MS 250	  /* the straggler is judged again at most this often */
-#define FLEET_JOIN_SLOTS 1024 /* recent collectives kept per communicator */
-#define FLEET_JOIN_RANKS 64   /* arrivals kept per collective */
-#define FLEET_JOIN_KEYS 8     /* communicators joined */
+#define FLEET_JOIN_SLOTS 1024	  /* recent collectives kept per communicator */
+#define FLEET_JOIN_RANKS 64	  /* arrivals kept per collective */
+#define FLEET_JOIN_KEYS 8	  /* communicators joined */
 
 struct fleet_conn {
-	pid_t pid;		/* the ssh process, 0 none */
-	int in, out, err;	/* its stdin, stdout, stderr (ours), -1 closed */
-	char *line;		/* stdout bytes of the line being read */
+	pid_t pid;	  /* the ssh process, 0 none */
+	int in, out, err; /* its stdin, stdout, stderr (ours), -1 closed */
+	char *line;	  /* stdout bytes of the line being read */
 	size_t len, cap;
-	bool skipping;		/* the line is over FLEET_LINE_MAX: dropped up to its end */
+	bool skipping; /* the line is over FLEET_LINE_MAX: dropped up to its end */
 	char errbuf[FLEET_ERR_KEEP + 1];
 	size_t errlen;
 	uint64_t started_ms;
-	int backoff_s;		/* the next back-off (1, 2, 4 ... 60) */
+	int backoff_s; /* the next back-off (1, 2, 4 ... 60) */
 	bool hello, got_error, got_end, mismatch;
-	bool no_hello;		/* ended by us: no hello within FLEET_HELLO_WAIT_MS */
+	bool no_hello;		     /* ended by us: no hello within FLEET_HELLO_WAIT_MS */
 	char message[FLEET_WHY_LEN]; /* the error line's message / end's reason */
-	int pings_left;		/* of the pings at connection */
+	int pings_left;		     /* of the pings at connection */
 	uint32_t ping_id;
-	uint64_t ping_sent_ns;	/* realtime ns of the ping awaiting its pong, 0 none */
+	uint64_t ping_sent_ns; /* realtime ns of the ping awaiting its pong, 0 none */
 	uint64_t next_ping_ms;
-	uint64_t best_rtt_ns;	/* the smallest round trip so far (0 none) */
-	char record_path[160];	/* the remote recording (--record), "" none */
+	uint64_t best_rtt_ns;  /* the smallest round trip so far (0 none) */
+	char record_path[160]; /* the remote recording (--record), "" none */
 };
 
 /* One arrival of a rank at a collective, on our clock. */
@@ -49,7 +49,7 @@ struct fleet_arrival {
 };
 
 struct fleet_slot {
-	uint64_t seq;		/* 0: empty */
+	uint64_t seq; /* 0: empty */
 	uint16_t n;
 	struct fleet_arrival a[FLEET_JOIN_RANKS];
 };
@@ -76,11 +76,11 @@ struct fleet {
 	int nkeys;
 	struct fleet_join keys[FLEET_JOIN_KEYS];
 	struct fleet_straggler strag;
-	bool join_dirty;	/* arrivals added since the straggler was judged */
-	uint64_t join_ms;	/* when it was */
-	char **vargv;		/* the viewer's argv strings (fleet_viewer_argv) */
+	bool join_dirty;  /* arrivals added since the straggler was judged */
+	uint64_t join_ms; /* when it was */
+	char **vargv;	  /* the viewer's argv strings (fleet_viewer_argv) */
 	int nvargv;
-	char local[64];		/* this host's name, for the remote recording paths */
+	char local[64]; /* this host's name, for the remote recording paths */
 };
 
 /* fleet_conn.c */
@@ -90,8 +90,7 @@ void fconn_read(struct fleet *f, int i, uint64_t now_ms);
 void fconn_reap(struct fleet *f, int i, uint64_t now_ms);
 int fconn_start(struct fleet *f, int i, uint64_t now_ms);
 void fconn_ping(struct fleet *f, int i, uint64_t now_ms);
-void fleet_host_addr(const char *spec, char *user, size_t ulen, char *host, size_t hlen,
-		     int *port);
+void fleet_host_addr(const char *spec, char *user, size_t ulen, char *host, size_t hlen, int *port);
 int fleet_ssh_argv(const struct fleet *f, int i, bool tty, const char *remote_line,
 		   char ***argv_out);
 void fleet_argv_free(char **argv);

@@ -29,8 +29,9 @@ static void straggler_words(const struct fleet *f, char *buf, size_t len)
 	char late[32], unc[32], name[FLEET_NAME_LEN * 2];
 	if (!s->found) {
 		if (s->collectives)
-			snprintf(buf, len, "none (no rank last in most of %" PRIu64
-					   " collectives joined)", s->collectives);
+			snprintf(buf, len,
+				 "none (no rank last in most of %" PRIu64 " collectives joined)",
+				 s->collectives);
 		else
 			snprintf(buf, len, "none (no NCCL collective seen on two ranks)");
 		return;
@@ -65,7 +66,8 @@ static void proc_cols(const struct fleet_proc *p, char *buf, size_t len)
 	else
 		snprintf(p99, sizeof(p99), "-");
 	if (p->p99_ns && p->p99_prev_ns) {
-		double d = ((double)p->p99_ns - (double)p->p99_prev_ns) * 100 / (double)p->p99_prev_ns;
+		double d =
+		    ((double)p->p99_ns - (double)p->p99_prev_ns) * 100 / (double)p->p99_prev_ns;
 		snprintf(ch, sizeof(ch), "(%+.0f%%)", d);
 	} else if (p->p99_ns) {
 		snprintf(ch, sizeof(ch), "(new)");
@@ -84,9 +86,10 @@ static void chain_words(const struct fleet_chain *c, char *buf, size_t len)
 		return;
 	}
 	if (c->culprit_pid || c->culprit_comm[0])
-		snprintf(cul, sizeof(cul), " by %s[%u]",
-			 esc_str(cc, sizeof(cc), c->culprit_comm[0] ? c->culprit_comm : "?", ESC_FIELD),
-			 c->culprit_pid);
+		snprintf(
+		    cul, sizeof(cul), " by %s[%u]",
+		    esc_str(cc, sizeof(cc), c->culprit_comm[0] ? c->culprit_comm : "?", ESC_FIELD),
+		    c->culprit_pid);
 	char sev[16], cls[48];
 	snprintf(buf, len, "%s %s %s%s", esc_str(sev, sizeof(sev), c->severity, ESC_FIELD),
 		 esc_str(cls, sizeof(cls), c->cls, ESC_FIELD), fmt_pct(imp, sizeof(imp), c->impact),
@@ -177,18 +180,18 @@ static json_t *procs_json(const struct fleet_host *h)
 	for (int k = 0; k < h->nprocs; k++) {
 		const struct fleet_proc *p = &h->procs[k];
 		json_t *o = json_object();
-		bad |= ig_json_set(o, "pid", json_integer(p->pid)) |
-		       ig_json_set(o, "comm", ig_json_str(p->comm)) |
-		       ig_json_set(o, "exited", json_boolean(p->exited)) |
-		       ig_json_set(o, "calls_per_s", ig_json_num(p->calls_per_s)) |
-		       ig_json_set(o, "gpu_pct", pct_json(p->gpu_pct)) |
-		       ig_json_set(o, "cpu_pct", pct_json(p->cpu_pct)) |
-		       ig_json_set(o, "pre_pct", pct_json(p->pre_pct)) |
-		       ig_json_set(o, "wait_pct", pct_json(p->wait_pct)) |
-		       ig_json_set(o, "top_op", p->top_op[0] ? ig_json_str(p->top_op) : json_null()) |
-		       ig_json_set(o, "p99_ns", ig_json_u64(p->p99_ns)) |
-		       ig_json_set(o, "p99_prev_ns", ig_json_u64(p->p99_prev_ns)) |
-		       ig_json_push(a, o);
+		bad |=
+		    ig_json_set(o, "pid", json_integer(p->pid)) |
+		    ig_json_set(o, "comm", ig_json_str(p->comm)) |
+		    ig_json_set(o, "exited", json_boolean(p->exited)) |
+		    ig_json_set(o, "calls_per_s", ig_json_num(p->calls_per_s)) |
+		    ig_json_set(o, "gpu_pct", pct_json(p->gpu_pct)) |
+		    ig_json_set(o, "cpu_pct", pct_json(p->cpu_pct)) |
+		    ig_json_set(o, "pre_pct", pct_json(p->pre_pct)) |
+		    ig_json_set(o, "wait_pct", pct_json(p->wait_pct)) |
+		    ig_json_set(o, "top_op", p->top_op[0] ? ig_json_str(p->top_op) : json_null()) |
+		    ig_json_set(o, "p99_ns", ig_json_u64(p->p99_ns)) |
+		    ig_json_set(o, "p99_prev_ns", ig_json_u64(p->p99_prev_ns)) | ig_json_push(a, o);
 	}
 	if (bad) {
 		json_decref(a);
@@ -202,7 +205,8 @@ static json_t *chain_json(const struct fleet_chain *c)
 	json_t *o = json_object();
 	int bad = ig_json_set(o, "id", ig_json_str(c->id)) |
 		  ig_json_set(o, "severity", ig_json_str(c->severity)) |
-		  ig_json_set(o, "class", ig_json_str(c->cls)) | ig_json_set(o, "op", ig_json_str(c->op)) |
+		  ig_json_set(o, "class", ig_json_str(c->cls)) |
+		  ig_json_set(o, "op", ig_json_str(c->op)) |
 		  ig_json_set(o, "pid", json_integer(c->pid)) |
 		  ig_json_set(o, "comm", ig_json_str(c->comm)) |
 		  ig_json_set(o, "culprit_pid", json_integer(c->culprit_pid)) |
@@ -230,7 +234,8 @@ static json_t *ranks_json(const struct fleet_host *h)
 		       ig_json_set(o, "nranks", json_integer(r->nranks)) |
 		       ig_json_set(o, "ops_win", ig_json_u64(r->ops_win)) |
 		       ig_json_set(o, "wait_mean_ns", ig_json_u64(r->wait_mean_ns)) |
-		       ig_json_set(o, "wait_ns_win", ig_json_u64(r->wait_ns_win)) | ig_json_push(a, o);
+		       ig_json_set(o, "wait_ns_win", ig_json_u64(r->wait_ns_win)) |
+		       ig_json_push(a, o);
 	}
 	return bad ? (json_decref(a), NULL) : a;
 }
@@ -253,7 +258,8 @@ static json_t *host_json(const struct fleet_host *h)
 		bad |= ig_json_set(clock, "offset_ns", json_integer(h->offset_ns)) |
 		       ig_json_set(clock, "unc_ns", ig_json_u64(h->unc_ns));
 	}
-	bad |= ig_json_set(o, "host", ig_json_str(h->name)) | ig_json_set(o, "spec", ig_json_str(h->spec)) |
+	bad |= ig_json_set(o, "host", ig_json_str(h->name)) |
+	       ig_json_set(o, "spec", ig_json_str(h->spec)) |
 	       ig_json_set(o, "state", json_string(fleet_state_name(h->state))) |
 	       ig_json_set(o, "why", ig_json_str(h->why)) |
 	       ig_json_set(o, "version", ig_json_str(h->version)) |

@@ -44,8 +44,7 @@ static void dest_path(const struct fleet *f, int i, char *buf, size_t len)
 /* Runs `ssh HOST -- [sudo -n] WORDS PATH` with stdout to out_fd (-1: to
  * /dev/null) and waits for it; its stderr's last line in why. Returns the
  * wait status, or -1. */
-static int run_remote(struct fleet *f, int i, const char *what, int out_fd, char *why,
-		      size_t len)
+static int run_remote(struct fleet *f, int i, const char *what, int out_fd, char *why, size_t len)
 {
 	char line[512], q[200];
 	char **argv = NULL;

@@ -66,7 +66,8 @@ static void test_hosts(void)
 	char *big = malloc(cap), *p = big;
 	for (int i = 0; i <= FLEET_MAX_HOSTS; i++)
 		p += sprintf(p, "%sh%d", i ? "," : "", i);
-	CHECKF(!strcmp(split_err(big), "--ssh: too many hosts (512 at most)"), "%s", split_err(big));
+	CHECKF(!strcmp(split_err(big), "--ssh: too many hosts (512 at most)"), "%s",
+	       split_err(big));
 	free(big);
 
 	/* a hosts file: comments, blank lines, spaces; then a bad line named */
@@ -114,8 +115,10 @@ static void test_quote(void)
 	      !strcmp(b, "'$(rm -rf /);`x`'"));
 	CHECK(fleet_shell_quote("abcdef", b, 4) == -1);
 	char *args[] = {"--pid", "12,13", "--", "python3", "train.py", "--name", "my run"};
-	struct fleet_opts o = {.remote_cmd = "/opt/ig/ingero-top", .sudo = true,
-			       .remote_args = args, .nremote_args = 7};
+	struct fleet_opts o = {.remote_cmd = "/opt/ig/ingero-top",
+			       .sudo = true,
+			       .remote_args = args,
+			       .nremote_args = 7};
 	CHECK(!fleet_remote_line(&o, true, b, sizeof(b)));
 	CHECKF(!strcmp(b, "sudo -n /opt/ig/ingero-top --stream --pid 12,13 -- python3 train.py "
 			  "--name 'my run'"),
@@ -200,8 +203,8 @@ static void test_lines(void)
 	CHECK(fleet_feed(f, 1, "{\"type\":\"hello\",\"stream\":2,\"version\":\"9.0\"}", 1) == 0);
 	h = fleet_host(f, 1);
 	CHECKF(h->state == FLEET_FAILED &&
-		       !strcmp(h->why, "version mismatch: ingero-top there speaks stream 2, this "
-				       "one 1: install the same version on both"),
+		   !strcmp(h->why, "version mismatch: ingero-top there speaks stream 2, this "
+				   "one 1: install the same version on both"),
 	       "%s", h->why);
 	frame(buf, sizeof(buf), 1, "[]", NULL);
 	fleet_feed(f, 1, buf, 2);
@@ -233,8 +236,8 @@ static void feed_collectives(struct fleet *f, int nranks, int late_rank, int lat
 		p += sprintf(p, "[");
 		for (int s = from; s < from + n; s++) {
 			int64_t t = 1800000000000000000LL + (int64_t)s * 100000000 +
-				    (int64_t)r * 1000000 + (r == late_rank ? late_ms * 1000000LL : 0) +
-				    skew[r];
+				    (int64_t)r * 1000000 +
+				    (r == late_rank ? late_ms * 1000000LL : 0) + skew[r];
 			p += sprintf(p, "%s[%d,%lld]", s > from ? "," : "", s, (long long)t);
 		}
 		sprintf(p, "]");
@@ -336,8 +339,8 @@ static void make_host(struct fleet *f, int i, const char *state_line, double imp
 
 static void test_order(void)
 {
-	const char *hosts[] = {"b-healthy", "c-chain3", "d-chain7", "e-failed", "a-connecting",
-			       "a-healthy"};
+	const char *hosts[] = {"b-healthy", "c-chain3",	    "d-chain7",
+			       "e-failed",  "a-connecting", "a-healthy"};
 	struct fleet *f = new_fleet(hosts, 6);
 	make_host(f, 0, NULL, -1);
 	make_host(f, 1, NULL, 0.3);
@@ -347,7 +350,7 @@ static void test_order(void)
 	int idx[6];
 	CHECK(fleet_order(f, idx, 6) == 6);
 	CHECKF(idx[0] == 2 && idx[1] == 1 && idx[2] == 3 && idx[3] == 4 && idx[4] == 5 &&
-		       idx[5] == 0,
+		   idx[5] == 0,
 	       "%d %d %d %d %d %d", idx[0], idx[1], idx[2], idx[3], idx[4], idx[5]);
 	CHECK(fleet_host(f, 2)->score_rank == 0 && fleet_host(f, 0)->score_rank == 5);
 	CHECK(fleet_order(f, idx, 2) == 2 && idx[0] == 2);
@@ -424,7 +427,7 @@ static void test_classify(void)
 	CHECK(fleet_classify("", SIGKILL, NULL, why, sizeof(why)) == FLEET_RETRY &&
 	      strstr(why, "ssh ended by signal 9"));
 	CHECK(fleet_classify("x: command not found", 127 << 8, "/opt/ig", why, sizeof(why)) ==
-		      FLEET_FAILED &&
+		  FLEET_FAILED &&
 	      strstr(why, "/opt/ig is not installed there"));
 }
 
@@ -432,15 +435,19 @@ static void test_viewer(void)
 {
 	const char *hosts[] = {"alice@gpu2:2200"};
 	char *args[] = {"--pid", "42"};
-	struct fleet_opts o = {.hosts = hosts, .nhosts = 1, .ssh_config = "/etc/cfg",
-			       .sudo = true, .remote_args = args, .nremote_args = 2};
+	struct fleet_opts o = {.hosts = hosts,
+			       .nhosts = 1,
+			       .ssh_config = "/etc/cfg",
+			       .sudo = true,
+			       .remote_args = args,
+			       .nremote_args = 2};
 	struct fleet *f = fleet_new(&o);
 	char *argv[40], joined[1000] = "";
 	int n = fleet_viewer_argv(f, 0, argv, 40);
 	CHECK(n > 0 && argv[n] == NULL);
 	for (int k = 0; k < n; k++)
-		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", k ? "|" : "",
-			 argv[k]);
+		snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s",
+			 k ? "|" : "", argv[k]);
 	CHECKF(!strcmp(joined, "ssh|-t|-o|BatchMode=yes|-o|ServerAliveInterval=5|-o|"
 			       "ServerAliveCountMax=3|-o|ConnectTimeout=10|-F|/etc/cfg|-p|2200|-l|"
 			       "alice|gpu2|--|sudo -n ingero-top --pid 42"),
