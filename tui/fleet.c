@@ -127,6 +127,7 @@ static void viewer_exec(char **argv)
 static int viewer_wait(struct fleet_ui *u, pid_t pid)
 {
 	struct pollfd pfd[MAX_FDS];
+	int told = 0;
 	for (;;) {
 		int st;
 		pid_t r = waitpid(pid, &st, WNOHANG);
@@ -134,6 +135,8 @@ static int viewer_wait(struct fleet_ui *u, pid_t pid)
 			return st;
 		if (r < 0 && errno != EINTR)
 			return -1;
+		if (term_sig_quit && !told) /* SIGTERM or SIGHUP for us: for it too */
+			told = kill(pid, SIGTERM) == 0;
 		int n = fleet_pollfds(u->f, pfd, MAX_FDS);
 		int to = fleet_timeout_ms(u->f);
 		if (to < 0 || to > VIEWER_POLL_MS)
