@@ -298,6 +298,8 @@ static void row_status(struct tui *t, struct flow *f, const struct ig_status *st
 				 fmt_count(n, sizeof(n), st->record_summarised, 0));
 			seg(f, "summarised", c, TH_HEADER_VALUE);
 		}
+		if (st->record_rate_hint) /* the writer fell behind the calls */
+			seg(f, "writer behind:", "--record-rate keeps counts", TH_MESSAGE);
 	} else if (st->record_error[0]) {
 		seg(f, "REC stopped:", st->record_error, TH_ERROR);
 	}

@@ -68,6 +68,8 @@ struct ig_status {
 				   * queue): no loss, the kernel buffers meanwhile */
 	uint64_t record_wait_ns;  /* how long it waited, in all */
 	uint64_t record_summarised; /* calls the recording counted, not kept (--record-rate) */
+	int record_rate_hint;     /* a full recording whose writer fell behind (waits or
+				   * losses): --record-rate would have kept every count */
 	uint64_t replay_summarised; /* replay: calls laid out from a --record-rate file's runs
 				     * (counts exact, durations estimated) */
 	char message[640];        /* last one-line notice for the user */

@@ -194,6 +194,7 @@ static void record_stats(struct session *s)
 	s->st.record_waits = rs.waits;
 	s->st.record_wait_ns = rs.wait_ns;
 	s->st.record_summarised = rs.summarised;
+	s->st.record_rate_hint = !s->cli.record_rate && (rs.waits || rs.dropped);
 }
 
 void session_record_tick(struct session *s)

@@ -381,9 +381,31 @@ static void test_json_time(void)
 		}
 }
 
+/* A full recording whose writer fell behind says that --record-rate would
+ * have kept every count (issue 30); one that kept up says nothing more. */
+static void test_record_hint(void)
+{
+	struct ig_model *m = an_model_new(NULL);
+	struct ig_status st = {.mode = IG_MODE_LIVE, .record_waits = 3,
+			       .record_wait_ns = 1500000000, .record_rate_hint = 1};
+	strcpy(st.recording, "/tmp/x.db");
+	char *t = render(m, &st, NULL, 0);
+	CHECK(grep(t,
+		   "^recording /tmp/x\\.db waited 3 times 1\\.50s for the writer \\(it fell "
+		   "behind: --record-rate would have kept every count\\)$",
+		   NULL, 0));
+	free(t);
+	st.record_rate_hint = 0;
+	t = render(m, &st, NULL, 0);
+	CHECK(grep(t, "^recording /tmp/x\\.db waited 3 times 1\\.50s for the writer$", NULL, 0));
+	free(t);
+	an_model_free(m);
+}
+
 int main(void)
 {
 	test_fmt();
+	test_record_hint();
 	test_text();
 	test_json();
 	test_json_time();
