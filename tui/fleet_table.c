@@ -100,6 +100,13 @@ static int cmp_p99(const void *a, const void *b)
 	return cmp_name(a, b);
 }
 
+/* The process rows under a host: one per traced process of a live host
+ * with several. */
+static int proc_rows(const struct fleet_host *h)
+{
+	return h->state == FLEET_LIVE && h->nprocs > 1 ? h->nprocs : 0;
+}
+
 void fleet_ui_rows(struct fleet_ui *u)
 {
 	static int idx[FLEET_MAX_HOSTS];
@@ -125,11 +132,16 @@ void fleet_ui_rows(struct fleet_ui *u)
 	}
 	for (int i = 0; i < n; i++)
 		u->rank[idx[i]] = i;
+	/* the process rows only while every row fits in a table (TUI_MAX_ROWS):
+	 * else the hosts alone, none of them left out */
+	int all = n;
+	for (int i = 0; i < n; i++)
+		all += proc_rows(fleet_host(u->f, i));
 	u->nrows = 0;
 	for (int i = 0; i < n; i++) {
-		const struct fleet_host *h = fleet_host(u->f, i);
+		int k = all <= TUI_MAX_ROWS ? proc_rows(fleet_host(u->f, i)) : 0;
 		u->rows[u->nrows++] = (struct fleet_row){i, -1};
-		for (int p = 0; h->state == FLEET_LIVE && h->nprocs > 1 && p < h->nprocs; p++)
+		for (int p = 0; p < k; p++)
 			u->rows[u->nrows++] = (struct fleet_row){i, p};
 	}
 	fleet_straggler(u->f, &u->sg);
