@@ -41,6 +41,9 @@ static const char *fleet_key_help(const struct tui_binding *b)
 		       "it, with its own keys; q there comes back here";
 	case ACT_BACK:
 		return "Close the help; on the table, clear the filter";
+	case ACT_THEME:
+		return "Next theme: default, light, high-contrast, monochrome (colour themes are "
+		       "disabled by NO_COLOR and --no-color)";
 	case ACT_FILTER:
 		return "Filter the hosts by text (a host's name, a state, a chain): Enter keeps "
 		       "the filter, Esc clears it";

@@ -126,8 +126,7 @@ const struct tui_binding tui_bindings[] = {
 	/* the fleet screen (--ssh) */
 	{ ACT_FLEET_SORT, { 's' }, KC_FLEET, 0, "Fleet screen (--ssh)", "Sort",
 	  "Sort the hosts: worst first (the straggler, then by chain impact, then hosts not "
-	  "live), by name, by p99 (Enter opens the selected host's viewer over ssh -t; q in "
-	  "it comes back)" },
+	  "live), by name, by p99; a click on a column title sorts by that column" },
 };
 /* clang-format on */
 const int tui_nbindings = (int)(sizeof(tui_bindings) / sizeof(tui_bindings[0]));
