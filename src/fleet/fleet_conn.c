@@ -292,8 +292,8 @@ enum fleet_state fleet_classify(const char *err_text, int wait_status, const cha
 	static const char *const sudo[] = {"sudo: a password is required",
 					   "sudo: a terminal is required", "not in the sudoers",
 					   "is not allowed to execute", NULL};
-	static const char *const older[] = {"unknown option", "unrecognized option",
-					    "unrecognised option", NULL};
+	static const char *const older[] = {"unknown option", "unknown or ambiguous option",
+					    "unrecognized option", "unrecognised option", NULL};
 	static const char *const absent[] = {"command not found", "No such file or directory",
 					     "not found", NULL};
 	static const char *const unreach[] = {"Connection refused",
@@ -314,8 +314,13 @@ enum fleet_state fleet_classify(const char *err_text, int wait_status, const cha
 	esc_str(rn, sizeof(rn), remote ? remote : "ingero-top", 0);
 
 	if (any_of(t, hostkey, said, sizeof(said))) {
-		snprintf(why, len, "host key does not match known_hosts: refused (ssh said: %s)",
-			 said);
+		/* a key that differs from known_hosts' (ssh's banner says so), or
+		 * none there for the host (StrictHostKeyChecking) */
+		const char *what = strstr(t, "REMOTE HOST IDENTIFICATION HAS CHANGED")
+				       ? "does not match known_hosts"
+				   : strstr(t, "host key is known") ? "is not in known_hosts"
+								    : "was not verified";
+		snprintf(why, len, "host key %s: refused (ssh said: %s)", what, said);
 		return FLEET_REFUSED;
 	}
 	if (code == 255 && err_line(t, "Permission denied", said, sizeof(said))) {

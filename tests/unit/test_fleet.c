@@ -393,7 +393,10 @@ static void test_classify(void)
 		 "failed.)");
 	classify("No ED25519 host key is known for gpu4 and you have requested strict "
 		 "checking.\nHost key verification failed.\n",
-		 255, FLEET_REFUSED, "refused (ssh said: Host key verification failed.)");
+		 255, FLEET_REFUSED,
+		 "host key is not in known_hosts: refused (ssh said: Host key verification failed.)");
+	classify("Host key verification failed.\n", 255, FLEET_REFUSED,
+		 "host key was not verified: refused (ssh said: Host key verification failed.)");
 	classify("root@gpu4: Permission denied (publickey,password).\n", 255, FLEET_REFUSED,
 		 "authentication refused (BatchMode: no password prompt; ssh said: root@gpu4: "
 		 "Permission denied (publickey,password).)");
@@ -412,6 +415,8 @@ static void test_classify(void)
 	classify("ingero-top: invalid option '--stream': unknown option\n", 2, FLEET_FAILED,
 		 "ingero-top there is older (no --stream; stream 1 needed)");
 	classify("ingero-top: unrecognized option '--stream'\n", 1, FLEET_FAILED, "is older");
+	classify("ingero-top: unknown or ambiguous option '--stream' (see --help)\n", 2, FLEET_FAILED,
+		 "is older");
 	classify("sudo: a password is required\n", 1, FLEET_FAILED,
 		 "sudo -n refused: no passwordless sudo for ingero-top (sudo said: sudo: a "
 		 "password is required)");
