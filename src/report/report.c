@@ -276,9 +276,9 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 		if (st->record_waits)
 			fprintf(f, " waited %lu times %.2fs for the writer",
 				(unsigned long)st->record_waits, (double)st->record_wait_ns / 1e9);
-		fputc('\n', f);
 		if (st->record_rate_hint) /* the writer is the limit: say what keeps up */
 			fputs(" (it fell behind: --record-rate would have kept every count)", f);
+		fputc('\n', f);
 	}
 	if (st && st->message[0]) {
 		fputs("message ", f);
