@@ -381,16 +381,36 @@ static bool ever_live(const struct fleet *f)
 }
 
 /* --batch and --json: a table (an object) every -d seconds, -n of them. */
+/* true while a host is being connected or has sent no frame yet since its
+ * hello: the first table waits for them (FIRST_WAIT_MS at most). */
+static bool unsettled(const struct fleet *f)
+{
+	for (int i = 0; i < fleet_nhosts(f); i++) {
+		const struct fleet_host *h = fleet_host(f, i);
+		if (h->state == FLEET_CONNECTING || (h->state == FLEET_LIVE && !h->frames))
+			return true;
+	}
+	return false;
+}
+
+#define FIRST_WAIT_MS 10000
+
 static int run_print(struct fleet *f, const struct fargs *a)
 {
-	uint64_t every = (uint64_t)(a->o.interval_s * 1000), next = ig_mono_ms() + every;
+	uint64_t every = (uint64_t)(a->o.interval_s * 1000), start = ig_mono_ms(),
+		 next = start + every;
 	int printed = 0, r = 0;
 	fleet_step(f, ig_mono_ms());
 	while (!fleet_stop_flag) {
 		fleet_wait(f, next);
 		bool done = fleet_done(f);
-		if (ig_mono_ms() < next && !done)
+		uint64_t now = ig_mono_ms();
+		if (now < next && !done)
 			continue;
+		if (!printed && !done && now < start + FIRST_WAIT_MS && unsettled(f))
+			continue;
+		if (!printed)
+			next = now;
 		r = a->json ? fleet_print_json(stdout, f) : fleet_print_text(stdout, f);
 		if (r || fflush(stdout)) {
 			r = errno == EPIPE ? 0 : 1;
