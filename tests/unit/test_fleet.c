@@ -462,6 +462,81 @@ static void test_viewer(void)
 	fleet_free(f);
 }
 
+/* Staleness through fleet_step (its ssh program cannot run: nothing starts). */
+static void test_stale(void)
+{
+	const char *hosts[] = {"h0"};
+	struct fleet_opts o = {.hosts = hosts, .nhosts = 1, .ssh_program = "/nonexistent/ssh"};
+	struct fleet *f = fleet_new(&o);
+	char buf[4096];
+	fleet_feed(f, 0, hello, 1000);
+	frame(buf, sizeof(buf), 1000, "[]", NULL);
+	fleet_feed(f, 0, buf, 1000);
+	fleet_step(f, 4000);
+	CHECK(fleet_host(f, 0)->state == FLEET_LIVE);
+	fleet_step(f, 4001);
+	CHECKF(fleet_host(f, 0)->state == FLEET_STALE &&
+		       !strcmp(fleet_host(f, 0)->why, "no frame for 3s"),
+	       "%s", fleet_host(f, 0)->why);
+	fleet_feed(f, 0, buf, 4100);
+	CHECK(fleet_host(f, 0)->state == FLEET_LIVE && !fleet_host(f, 0)->why[0]);
+	fleet_free(f);
+
+	/* a host whose ssh cannot start fails with why */
+	f = fleet_new(&o);
+	fleet_step(f, 1);
+	CHECKF(fleet_host(f, 0)->state == FLEET_FAILED &&
+		       !strcmp(fleet_host(f, 0)->why,
+			       "cannot run /nonexistent/ssh: No such file or directory"),
+	       "%s", fleet_host(f, 0)->why);
+	CHECK(fleet_done(f));
+	fleet_free(f);
+}
+
+/* explain --ssh: the verdict of each kind. */
+static void test_explain(void)
+{
+	const char *hosts[] = {"h0", "h1", "h2"};
+	struct fleet *f = new_fleet(hosts, 3);
+	char buf[16384];
+	FILE *m = fmemopen(buf, sizeof(buf), "w");
+	fleet_explain_text(m, f, 10);
+	fclose(m);
+	CHECKF(strstr(buf, "\nVERDICT\n  host h0 could not be observed (connecting): no frame "
+			   "arrived\n"),
+	       "%s", buf);
+	make_host(f, 0, NULL, -1);
+	make_host(f, 1, NULL, -1);
+	make_host(f, 2, NULL, -1);
+	m = fmemopen(buf, sizeof(buf), "w");
+	fleet_explain_text(m, f, 10);
+	fclose(m);
+	CHECKF(strstr(buf, "\nVERDICT\n  nothing stands out: no actionable chain on the 3 hosts "
+			   "observed, no NCCL straggler\n"),
+	       "%s", buf);
+	char line[4096];
+	frame(line, sizeof(line), 1000, chain_hog, NULL);
+	fleet_feed(f, 1, line, 2);
+	m = fmemopen(buf, sizeof(buf), "w");
+	fleet_explain_text(m, f, 10);
+	fclose(m);
+	CHECKF(strstr(buf, "\nVERDICT\n  host h1 costs the most\n  why: HIGH cpu_contention 71% "
+			   "by stress-ng[2231]: preempted\n  what to do: move it\n"),
+	       "%s", buf);
+	CHECK(strstr(buf, "\nHOSTS (worst first)\n== h1: live, ingero-top 0.1.0, 2 frames\n"));
+	m = fmemopen(buf, sizeof(buf), "w");
+	CHECK(fleet_explain_json(m, f, 10) == 0);
+	fclose(m);
+	json_t *o = ig_json_parse(buf), *v = json_object_get(o, "verdict");
+	CHECK(!strcmp(ig_json_get_str(o, "type", ""), "fleet_explain") &&
+	      !strcmp(ig_json_get_str(v, "kind", ""), "chain") &&
+	      !strcmp(ig_json_get_str(v, "host", ""), "h1") &&
+	      !strcmp(ig_json_get_str(json_object_get(v, "chain"), "class", ""), "cpu_contention") &&
+	      !strcmp(ig_json_get_str(json_object_get(o, "fleet"), "type", ""), "fleet"));
+	json_decref(o);
+	fleet_free(f);
+}
+
 int main(void)
 {
 	test_hosts();
@@ -471,5 +546,7 @@ int main(void)
 	test_order();
 	test_classify();
 	test_viewer();
+	test_stale();
+	test_explain();
 	return check_done("test_fleet");
 }
