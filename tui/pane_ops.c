@@ -233,11 +233,11 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 	case C_BYTES:
 		if (window_only(t, buf, n, slot))
 			break;
-		if (s->bytes_win) {
+		if (s->bytes_win) { /* over the span CALLS/S is over */
 			char b[24];
-			unsigned w = model_cfg(tui_model(t))->window_s;
 			snprintf(buf, n, "%s/s",
-				 fmt_bytes(b, sizeof(b), s->bytes_win / (w ? w : 1)));
+				 fmt_bytes(b, sizeof(b),
+					   (uint64_t)fig_rate(s->bytes_win, t->span_win_ns)));
 		} else {
 			snprintf(buf, n, "-");
 			*slot = TH_DIM;
@@ -348,10 +348,11 @@ void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	table_draw(t, v, &tb, l, r, focused, title);
 }
 
-/* "window 10s", "since start 1m20s", "window at last activity". */
+/* "window 9.06s", "window 3.40s of 10s" (filling), "since start 1m20s",
+ * "window 9.06s at last activity": the span every rate is over. */
 char *tui_span_title(struct tui *t, char *buf, size_t n)
 {
-	char a[32];
+	char a[48];
 	struct ig_model_totals tot;
 	model_totals(tui_model(t), &tot);
 	if (t->life)
@@ -361,8 +362,9 @@ char *tui_span_title(struct tui *t, char *buf, size_t n)
 				     ? tot.now_ns - tot.first_ns
 				     : 0));
 	else
-		snprintf(buf, n, "window %llus%s",
-			 (unsigned long long)(t->snap->window_ns / 1000000000ull),
+		snprintf(buf, n, "window %s%s",
+			 fmt_window_span(a, sizeof(a), tot.first_ns ? tot.win_span_ns : 0,
+					 (unsigned)(t->snap->window_ns / 1000000000ull)),
 			 t->ended ? " at last activity" : "");
 	return buf;
 }

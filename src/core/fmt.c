@@ -123,6 +123,23 @@ char *fmt_age(char *buf, size_t n, uint64_t ns)
 	return buf;
 }
 
+char *fmt_window_span(char *buf, size_t n, uint64_t span_ns, unsigned window_s)
+{
+	char a[24];
+	if (!span_ns) {
+		snprintf(buf, n, "0s of %us", window_s);
+		return buf;
+	}
+	if (span_ns < 1000000000ull)
+		span_ns = 1000000000ull; /* rates count a first second as a second */
+	fmt_ns(a, sizeof(a), span_ns);
+	if (span_ns + 1000000000ull < (uint64_t)window_s * 1000000000ull)
+		snprintf(buf, n, "%s of %us", a, window_s);
+	else
+		snprintf(buf, n, "%s", a);
+	return buf;
+}
+
 char *fmt_clock(char *buf, size_t n, uint64_t unix_ns)
 {
 	if (!unix_ns) {

@@ -25,6 +25,11 @@ char *fmt_pct(char *buf, size_t n, double frac);
 char *fmt_ratio(char *buf, size_t n, double r);
 /* An age or span in whole seconds: "5s", "2m03s", "1h02m", "3d04h". */
 char *fmt_age(char *buf, size_t n, uint64_t ns);
+/* The span every rate of a screen or frame is per second of, as headers
+ * say it: span_ns, the event time the window covers, at least a second
+ * ("9.06s"); "3.40s of 10s" while the window (window_s) fills; "0s of
+ * 10s" before any event (span_ns 0). Returns buf. */
+char *fmt_window_span(char *buf, size_t n, uint64_t span_ns, unsigned window_s);
 /* "12:03:04" (local time) of a Unix-ns time; "--:--:--" for 0. */
 char *fmt_clock(char *buf, size_t n, uint64_t unix_ns);
 

@@ -82,6 +82,52 @@ void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uin
 		}
 }
 
+/* The seconds of [end_ns - ns, end_ns) that the window can hold, from the
+ * last: a culprit's time is kept in the second it was spent in, so that a
+ * wait longer than the window counts only its part in the window (woken
+ * by X after 22 s counts 9 s in a 9 s window) and leaves it a second at a
+ * time. Calls f for each second's part; ctab_add and ctab_sub share it so
+ * that a moved wait is taken back as it was added. */
+static void wait_seconds(const struct ig_model *m, uint64_t end_ns, uint64_t ns,
+			 void (*f)(struct ig_model *, struct ctab *, uint32_t, uint32_t,
+				   const char *, uint64_t, uint64_t),
+			 struct ig_model *mm, struct ctab *t, uint32_t pid, uint32_t aux,
+			 const char *comm)
+{
+	uint64_t start = end_ns > ns ? end_ns - ns : 0;
+	uint64_t last = end_ns / NS, first = start / NS;
+	if (last >= m->W && first < last - m->W + 1)
+		first = last - m->W + 1; /* older seconds have no slot */
+	for (uint64_t sec = last + 1; sec-- > first;) {
+		uint64_t lo = sec * NS > start ? sec * NS : start;
+		uint64_t hi = (sec + 1) * NS < end_ns ? (sec + 1) * NS : end_ns;
+		if (hi > lo || (sec == last && !ns))
+			f(mm, t, pid, aux, comm, hi > lo ? hi - lo : 0, sec);
+	}
+}
+
+static void sub_one(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux,
+		    const char *comm, uint64_t ns, uint64_t sec)
+{
+	ctab_sub(m, t, pid, ns, sec);
+}
+
+void ctab_add_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux,
+		   const char *comm, uint64_t end_ns, uint64_t ns)
+{
+	/* only the seconds still in the window: an older one's slot may
+	 * already hold a second of the window */
+	uint64_t ws = win_start_sec(m) * NS;
+	if (end_ns > ws && end_ns - ws < ns)
+		ns = end_ns - ws;
+	wait_seconds(m, end_ns, ns, ctab_add, m, t, pid, aux, comm);
+}
+
+void ctab_sub_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t end_ns, uint64_t ns)
+{
+	wait_seconds(m, end_ns, ns, sub_one, m, t, pid, 0, NULL);
+}
+
 /* Top n of a table, largest first; shares of `total` (or of the table sum). */
 int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
 		    uint64_t total)

@@ -203,7 +203,7 @@ struct ig_series_stats {
 	char tcomm[IG_COMM_LEN]; /* thread name of an (op, thread) row, "" otherwise */
 	uint64_t calls_life;
 	uint64_t calls_win;
-	double calls_per_s; /* calls_win / window span */
+	double calls_per_s; /* calls_win / rate span: the window span, at least 1 s */
 	/* Calls made inside another traced call of the same thread (lifetime):
 	 * a driver op called by the runtime (cuLaunchKernel inside
 	 * cudaLaunchKernel). Mostly nested means the outer op speaks for it. */
@@ -212,6 +212,7 @@ struct ig_series_stats {
 	double tail_ratio;    /* win p99 / p50, 0 when no calls */
 	uint64_t time_win_ns; /* sum of call durations in the window */
 	uint64_t bytes_win;   /* bytes moved or allocated (copies, allocs) */
+	double bytes_per_s;   /* bytes_win over the rate span, as calls_per_s */
 	double wall_share;    /* time in this op / wall time of the threads that called it */
 	/* Tail = calls whose duration is at or above the p95 (quarter-octave
 	 * granularity, see docs/detection.md). */

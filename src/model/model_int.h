@@ -394,7 +394,7 @@ struct ig_model {
 uint64_t win_start_sec(const struct ig_model *m);
 int in_window(const struct ig_model *m, uint64_t sec);
 uint64_t span_since(const struct ig_model *m, uint64_t end_ns, uint64_t since);
-uint64_t rate_span(const struct ig_model *m, uint64_t end_ns, uint64_t since);
+uint64_t rate_span(const struct ig_model *m, uint64_t end_ns);
 
 static inline void copy_comm(char *dst, const char *src)
 {
@@ -453,6 +453,11 @@ struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec);
 void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux, const char *comm,
 	      uint64_t ns, uint64_t sec);
 void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uint64_t sec);
+/* A wait of ns that ended at end_ns, kept in the seconds of the window it
+ * covers (its part before the window is not counted); _sub takes it back. */
+void ctab_add_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux,
+		   const char *comm, uint64_t end_ns, uint64_t ns);
+void ctab_sub_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t end_ns, uint64_t ns);
 int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
 	     uint64_t total);
 

@@ -338,7 +338,7 @@ int model_nccl_ops(const struct ig_model *m, struct ig_nccl_stats *out, int max)
 		o->wait_mean_win_ns = w.done ? w.wait_ns / w.done : 0;
 		o->wait_max_win_ns = w.wait_max;
 		o->bytes_per_s =
-		    (double)w.bytes * 1e9 / (double)span_since(m, m->clock_ns, m->first_ns);
+		    (double)w.bytes * 1e9 / (double)rate_span(m, m->clock_ns);
 		pcts(&k->wait_life, &o->wait_life);
 	}
 	return n;

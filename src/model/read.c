@@ -27,15 +27,15 @@ uint64_t span_since(const struct ig_model *m, uint64_t we, uint64_t since)
 	return s < MIN_SPAN_NS ? MIN_SPAN_NS : s;
 }
 
-/* What a rate is divided by: span_since, but something first seen a moment
- * ago counts over at least a second (or over the whole session when that
- * is shorter), so a single call does not show as 1000/s. */
-uint64_t rate_span(const struct ig_model *m, uint64_t end, uint64_t since)
+/* What every rate is divided by (calls, bytes per second of an op, a
+ * process, a thread): the span the window covers, the same for all, so
+ * that a process's rate is the sum of its ops' and rate x span = calls;
+ * a span under a second counts as a second, so that a first call does not
+ * show as 1000/s (tui/figures.h's fig_rate does the same). */
+uint64_t rate_span(const struct ig_model *m, uint64_t end)
 {
-	uint64_t s = span_since(m, end, since), least = span_since(m, end, m->first_ns);
-	if (least > NS)
-		least = NS;
-	return s > least ? s : least;
+	uint64_t s = span_since(m, end, m->first_ns);
+	return s > NS ? s : NS;
 }
 
 int in_window(const struct ig_model *m, uint64_t sec)
@@ -202,7 +202,8 @@ void series_fill(const struct ig_model *m, uint64_t end, const struct series *S,
 		o->win.min = wmin;
 		pcts_clamp(&o->win); /* a bucket's middle may lie past the exact max */
 	}
-	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, end, S->first_ns);
+	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, end);
+	o->bytes_per_s = (double)o->bytes_win * 1e9 / (double)rate_span(m, end);
 	o->tail_ratio = o->win.p50 ? (double)o->win.p99 / (double)o->win.p50 : 0;
 	uint64_t ws = win_start_sec(m);
 	for (uint64_t sec = ws; sec <= m->cur_sec; sec++) {
@@ -520,7 +521,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 		if (s->io_max > o->io_max_ns_win)
 			o->io_max_ns_win = s->io_max;
 	}
-	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, end, p->first_ns);
+	o->calls_per_s = (double)o->calls_win * 1e9 / (double)rate_span(m, end);
 	/* two passes: feeding threads (calls in the window), else all active */
 	uint64_t pre_all = 0;
 	int feeding = 0;
@@ -650,7 +651,7 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	struct tsum s;
 	thread_sum(m, t, &s);
 	o->calls_win = s.calls;
-	o->calls_per_s = (double)s.calls * 1e9 / (double)rate_span(m, end, t->first_ns);
+	o->calls_per_s = (double)s.calls * 1e9 / (double)rate_span(m, end);
 	o->wall_ns = thread_wall(m, end, t);
 	o->cuda_ns = s.cuda_ns;
 	o->off_preempt_ns = s.off[0][ST_PRE] + s.off[1][ST_PRE];

@@ -206,7 +206,7 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 			      ? culprits(p, r, old, &key, &aux)
 			      : NULL;
 	if (ct && key && s)
-		ctab_sub(m, ct, key, main, sec);
+		ctab_sub_wait(m, ct, key, r->ts_ns + main, main);
 	r->in_call = (uint8_t)to_in;
 	r->part = (int8_t)(to_in ? -1 : r->part);
 	t->tl_bw[idx] = (uint8_t)bw;
@@ -224,7 +224,7 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 	}
 	ct = culprits(p, r, bw, &key, &aux);
 	if (ct && key)
-		ctab_add(m, ct, key, aux, r->other_comm, main, sec);
+		ctab_add_wait(m, ct, key, aux, r->other_comm, r->ts_ns + main, main);
 }
 
 void reclassify(struct ig_model *m, struct thread *t, struct proc *p, uint64_t a, uint64_t b)
@@ -347,17 +347,19 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	if (st == ST_BLK && !in && bw == BW_SLEEP && e->stack_id && t->first_call_ns)
 		sleep_site(p, e->stack_id, main);
 	if (st == ST_PRE && e->other_pid)
-		ctab_add(m, &p->pre, e->other_pid, 0, e->other_comm, e->dur_ns, sec);
+		ctab_add_wait(m, &p->pre, e->other_pid, 0, e->other_comm, e->ts_ns + e->dur_ns,
+			      e->dur_ns);
 	if (pre && e->arg0) {
 		const struct proc *q = proc_find(m, (uint32_t)e->arg0);
-		ctab_add(m, &p->pre, (uint32_t)e->arg0, 0, q ? q->comm : "", pre, sec);
+		ctab_add_wait(m, &p->pre, (uint32_t)e->arg0, 0, q ? q->comm : "",
+			      e->ts_ns + e->dur_ns, pre);
 	}
 	if (st != ST_BLK || in)
 		return;
 	uint32_t key, aux;
 	struct ctab *ct = culprits(p, r, bw, &key, &aux);
 	if (ct && key)
-		ctab_add(m, ct, key, aux, e->other_comm, main, sec);
+		ctab_add_wait(m, ct, key, aux, e->other_comm, e->ts_ns + main, main);
 	if ((bw == BW_LOCK || bw == BW_TASK || bw == BW_GIL) && timed_kind(IG_WAIT_SYS(r->wait)))
 		merge_timed(m, t, p, idx, bw);
 }

@@ -173,7 +173,8 @@ static void offv_of(const struct ig_model *m, const struct ig_proc_stats *p, int
 	if (summary) {
 		struct ig_model_totals t;
 		model_totals(m, &t);
-		double life_s = t.now_ns > p->first_ns ? (double)(t.now_ns - p->first_ns) / 1e9 : 0;
+		/* since the first event, as the ops' rates: one denominator */
+		double life_s = t.now_ns > t.first_ns ? (double)(t.now_ns - t.first_ns) / 1e9 : 0;
 		v->wall = p->life_wall_ns;
 		v->pre = p->life_off_preempt_ns;
 		v->blk = p->life_off_blocked_ns;
@@ -227,14 +228,15 @@ static void text_header(FILE *f, const struct ig_model *m, const struct ig_statu
 {
 	struct ig_model_totals t;
 	model_totals(m, &t);
-	char tm[32];
+	char tm[32], sp[48];
 	fmt_time(tm, sizeof(tm), t.now_ns);
 	if (o->summary)
 		fprintf(f, "ingero-top %s %s summary %.1fs", mode_name(st), tm,
 			t.now_ns > t.first_ns ? (double)(t.now_ns - t.first_ns) / 1e9 : 0.0);
-	else
-		fprintf(f, "ingero-top %s %s window %us", mode_name(st), tm,
-			model_cfg(m)->window_s);
+	else /* the span the rates are over: the window, or less while it fills */
+		fprintf(f, "ingero-top %s %s window %s", mode_name(st), tm,
+			fmt_window_span(sp, sizeof(sp), t.first_ns ? t.win_span_ns : 0,
+					model_cfg(m)->window_s));
 	fprintf(f,
 		" events/s %.1f events %lu drops kernel %lu user %lu probes attached %d failed %d "
 		"missing %d\n",
@@ -676,6 +678,10 @@ static json_t *json_op(const struct oprow *r, const struct ig_detect *det)
 	bad |= JU(o, "calls_life", r->s.calls_life);
 	bad |= JU(o, "calls_win", r->s.calls_win);
 	bad |= JD(o, "rate", r->rate);
+	if (r->p == &r->s.win && r->s.bytes_win) { /* a frame's op that moved bytes */
+		bad |= JU(o, "bytes_win", r->s.bytes_win);
+		bad |= JD(o, "bytes_per_s", r->s.bytes_per_s);
+	}
 	bad |= set_pcts(o, r->p);
 	bad |= JD(o, "tail_ratio", r->p->p50 ? (double)r->p->p99 / (double)r->p->p50 : 0);
 	bad |= JU(o, "time_ns", r->time_ns);
@@ -867,6 +873,10 @@ int report_json(FILE *f, const struct ig_model *m, const struct ig_detect *det,
 		bad |= JS(o, "mode", mode_name(st));
 		bad |= JU(o, "window_s", model_cfg(m)->window_s);
 		bad |= JU(o, "first_ns", t.first_ns);
+		/* what the rates are per second of (under a second: a second) */
+		bad |= JU(o, "window_span_ns",
+			  opt->summary ? (t.now_ns > t.first_ns ? t.now_ns - t.first_ns : 0)
+				       : t.win_span_ns);
 		bad |= ig_json_set(o, "status", json_status(st, &t));
 		bad |= ig_json_set(o, "host", json_host(m));
 		bad |= json_lists(o, m, det, opt, rows, procs);

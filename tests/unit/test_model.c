@@ -120,6 +120,75 @@ static void test_rates_and_window_len(void)
 	model_free(NULL);
 }
 
+/* One denominator (issue 28): every rate is over the span the window
+ * covers, an op that began late in it included, so rate x span = calls and
+ * a process's rate is the sum of its ops'; a wait longer than the window
+ * counts only its part in the window for who ended it. */
+static void test_one_denominator(void)
+{
+	struct ig_model *m = model_new(NULL);
+	/* pid 60: 100 launches/s for 8 s, then 20 syncs in its last 0.5 s */
+	for (int i = 0; i < 800; i++) {
+		struct ig_event e =
+		    call(60, 60, IG_OP_CUDA_LAUNCH_KERNEL, T0 + (uint64_t)i * 10 * MS, MS);
+		model_ingest(m, &e);
+	}
+	for (int i = 0; i < 20; i++) {
+		struct ig_event e = call(60, 60, IG_OP_CUDA_STREAM_SYNC,
+					 T0 + 7500 * MS + (uint64_t)i * 25 * MS, MS);
+		model_ingest(m, &e);
+	}
+	model_advance(m, T0 + 8 * SEC);
+	struct ig_model_totals t;
+	model_totals(m, &t);
+	CHECKF(t.win_span_ns == 8 * SEC, "%lu", (unsigned long)t.win_span_ns);
+	struct ig_series_stats l, y;
+	CHECK(model_op_stats(m, IG_OP_CUDA_LAUNCH_KERNEL, &l) == 0);
+	CHECK(model_op_stats(m, IG_OP_CUDA_STREAM_SYNC, &y) == 0);
+	CHECKF(near(y.calls_per_s, 20 / 8.0, 1e-9), "syncs %f/s, not over their own 0.5 s",
+	       y.calls_per_s);
+	CHECKF(near(l.calls_per_s, 100, 1e-9), "%f", l.calls_per_s);
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, 60, &p) == 0);
+	CHECKF(near(p.calls_per_s, l.calls_per_s + y.calls_per_s, 1e-9), "%f != %f + %f",
+	       p.calls_per_s, l.calls_per_s, y.calls_per_s);
+	struct ig_series_stats po[4];
+	int n = model_proc_ops(m, 60, po, 4);
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += po[i].calls_per_s;
+	CHECK(n == 2 && near(sum, p.calls_per_s, 1e-9));
+	model_free(m);
+
+	/* tid 70 waits 22 s between calls, woken by 901; the window is 10 s */
+	m = model_new(NULL);
+	for (int i = 0; i < 10; i++) {
+		struct ig_event e =
+		    call(70, 70, IG_OP_CUDA_STREAM_SYNC, T0 + (uint64_t)i * 100 * MS, MS);
+		model_ingest(m, &e);
+	}
+	struct ig_event w = off(70, 70, T0 + SEC, 22 * SEC, IG_OFF_BLOCKED, 0, 901, "feeder");
+	model_ingest(m, &w);
+	for (int i = 0; i < 50; i++) {
+		struct ig_event e = call(70, 70, IG_OP_CUDA_STREAM_SYNC,
+					 T0 + 23 * SEC + 10 * MS + (uint64_t)i * 100 * MS, MS);
+		model_ingest(m, &e);
+	}
+	model_advance(m, T0 + 28 * SEC);
+	model_totals(m, &t);
+	CHECK(model_proc(m, 70, &p) == 0);
+	/* the window holds seconds 19..28: 4 s of the wait */
+	CHECKF(p.nwakers == 1 && p.wakers[0].pid == 901 && p.wakers[0].ns <= t.win_span_ns &&
+		   near((double)p.wakers[0].ns, 4 * SEC, 1e-6),
+	       "woken by 901 for %lu ns in a window of %lu ns", (unsigned long)p.wakers[0].ns,
+	       (unsigned long)t.win_span_ns);
+	model_advance(m, T0 + 31 * SEC); /* a second at a time, it leaves */
+	CHECK(model_proc(m, 70, &p) == 0);
+	CHECKF(p.nwakers == 1 && near((double)p.wakers[0].ns, 1 * SEC, 1e-6), "%lu",
+	       (unsigned long)p.wakers[0].ns);
+	model_free(m);
+}
+
 static void test_offcpu(void)
 {
 	struct ig_model *m = model_new(NULL);
@@ -857,6 +926,7 @@ int main(void)
 {
 	test_window_expiry();
 	test_rates_and_window_len();
+	test_one_denominator();
 	test_offcpu();
 	test_reclassify_and_nesting();
 	test_slow_calls();

@@ -81,6 +81,11 @@ int main(void)
 	CHECK(strcmp(fmt_ratio(b, sizeof(b), 0), "-") == 0);
 	CHECK(strcmp(fmt_age(b, sizeof(b), 5000000000ull), "5s") == 0);
 	CHECK(strcmp(fmt_age(b, sizeof(b), 123000000000ull), "2m03s") == 0);
+	/* the span rates are over (issue 28): the window, or less while it fills */
+	CHECK(strcmp(fmt_window_span(b, sizeof(b), 9060000000ull, 10), "9.06s") == 0);
+	CHECK(strcmp(fmt_window_span(b, sizeof(b), 3920000000ull, 10), "3.92s of 10s") == 0);
+	CHECK(strcmp(fmt_window_span(b, sizeof(b), 400000000ull, 10), "1.00s of 10s") == 0);
+	CHECK(strcmp(fmt_window_span(b, sizeof(b), 0, 10), "0s of 10s") == 0);
 	CHECK(strcmp(fmt_age(b, sizeof(b), 3720000000000ull), "1h02m") == 0);
 	CHECK(strcmp(fmt_clock(b, sizeof(b), 0), "--:--:--") == 0);
 
