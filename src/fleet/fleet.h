@@ -181,9 +181,10 @@ int fleet_print_json(FILE *out, const struct fleet *f);
 int fleet_explain_text(FILE *out, const struct fleet *f, double seconds);
 int fleet_explain_json(FILE *out, const struct fleet *f, double seconds);
 
-/* At the end with --record DIR: copies each host's recording to
- * DIR/HOST.db (ssh HOST cat), removes the remote file; a line on err per
- * host that failed. Returns the count copied. */
+/* At the end with --record DIR: ends the connections (fleet_stop), copies
+ * the recording of each host that sent frames to DIR/HOST.db (ssh HOST
+ * [sudo -n] cat), removes the remote file; a line on err per host without
+ * one, and why. Returns the count copied. */
 int fleet_fetch_recordings(struct fleet *f, FILE *err);
 
 const char *fleet_state_name(enum fleet_state s);

@@ -134,9 +134,9 @@ int fleet_fetch_recordings(struct fleet *f, FILE *err)
 	fleet_stop(f, 30000); /* each remote ends and closes its recording */
 	for (int i = 0; i < f->n; i++) {
 		struct fleet_host *h = &f->hosts[i];
-		if (!h->version[0]) { /* never answered: nothing was recorded */
+		if (!h->frames) { /* never traced: nothing was recorded */
 			fprintf(err, "ingero-top: %s: no recording (%s)\n", h->name,
-				h->why[0] ? h->why : "never connected");
+				h->why[0] ? h->why : "no frame arrived");
 			continue;
 		}
 		copied += !fetch_one(f, i, err);
