@@ -18,7 +18,7 @@ expectations (tests/integration/test_fleet_ssh.sh).
       the last fleet object, one line per host (for the logs).
 
 EXPECT.json:
-  {"hosts": {NAME: {"state": S, "why": EXACT, "why_re": REGEX,
+  {"hosts": {NAME: {"state": S, "why": EXACT, "why_re": REGEX, "why_not_re": REGEX,
                     "chain": {"class": C, "severity": S, "culprit_comm": X,
                               "culprit_pid": N, "comm": X},
                     "no_high": true, "straggler": true|false}},
@@ -75,6 +75,9 @@ def check_host(j, name, h, want):
     if "why_re" in want:
         j.ok(re.search(want["why_re"], h.get("why") or "") is not None,
              "%s: why %r matches /%s/" % (name, h.get("why"), want["why_re"]))
+    if "why_not_re" in want:
+        j.ok(re.search(want["why_not_re"], h.get("why") or "") is None,
+             "%s: why %r does not say /%s/" % (name, h.get("why"), want["why_not_re"]))
     chains = h.get("chains") or []
     if "chain" in want:
         c = chains[0] if chains else {}

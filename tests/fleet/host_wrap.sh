@@ -75,7 +75,7 @@ hog)
 	exit $rc ;;
 nccl)
 	export SHIM_NCCL_DIR=${NCCL_DIR:?}
-	run "$WL" --cpu "${OTHER_CPU:-0}" --iters 100000000 --kernels 2 --kernel-us 1000 \
+	run "$WL" --cpu "${OTHER_CPU:-0}" --iters 100000000 --kernels 2 --kernel-us 20000 \
 		--nccl --nccl-ranks 2 --nccl-id "${NCCL_ID:?}" --nccl-rank "${NCCL_RANK:?}" \
 		--nccl-ops allreduce --nccl-types float32 \
 		--straggler-rank "${NCCL_LATE:?}" --straggler-us "${NCCL_LATE_US:?}" ;;
