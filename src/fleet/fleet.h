@@ -8,7 +8,12 @@
  *
  * Driven like a session: the caller polls the fds of fleet_pollfds() and
  * calls fleet_step() after each poll (and at least every
- * fleet_timeout_ms()). */
+ * fleet_timeout_ms()). The caller ignores SIGPIPE (pings are written to
+ * the ssh processes' stdin).
+ *
+ * Text: the strings a host sent (hostname, version, comm, op, chain
+ * texts) are kept as they came and must go through core/escape.h (or
+ * ig_json_str) on their way out; `why` is already escaped, one line. */
 #ifndef IG_FLEET_H
 #define IG_FLEET_H
 
