@@ -39,6 +39,14 @@ double fig_rate(uint64_t calls, uint64_t span_ns)
 	return (double)calls / span;
 }
 
+int fig_life_tail_far(const struct ig_series_stats *s)
+{
+	if (!s->win.n || !s->life.p50)
+		return 0;
+	double life = (double)s->life.p99 / (double)s->life.p50;
+	return life >= FIG_LIFE_TAIL_X && life >= FIG_LIFE_TAIL_OVER_WIN * s->tail_ratio;
+}
+
 double fig_share(double frac)
 {
 	if (frac < 0)

@@ -46,6 +46,15 @@ int fig_part_group(int part);
  * sum of its processes'. A span under a second counts as a second. */
 double fig_rate(uint64_t calls, uint64_t span_ns);
 
+/* An op whose lifetime tail (p99/p50 since the start, what z shows in the
+ * P99/P50 column) is far above its window's: 10x or more, and at least 3
+ * times the window's ratio. The window can look calm after a burst of slow
+ * calls has left it (vLLM's warm-up: 3.0x now, 250x since the start); the
+ * ops pane marks such a row. 0 when the window has no calls. */
+int fig_life_tail_far(const struct ig_series_stats *s);
+#define FIG_LIFE_TAIL_X 10.0
+#define FIG_LIFE_TAIL_OVER_WIN 3.0
+
 /* The off-CPU intervals of off[n] (oldest first, as the model keeps them)
  * that overlap the call [ts_ns, ts_ns + dur_ns), moved to the front of
  * off[]; their preempted and blocked time in *pre and *blk. Returns how

@@ -39,7 +39,10 @@ const struct tui_col ops_cols[C_N] = {
 		"99th percentile latency at the mark (m) and now: yellow at 1.5x the mark's, red "
 		"at 3x; sorts by now/mark; '-': no call (only while a mark is set)" },
 	[C_MAX] = { "MAX", 6, 0, 3, 'r', 0, "slowest call" },
-	[C_RATIO] = { "P99/P50", 7, 0, 2, 'r', 0, "the tail ratio: how far p99 is from p50" },
+	[C_RATIO] = { "P99/P50", 7, 0, 2, 'r', 0,
+		"the tail ratio: how far p99 is from p50; \u2191 (^ in ASCII): the lifetime tail is "
+		"far worse, 10x or more and 3x the window's (a burst of slow calls that has left "
+		"the window): z shows it" },
 	[C_WALL] = { "WALL", 5, 0, 2, 'r', 0,
 		"share of the calling threads' wall time spent in this op (window only)" },
 	[C_TAILPRE] = { "TAILPRE", 7, 0, 2, 'r', 0,
@@ -218,6 +221,10 @@ static void ops_cell(struct tui *t, int cell_w, const struct ig_series_stats *s,
 	case C_RATIO:
 		fmt_ratio(buf, n, win ? shown_ratio(t, s) : 0);
 		*slot = win ? p99_slot(shown_ratio(t, s)) : TH_DIM;
+		if (!t->life && fig_life_tail_far(s)) { /* calm now, not since the start */
+			size_t l = strlen(buf);
+			snprintf(buf + l, n - l, "%s", t->ascii ? "^" : "\u2191");
+		}
 		break;
 	case C_WALL:
 		if (!window_only(t, buf, n, slot))

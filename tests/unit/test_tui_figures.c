@@ -321,16 +321,38 @@ static void during_call(void)
 	model_free(m);
 }
 
+/* The ops pane's mark of a lifetime tail far above the window's (vLLM's
+ * warm-up burst: 3.0x in the window, 250x since the start). */
+static void life_tail_far(void)
+{
+	struct ig_series_stats s = {0};
+	s.win.n = 80;
+	s.tail_ratio = 3.0;
+	s.life.p50 = 20000;
+	s.life.p99 = 5000000; /* 250x */
+	CHECK(fig_life_tail_far(&s));
+	s.tail_ratio = 100; /* the window shows it: no mark */
+	CHECK(!fig_life_tail_far(&s));
+	s.tail_ratio = 1.0;
+	s.life.p99 = 180000; /* 9x: not far enough */
+	CHECK(!fig_life_tail_far(&s));
+	s.life.p99 = 5000000;
+	s.win.n = 0; /* no call in the window: nothing to compare */
+	CHECK(!fig_life_tail_far(&s));
+}
+
 int main(int argc, char **argv)
 {
 	during_call();
+	life_tail_far();
 	glossary_complete();
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
 			replay(argv[i]);
 	} else {
-		int n = replay_dir("tests/scenarios") + replay_dir("tests/fixtures/ingero");
-		CHECKF(n >= 13, "%d recordings found (run from the checkout)", n);
+		int n = replay_dir("tests/scenarios") + replay_dir("tests/fixtures/ingero") +
+			replay_dir("tests/fixtures/vllm");
+		CHECKF(n >= 14, "%d recordings found (run from the checkout)", n);
 	}
 	printf("%d frames, %d process rows, %d op rows\n", frames, checked_procs, checked_ops);
 	return check_done("test_tui_figures");
