@@ -30,10 +30,12 @@ static void close_fd(int *fd)
 }
 
 /* The child's side: never returns. */
-static void child_exec(char **argv, int in, int out, int err, int report)
+static void child_exec(char **argv, int in, int out, int err, int report, pid_t parent)
 {
 	setsid(); /* no controlling terminal: nothing can prompt */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent) /* it died before the line above */
+		_exit(127);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -59,9 +61,9 @@ pid_t fleet_spawn(char **argv, int *in, int *out, int *err, int out_fd, char *wh
 	ok = ok &&
 	     (in ? !pipe2(pi, O_CLOEXEC) : (pi[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
 	ok = ok && (out ? !pipe2(po, O_CLOEXEC) : (po[1] = out_fd) >= 0);
-	pid_t pid = ok ? fork() : -1;
+	pid_t self = getpid(), pid = ok ? fork() : -1;
 	if (pid == 0)
-		child_exec(argv, pi[0], po[1], pe[1], rep[1]);
+		child_exec(argv, pi[0], po[1], pe[1], rep[1], self);
 	int e = errno;
 	close_fd(&rep[1]);
 	close_fd(&pi[0]);
