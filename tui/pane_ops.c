@@ -27,7 +27,8 @@ const struct tui_col ops_cols[C_N] = {
 		"the CUDA function (abbreviated when narrow: the help lists the abbreviations)" },
 	[C_CALLS] = { "CALLS", 6, 0, 4, 'r', 0, "calls since the start (or the last reset)" },
 	[C_RATE] = { "CALLS/S", 7, 0, 1, 'r', 0,
-		"calls per second over the window (since the start with z)" },
+		"calls per second over the span the title shows (window 9.06s; 3.92s of 10s while "
+		"it fills), the same for every rate on the screen; since the start with z" },
 	[C_RATE_CMP] = { "CALLS/S MARK\u2192NOW", 17, 0, 1, 'r', 0,
 		"calls per second at the mark (m) and now, over the window (since the start with "
 		"z); '-' where the op had no row (only while a mark is set)" },
@@ -49,7 +50,8 @@ const struct tui_col ops_cols[C_N] = {
 		"share of the tail calls' time (calls at or above p95) spent preempted: runnable "
 		"but not running, CPU contention (window only)" },
 	[C_BYTES] = { "BYTES/S", 11, 0, 6, 'r', 0,
-		"bytes copied or allocated per second (window only)" },
+		"bytes copied or allocated per second, over the span CALLS/S is over: CALLS/S x "
+		"bytes per call (window only)" },
 	[C_SPARK] = { "P99 TREND", 10, 110, 5, 'l', 0,
 		"p99 of each second of the window, oldest on the left" },
 };
