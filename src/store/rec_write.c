@@ -408,6 +408,8 @@ void *rec_writer_main(void *arg)
 {
 	struct rec *r = arg;
 	size_t chunk = r->o.batch_events;
+	/* its own name, so that top -H and tests/bench/record_storm.sh tell it */
+	pthread_setname_np(pthread_self(), "ig-rec-writer");
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		wait_for_work(r);
