@@ -2,39 +2,6 @@
  * (struct ig_time_parts) from the sums the model keeps per slice. */
 #include "model/model_int.h"
 
-static const char *const part_names[IG_PART_MAX] = {
-    [IG_PART_GPU_WAIT] = "gpu_wait",
-    [IG_PART_API] = "api",
-    [IG_PART_CALL_PREEMPTED] = "call_preempted",
-    [IG_PART_HOST_CPU] = "host_cpu",
-    [IG_PART_PREEMPTED] = "preempted",
-    [IG_PART_IO_WAIT] = "io_wait",
-    [IG_PART_TASK_WAIT] = "task_wait",
-    [IG_PART_SLEEP] = "sleep",
-    [IG_PART_FAULT] = "fault",
-    [IG_PART_UNKNOWN] = "unknown",
-    [IG_PART_THROTTLED] = "throttled",
-    [IG_PART_FILE_IO] = "file_io",
-    [IG_PART_COLD_READ] = "cold_read",
-    [IG_PART_MEM_PRESSURE] = "mem_pressure",
-    [IG_PART_LOCK_WAIT] = "lock_wait",
-    [IG_PART_GIL_WAIT] = "gil_wait",
-    [IG_PART_BACKPRESSURE] = "backpressure",
-    [IG_PART_NET_WAIT] = "net_wait",
-};
-
-const char *ig_part_name(int part)
-{
-	return part >= 0 && part < IG_PART_MAX ? part_names[part] : "?";
-}
-
-double ig_part_share(const struct ig_time_parts *t, int part)
-{
-	if (!t->wall_ns || part < 0 || part >= IG_PART_MAX)
-		return 0;
-	return (double)t->ns[part] / (double)t->wall_ns;
-}
-
 int model_split_group(int part)
 {
 	switch (part) {

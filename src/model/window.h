@@ -14,7 +14,9 @@
 #include <stdint.h>
 
 #include "core/hist.h"
-#include "model/model.h"
+#include "model/stats.h"
+
+struct ig_model;
 
 #define IG_WIN_PROCS 64	  /* processes described, in model_procs() order */
 #define IG_WIN_THREADS 16 /* threads described per process, busiest first */

@@ -28,12 +28,13 @@ out=$(tests/tools/check_layers.py "$TMP/c" 2>&1); rc=$?
 expect_eq "check-layers with <sqlite3.h> in model/: exit status" "$rc" 1
 echo "$out" | grep -q 'src/model/window.h:[0-9]*: model includes <sqlite3.h>, a library of store only' \
 	&& ok "the library header is named: $(echo "$out" | head -n 1)" || bad "not named: $out"
-# the detector sees the model only through model/window.h
+# the detector sees the model only through model/window.h and its plain
+# data, model/stats.h
 mkdir -p "$TMP/d" && cp -r src tui bpf "$TMP/d/"
 echo '#include "model/model.h"' >>"$TMP/d/src/detect/rules.c"
 out=$(tests/tools/check_layers.py "$TMP/d" 2>&1); rc=$?
 expect_eq "check-layers with detect/ including model/model.h: exit status" "$rc" 1
-echo "$out" | grep -q 'src/detect/rules.c:[0-9]*: detect includes "model/model.h": of model, detect may include only model/window.h' \
+echo "$out" | grep -q 'src/detect/rules.c:[0-9]*: detect includes "model/model.h": of model, detect may include only model/stats.h, model/window.h' \
 	&& ok "the model API include is named" || bad "not named: $out"
 # at link time: each layer links with those below it alone, and an upward
 # call planted in the model (a call of report_text) is named
@@ -47,6 +48,13 @@ if [ -d "$B/obj/src/core" ]; then
 	expect_eq "check-links with model calling report_text: exit status" "$rc" 1
 	echo "$out" | grep -q '^check-links: model calls report_text, defined in report (allowed: core)' \
 		&& ok "the upward call is named: $(echo "$out" | head -n 1)" || bad "not named: $out"
+	# the detector reads the window, never the model's API
+	printf 'struct ig_model;\nint model_procs(const struct ig_model *, void *, int);\nint planted_read(void) { return model_procs(0, 0, 0); }\n' >"$TMP/read.c"
+	cc -c -o "$TMP/read.o" "$TMP/read.c"
+	out=$(PLANT_detect=$TMP/read.o tests/tools/check_links.sh "$B" 2>&1); rc=$?
+	expect_eq "check-links with detect calling model_procs: exit status" "$rc" 1
+	echo "$out" | grep -q '^check-links: detect calls model_procs, defined in model (allowed: core)' \
+		&& ok "the call into the model's API is named" || bad "not named: $out"
 else
 	bad "no objects in $B/obj/src: build first"
 fi
