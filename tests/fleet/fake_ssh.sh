@@ -8,7 +8,7 @@
 #   hog-*         live, with a HIGH cpu_contention chain (impact 0.71)
 #   nccl-R-N-*    live, NCCL rank R of N on comm 0x1a2b3c, one collective
 #                 every 100 ms of wall time (seq = time / 100 ms); "-slow"
-#                 in the name: 20 ms late to each; "-skew": its clock 5 s ahead
+#                 in the name: 50 ms late to each; "-skew": its clock 5 s ahead
 #   ends-*        live for two frames, then {"type":"end"} and exit 0
 #   huge-*        live, but its first frame is a 5 MiB line (dropped)
 #   silent-*      says nothing until its stdin ends
@@ -49,45 +49,49 @@ interval=1
 record=
 [[ $cmd =~ --record\ ([^ ]+) ]] && record=${BASH_REMATCH[1]//\'/}
 
-now_ns() { local t=$EPOCHREALTIME; echo $((10#${t/./} * 1000 + skew)); }
+# NOW: the wall clock in ns (+ the skew), without a subshell (a pong
+# answered late reads as clock uncertainty).
+now() { local t=$EPOCHREALTIME; NOW=$((10#${t/./} * 1000 + skew)); }
 skew=0
 [[ $host == *-skew* ]] && skew=5000000000
 
 hello() { # stream
+	now
 	printf '{"type":"hello","stream":%s,"version":"0.1.0","host":"%s","pid":%d,"realtime_ns":%s,"interval_s":%s,"window_s":10,"target":"all CUDA processes","future":{"x":1}}\n' \
-		"$1" "$host" $$ "$(now_ns)" "$interval"
+		"$1" "$host" $$ "$NOW" "$interval"
 }
 
 chain='[]'
 [[ $host == hog-* ]] && chain='[{"id":"chain-0001","severity":"HIGH","class":"cpu_contention","op":"cudaStreamSynchronize","pid":4242,"comm":"python3","culprit_pid":2231,"culprit_comm":"stress-ng","impact":0.71,"summary":"cudaStreamSynchronize p99 142ms: 71% of the tail preempted by stress-ng[2231]","advice":"move stress-ng off the GPU feeding CPUs"}]'
 
 last_k=0
-arrivals() { # the collectives since the previous frame
-	local rank=$1 slow=$2 t k first out="" sep=""
-	t=$(now_ns)
-	k=$(((t - skew) / 100000000))
+arrivals() { # ARR: the collectives since the previous frame
+	local rank=$1 slow=$2 k first sep=""
+	k=$(((NOW - skew) / 100000000))
 	first=$((last_k ? last_k + 1 : k - 5))
 	((k - first > 50)) && first=$((k - 50))
+	ARR=""
 	for ((s = first; s <= k; s++)); do
-		out+="$sep[$s,$((s * 100000000 + rank * 1000000 + slow + skew))]"
+		ARR+="$sep[$s,$((s * 100000000 + rank * 1000000 + slow + skew))]"
 		sep=,
 	done
 	last_k=$k
-	echo "$out"
 }
 
 seq=0
 frame() {
 	seq=$((seq + 1))
+	now
 	local p99=$((12000000 + seq * 1000000)) nccl=""
 	if [[ $host =~ ^nccl-([0-9]+)-([0-9]+) ]]; then
 		local r=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} slow=0
-		[[ $host == *-slow* ]] && slow=20000000
-		nccl=$(printf ',"nccl":[{"pid":%d,"key":1715004,"rank":%d,"nranks":%d,"ops_win":10,"wait_mean_ns":1000000,"wait_ns_win":10000000,"seq":%d,"arrivals":[%s],"arrivals_lost":0}]' \
-			$$ "$r" "$n" "$last_k" "$(arrivals "$r" "$slow")")
+		[[ $host == *-slow* ]] && slow=50000000
+		arrivals "$r" "$slow"
+		printf -v nccl ',"nccl":[{"pid":%d,"key":1715004,"rank":%d,"nranks":%d,"ops_win":10,"wait_mean_ns":1000000,"wait_ns_win":10000000,"seq":%d,"arrivals":[%s],"arrivals_lost":0}]' \
+			$$ "$r" "$n" "$last_k" "$ARR"
 	fi
 	printf '{"type":"frame","stream":1,"seq":%d,"realtime_ns":%s,"window_s":10,"status":{"events_total":%d,"events_per_s":250.5,"drops_kernel":1,"drops_user":2,"probes_attached":20,"probes_failed":0,"nvml":"ok","message":"","done":false},"procs":[{"pid":4242,"comm":"python3","exited":false,"calls_per_s":100,"gpu_pct":61.5,"cpu_pct":20,"pre_pct":null,"wait_pct":18.5,"top_op":{"op":"cudaStreamSynchronize","p99_ns":%d,"rate":50,"calls_win":500}}],"chains":%s,"gpus":[{"index":0,"name":"Sim GPU","util_gpu_pct":87,"mem_used":1073741824,"mem_total":8589934592}]%s,"unknown":[1,2]}\n' \
-		"$seq" "$(now_ns)" $((seq * 250)) "$p99" "$chain" "$nccl"
+		"$seq" "$NOW" $((seq * 250)) "$p99" "$chain" "$nccl"
 }
 
 finish() { # reason code
@@ -105,8 +109,9 @@ serve() {
 		((rc > 128)) && return 0
 		((rc != 0)) && return 1
 		if [[ $line =~ \"id\":([0-9]+) ]]; then
+			now
 			printf '{"type":"pong","stream":1,"id":%s,"realtime_ns":%s}\n' \
-				"${BASH_REMATCH[1]}" "$(now_ns)"
+				"${BASH_REMATCH[1]}" "$NOW"
 		fi
 		deadline=0.01
 	done
