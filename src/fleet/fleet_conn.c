@@ -436,5 +436,11 @@ void fconn_ping(struct fleet *f, int i, uint64_t now_ms)
 	}
 	if (c->pings_left > 0)
 		c->pings_left--;
-	c->next_ping_ms = now_ms + (c->pings_left ? 0 : FLEET_PING_EVERY_MS);
+	/* four at once; then every 2 s while the best round trip leaves the
+	 * clock uncertain by more than 1 ms (a loaded host answers late), else
+	 * every 30 s */
+	uint64_t unc = f->hosts[i].unc_ns;
+	c->next_ping_ms = now_ms + (c->pings_left		       ? 0
+				    : !unc || unc > FLEET_PING_GOOD_NS ? FLEET_PING_FAST_MS
+								       : FLEET_PING_EVERY_MS);
 }

@@ -12,6 +12,8 @@
 #define FLEET_ERR_KEEP 2048	 /* the last bytes of ssh's stderr kept */
 #define FLEET_PINGS_AT_CONNECT 4 /* pings sent at connection */
 #define FLEET_PING_EVERY_MS 30000
+#define FLEET_PING_FAST_MS 2000	     /* ... while the clock is known worse than: */
+#define FLEET_PING_GOOD_NS 1000000ULL /* 1 ms */
 #define FLEET_BACKOFF_MAX_S 60
 #define FLEET_REFUSED_RETRY_MS 60000
 #define FLEET_HELLO_WAIT_MS 30000 /* a connection without a hello by then is ended */
