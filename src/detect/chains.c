@@ -325,7 +325,7 @@ static void tl_add(struct ig_chain *c, uint64_t ts, const char *text)
 		i--;
 	}
 	c->timeline[i].ts_ns = ts;
-	put(c->timeline[i].text, sizeof(c->timeline[i].text), "%s", text);
+	detect_put(c->timeline[i].text, sizeof(c->timeline[i].text), "%s", text);
 	c->ntimeline++;
 }
 
@@ -337,7 +337,7 @@ static int content_differs(const struct ig_chain *a, const struct ig_chain *b)
 	       strcmp(a->lacking, b->lacking) || a->stack_id != b->stack_id;
 }
 
-void fire(struct ig_detect *d, struct finding *f, uint64_t now)
+void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now)
 {
 	uint64_t key = chain_key(f->c.cls, f->c.op, f->c.pid);
 	int i;
@@ -362,7 +362,7 @@ void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 		c = &d->c[i];
 		memset(c, 0, sizeof(*c));
 		c->id = chain_id(d, key, now);
-		put(c->id_str, sizeof(c->id_str), "chain-%04u", c->id);
+		detect_put(c->id_str, sizeof(c->id_str), "chain-%04u", c->id);
 		c->key = key;
 		c->first_seen_ns = now;
 		c->updated_ns = now;
@@ -398,16 +398,16 @@ void fire(struct ig_detect *d, struct finding *f, uint64_t now)
 		c->max_severity = c->severity;
 	char t[112];
 	if (!c->fired) {
-		put(t, sizeof(t), "%s %s detected", detect_sev_name(c->severity),
-		    detect_class_name(c->cls));
+		detect_put(t, sizeof(t), "%s %s detected", detect_sev_name(c->severity),
+			   detect_class_name(c->cls));
 		tl_add(c, now, t);
 	} else if (!was_active) {
-		put(t, sizeof(t), "%s again (%s)", detect_class_name(c->cls),
-		    detect_sev_name(c->severity));
+		detect_put(t, sizeof(t), "%s again (%s)", detect_class_name(c->cls),
+			   detect_sev_name(c->severity));
 		tl_add(c, now, t);
 	} else if (c->severity != old.severity) {
-		put(t, sizeof(t), "severity %s -> %s", detect_sev_name(old.severity),
-		    detect_sev_name(c->severity));
+		detect_put(t, sizeof(t), "severity %s -> %s", detect_sev_name(old.severity),
+			   detect_sev_name(c->severity));
 		tl_add(c, now, t);
 	}
 	for (int k = 0; k < f->nsteps; k++)
@@ -473,7 +473,7 @@ static void sort_chains(struct ig_detect *d)
 	qsort_r(d->order, (size_t)d->n, sizeof(d->order[0]), cmp_order, d);
 }
 
-void age_and_sort(struct ig_detect *d, uint64_t now)
+void detect_age_and_sort(struct ig_detect *d, uint64_t now)
 {
 	age(d, now);
 	sort_chains(d);

@@ -75,21 +75,21 @@ struct ctx {
 };
 
 /* chains.c */
-void fire(struct ig_detect *d, struct finding *f, uint64_t now);
-void age_and_sort(struct ig_detect *d, uint64_t now);
+void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now);
+void detect_age_and_sort(struct ig_detect *d, uint64_t now);
 
 /* words.c: the finding of a cause (summary, explanation, evidence, advice) */
-void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f);
+void detect_words_time_cause(struct ctx *x, const struct cause *c, struct finding *f);
 /* words_wait.c: the classes of the kernel's evidence (lock, GIL, full
  * pipe, network, CPU quota, file I/O, cold reads, page faults, memory
  * pressure) and the ones it words anew (input waits, paced loops). */
-void words_wait(struct ctx *x, const struct cause *c, struct finding *f);
+void detect_words_wait(struct ctx *x, const struct cause *c, struct finding *f);
 /* A thread culprit: "holder (tid 4312)" of the process, or "holder (tid
  * 4312) of other[900]" of another; helpers of words.c. */
-const char *thread_name(const struct ctx *x, const struct cause *c, char *b, size_t n);
-const char *feeder_name(const struct ctx *x, char *b, size_t n);
+const char *detect_thread_name(const struct ctx *x, const struct cause *c, char *b, size_t n);
+const char *detect_feeder_name(const struct ctx *x, char *b, size_t n);
 /* A process's name in the window, "" when it is not in it. */
-const char *win_comm(const struct ctx *x, uint32_t pid);
+const char *detect_win_comm(const struct ctx *x, uint32_t pid);
 
 /* What the storm rule measured (rules.c api_causes). */
 struct storm_words {
@@ -99,17 +99,17 @@ struct storm_words {
 	double rt_idle;		    /* share of the wall time in calls made with nothing queued */
 	int by_api;		    /* the impact is the API work: kernels too short to cover it */
 };
-void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
+void detect_words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
 		      const struct storm_words *w);
-void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
+void detect_words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
 		double share, double mean_bytes, double bps, uint64_t calls);
-void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
+void detect_words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
 		 const struct ig_series_stats *s, int periodic, double period_s, int n,
 		 uint64_t omax);
-void words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
+void detect_words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
 			const struct ig_series_stats *s);
-void words_memory(struct ctx *x, const struct cause *c, struct finding *f);
-void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
+void detect_words_memory(struct ctx *x, const struct cause *c, struct finding *f);
+void detect_words_cold(struct ctx *x, const struct cause *c, struct finding *f,
 		const struct ig_series_stats *s, double ratio);
 /* A burst of slow calls of one (op, process) series (rules.c rule_burst). */
 struct burst_words {
@@ -122,33 +122,33 @@ struct burst_words {
 	uint64_t cost_ns;		/* their time beyond the settled p50 */
 };
 /* words_burst.c */
-void words_burst(struct ctx *x, const struct cause *c, struct finding *f,
+void detect_words_burst(struct ctx *x, const struct cause *c, struct finding *f,
 		 const struct burst_words *b);
 /* The process is an inference server by its name or its feeding thread's
  * (vllm, sglang, tritonserver, text-generation, ...): advice for a server. */
-int words_server(const struct ctx *x);
+int detect_words_server(const struct ctx *x);
 /* v: the rank that waits, s: the late one (sp: its process in the window,
  * NULL when it made no CUDA call in it). */
-void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
+void detect_words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
 		     const struct ig_nccl_rank *v, const struct ig_nccl_rank *s,
 		     const struct ig_win_proc *sp);
 
 /* helpers (words.c) */
-__attribute__((format(printf, 3, 4))) int put(char *dst, size_t n, const char *fmt, ...);
-char *who(char *b, size_t n, const char *comm, uint32_t pid);
-void f_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p);
-void ev(struct finding *f, const char *key, double v, const char *unit);
-__attribute__((format(printf, 2, 3))) void rec(struct finding *f, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int detect_put(char *dst, size_t n, const char *fmt, ...);
+char *detect_who(char *b, size_t n, const char *comm, uint32_t pid);
+void detect_finding_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p);
+void detect_ev(struct finding *f, const char *key, double v, const char *unit);
+__attribute__((format(printf, 2, 3))) void detect_rec(struct finding *f, const char *fmt, ...);
 /* A recommendation that ends in a command to paste: "TEXT: CMD". The
  * command is never cut; when both do not fit, the text is cut short with
  * "...". -1 (nothing added) when the command alone does not fit. Commands
  * act on every thread of the process they name (docs/detection.md,
  * "Advice you can paste"). */
-__attribute__((format(printf, 3, 4))) int rec_cmd(struct finding *f, const char *cmd,
+__attribute__((format(printf, 3, 4))) int detect_rec_cmd(struct finding *f, const char *cmd,
 						  const char *fmt, ...);
-__attribute__((format(printf, 3, 4))) void step(struct finding *f, uint64_t ts, const char *fmt,
+__attribute__((format(printf, 3, 4))) void detect_step(struct finding *f, uint64_t ts, const char *fmt,
 						...);
-void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
+void detect_slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
 		int max);
 
 #endif

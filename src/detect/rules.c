@@ -81,7 +81,7 @@ static void set_self(struct cause *c, const struct ctx *x)
 static void emit(struct ctx *x, struct cause *c, int op)
 {
 	struct finding f;
-	f_init(&f, c->cls, c->sev, op, x->p);
+	detect_finding_init(&f, c->cls, c->sev, op, x->p);
 	f.c.tid = x->feeder ? x->feeder->tid : 0;
 	f.c.impact = c->impact;
 	f.c.culprit_pid = c->culprit_pid;
@@ -92,8 +92,8 @@ static void emit(struct ctx *x, struct cause *c, int op)
 		f.c.p99_ns = c->tail->win.p99;
 		f.c.tail_ratio = c->tail->tail_ratio;
 	}
-	words_time_cause(x, c, &f);
-	fire(x->d, &f, x->now);
+	detect_words_time_cause(x, c, &f);
+	detect_fire(x->d, &f, x->now);
 }
 
 /* The time of an op's calls in the window that was not spent preempted:
@@ -388,14 +388,14 @@ static void api_causes(struct ctx *x)
 			c.impact = idle;
 			c.sev = sev_of(cfg, c.impact, 1, !c.unconfirmed);
 			struct finding f;
-			f_init(&f, c.cls, c.sev, sync_op(x), x->p);
+			detect_finding_init(&f, c.cls, c.sev, sync_op(x), x->p);
 			f.c.tid = t->tid;
 			f.c.impact = c.impact;
 			f.c.culprit_pid = c.culprit_pid;
 			memcpy(f.c.culprit_comm, c.culprit_comm, sizeof(f.c.culprit_comm));
 			struct storm_words sw = {rate, syncs, gpu_per, work_per, rt, by_api};
-			words_sync_storm(x, &c, &f, &sw);
-			fire(x->d, &f, x->now);
+			detect_words_sync_storm(x, &c, &f, &sw);
+			detect_fire(x->d, &f, x->now);
 			return;
 		}
 	}
@@ -421,14 +421,14 @@ static void rule_copy(struct ctx *x, const struct copies *k)
 	if (x->p->first_ns >= x->ws && c.sev > IG_SEV_LOW)
 		c.sev = IG_SEV_LOW;
 	struct finding f;
-	f_init(&f, c.cls, c.sev, k->top, x->p);
+	detect_finding_init(&f, c.cls, c.sev, k->top, x->p);
 	f.c.tid = x->feeder->tid;
 	f.c.impact = c.impact;
 	double share = k->all_ns ? (double)k->own_ns / (double)k->all_ns : 0;
 	double mean = (double)k->bytes / (double)k->calls;
 	double bps = k->own_ns ? (double)k->bytes / ((double)k->own_ns / 1e9) : 0;
-	words_copy(x, &c, &f, k->top, share, mean, bps, k->calls);
-	fire(x->d, &f, x->now);
+	detect_words_copy(x, &c, &f, k->top, share, mean, bps, k->calls);
+	detect_fire(x->d, &f, x->now);
 }
 
 /* Median gap between the spikes and whether all gaps are within tolerance.
@@ -514,17 +514,17 @@ static void rule_alloc(struct ctx *x, const struct ig_series_stats *s)
 		c.sev = IG_SEV_LOW; /* a tail the user sees in the op table, explained */
 	c.tail = s;
 	struct finding f;
-	f_init(&f, c.cls, c.sev, s->op, x->p);
+	detect_finding_init(&f, c.cls, c.sev, s->op, x->p);
 	f.c.tid = x->feeder->tid;
 	f.c.impact = c.impact;
 	f.c.p50_ns = s->win.p50;
 	f.c.p99_ns = s->win.p99;
 	f.c.tail_ratio = s->tail_ratio;
 	if (spikes)
-		words_alloc(x, &c, &f, s, periodic, period, n, omax);
+		detect_words_alloc(x, &c, &f, s, periodic, period, n, omax);
 	else
-		words_alloc_steady(x, &c, &f, s);
-	fire(x->d, &f, x->now);
+		detect_words_alloc_steady(x, &c, &f, s);
+	detect_fire(x->d, &f, x->now);
 }
 
 /* Page-fault stalls of the feeder, or the host short of memory. */
@@ -548,13 +548,13 @@ static void rule_memory(struct ctx *x)
 	/* without measured stalls the pressure is context, not a cause */
 	c.sev = fault >= cfg->sev_low ? sev_of(cfg, fault, 1, 1) : IG_SEV_INFO;
 	struct finding f;
-	f_init(&f, c.cls, c.sev, x->feeder->main_op, x->p);
+	detect_finding_init(&f, c.cls, c.sev, x->feeder->main_op, x->p);
 	f.c.tid = x->feeder->tid;
 	f.c.impact = c.impact;
 	f.c.culprit_pid = c.culprit_pid;
 	memcpy(f.c.culprit_comm, c.culprit_comm, sizeof(f.c.culprit_comm));
-	words_memory(x, &c, &f);
-	fire(x->d, &f, x->now);
+	detect_words_memory(x, &c, &f);
+	detect_fire(x->d, &f, x->now);
 }
 
 /* A burst of slow calls: at least burst_calls calls of an (op, process)
@@ -624,11 +624,11 @@ static void rule_burst(struct ctx *x, const struct ig_win_series *ws)
 	c.sev =
 	    b.at_start || c.impact < cfg->sev_low ? IG_SEV_INFO : sev_of(cfg, c.impact, 0, b.split);
 	struct finding f;
-	f_init(&f, c.cls, c.sev, s->op, x->p);
+	detect_finding_init(&f, c.cls, c.sev, s->op, x->p);
 	f.c.tid = x->feeder ? x->feeder->tid : 0;
 	f.c.impact = c.impact;
-	words_burst(x, &c, &f, &b);
-	fire(x->d, &f, x->now);
+	detect_words_burst(x, &c, &f, &b);
+	detect_fire(x->d, &f, x->now);
 }
 
 /* The first calls of a series were slow, then it settled (INFO). Judged
@@ -667,10 +667,10 @@ static void rule_cold(struct ctx *x)
 	c.impact = x->parts->wall_ns ? fmin(1.0, (double)excess / (double)x->parts->wall_ns) : 0;
 	c.sev = IG_SEV_INFO;
 	struct finding f;
-	f_init(&f, c.cls, c.sev, best->op, x->p);
+	detect_finding_init(&f, c.cls, c.sev, best->op, x->p);
 	f.c.impact = c.impact;
-	words_cold(x, &c, &f, best, best_x);
-	fire(x->d, &f, x->now);
+	detect_words_cold(x, &c, &f, best, best_x);
+	detect_fire(x->d, &f, x->now);
 }
 
 /* Whether the process is judged in this window: a feeding thread that made
@@ -691,18 +691,18 @@ static void not_judged(struct ctx *x)
 	char w[40];
 	const struct ig_thread_stats *t = x->feeder;
 	uint64_t need = x->d->end ? x->cfg->min_wall_end_ns : x->cfg->min_wall_ns;
-	who(w, sizeof(w), x->p->comm, x->p->pid);
+	detect_who(w, sizeof(w), x->p->comm, x->p->pid);
 	if (!t || !t->calls_win)
-		put(x->d->why_none, sizeof(x->d->why_none), "%s made no CUDA call in the window",
-		    w);
+		detect_put(x->d->why_none, sizeof(x->d->why_none),
+			   "%s made no CUDA call in the window", w);
 	else if (x->parts->wall_ns < need)
-		put(x->d->why_none, sizeof(x->d->why_none),
-		    "%s's feeding thread ran %.2f s in the window: too short to judge (from "
-		    "%.2f s)",
-		    w, (double)x->parts->wall_ns / 1e9, (double)need / 1e9);
+		detect_put(x->d->why_none, sizeof(x->d->why_none),
+			   "%s's feeding thread ran %.2f s in the window: too short to judge (from "
+			   "%.2f s)",
+			   w, (double)x->parts->wall_ns / 1e9, (double)need / 1e9);
 	else
-		put(x->d->why_none, sizeof(x->d->why_none), "%s made no CUDA call in the last %u s",
-		    w, x->cfg->quiet_s);
+		detect_put(x->d->why_none, sizeof(x->d->why_none),
+			   "%s made no CUDA call in the last %u s", w, x->cfg->quiet_s);
 }
 
 void detect_set_end(struct ig_detect *d, int end)
@@ -785,13 +785,13 @@ static void rule_straggler(struct ig_detect *d, const struct ig_window *w)
 		if (c.sev < IG_SEV_LOW)
 			continue;
 		struct finding f;
-		f_init(&f, c.cls, c.sev, nccl_op(wp), wp->p);
+		detect_finding_init(&f, c.cls, c.sev, nccl_op(wp), wp->p);
 		f.c.tid = x.feeder ? x.feeder->tid : 0;
 		f.c.impact = impact;
 		f.c.culprit_pid = s->pid;
 		memcpy(f.c.culprit_comm, s->comm, sizeof(f.c.culprit_comm));
-		words_straggler(&x, &c, &f, v, s, win_proc(w, s->pid));
-		fire(d, &f, w->now_ns);
+		detect_words_straggler(&x, &c, &f, v, s, win_proc(w, s->pid));
+		detect_fire(d, &f, w->now_ns);
 	}
 }
 
@@ -830,7 +830,7 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 		rule_gpu_bound(&x, &cp);
 	}
 	rule_straggler(d, w);
-	age_and_sort(d, w->now_ns);
+	detect_age_and_sort(d, w->now_ns);
 }
 
 void detect_window(void *ctx, const struct ig_window *w)

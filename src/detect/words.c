@@ -11,7 +11,7 @@
 
 /* snprintf without the compiler's truncation warnings: summaries are
  * deliberately cut at their buffer size. */
-int put(char *dst, size_t n, const char *fmt, ...)
+int detect_put(char *dst, size_t n, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -20,16 +20,16 @@ int put(char *dst, size_t n, const char *fmt, ...)
 	return r;
 }
 
-char *who(char *b, size_t n, const char *comm, uint32_t pid)
+char *detect_who(char *b, size_t n, const char *comm, uint32_t pid)
 {
 	if (!pid)
-		put(b, n, "%s", comm && comm[0] ? comm : "?");
+		detect_put(b, n, "%s", comm && comm[0] ? comm : "?");
 	else
-		put(b, n, "%s[%u]", comm && comm[0] ? comm : "?", pid);
+		detect_put(b, n, "%s[%u]", comm && comm[0] ? comm : "?", pid);
 	return b;
 }
 
-void f_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p)
+void detect_finding_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_stats *p)
 {
 	memset(f, 0, sizeof(*f));
 	f->c.cls = cls;
@@ -40,17 +40,17 @@ void f_init(struct finding *f, int cls, int sev, int op, const struct ig_proc_st
 		memcpy(f->c.comm, p->comm, IG_COMM_LEN);
 }
 
-void ev(struct finding *f, const char *key, double v, const char *unit)
+void detect_ev(struct finding *f, const char *key, double v, const char *unit)
 {
 	if (f->c.nevidence >= IG_CHAIN_MAX_EVIDENCE)
 		return;
 	struct ig_evidence *e = &f->c.ev[f->c.nevidence++];
-	put(e->key, sizeof(e->key), "%s", key);
+	detect_put(e->key, sizeof(e->key), "%s", key);
 	e->value = v;
-	put(e->unit, sizeof(e->unit), "%s", unit);
+	detect_put(e->unit, sizeof(e->unit), "%s", unit);
 }
 
-void rec(struct finding *f, const char *fmt, ...)
+void detect_rec(struct finding *f, const char *fmt, ...)
 {
 	if (f->c.nrecs >= IG_CHAIN_MAX_RECS)
 		return;
@@ -60,7 +60,7 @@ void rec(struct finding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-int rec_cmd(struct finding *f, const char *cmd, const char *fmt, ...)
+int detect_rec_cmd(struct finding *f, const char *cmd, const char *fmt, ...)
 {
 	char *r = f->c.recs[f->c.nrecs < IG_CHAIN_MAX_RECS ? f->c.nrecs : 0];
 	size_t n = sizeof(f->c.recs[0]), k = strlen(cmd);
@@ -82,7 +82,7 @@ int rec_cmd(struct finding *f, const char *cmd, const char *fmt, ...)
 	return 0;
 }
 
-void step(struct finding *f, uint64_t ts, const char *fmt, ...)
+void detect_step(struct finding *f, uint64_t ts, const char *fmt, ...)
 {
 	if (f->nsteps >= IG_CHAIN_MAX_TIMELINE)
 		return;
@@ -95,8 +95,8 @@ void step(struct finding *f, uint64_t ts, const char *fmt, ...)
 }
 
 /* Adds the slowest calls of a series in the window as timeline steps. */
-void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
-		int max)
+void detect_slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint64_t min_dur,
+		       int max)
 {
 	const struct ig_call_rec *r = ws ? ws->slow : NULL;
 	int n = ws ? (ws->nslow < max ? ws->nslow : max) : 0;
@@ -106,17 +106,19 @@ void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint6
 		char d[24], pre[24], blk[24], w[40];
 		fmt_ns(d, sizeof(d), r[i].dur_ns);
 		if (r[i].flags & IG_F_NO_SPLIT)
-			step(f, r[i].ts_ns, "%s %s (tid %u), off-CPU split unknown", ig_op_name(op),
-			     d, r[i].tid);
+			detect_step(f, r[i].ts_ns, "%s %s (tid %u), off-CPU split unknown",
+				    ig_op_name(op), d, r[i].tid);
 		else if (r[i].preempt_ns && r[i].other_pid)
-			step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted by %s, %s blocked",
-			     ig_op_name(op), d, r[i].tid, fmt_ns(pre, sizeof(pre), r[i].preempt_ns),
-			     who(w, sizeof(w), r[i].other_comm, r[i].other_pid),
-			     fmt_ns(blk, sizeof(blk), r[i].blocked_ns));
+			detect_step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted by %s, %s blocked",
+				    ig_op_name(op), d, r[i].tid,
+				    fmt_ns(pre, sizeof(pre), r[i].preempt_ns),
+				    detect_who(w, sizeof(w), r[i].other_comm, r[i].other_pid),
+				    fmt_ns(blk, sizeof(blk), r[i].blocked_ns));
 		else
-			step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted, %s blocked",
-			     ig_op_name(op), d, r[i].tid, fmt_ns(pre, sizeof(pre), r[i].preempt_ns),
-			     fmt_ns(blk, sizeof(blk), r[i].blocked_ns));
+			detect_step(f, r[i].ts_ns, "%s %s (tid %u): %s preempted, %s blocked",
+				    ig_op_name(op), d, r[i].tid,
+				    fmt_ns(pre, sizeof(pre), r[i].preempt_ns),
+				    fmt_ns(blk, sizeof(blk), r[i].blocked_ns));
 	}
 }
 
@@ -124,17 +126,17 @@ void slow_steps(struct finding *f, const struct ig_win_series *ws, int op, uint6
 
 /* "workload[4835]", or "workload[4835] tid 4838 (wl-worker-0)" when the
  * feeding thread is not the main thread and has a name of its own. */
-const char *feeder_name(const struct ctx *x, char *b, size_t n)
+const char *detect_feeder_name(const struct ctx *x, char *b, size_t n)
 {
 	char p[40];
-	who(p, sizeof(p), x->p->comm, x->p->pid);
+	detect_who(p, sizeof(p), x->p->comm, x->p->pid);
 	const struct ig_thread_stats *t = x->feeder;
 	if (t && t->tid != x->p->pid && t->comm[0] && strncmp(t->comm, x->p->comm, IG_COMM_LEN))
-		put(b, n, "%s tid %u (%.*s)", p, t->tid, IG_COMM_LEN, t->comm);
+		detect_put(b, n, "%s tid %u (%.*s)", p, t->tid, IG_COMM_LEN, t->comm);
 	else if (t && t->tid != x->p->pid)
-		put(b, n, "%s tid %u", p, t->tid);
+		detect_put(b, n, "%s tid %u", p, t->tid);
 	else
-		put(b, n, "%s", p);
+		detect_put(b, n, "%s", p);
 	return b;
 }
 
@@ -142,17 +144,17 @@ const char *feeder_name(const struct ctx *x, char *b, size_t n)
 static const char *culprit_name(const struct ctx *x, const struct cause *c, char *b, size_t n)
 {
 	char w[40];
-	who(w, sizeof(w), c->culprit_comm, c->culprit_pid);
+	detect_who(w, sizeof(w), c->culprit_comm, c->culprit_pid);
 	if (c->culprit_pid && c->culprit_pid == x->cfg->self_pid && x->w->host.self_cpu_pct >= 0)
-		put(b, n, "%s (ingero-top itself: the tracer used %.0f%% of a CPU)", w,
-		    x->w->host.self_cpu_pct);
+		detect_put(b, n, "%s (ingero-top itself: the tracer used %.0f%% of a CPU)", w,
+			   x->w->host.self_cpu_pct);
 	else if (c->culprit_pid && c->culprit_pid == x->cfg->self_pid)
-		put(b, n, "%s (ingero-top itself: the tracer)", w);
+		detect_put(b, n, "%s (ingero-top itself: the tracer)", w);
 	else if (c->culprit_self && c->cls != IG_CC_BLOCK_IO && c->cls != IG_CC_HOST_WORK &&
 		 c->cls != IG_CC_TIMER_SLEEP && c->cls != IG_CC_MEMORY_PRESSURE)
-		put(b, n, "%s's own threads", w);
+		detect_put(b, n, "%s's own threads", w);
 	else
-		put(b, n, "%s", w);
+		detect_put(b, n, "%s", w);
 	return b;
 }
 
@@ -161,14 +163,14 @@ static void parts_evidence(const struct ctx *x, struct finding *f)
 {
 	const struct ig_time_parts *P = x->parts;
 	char key[24];
-	ev(f, "impact_pct", f->c.impact * 100, "%");
+	detect_ev(f, "impact_pct", f->c.impact * 100, "%");
 	for (int k = 0; k < IG_PART_MAX; k++) {
 		if (!P->ns[k])
 			continue;
-		put(key, sizeof(key), "%s_pct", ig_part_name(k));
-		ev(f, key, ig_part_share(P, k) * 100, "%");
+		detect_put(key, sizeof(key), "%s_pct", ig_part_name(k));
+		detect_ev(f, key, ig_part_share(P, k) * 100, "%");
 	}
-	ev(f, "feeder_wall_ns", (double)P->wall_ns, "ns");
+	detect_ev(f, "feeder_wall_ns", (double)P->wall_ns, "ns");
 }
 
 static void tail_words(const struct cause *c, char *b, size_t n)
@@ -176,29 +178,31 @@ static void tail_words(const struct cause *c, char *b, size_t n)
 	char p99[24], r[24];
 	b[0] = 0;
 	if (c->tail)
-		put(b, n, "; %s p99 %s (%s p50, %.0f%% of its tail preempted)",
-		    ig_op_name(c->tail->op), fmt_ns(p99, sizeof(p99), c->tail->win.p99),
-		    fmt_ratio(r, sizeof(r), c->tail->tail_ratio),
-		    c->tail->tail_preempt_share * 100);
+		detect_put(b, n, "; %s p99 %s (%s p50, %.0f%% of its tail preempted)",
+			   ig_op_name(c->tail->op), fmt_ns(p99, sizeof(p99), c->tail->win.p99),
+			   fmt_ratio(r, sizeof(r), c->tail->tail_ratio),
+			   c->tail->tail_preempt_share * 100);
 }
 
 /* --- CPU contention and data-loader waits: a named other task ------------- */
 
-static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[112], tw[128], pct[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	culprit_name(x, c, cn, sizeof(cn));
 	tail_words(c, tw, sizeof(tw));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	if (c->culprit_pid)
-		put(f->c.summary, sizeof(f->c.summary),
-		    "CPU contention by %s: %s runnable but not running %s of its time%s", cn, fn,
-		    pct, tw);
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "CPU contention by %s: %s runnable but not running %s of its time%s", cn,
+			   fn, pct, tw);
 	else
-		put(f->c.summary, sizeof(f->c.summary),
-		    "CPU contention: %s runnable but not running %s of its time%s", fn, pct, tw);
-	put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "CPU contention: %s runnable but not running %s of its time%s", fn, pct,
+			   tw);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The thread that feeds the GPU was ready to run but had no core for %s of its wall "
 	    "time (%.0f%% between CUDA calls, %.0f%% inside them)%s%s. Every such moment delays "
 	    "the next launch, so the GPU waits for the host.",
@@ -207,67 +211,74 @@ static void words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 	    c->culprit_pid ? "; the task that held the CPU most was " : "",
 	    c->culprit_pid ? cn : "");
 	if (c->culprit_pid)
-		ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
+		detect_ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
 	if (c->culprit_pid && !c->culprit_self) {
 		/* every thread: renice -p and taskset -p without -a change one
 		 * task (the pid's own), not the threads that do the work */
 		char cmd[96];
-		put(cmd, sizeof(cmd), "renice 19 -p $(ls /proc/%u/task)", c->culprit_pid);
-		rec_cmd(f, cmd, "Lower the priority of %s, all its threads", cn);
-		put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
-		rec_cmd(f, cmd,
-			"Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
+		detect_put(cmd, sizeof(cmd), "renice 19 -p $(ls /proc/%u/task)", c->culprit_pid);
+		detect_rec_cmd(f, cmd, "Lower the priority of %s, all its threads", cn);
+		detect_put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
+		detect_rec_cmd(
+		    f, cmd, "Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
 		char pn[40];
-		put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
-		rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
-			who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
-		rec(f,
+		detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
+		detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
+			       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+		detect_rec(
+		    f,
 		    "Or cap %s with a cgroup CPU quota, or give the job a dedicated cpuset; keep "
 		    "a core free per GPU-feeding thread",
 		    cn);
 		if (c->tail)
-			slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
+			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
 		return;
 	}
-	rec(f, "Give the feeding thread a core of its own: fewer worker threads than cores "
-	       "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
-	rec(f, "Keep at least one core free per GPU-feeding thread: count the busy threads on "
-	       "this host (ingero-top process pane) against the cores");
+	detect_rec(f, "Give the feeding thread a core of its own: fewer worker threads than cores "
+		      "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
+	detect_rec(f,
+		   "Keep at least one core free per GPU-feeding thread: count the busy threads on "
+		   "this host (ingero-top process pane) against the cores");
 	if (c->tail)
-		slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
+		detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
 }
 
 /* --- the feeder's own time: disk, CPU work, sleeps, unknown ---------------- */
 
-static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_self(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], dev[32] = "";
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	switch (c->cls) {
 	case IG_CC_BLOCK_IO:
 		if (x->p->io_dev)
-			put(dev, sizeof(dev), " (device %u:%u)", x->p->io_dev >> 20,
-			    x->p->io_dev & 0xfffff);
-		put(f->c.summary, sizeof(f->c.summary),
-		    "block I/O wait in %s: asleep on the disk %s of its time%s", fn, pct, dev);
-		put(f->c.explanation, sizeof(f->c.explanation),
+			detect_put(dev, sizeof(dev), " (device %u:%u)", x->p->io_dev >> 20,
+				   x->p->io_dev & 0xfffff);
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "block I/O wait in %s: asleep on the disk %s of its time%s", fn, pct,
+			   dev);
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
 		    "Between CUDA calls the feeding thread sleeps uninterruptibly (D state) for %s "
 		    "of its wall time: it waits for the disk (writes it syncs, reads of files not "
 		    "in the page cache). The GPU idles meanwhile.",
 		    pct);
 		if (x->p->io_dev)
-			ev(f, "io_dev", (double)x->p->io_dev, "");
-		rec(f, "Move checkpoint and log writes off the training path: write asynchronously "
+			detect_ev(f, "io_dev", (double)x->p->io_dev, "");
+		detect_rec(
+		    f, "Move checkpoint and log writes off the training path: write asynchronously "
 		       "from a separate process or thread, without fsync per step");
-		rec(f, "Stage the dataset in RAM or on local NVMe before the run so reads do not "
+		detect_rec(
+		    f, "Stage the dataset in RAM or on local NVMe before the run so reads do not "
 		       "wait on the disk");
 		break;
 	case IG_CC_HOST_WORK:
-		put(f->c.summary, sizeof(f->c.summary),
-		    "host work in %s: busy on the CPU %s of its time between CUDA calls%s", fn, pct,
-		    c->unconfirmed ? " (off-CPU state not recorded)" : "");
-		put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "host work in %s: busy on the CPU %s of its time between CUDA calls%s",
+			   fn, pct, c->unconfirmed ? " (off-CPU state not recorded)" : "");
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
 		    "The thread that feeds the GPU runs its own code between CUDA calls for %s of "
 		    "its wall time (decoding, augmentation, Python, logging); the GPU has nothing "
 		    "queued while it does.",
@@ -276,89 +287,102 @@ static void words_self(struct ctx *x, const struct cause *c, struct finding *f)
 					      (double)(x->parts->wall_ns ? x->parts->wall_ns : 1)
 					: 0;
 		if (rate >= 5 && x->parts->ns[IG_PART_GPU_WAIT]) {
-			put(f->c.explanation + strlen(f->c.explanation),
+			detect_put(
+			    f->c.explanation + strlen(f->c.explanation),
 			    sizeof(f->c.explanation) - strlen(f->c.explanation),
 			    " It synchronises %.0f times a second, so this work cannot overlap "
 			    "the GPU's: each sync drains the queue before the host starts.",
 			    rate);
-			rec(f, "Let host work overlap GPU work: queue the next step before reading "
+			detect_rec(
+			    f, "Let host work overlap GPU work: queue the next step before reading "
 			       "results (no .item()/.cpu() per step; read every N steps)");
 		}
-		if (words_server(x))
-			rec(f,
+		if (detect_words_server(x))
+			detect_rec(
+			    f,
 			    "Batch more requests per engine step, so scheduling, sampling and "
 			    "detokenising cost per batch, not per token; ask for fewer per-token "
 			    "extras (logprobs); keep CUDA graphs on");
 		else
-			rec(f,
+			detect_rec(
+			    f,
 			    "Move the per-step CPU work off the feeding thread: a DataLoader with "
 			    "num_workers > 0, or a producer thread with a queue");
-		rec(f,
+		detect_rec(
+		    f,
 		    "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "
 		    "the next batch's work before waiting on the current one",
 		    x->p->pid);
 		break;
 	default: /* IG_CC_OFFCPU_WAIT */
-		put(f->c.summary, sizeof(f->c.summary),
-		    "off-CPU wait in %s: %s of its time off CPU between CUDA calls, why not "
-		    "recorded",
-		    fn, pct);
-		put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "off-CPU wait in %s: %s of its time off CPU between CUDA calls, why not "
+			   "recorded",
+			   fn, pct);
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
 		    "The feeding thread is off CPU between CUDA calls for %s of its wall time, "
 		    "but the source did not record whether it was preempted or slept, nor who woke "
 		    "it.",
 		    pct);
-		rec(f, "Re-record with ingero-top: it tells preempted from blocked time and names "
+		detect_rec(
+		    f, "Re-record with ingero-top: it tells preempted from blocked time and names "
 		       "the waker");
 		break;
 	}
 }
 
-static void words_gpu(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_gpu(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	if (x->host_causes) {
 		/* other causes fired: the host does not keep up all the time */
-		put(f->c.summary, sizeof(f->c.summary),
+		detect_put(
+		    f->c.summary, sizeof(f->c.summary),
 		    "GPU-bound: %s waits for the GPU %s of its time (the rest: %d other alert%s)",
 		    fn, pct, x->host_causes, x->host_causes == 1 ? "" : "s");
-		put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
 		    "The feeding thread spends %s of its wall time inside synchronising CUDA calls "
 		    "waiting for queued GPU work to finish. The rest of its time goes to what the "
 		    "other alerts of this process name, and through it the GPU waits for the "
 		    "host: those come first.",
 		    pct);
-		rec(f,
+		detect_rec(
+		    f,
 		    "Fix the other alerts of this process first; then, to go faster, look at the "
 		    "GPU work itself (Nsight Systems, then Nsight Compute on the longest kernels)");
 		return;
 	}
-	put(f->c.summary, sizeof(f->c.summary),
-	    "GPU-bound: %s waits for the GPU %s of its time (the host keeps up)", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
-	    "The feeding thread spends %s of its wall time inside synchronising CUDA calls "
-	    "waiting for queued GPU work to finish. The host is not the limit: this is the "
-	    "healthy state of a loop that keeps its GPU busy.",
-	    pct);
-	rec(f, "To go faster, look at the GPU work itself (Nsight Systems, then Nsight Compute on "
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "GPU-bound: %s waits for the GPU %s of its time (the host keeps up)", fn, pct);
+	detect_put(f->c.explanation, sizeof(f->c.explanation),
+		   "The feeding thread spends %s of its wall time inside synchronising CUDA calls "
+		   "waiting for queued GPU work to finish. The host is not the limit: this is the "
+		   "healthy state of a loop that keeps its GPU busy.",
+		   pct);
+	detect_rec(
+	    f, "To go faster, look at the GPU work itself (Nsight Systems, then Nsight Compute on "
 	       "the longest kernels)");
 }
 
-static void words_launch(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_launch(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "launch overhead in %s: %s of its time in CUDA API work on the CPU", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "launch overhead in %s: %s of its time in CUDA API work on the CPU", fn, pct);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread spends %s of its wall time inside CUDA calls that do not wait "
 	    "for the GPU (launches, allocations, async copies): the CPU side of the API is the "
 	    "limit, typically many small kernels.",
 	    pct);
-	rec(f, "Launch fewer, larger kernels: CUDA graphs (torch.cuda.graphs, cudaGraphLaunch) or "
+	detect_rec(
+	    f, "Launch fewer, larger kernels: CUDA graphs (torch.cuda.graphs, cudaGraphLaunch) or "
 	       "torch.compile to fuse small operations");
 }
 
@@ -391,50 +415,52 @@ static void gpu_words(const struct ctx *x, const struct cause *c, struct finding
 		return;
 	char which[24];
 	if (dev >= 0)
-		put(which, sizeof(which), "GPU %d", dev);
+		detect_put(which, sizeof(which), "GPU %d", dev);
 	else
-		put(which, sizeof(which), "its GPUs");
+		detect_put(which, sizeof(which), "its GPUs");
 	size_t l = strlen(f->c.explanation);
 	if (c->cls == IG_CC_GPU_BOUND)
-		put(f->c.explanation + l, sizeof(f->c.explanation) - l,
-		    " NVML: %s was busy %.0f%% of the window.", which, u);
+		detect_put(f->c.explanation + l, sizeof(f->c.explanation) - l,
+			   " NVML: %s was busy %.0f%% of the window.", which, u);
 	else
-		put(f->c.explanation + l, sizeof(f->c.explanation) - l,
+		detect_put(
+		    f->c.explanation + l, sizeof(f->c.explanation) - l,
 		    " NVML: %s was busy only %.0f%% of the window: it idles while the feeder "
 		    "waits.",
 		    which, u);
-	ev(f, "gpu_util_pct", u, "%");
+	detect_ev(f, "gpu_util_pct", u, "%");
 }
 
-void words_time_cause(struct ctx *x, const struct cause *c, struct finding *f)
+void detect_words_time_cause(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	switch (c->cls) {
 	case IG_CC_CPU_CONTENTION:
-		words_cpu(x, c, f);
+		detect_words_cpu(x, c, f);
 		break;
 	case IG_CC_GPU_BOUND:
-		words_gpu(x, c, f);
+		detect_words_gpu(x, c, f);
 		break;
 	case IG_CC_LAUNCH_BOUND:
-		words_launch(x, c, f);
+		detect_words_launch(x, c, f);
 		break;
 	case IG_CC_BLOCK_IO:
 	case IG_CC_HOST_WORK:
 	case IG_CC_OFFCPU_WAIT:
-		words_self(x, c, f);
+		detect_words_self(x, c, f);
 		break;
 	default: /* the classes of the kernel's evidence, input waits, paced loops */
-		words_wait(x, c, f);
+		detect_words_wait(x, c, f);
 		break;
 	}
 	if (c->unconfirmed && c->cls == IG_CC_PAGE_FAULTS)
-		put(f->c.lacking, sizeof(f->c.lacking),
+		detect_put(
+		    f->c.lacking, sizeof(f->c.lacking),
 		    "the kind of the page faults (recorded without the kernel's wait evidence): "
 		    "file or anonymous, major or minor, is not known");
 	else if (c->unconfirmed)
-		put(f->c.lacking, sizeof(f->c.lacking),
-		    "off-CPU states, preempted/blocked split or wakers (recorded without "
-		    "scheduler state): the share is measured, the cause is inferred");
+		detect_put(f->c.lacking, sizeof(f->c.lacking),
+			   "off-CPU states, preempted/blocked split or wakers (recorded without "
+			   "scheduler state): the share is measured, the cause is inferred");
 	parts_evidence(x, f);
 	gpu_words(x, c, f);
 }
@@ -459,24 +485,26 @@ static int late_part(const struct ig_win_proc *sp, double *share)
 	return best;
 }
 
-void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
-		     const struct ig_nccl_rank *v, const struct ig_nccl_rank *s,
-		     const struct ig_win_proc *sp)
+void detect_words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
+			    const struct ig_nccl_rank *v, const struct ig_nccl_rank *s,
+			    const struct ig_win_proc *sp)
 {
 	char vn[40], sn[40], vw[24], sw[24], pct[16], why[160] = "";
-	who(vn, sizeof(vn), x->p->comm, x->p->pid);
-	who(sn, sizeof(sn), s->comm, s->pid);
+	detect_who(vn, sizeof(vn), x->p->comm, x->p->pid);
+	detect_who(sn, sizeof(sn), s->comm, s->pid);
 	fmt_ns(vw, sizeof(vw), v->wait_mean_ns);
 	fmt_ns(sw, sizeof(sw), s->wait_mean_ns);
 	fmt_pct(pct, sizeof(pct), c->impact);
-	put(f->c.summary, sizeof(f->c.summary),
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "NCCL straggler: rank %u of %u, %s, is late; rank %u, %s, waits %s per collective "
 	    "(rank %u: %s), %s of its time",
 	    s->rank, s->nranks, sn, v->rank, vn, vw, s->rank, sw, pct);
 	double share;
 	int part = late_part(sp, &share);
 	if (part >= 0 && share >= 0.05)
-		put(why, sizeof(why),
+		detect_put(
+		    why, sizeof(why),
 		    " On the host, %s spends %.0f%% of its time %s: that is where it falls behind.",
 		    sn, share * 100,
 		    part == IG_PART_HOST_CPU	? "busy on the CPU between CUDA calls"
@@ -487,95 +515,109 @@ void words_straggler(struct ctx *x, const struct cause *c, struct finding *f,
 		    : part == IG_PART_API ? "in CUDA API work on the CPU"
 					  : "off CPU");
 	else
-		put(why, sizeof(why),
+		detect_put(
+		    why, sizeof(why),
 		    " The host shows no reason: its GPU may be the slow one (compare the devices' "
 		    "utilisation).");
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "A collective completes only when every rank has reached it. In communicator %06x "
 	    "(%u ranks), the operations of rank %u complete %s after they are enqueued, those of "
 	    "rank %u after %s: rank %u arrives last, and rank %u waits for it in its stream "
 	    "synchronisations, %s of its wall time.%s",
 	    v->key, v->nranks, v->rank, vw, s->rank, sw, s->rank, v->rank, pct, why);
-	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "wait_per_op_ns", (double)v->wait_mean_ns, "ns");
-	ev(f, "peer_wait_per_op_ns", (double)s->wait_mean_ns, "ns");
-	ev(f, "rank", v->rank, "");
-	ev(f, "straggler_rank", s->rank, "");
-	ev(f, "nranks", v->nranks, "");
-	ev(f, "collectives", (double)v->done_win, "");
-	ev(f, "sync_wait_ns", (double)v->sync_ns_win, "ns");
+	detect_ev(f, "impact_pct", c->impact * 100, "%");
+	detect_ev(f, "wait_per_op_ns", (double)v->wait_mean_ns, "ns");
+	detect_ev(f, "peer_wait_per_op_ns", (double)s->wait_mean_ns, "ns");
+	detect_ev(f, "rank", v->rank, "");
+	detect_ev(f, "straggler_rank", s->rank, "");
+	detect_ev(f, "nranks", v->nranks, "");
+	detect_ev(f, "collectives", (double)v->done_win, "");
+	detect_ev(f, "sync_wait_ns", (double)v->sync_ns_win, "ns");
 	if (part >= 0)
-		ev(f, "peer_late_part_pct", share * 100, "%");
-	ev(f, "feeder_wall_ns", (double)x->parts->wall_ns, "ns");
-	rec(f,
+		detect_ev(f, "peer_late_part_pct", share * 100, "%");
+	detect_ev(f, "feeder_wall_ns", (double)x->parts->wall_ns, "ns");
+	detect_rec(
+	    f,
 	    "Find why rank %u (%s) is late: open its process screen; its time between "
 	    "collectives (host work, data loading, preemption) is the delay every other rank "
 	    "waits for",
 	    s->rank, sn);
-	rec(f, "Balance the work per rank: equal batch and shard sizes, the same data-loader "
-	       "settings and CPU cores (taskset, cpusets) for every rank");
-	rec(f, "Overlap communication with computation (gradient bucketing, async collectives) "
-	       "so one late rank costs less");
-	step(f, x->now, "rank %u %s waits %s per collective; rank %u %s %s", v->rank, vn, vw,
-	     s->rank, sn, sw);
+	detect_rec(f,
+		   "Balance the work per rank: equal batch and shard sizes, the same data-loader "
+		   "settings and CPU cores (taskset, cpusets) for every rank");
+	detect_rec(f,
+		   "Overlap communication with computation (gradient bucketing, async collectives) "
+		   "so one late rank costs less");
+	detect_step(f, x->now, "rank %u %s waits %s per collective; rank %u %s %s", v->rank, vn, vw,
+		    s->rank, sn, sw);
 }
 
 /* --- the evidence-gated and tail classes ----------------------------------- */
 
-void words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
-		      const struct storm_words *w)
+void detect_words_sync_storm(struct ctx *x, const struct cause *c, struct finding *f,
+			     const struct storm_words *w)
 {
 	char fn[64], pct[16], g[24], o[24], why[200];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	fmt_ns(g, sizeof(g), (uint64_t)w->gpu_per_sync_ns);
-	put(f->c.summary, sizeof(f->c.summary),
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "sync storm in %s: %.0f synchronisations/s, the GPU idle through the round trips "
 	    "%s of its time (%s GPU wait per sync)",
 	    fn, w->rate, pct, g);
 	if (w->by_api)
-		put(why, sizeof(why),
+		detect_put(
+		    why, sizeof(why),
 		    ". Each sync finds so little GPU work that the GPU idles through every launch "
 		    "too: the CUDA API work on the CPU (%s of the thread's time) is what it waits "
 		    "for",
 		    pct);
 	else
-		put(why, sizeof(why),
-		    ": %s of the thread's time is spent in calls made with nothing queued", pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(why, sizeof(why),
+			   ": %s of the thread's time is spent in calls made with nothing queued",
+			   pct);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread synchronises %.0f times a second (%s of GPU wait and %s of "
 	    "everything else per sync). Each synchronisation (explicit, or hidden in a "
 	    "synchronous device-to-host copy such as tensor.item(), .cpu() or .numpy()) drains "
 	    "the queue, so the GPU idles until the next launch is queued%s, host and GPU "
 	    "taking turns instead of overlapping.",
 	    w->rate, g, fmt_ns(o, sizeof(o), (uint64_t)w->work_per_sync_ns), why);
-	ev(f, "syncs_per_s", w->rate, "/s");
-	ev(f, "syncs", (double)w->syncs, "");
-	ev(f, "gpu_wait_per_sync_ns", w->gpu_per_sync_ns, "ns");
-	ev(f, "rt_idle_pct", 100.0 * w->rt_idle, "%");
-	ev(f, "host_per_sync_ns", w->work_per_sync_ns, "ns");
-	rec(f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
+	detect_ev(f, "syncs_per_s", w->rate, "/s");
+	detect_ev(f, "syncs", (double)w->syncs, "");
+	detect_ev(f, "gpu_wait_per_sync_ns", w->gpu_per_sync_ns, "ns");
+	detect_ev(f, "rt_idle_pct", 100.0 * w->rt_idle, "%");
+	detect_ev(f, "host_per_sync_ns", w->work_per_sync_ns, "ns");
+	detect_rec(
+	    f, "Remove per-step host round-trips: no .item(), .cpu(), .numpy() or printing of "
 	       "GPU tensors inside the loop; accumulate on the GPU and read once every N steps");
-	rec(f, "Replace synchronous device-to-host copies with cudaMemcpyAsync into pinned memory "
+	detect_rec(
+	    f, "Replace synchronous device-to-host copies with cudaMemcpyAsync into pinned memory "
 	       "(non_blocking=True) and one event or stream sync where the value is needed");
-	rec(f, "Find the call sites: open the sync op in the op view and look at the stacks of "
-	       "its calls");
+	detect_rec(f,
+		   "Find the call sites: open the sync op in the op view and look at the stacks of "
+		   "its calls");
 	parts_evidence(x, f);
 }
 
-void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op, double share,
-		double mean_bytes, double bps, uint64_t calls)
+void detect_words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top_op,
+		       double share, double mean_bytes, double bps, uint64_t calls)
 {
 	char fn[64], b[24], bw[24], pct[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	fmt_bytes(b, sizeof(b), (uint64_t)mean_bytes);
 	fmt_bytes(bw, sizeof(bw), (uint64_t)bps);
-	put(f->c.summary, sizeof(f->c.summary),
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "copy-dominated %s: copies take %s of its time and %.0f%% of its CUDA time (%s, %s "
 	    "avg, %s/s while copying)",
 	    fn, pct, share * 100, ig_op_name(top_op), b, bw);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Moving data between host and device takes %s of the feeding thread's wall time "
 	    "(%.0f%% of its time in CUDA calls). At %s/s the copies run well below what PCIe "
 	    "can do when host buffers are pageable, and while the thread copies it does not "
@@ -584,149 +626,165 @@ void words_copy(struct ctx *x, const struct cause *c, struct finding *f, int top
 	    x->p->first_ns >= x->ws ? " The process started inside the window: this may be the "
 				      "initial load of weights and data, hence the low severity."
 				    : "");
-	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "copy_share_pct", share * 100, "%");
-	ev(f, "mean_copy_bytes", mean_bytes, "B");
-	ev(f, "copy_bytes_per_s", bps, "B/s");
-	ev(f, "copy_calls", (double)calls, "");
-	if (words_server(x))
-		rec(f, "Use pinned (page-locked) host buffers (cudaHostAlloc, or the server's "
-		       "pinned-memory option), so copies run at full PCIe bandwidth");
+	detect_ev(f, "impact_pct", c->impact * 100, "%");
+	detect_ev(f, "copy_share_pct", share * 100, "%");
+	detect_ev(f, "mean_copy_bytes", mean_bytes, "B");
+	detect_ev(f, "copy_bytes_per_s", bps, "B/s");
+	detect_ev(f, "copy_calls", (double)calls, "");
+	if (detect_words_server(x))
+		detect_rec(f,
+			   "Use pinned (page-locked) host buffers (cudaHostAlloc, or the server's "
+			   "pinned-memory option), so copies run at full PCIe bandwidth");
 	else
-		rec(f,
+		detect_rec(
+		    f,
 		    "Use pinned (page-locked) host buffers: pin_memory=True in the DataLoader or "
 		    "cudaHostAlloc, so copies run at full PCIe bandwidth");
-	rec(f, "Overlap copies with compute: non_blocking=True / cudaMemcpyAsync on a separate "
-	       "stream, double-buffering the next batch");
-	rec(f, "Move less data per step: keep tensors on the GPU between steps, send compact "
-	       "dtypes (uint8/fp16) and convert on the GPU");
+	detect_rec(f,
+		   "Overlap copies with compute: non_blocking=True / cudaMemcpyAsync on a separate "
+		   "stream, double-buffering the next batch");
+	detect_rec(f,
+		   "Move less data per step: keep tensors on the GPU between steps, send compact "
+		   "dtypes (uint8/fp16) and convert on the GPU");
 }
 
-void words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
-		 const struct ig_series_stats *s, int periodic, double period_s, int n,
-		 uint64_t omax)
+void detect_words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
+			const struct ig_series_stats *s, int periodic, double period_s, int n,
+			uint64_t omax)
 {
 	char fn[64], p99[24], p50[24], r[16], mx[24], pd[24], per[40] = "";
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_ns(mx, sizeof(mx), omax);
 	fmt_ns(pd, sizeof(pd), (uint64_t)(period_s * 1e9));
 	if (periodic)
-		put(per, sizeof(per), ", every ~%s", pd);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "allocator spikes in %s: %d %s outliers up to %s%s (p99 %s, %s p50)", fn, n,
-	    ig_op_name(s->op), mx, periodic ? per : ", no regular period",
-	    fmt_ns(p99, sizeof(p99), s->win.p99), fmt_ratio(r, sizeof(r), s->tail_ratio));
-	put(f->c.explanation, sizeof(f->c.explanation),
-	    "Most %s calls take %s, but some take up to %s%s. Allocation outliers come from "
-	    "the driver mapping new memory (the caching allocator growing, or freeing and "
-	    "re-allocating), not from the host being busy: the tail calls were %.0f%% "
-	    "preempted.",
-	    ig_op_name(s->op), fmt_ns(p50, sizeof(p50), s->win.p50), mx,
-	    periodic ? " at a regular interval, so something in the loop allocates periodically"
-		     : "",
-	    s->tail_preempt_share > 0 ? s->tail_preempt_share * 100 : 0);
-	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "outliers", n, "");
+		detect_put(per, sizeof(per), ", every ~%s", pd);
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "allocator spikes in %s: %d %s outliers up to %s%s (p99 %s, %s p50)", fn, n,
+		   ig_op_name(s->op), mx, periodic ? per : ", no regular period",
+		   fmt_ns(p99, sizeof(p99), s->win.p99), fmt_ratio(r, sizeof(r), s->tail_ratio));
+	detect_put(f->c.explanation, sizeof(f->c.explanation),
+		   "Most %s calls take %s, but some take up to %s%s. Allocation outliers come from "
+		   "the driver mapping new memory (the caching allocator growing, or freeing and "
+		   "re-allocating), not from the host being busy: the tail calls were %.0f%% "
+		   "preempted.",
+		   ig_op_name(s->op), fmt_ns(p50, sizeof(p50), s->win.p50), mx,
+		   periodic
+		       ? " at a regular interval, so something in the loop allocates periodically"
+		       : "",
+		   s->tail_preempt_share > 0 ? s->tail_preempt_share * 100 : 0);
+	detect_ev(f, "impact_pct", c->impact * 100, "%");
+	detect_ev(f, "outliers", n, "");
 	if (periodic)
-		ev(f, "period_ns", period_s * 1e9, "ns");
-	ev(f, "outlier_max_ns", (double)omax, "ns");
-	ev(f, "p99_ns", (double)s->win.p99, "ns");
-	ev(f, "tail_ratio", s->tail_ratio, "x");
+		detect_ev(f, "period_ns", period_s * 1e9, "ns");
+	detect_ev(f, "outlier_max_ns", (double)omax, "ns");
+	detect_ev(f, "p99_ns", (double)s->win.p99, "ns");
+	detect_ev(f, "tail_ratio", s->tail_ratio, "x");
 	if (periodic)
-		rec(f,
+		detect_rec(
+		    f,
 		    "Find what runs every ~%s (checkpoint, evaluation, logging, a growing batch) "
 		    "and allocate its buffers once, outside the loop",
 		    pd);
-	rec(f,
+	detect_rec(
+	    f,
 	    "Pre-allocate and reuse device buffers instead of %s inside the step; with PyTorch, do "
 	    "not call torch.cuda.empty_cache() in the loop",
 	    ig_op_name(s->op));
-	rec(f, "Tune the caching allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or a "
+	detect_rec(
+	    f, "Tune the caching allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or a "
 	       "CUDA memory pool with a high release threshold (cudaMemPoolAttrReleaseThreshold)");
 	for (int i = s->noutliers > 3 ? s->noutliers - 3 : 0; i < s->noutliers; i++) {
 		char d[24];
-		step(f, s->outlier_ts[i], "%s outlier %s", ig_op_name(s->op),
-		     fmt_ns(d, sizeof(d), s->outlier_dur[i]));
+		detect_step(f, s->outlier_ts[i], "%s outlier %s", ig_op_name(s->op),
+			    fmt_ns(d, sizeof(d), s->outlier_dur[i]));
 	}
 }
 
-void words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
-			const struct ig_series_stats *s)
+void detect_words_alloc_steady(struct ctx *x, const struct cause *c, struct finding *f,
+			       const struct ig_series_stats *s)
 {
 	char fn[64], pct[16], p50[24], rate[24];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	fmt_ns(p50, sizeof(p50), s->win.p50);
-	put(rate, sizeof(rate), "%.0f", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "allocation cost in %s: %s takes %s of its time (%s calls/s, p50 %s)", fn,
-	    ig_op_name(s->op), pct, rate, p50);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(rate, sizeof(rate), "%.0f", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0);
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "allocation cost in %s: %s takes %s of its time (%s calls/s, p50 %s)", fn,
+		   ig_op_name(s->op), pct, rate, p50);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The loop allocates device or pinned memory over and over: every %s call costs "
 	    "about %s (the driver maps new memory, and may synchronise the device), and "
 	    "together they take %s of the feeding thread's wall time. No call stands out: the "
 	    "cost is steady, not spikes.",
 	    ig_op_name(s->op), p50, pct);
-	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "calls_per_s", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0, "/s");
-	ev(f, "p50_ns", (double)s->win.p50, "ns");
-	ev(f, "p99_ns", (double)s->win.p99, "ns");
-	rec(f,
+	detect_ev(f, "impact_pct", c->impact * 100, "%");
+	detect_ev(f, "calls_per_s", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0, "/s");
+	detect_ev(f, "p50_ns", (double)s->win.p50, "ns");
+	detect_ev(f, "p99_ns", (double)s->win.p99, "ns");
+	detect_rec(
+	    f,
 	    "Allocate once outside the loop and reuse the buffers instead of calling %s every "
 	    "step; with PyTorch, let the caching allocator keep its blocks (no "
 	    "torch.cuda.empty_cache() in the loop)",
 	    ig_op_name(s->op));
-	rec(f, "Where sizes vary, use a CUDA memory pool (cudaMallocAsync with a high "
-	       "cudaMemPoolAttrReleaseThreshold) so freed memory is reused, not unmapped");
+	detect_rec(f, "Where sizes vary, use a CUDA memory pool (cudaMallocAsync with a high "
+		      "cudaMemPoolAttrReleaseThreshold) so freed memory is reused, not unmapped");
 }
 
-void words_memory(struct ctx *x, const struct cause *c, struct finding *f)
+void detect_words_memory(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	const struct ig_host *h = &x->w->host;
 	char fn[64], b[24], pct[16], what[160] = "";
 	size_t o = 0;
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	if (x->p->page_bytes_win > x->cfg->page_bytes)
-		o += (size_t)put(what + o, sizeof(what) - o, ", %s of page allocations",
-				 fmt_bytes(b, sizeof(b), x->p->page_bytes_win));
+		o += (size_t)detect_put(what + o, sizeof(what) - o, ", %s of page allocations",
+					fmt_bytes(b, sizeof(b), x->p->page_bytes_win));
 	if (h->valid && h->swap_max_win && o < sizeof(what))
-		o += (size_t)put(what + o, sizeof(what) - o, ", swap %s",
-				 fmt_bytes(b, sizeof(b), h->swap_max_win << 20));
+		o += (size_t)detect_put(what + o, sizeof(what) - o, ", swap %s",
+					fmt_bytes(b, sizeof(b), h->swap_max_win << 20));
 	if (h->valid && h->mem_max_win > x->cfg->mem_pct && o < sizeof(what))
-		put(what + o, sizeof(what) - o, ", memory %.0f%% used", h->mem_max_win);
+		detect_put(what + o, sizeof(what) - o, ", memory %.0f%% used", h->mem_max_win);
 	if (c->impact > 0) {
-		put(f->c.summary, sizeof(f->c.summary),
+		detect_put(
+		    f->c.summary, sizeof(f->c.summary),
 		    "memory pressure on %s: %s of its time reclaiming memory or reading it back "
 		    "from swap%s",
 		    fn, pct, what);
-		put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
 		    "The host or the job's cgroup is short of memory: the feeding thread frees "
 		    "memory for its own allocations (direct reclaim) or waits for its pages to "
 		    "come "
 		    "back from swap, %s of its wall time.",
 		    pct);
 	} else {
-		put(f->c.summary, sizeof(f->c.summary),
-		    "memory pressure on the host%s: %s does not stall on it (no reclaim or "
-		    "swap-in measured)",
-		    what, fn);
-		put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "memory pressure on the host%s: %s does not stall on it (no reclaim or "
+			   "swap-in measured)",
+			   what, fn);
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
 		    "The host is short of memory, but the feeding thread spent no measured time in "
 		    "reclaim or swap-in: context, not a cause of its slowness yet.");
 	}
-	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "page_alloc_bytes", (double)x->p->page_bytes_win, "B");
+	detect_ev(f, "impact_pct", c->impact * 100, "%");
+	detect_ev(f, "page_alloc_bytes", (double)x->p->page_bytes_win, "B");
 	if (h->valid) {
-		ev(f, "swap_bytes", (double)(h->swap_max_win << 20), "B");
-		ev(f, "mem_max_pct", h->mem_max_win, "%");
+		detect_ev(f, "swap_bytes", (double)(h->swap_max_win << 20), "B");
+		detect_ev(f, "mem_max_pct", h->mem_max_win, "%");
 	}
-	rec(f, "Give the job more memory: raise its cgroup's limit (memory.max on cgroup v2, "
-	       "memory.limit_in_bytes on v1), or run fewer jobs on this host");
-	rec(f, "Or use less: smaller prefetch and shuffle buffers, fewer data-loader workers "
-	       "(each holds batches)");
+	detect_rec(f,
+		   "Give the job more memory: raise its cgroup's limit (memory.max on cgroup v2, "
+		   "memory.limit_in_bytes on v1), or run fewer jobs on this host");
+	detect_rec(f,
+		   "Or use less: smaller prefetch and shuffle buffers, fewer data-loader workers "
+		   "(each holds batches)");
 	if (h->valid && h->swap_max_win)
-		rec(f, "If it fits in memory, keep it out of swap: memory.swap.max=0 in its cgroup "
+		detect_rec(
+		    f, "If it fits in memory, keep it out of swap: memory.swap.max=0 in its cgroup "
 		       "(v2), or vm.swappiness=1");
 }
 
@@ -737,33 +795,35 @@ static const char *dir_words(int dir)
 	return dir >= 0 && dir < (int)(sizeof(w) / sizeof(w[0])) ? w[dir] : "";
 }
 
-void words_cold(struct ctx *x, const struct cause *c, struct finding *f,
-		const struct ig_series_stats *s, double ratio)
+void detect_words_cold(struct ctx *x, const struct cause *c, struct finding *f,
+		       const struct ig_series_stats *s, double ratio)
 {
 	char fn[64], mx[24], st[24], r[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	const char *dw = dir_words(s->cold_dir);
-	put(f->c.summary, sizeof(f->c.summary),
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "cold start of %s: first %u %s %scalls up to %s (%s the settled p50 %s), then normal",
 	    fn, s->cold_key_n, ig_op_name(s->op), dw, fmt_ns(mx, sizeof(mx), s->cold_key_max_ns),
 	    fmt_ratio(r, sizeof(r), ratio), fmt_ns(st, sizeof(st), s->cold_key_p50_ns));
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The first calls of a process pay for context creation, module loading and "
 	    "allocator warm-up; afterwards %s %ssettles at %s. Not an incident, but it skews "
 	    "percentiles taken over a short run.",
 	    ig_op_name(s->op), dw, st);
-	ev(f, "impact_pct", c->impact * 100, "%");
-	ev(f, "cold_calls", s->cold_key_n, "");
-	ev(f, "cold_max_ns", (double)s->cold_key_max_ns, "ns");
+	detect_ev(f, "impact_pct", c->impact * 100, "%");
+	detect_ev(f, "cold_calls", s->cold_key_n, "");
+	detect_ev(f, "cold_max_ns", (double)s->cold_key_max_ns, "ns");
 	if ((s->cold_key_max_ns - s->cold_key_net_ns) * 10 >= s->cold_key_max_ns)
-		ev(f, "cold_own_max_ns", (double)s->cold_key_net_ns, "ns");
-	ev(f, "settled_p50_ns", (double)s->cold_key_p50_ns, "ns");
-	ev(f, "ratio", ratio, "x");
+		detect_ev(f, "cold_own_max_ns", (double)s->cold_key_net_ns, "ns");
+	detect_ev(f, "settled_p50_ns", (double)s->cold_key_p50_ns, "ns");
+	detect_ev(f, "ratio", ratio, "x");
 	if (s->cold_dir >= 0)
-		ev(f, "copy_dir", s->cold_dir, "");
-	rec(f, "Leave the first steps out of latency measurements and benchmarks (warm-up "
-	       "iterations)");
-	rec(f, "For services, warm up with a dummy request before taking traffic; "
-	       "CUDA_MODULE_LOADING=LAZY shortens context start-up");
-	step(f, s->first_ns, "first %s call", ig_op_name(s->op));
+		detect_ev(f, "copy_dir", s->cold_dir, "");
+	detect_rec(f, "Leave the first steps out of latency measurements and benchmarks (warm-up "
+		      "iterations)");
+	detect_rec(f, "For services, warm up with a dummy request before taking traffic; "
+		      "CUDA_MODULE_LOADING=LAZY shortens context start-up");
+	detect_step(f, s->first_ns, "first %s call", ig_op_name(s->op));
 }

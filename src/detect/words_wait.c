@@ -14,23 +14,25 @@
 #include "core/fmt.h"
 #include "core/waits.h"
 
-const char *thread_name(const struct ctx *x, const struct cause *c, char *b, size_t n)
+const char *detect_thread_name(const struct ctx *x, const struct cause *c, char *b, size_t n)
 {
 	char p[40];
 	if (!c->culprit_tid || (c->culprit_tid == c->culprit_pid && !c->culprit_self))
-		return who(b, n, c->culprit_comm,
-			   c->culprit_pid); /* another process's main thread */
+		return detect_who(b, n, c->culprit_comm,
+				  c->culprit_pid); /* another process's main thread */
 	if (c->culprit_self || !c->culprit_pid)
-		put(b, n, "%s (tid %u)", c->culprit_comm[0] ? c->culprit_comm : "?",
-		    c->culprit_tid);
+		detect_put(b, n, "%s (tid %u)", c->culprit_comm[0] ? c->culprit_comm : "?",
+			   c->culprit_tid);
 	else
-		put(b, n, "%s (tid %u) of %s", c->culprit_comm[0] ? c->culprit_comm : "?",
-		    c->culprit_tid, who(p, sizeof(p), win_comm(x, c->culprit_pid), c->culprit_pid));
+		detect_put(
+		    b, n, "%s (tid %u) of %s", c->culprit_comm[0] ? c->culprit_comm : "?",
+		    c->culprit_tid,
+		    detect_who(p, sizeof(p), detect_win_comm(x, c->culprit_pid), c->culprit_pid));
 	return b;
 }
 
 /* A process's name in the window, "" when it is not there. */
-const char *win_comm(const struct ctx *x, uint32_t pid)
+const char *detect_win_comm(const struct ctx *x, uint32_t pid)
 {
 	for (int i = 0; i < x->w->nall; i++)
 		if (x->w->all[i].pid == pid)
@@ -51,52 +53,58 @@ static void culprit_ev(struct finding *f, const struct cause *c)
 {
 	if (!c->culprit_pid && !c->culprit_tid)
 		return;
-	ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
+	detect_ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
 	if (c->culprit_tid)
-		ev(f, "culprit_tid", c->culprit_tid, "");
+		detect_ev(f, "culprit_tid", c->culprit_tid, "");
 }
 
 /* --- another thread or task ---------------------------------------------- */
 
-static void words_input(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_input(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[96], pct[16];
-	feeder_name(x, fn, sizeof(fn));
-	thread_name(x, c, cn, sizeof(cn));
+	detect_feeder_name(x, fn, sizeof(fn));
+	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	int worker = c->culprit_pid && !c->culprit_self && worker_process(x, c->culprit_pid);
 	if (worker)
-		put(f->c.summary, sizeof(f->c.summary),
+		detect_put(
+		    f->c.summary, sizeof(f->c.summary),
 		    "data-loader wait on %s: %s blocked %s of its time until a worker fed it", cn,
 		    fn, pct);
 	else if (c->culprit_pid)
-		put(f->c.summary, sizeof(f->c.summary),
-		    "input wait on %s%s: %s blocked %s of its time until it was sent data", cn,
-		    c->culprit_self && !c->culprit_tid ? "'s own threads" : "", fn, pct);
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "input wait on %s%s: %s blocked %s of its time until it was sent data",
+			   cn, c->culprit_self && !c->culprit_tid ? "'s own threads" : "", fn, pct);
 	else
-		put(f->c.summary, sizeof(f->c.summary),
-		    "input wait: %s blocked %s of its time waiting for another task", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "input wait: %s blocked %s of its time waiting for another task", fn,
+			   pct);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread sleeps reading input (a pipe, a socket, an "
 	    "eventfd, a poll) until a producer sends it%s%s; that producer woke it for %.0f%% of "
 	    "the time. While it waits, the GPU has nothing queued: the producer does not keep up.",
 	    c->culprit_pid ? ": " : "", c->culprit_pid ? cn : "", c->culprit_share * 100);
 	culprit_ev(f, c);
 	if (worker) {
-		rec(f,
+		detect_rec(
+		    f,
 		    "Make the workers keep up: more DataLoader workers (num_workers, at most the "
 		    "free cores), persistent_workers=True, prefetch_factor >= 2");
-		rec(f, "Make each batch cheaper to produce: decode/augment on the GPU (DALI, "
-		       "torchvision.transforms.v2 on CUDA) or pre-process the dataset offline");
+		detect_rec(f,
+			   "Make each batch cheaper to produce: decode/augment on the GPU (DALI, "
+			   "torchvision.transforms.v2 on CUDA) or pre-process the dataset offline");
 	} else {
-		rec(f, "Make the producer keep up: give it more threads or processes, or cheaper "
+		detect_rec(
+		    f, "Make the producer keep up: give it more threads or processes, or cheaper "
 		       "work per item, and queue several items ahead of the feeding thread");
 	}
 	if (c->culprit_pid)
-		rec(f,
-		    "Look at what %s does (ingero-top process screen, its CPU and its own "
-		    "waits): a slow or starved producer shows there",
-		    cn);
+		detect_rec(f,
+			   "Look at what %s does (ingero-top process screen, its CPU and its own "
+			   "waits): a slow or starved producer shows there",
+			   cn);
 }
 
 /* The mechanism of the feeder's lock waits: futex, file lock, semaphore,
@@ -123,17 +131,18 @@ static const char *lock_kind(const struct ctx *x)
 	return "a futex (a mutex, a condition variable, a Python lock or queue)";
 }
 
-static void words_lock(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_lock(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[96], pct[16];
-	feeder_name(x, fn, sizeof(fn));
-	thread_name(x, c, cn, sizeof(cn));
+	detect_feeder_name(x, fn, sizeof(fn));
+	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "lock contention with %s: %s blocked %s of its time on a lock or condition it "
-	    "released",
-	    c->culprit_pid ? cn : "another thread", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "lock contention with %s: %s blocked %s of its time on a lock or condition it "
+		   "released",
+		   c->culprit_pid ? cn : "another thread", fn, pct);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread sleeps on %s until another thread lets go "
 	    "of it (unlocks, signals): %s did for %.0f%% of that time. Timed waits that ran "
 	    "out before it did are counted with it. While the feeder waits, the GPU has "
@@ -141,91 +150,103 @@ static void words_lock(struct ctx *x, const struct cause *c, struct finding *f)
 	    lock_kind(x), c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
-	rec(f,
-	    "See what the holder does while it holds it: py-spy dump --pid %u (Python), or "
-	    "gdb -p %u -batch -ex 'thread apply all bt'",
-	    pid, pid);
-	rec(f, "Shorten the critical section, or take the shared state out of the feeding "
-	       "thread's path (a copy per thread, a lock-free queue)");
-	rec(f, "If it is a condition (a queue the feeder waits on), the thread that signals it is "
+	detect_rec(f,
+		   "See what the holder does while it holds it: py-spy dump --pid %u (Python), or "
+		   "gdb -p %u -batch -ex 'thread apply all bt'",
+		   pid, pid);
+	detect_rec(f, "Shorten the critical section, or take the shared state out of the feeding "
+		      "thread's path (a copy per thread, a lock-free queue)");
+	detect_rec(
+	    f, "If it is a condition (a queue the feeder waits on), the thread that signals it is "
 	       "the producer: make it keep up");
 }
 
-static void words_gil(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_gil(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[96], pct[16];
-	feeder_name(x, fn, sizeof(fn));
-	thread_name(x, c, cn, sizeof(cn));
+	detect_feeder_name(x, fn, sizeof(fn));
+	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "GIL contention with %s: %s waited %s of its time for Python's GIL",
-	    c->culprit_pid ? cn : "another thread", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "GIL contention with %s: %s waited %s of its time for Python's GIL",
+		   c->culprit_pid ? cn : "another thread", fn, pct);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread runs Python and must hold the interpreter lock to go on; another "
 	    "Python thread holds it (%s gave it back for %.0f%% of the waits). CPython makes a "
 	    "waiter ask every 5 ms and the holder yield then: each step of the feeder waits up "
 	    "to that long while the GPU has nothing queued.",
 	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
-	rec(f, "See what the other thread runs: py-spy dump --pid %u", x->p->pid);
-	rec(f, "Move that pure-Python work out of the process (multiprocessing, a DataLoader "
-	       "worker), or into code that releases the GIL (NumPy, torch ops, I/O)");
-	rec(f, "Python 3.13's free-threaded build removes the GIL; sys.setswitchinterval() only "
+	detect_rec(f, "See what the other thread runs: py-spy dump --pid %u", x->p->pid);
+	detect_rec(f,
+		   "Move that pure-Python work out of the process (multiprocessing, a DataLoader "
+		   "worker), or into code that releases the GIL (NumPy, torch ops, I/O)");
+	detect_rec(
+	    f, "Python 3.13's free-threaded build removes the GIL; sys.setswitchinterval() only "
 	       "shortens each wait");
 }
 
-static void words_backpressure(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_backpressure(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[96], pct[16];
-	feeder_name(x, fn, sizeof(fn));
-	thread_name(x, c, cn, sizeof(cn));
+	detect_feeder_name(x, fn, sizeof(fn));
+	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
-	put(f->c.summary, sizeof(f->c.summary),
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "back-pressure from %s: %s blocked %s of its time writing to a full pipe or socket",
 	    c->culprit_pid ? cn : "a slow reader", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread writes (results, logs, samples) to a pipe or "
 	    "socket whose buffer is full, and sleeps until its reader takes data out: %s did "
 	    "for %.0f%% of that time. The reader is the slow side, not the feeder's producers.",
 	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
-	rec(f, "Make the reader keep up (more readers, cheaper processing per item), or hand "
-	       "the data to a thread of the feeder's own that may block instead of it");
-	rec(f, "A bigger buffer (fcntl F_SETPIPE_SZ, SO_SNDBUF) absorbs bursts, not a reader "
-	       "that is slower on average; for logs, drop or sample instead of blocking");
+	detect_rec(f,
+		   "Make the reader keep up (more readers, cheaper processing per item), or hand "
+		   "the data to a thread of the feeder's own that may block instead of it");
+	detect_rec(f,
+		   "A bigger buffer (fcntl F_SETPIPE_SZ, SO_SNDBUF) absorbs bursts, not a reader "
+		   "that is slower on average; for logs, drop or sample instead of blocking");
 }
 
-static void words_net(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_net(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], peer[40] = "";
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	const struct ig_proc_stats *p = x->p;
 	if (p->npeers) {
 		uint32_t a = p->peers[0].pid;
-		put(peer, sizeof(peer), "%u.%u.%u.%u:%u", a >> 24, (a >> 16) & 0xff,
-		    (a >> 8) & 0xff, a & 0xff, p->peers[0].aux);
+		detect_put(peer, sizeof(peer), "%u.%u.%u.%u:%u", a >> 24, (a >> 16) & 0xff,
+			   (a >> 8) & 0xff, a & 0xff, p->peers[0].aux);
 	}
-	put(f->c.summary, sizeof(f->c.summary),
-	    "network wait in %s: %s of its time waiting on %s%s", fn, pct,
-	    peer[0] ? "a socket to " : "sockets or devices (poll, epoll woken by interrupts)",
-	    peer);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "network wait in %s: %s of its time waiting on %s%s", fn, pct,
+		   peer[0] ? "a socket to "
+			   : "sockets or devices (poll, epoll woken by interrupts)",
+		   peer);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread sleeps until data arrives from the network "
 	    "(a request, a batch, a parameter server), and the GPU has nothing queued "
 	    "meanwhile%s%s.",
 	    peer[0] ? "; the peer it waited on most: " : "", peer);
 	if (p->npeers) {
-		ev(f, "peer_share_pct", p->peers[0].share * 100, "%");
-		ev(f, "peer_port", p->peers[0].aux, "");
+		detect_ev(f, "peer_share_pct", p->peers[0].share * 100, "%");
+		detect_ev(f, "peer_port", p->peers[0].aux, "");
 	}
-	rec(f, "Fetch ahead: read the next request or batch on another thread (or async I/O) "
-	       "while the GPU works on the current one");
+	detect_rec(f,
+		   "Fetch ahead: read the next request or batch on another thread (or async I/O) "
+		   "while the GPU works on the current one");
 	if (peer[0])
-		rec(f, "Check the peer's latency and the path to it: ss -tin dst %.*s",
-		    (int)(strchr(peer, ':') - peer), peer);
+		detect_rec(f, "Check the peer's latency and the path to it: ss -tin dst %.*s",
+			   (int)(strchr(peer, ':') - peer), peer);
 	else
-		rec(f, "See which sockets it waits on: ss -tanp | grep 'pid=%u,'", x->p->pid);
+		detect_rec(f, "See which sockets it waits on: ss -tanp | grep 'pid=%u,'",
+			   x->p->pid);
 }
 
 /* --- the quota, the disk, memory ------------------------------------------ */
@@ -246,23 +267,26 @@ static void quota_recs(struct ctx *x, struct finding *f, const char *ct, double 
 	const struct ig_quota *q = &x->p->quota;
 	char cmd[192], n[16] = "<N>", pc[16] = "<N>00";
 	if (need > 0) { /* unknown without the quota: the user's pick */
-		put(n, sizeof(n), "%.1f", need);
-		put(pc, sizeof(pc), "%.0f", need * 100);
+		detect_put(n, sizeof(n), "%.1f", need);
+		detect_put(pc, sizeof(pc), "%.0f", need * 100);
 	}
 	if (!strncmp(ct, "k8s:", 4)) {
-		rec(f,
+		detect_rec(
+		    f,
 		    "Raise the pod's CPU limit to %s or more (resources.limits.cpu), or remove "
 		    "it; the pod is %s",
 		    n, ct + 4);
 	} else if (!strncmp(ct, "docker:", 7)) {
-		put(cmd, sizeof(cmd), "docker update --cpus %s %s", n, ct + 7);
-		if (rec_cmd(f, cmd, "Raise the container's CPU limit"))
-			rec(f, "Raise the container's CPU limit to %s CPUs (docker update --cpus)",
+		detect_put(cmd, sizeof(cmd), "docker update --cpus %s %s", n, ct + 7);
+		if (detect_rec_cmd(f, cmd, "Raise the container's CPU limit"))
+			detect_rec(
+			    f, "Raise the container's CPU limit to %s CPUs (docker update --cpus)",
 			    n);
 	} else if (strstr(ct, ".service")) {
-		put(cmd, sizeof(cmd), "systemctl set-property %s CPUQuota=%s%%", ct, pc);
-		if (rec_cmd(f, cmd, "Raise the unit's CPU limit"))
-			rec(f,
+		detect_put(cmd, sizeof(cmd), "systemctl set-property %s CPUQuota=%s%%", ct, pc);
+		if (detect_rec_cmd(f, cmd, "Raise the unit's CPU limit"))
+			detect_rec(
+			    f,
 			    "Raise the unit's CPU limit to CPUQuota=%s%% (systemctl set-property)",
 			    pc);
 	} else if (q->quota_us && q->dir[0]) {
@@ -273,55 +297,60 @@ static void quota_recs(struct ctx *x, struct finding *f, const char *ct, double 
 			      : snprintf(cmd, sizeof(cmd), "echo %llu > %s/cpu.cfs_quota_us",
 					 (unsigned long long)us, q->dir);
 		if (k <= 0 || (size_t)k >= sizeof(cmd) || /* a command only when whole */
-		    rec_cmd(f, cmd, "Raise the cgroup's CPU quota to %.1f CPUs", need))
-			rec(f, "Raise the CPU quota of its cgroup (%s) to %.1f CPUs",
-			    q->v2 ? "cpu.max" : "cpu.cfs_quota_us", need);
+		    detect_rec_cmd(f, cmd, "Raise the cgroup's CPU quota to %.1f CPUs", need))
+			detect_rec(f, "Raise the CPU quota of its cgroup (%s) to %.1f CPUs",
+				   q->v2 ? "cpu.max" : "cpu.cfs_quota_us", need);
 	}
 	if (!q->quota_us || !q->dir[0] ||
-	    put(cmd, sizeof(cmd), "cat %s/cpu.stat", q->dir) >= (int)sizeof(cmd) ||
-	    rec_cmd(f, cmd, "Watch the throttling"))
-		rec(f,
+	    detect_put(cmd, sizeof(cmd), "cat %s/cpu.stat", q->dir) >= (int)sizeof(cmd) ||
+	    detect_rec_cmd(f, cmd, "Watch the throttling"))
+		detect_rec(
+		    f,
 		    "See its cgroup's limit and throttling: cat /proc/%u/cgroup, then cpu.max and "
 		    "cpu.stat (v2) or cpu.cfs_quota_us and cpu.stat (v1) in that cgroup",
 		    x->p->pid);
-	rec(f, "Or make the job need less CPU per period: fewer threads (torch.set_num_threads, "
+	detect_rec(
+	    f, "Or make the job need less CPU per period: fewer threads (torch.set_num_threads, "
 	       "OMP_NUM_THREADS) so the quota covers the feeding thread's work");
 }
 
-static void words_quota(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_quota(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], lim[96] = "";
 	const struct ig_quota *q = &x->p->quota;
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	const char *ct = x->p->container[0] && strcmp(x->p->container, "-") ? x->p->container : "";
 	double cpus = q->quota_us && q->period_us ? (double)q->quota_us / (double)q->period_us : 0;
 	if (cpus > 0)
-		put(lim, sizeof(lim), " of %.2f CPU (%.0f ms per %.0f ms)", cpus,
-		    (double)q->quota_us / 1e3, (double)q->period_us / 1e3);
-	put(f->c.summary, sizeof(f->c.summary),
+		detect_put(lim, sizeof(lim), " of %.2f CPU (%.0f ms per %.0f ms)", cpus,
+			   (double)q->quota_us / 1e3, (double)q->period_us / 1e3);
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "CPU quota exhausted%s%s: %s throttled %s of its time by its cgroup's CPU limit%s",
 	    ct[0] ? " in " : "", ct, fn, pct, lim);
 	char seen[400] = "";
 	if (q->quota_us && q->nr_per)
-		put(seen, sizeof(seen),
+		detect_put(
+		    seen, sizeof(seen),
 		    " The cgroup (%s, cgroup %s) was throttled in %llu of its %llu periods in the "
 		    "window, %.1f s in all by its cpu.stat.",
 		    q->dir[0] ? q->dir : "?", q->v2 ? "v2" : "v1", (unsigned long long)q->nr_thr,
 		    (unsigned long long)q->nr_per, (double)q->thr_ns / 1e9);
 	else if (q->quota_us)
-		put(seen, sizeof(seen), " Its cgroup is %s.", q->dir[0] ? q->dir : "?");
-	put(f->c.explanation, sizeof(f->c.explanation),
+		detect_put(seen, sizeof(seen), " Its cgroup is %s.", q->dir[0] ? q->dir : "?");
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread was ready to run, but its cgroup had used up its CPU quota for "
 	    "the period (cgroup v2 cpu.max, v1 cpu.cfs_quota_us), so the kernel held it off "
 	    "every CPU until the next period: %s of its wall time. This is the limit, not "
 	    "contention with other tasks: idle cores do not help.%s",
 	    pct, seen);
 	if (cpus > 0) {
-		ev(f, "quota_cpus", cpus, "CPU");
+		detect_ev(f, "quota_cpus", cpus, "CPU");
 		if (q->nr_per)
-			ev(f, "periods_throttled_pct",
-			   100.0 * (double)q->nr_thr / (double)q->nr_per, "%");
+			detect_ev(f, "periods_throttled_pct",
+				  100.0 * (double)q->nr_thr / (double)q->nr_per, "%");
 	}
 	quota_recs(x, f, ct, cpus > 0 ? quota_need(cpus, c->impact) : 0);
 }
@@ -332,137 +361,151 @@ static void dev_words(const struct ctx *x, char *b, size_t n)
 	uint32_t d = x->p->file_dev ? x->p->file_dev : x->p->io_dev;
 	b[0] = 0;
 	if (d)
-		put(b, n, " (device %u:%u)", d >> 20, d & 0xfffff);
+		detect_put(b, n, " (device %u:%u)", d >> 20, d & 0xfffff);
 }
 
-static void words_file(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_file(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], dev[32];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	dev_words(x, dev, sizeof(dev));
-	put(f->c.summary, sizeof(f->c.summary),
-	    "file I/O in %s: %s of its time in file reads, writes and syncs%s", fn, pct, dev);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "file I/O in %s: %s of its time in file reads, writes and syncs%s", fn, pct,
+		   dev);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread is in file syscalls (write, fsync, read of "
 	    "files) for %s of its wall time: the kernel copying data and writing it back on the "
 	    "CPU, and waiting for the disk. The GPU idles meanwhile.",
 	    pct);
 	uint32_t d = x->p->file_dev ? x->p->file_dev : x->p->io_dev;
 	if (d)
-		ev(f, "io_dev", (double)d, "");
-	rec(f, "Move checkpoint and log writes off the training path: write from a separate "
-	       "thread or process, and do not fsync every step");
-	rec(f, "For reads, stage the data in RAM (/dev/shm) or on local NVMe before the run, or "
+		detect_ev(f, "io_dev", (double)d, "");
+	detect_rec(f, "Move checkpoint and log writes off the training path: write from a separate "
+		      "thread or process, and do not fsync every step");
+	detect_rec(
+	    f, "For reads, stage the data in RAM (/dev/shm) or on local NVMe before the run, or "
 	       "read ahead on another thread");
 }
 
-static void words_cold_read(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_cold_read(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], dev[32];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	dev_words(x, dev, sizeof(dev));
-	put(f->c.summary, sizeof(f->c.summary),
+	detect_put(
+	    f->c.summary, sizeof(f->c.summary),
 	    "cold file reads in %s: %s of its time in page faults reading a mapped file from "
 	    "disk%s",
 	    fn, pct, dev);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread reads a file through a memory mapping (np.memmap, mmap, "
 	    "safetensors) whose pages are not in the page cache: each touch of a new page "
 	    "faults and waits for the disk, %s of its wall time. This is not memory pressure.",
 	    pct);
 	if (x->p->file_dev)
-		ev(f, "io_dev", (double)x->p->file_dev, "");
-	rec(f, "Read the file into the page cache before the run (vmtouch -t FILE, or cat FILE "
-	       "> /dev/null), or ask for read-ahead: madvise(MADV_WILLNEED | MADV_SEQUENTIAL)");
-	rec(f, "Or load it into memory instead of mapping it (np.load without mmap_mode), or "
-	       "put it on faster storage");
+		detect_ev(f, "io_dev", (double)x->p->file_dev, "");
+	detect_rec(f,
+		   "Read the file into the page cache before the run (vmtouch -t FILE, or cat FILE "
+		   "> /dev/null), or ask for read-ahead: madvise(MADV_WILLNEED | MADV_SEQUENTIAL)");
+	detect_rec(f,
+		   "Or load it into memory instead of mapping it (np.load without mmap_mode), or "
+		   "put it on faster storage");
 }
 
-static void words_faults(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_faults(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
-	put(f->c.summary, sizeof(f->c.summary),
-	    "page faults in %s: %s of its time faulting in fresh memory", fn, pct);
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "page faults in %s: %s of its time faulting in fresh memory", fn, pct);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread touches memory it was just given (large "
 	    "buffers allocated and freed every step, memory returned with madvise): each new "
 	    "page faults and the kernel zeroes it, %s of its wall time. The host is not short "
 	    "of memory; the program keeps asking for new pages.",
 	    pct);
-	rec(f, "Reuse buffers across steps instead of allocating them per step (preallocate; "
-	       "pinned memory from a pool)");
-	rec(f, "Keep glibc from returning large blocks to the kernel: MALLOC_MMAP_THRESHOLD_="
+	detect_rec(f,
+		   "Reuse buffers across steps instead of allocating them per step (preallocate; "
+		   "pinned memory from a pool)");
+	detect_rec(
+	    f, "Keep glibc from returning large blocks to the kernel: MALLOC_MMAP_THRESHOLD_="
 	       "4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 before the command, or use jemalloc "
 	       "or tcmalloc");
 }
 
 /* --- loops paced by their own timer --------------------------------------- */
 
-static void words_paced(struct ctx *x, const struct cause *c, struct finding *f)
+static void detect_words_paced(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16];
-	feeder_name(x, fn, sizeof(fn));
+	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	double timed = x->parts->wall_ns ? (double)x->parts->timed_wait_ns / x->parts->wall_ns : 0;
-	put(f->c.summary, sizeof(f->c.summary),
-	    "paced by a timer: %s sleeps %s of its time between CUDA calls (%s)", fn, pct,
-	    timed > c->impact / 2 ? "waits with a timeout nobody ended" : "sleep calls");
-	put(f->c.explanation, sizeof(f->c.explanation),
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "paced by a timer: %s sleeps %s of its time between CUDA calls (%s)", fn, pct,
+		   timed > c->impact / 2 ? "waits with a timeout nobody ended" : "sleep calls");
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread waits on its own timers between CUDA calls for %s of its wall "
 	    "time: sleeps, or waits with a timeout that no other task ended. A loop paced by "
 	    "its clock (an engine idle between requests, a rate limiter) idles by design; in a "
 	    "training loop it is time the GPU idles: find the sleep.",
 	    pct);
-	ev(f, "timed_wait_pct", timed * 100, "%");
+	detect_ev(f, "timed_wait_pct", timed * 100, "%");
 	f->c.stack_id = x->p->sleep_stack; /* where it sleeps most: shown with the chain */
 	if (f->c.stack_id)
-		rec(f,
+		detect_rec(
+		    f,
 		    "The call site it sleeps at most is under \"call site\": the sleep to look at");
 	else
-		rec(f,
+		detect_rec(
+		    f,
 		    "Find the sleep in the loop: py-spy dump --pid %u (Python), or the stack of "
 		    "the feeding thread",
 		    x->p->pid);
-	rec(f, "Wait on the event itself (a blocking queue get, a condition) instead of polling "
+	detect_rec(
+	    f, "Wait on the event itself (a blocking queue get, a condition) instead of polling "
 	       "with a timeout");
 }
 
-void words_wait(struct ctx *x, const struct cause *c, struct finding *f)
+void detect_words_wait(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	switch (c->cls) {
 	case IG_CC_LOADER_WAIT:
-		words_input(x, c, f);
+		detect_words_input(x, c, f);
 		break;
 	case IG_CC_LOCK_WAIT:
-		words_lock(x, c, f);
+		detect_words_lock(x, c, f);
 		break;
 	case IG_CC_GIL_WAIT:
-		words_gil(x, c, f);
+		detect_words_gil(x, c, f);
 		break;
 	case IG_CC_BACKPRESSURE:
-		words_backpressure(x, c, f);
+		detect_words_backpressure(x, c, f);
 		break;
 	case IG_CC_NET_WAIT:
-		words_net(x, c, f);
+		detect_words_net(x, c, f);
 		break;
 	case IG_CC_CPU_QUOTA:
-		words_quota(x, c, f);
+		detect_words_quota(x, c, f);
 		break;
 	case IG_CC_FILE_IO:
-		words_file(x, c, f);
+		detect_words_file(x, c, f);
 		break;
 	case IG_CC_COLD_READ:
-		words_cold_read(x, c, f);
+		detect_words_cold_read(x, c, f);
 		break;
 	case IG_CC_PAGE_FAULTS:
-		words_faults(x, c, f);
+		detect_words_faults(x, c, f);
 		break;
 	case IG_CC_TIMER_SLEEP:
-		words_paced(x, c, f);
+		detect_words_paced(x, c, f);
 		break;
 	default:
 		break;
