@@ -9,3 +9,5 @@ done
 for b in tests/bench/bench_*.sh; do
 	echo "== $(basename "$b")"; bash "$b"; echo
 done
+# The fleet (ingero-top --ssh) against 16 and 64 simulated hosts.
+echo "== fleet_bench.py"; python3 tests/bench/fleet_bench.py; echo
