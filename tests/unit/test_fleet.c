@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -493,6 +496,49 @@ static void test_stale(void)
 	fleet_free(f);
 }
 
+/* Real processes: a stand-in ssh that reads its stdin and says nothing.
+ * At most jobs of them connect at once; one without a hello for 30 s (of
+ * the clock the test hands fleet_step) is ended and tried again later. */
+static void test_silent(void)
+{
+	char prog[] = "/tmp/test_fleet_ssh.XXXXXX";
+	int fd = mkstemp(prog);
+	FILE *f0 = fdopen(fd, "w");
+	fputs("#!/bin/sh\nexec cat >/dev/null\n", f0);
+	fclose(f0);
+	chmod(prog, 0700);
+	const char *hosts[] = {"s0", "s1", "s2"};
+	struct fleet_opts o = {.hosts = hosts, .nhosts = 3, .ssh_program = prog, .jobs = 2};
+	struct fleet *f = fleet_new(&o);
+	fleet_step(f, 1000);
+	CHECK(fleet_host(f, 0)->connects == 1 && fleet_host(f, 1)->connects == 1 &&
+	      fleet_host(f, 2)->connects == 0);
+	struct pollfd pfd[8];
+	CHECK(fleet_pollfds(f, pfd, 8) == 4); /* stdout and stderr of two */
+	fleet_step(f, 11001);
+	CHECK(!strcmp(fleet_host(f, 0)->why, "no answer for 10s"));
+	fleet_step(f, 31001); /* both ended: their ssh is told to stop */
+	uint64_t now = 31001;
+	for (int k = 0; k < 100000 && fleet_host(f, 0)->state == FLEET_CONNECTING; k++) {
+		usleep(1000);
+		fleet_step(f, now);
+	}
+	const struct fleet_host *h = fleet_host(f, 0);
+	CHECKF(h->state == FLEET_RETRY &&
+		       !strcmp(h->why, "no answer in 30s: ended, to be tried again") &&
+		       h->next_try_ms == now + 1000,
+	       "%s %s", fleet_state_name(h->state), h->why);
+	/* their slots went to the third host */
+	for (int k = 0; k < 100000 && !fleet_host(f, 2)->connects; k++) {
+		usleep(1000);
+		fleet_step(f, now);
+	}
+	CHECK(fleet_host(f, 2)->connects == 1 && fleet_host(f, 2)->state == FLEET_CONNECTING);
+	fleet_free(f); /* stdin closes: cat ends; every child reaped */
+	CHECK(waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD);
+	unlink(prog);
+}
+
 /* explain --ssh: the verdict of each kind. */
 static void test_explain(void)
 {
@@ -547,6 +593,7 @@ int main(void)
 	test_classify();
 	test_viewer();
 	test_stale();
+	test_silent();
 	test_explain();
 	return check_done("test_fleet");
 }
