@@ -203,8 +203,8 @@ bool fleet_done(const struct fleet *f);
 /* Wall-clock ns (CLOCK_REALTIME) of the viewing host, as the outputs stamp. */
 uint64_t fleet_now_ns(void);
 
-/* Reads one stream line as if host i had sent it (tests, and explain's
- * replay of a captured stream): 0, or -1 when it is not a stream object. */
+/* Reads one stream line as if host i had sent it (tests; a tool that
+ * replays a captured stream): 0, or -1 when it is not a stream object. */
 int fleet_feed(struct fleet *f, int i, const char *line, uint64_t now_ms);
 /* Sets host i's clock (tests): remote wall clock minus ours. */
 void fleet_set_clock(struct fleet *f, int i, int64_t offset_ns, uint64_t unc_ns);
