@@ -172,10 +172,14 @@ static void op_numbers(struct tui *t, const struct tui_rect *r)
 	double ratio = pc->p50 ? (double)pc->p99 / (double)pc->p50 : 0;
 	double rate = life ? fig_rate(s->calls_life, t->span_life_ns)
 			   : fig_rate(s->calls_win, t->span_win_ns);
+	char span[48]; /* the span the rate is over: "in 9.06s" */
+	life ? fmt_ns(span, sizeof(span), t->span_life_ns)
+	     : fmt_window_span(span, sizeof(span), t->span_win_ns,
+			       (unsigned)(t->snap->window_ns / 1000000000ull));
 	snprintf(line, sizeof(line),
-		 "%s: %llu calls, %s/s  p50 %s  p95 %s  p99 %s  max %s  p99/p50 %s",
+		 "%s: %llu calls in %s, %s/s  p50 %s  p95 %s  p99 %s  max %s  p99/p50 %s",
 		 life ? "since the start" : "window",
-		 (unsigned long long)(life ? s->calls_life : s->calls_win),
+		 (unsigned long long)(life ? s->calls_life : s->calls_win), span,
 		 fmt_rate(a, sizeof(a), rate), fmt_ns(b, sizeof(b), pc->p50),
 		 fmt_ns(c, sizeof(c), pc->p95), fmt_ns(e, sizeof(e), pc->p99),
 		 fmt_ns(g, sizeof(g), pc->max), fmt_ratio(h2, sizeof(h2), ratio));

@@ -189,9 +189,13 @@ static int proc_head(struct tui *t, const struct tui_rect *r)
 	if (sev >= 0)
 		draw_text_right(t, r, 0, 0, r->w - 1, sev_slot(sev), sev_short(sev));
 	double rate = tui_rate(t, p->calls_win, p->calls_life);
-	snprintf(line, sizeof(line), "%s: %llu CUDA calls, %s/s  (%llu since the start)",
+	char span[48]; /* the span the rate is over: "in 9.06s" */
+	t->life ? fmt_ns(span, sizeof(span), t->span_life_ns)
+		: fmt_window_span(span, sizeof(span), t->span_win_ns,
+				  (unsigned)(t->snap->window_ns / 1000000000ull));
+	snprintf(line, sizeof(line), "%s: %llu CUDA calls in %s, %s/s  (%llu since the start)",
 		 t->life ? "since the start" : "window",
-		 (unsigned long long)(t->life ? p->calls_life : p->calls_win),
+		 (unsigned long long)(t->life ? p->calls_life : p->calls_win), span,
 		 fmt_rate(a, sizeof(a), rate), (unsigned long long)p->calls_life);
 	draw_text(t, r, 1, 1, -1, TH_NORMAL, line);
 	char title[96];

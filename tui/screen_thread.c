@@ -139,9 +139,14 @@ static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect 
 	const struct ig_op_info *oi = th->main_op > 0 ? ig_op_info(th->main_op) : NULL;
 	double rate = tui_rate(t, th->calls_win, th->calls_life);
 	/* two pieces, each shown whole or marked cut (never "switches 122") */
-	int x = 1 + draw_piecef(t, r, 1, 1, TH_NORMAL, "%s: %llu CUDA calls, %s/s, mostly %s",
+	char span[48]; /* the span the rate is over: "in 9.06s" */
+	t->life ? fmt_ns(span, sizeof(span), t->span_life_ns)
+		: fmt_window_span(span, sizeof(span), t->span_win_ns,
+				  (unsigned)(t->snap->window_ns / 1000000000ull));
+	int x = 1 + draw_piecef(t, r, 1, 1, TH_NORMAL,
+				"%s: %llu CUDA calls in %s, %s/s, mostly %s",
 				t->life ? "since the start" : "window",
-				(unsigned long long)(t->life ? th->calls_life : th->calls_win),
+				(unsigned long long)(t->life ? th->calls_life : th->calls_win), span,
 				fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-");
 	draw_piecef(t, r, 1, x, TH_NORMAL, "  window: switches %u, syncs %llu (%s)", th->switches,
 		    (unsigned long long)(th->sync_calls_win - th->sync_nested_win),

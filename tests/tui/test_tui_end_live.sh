@@ -37,7 +37,7 @@ for size in $SIZES; do
 	keys Enter
 	keys Enter
 	expect '^ cudaStreamSynchronize  runtime API' "$size: the op screen after the end"
-	expect 'window: [1-9][0-9]* calls' "$size: it keeps the calls of the last window"
+	expect 'window: [1-9][0-9]* calls in ' "$size: it keeps the calls of the last window"
 	keys Tab
 	expect '^[0-9:.]{12} +([0-9]+ +)?[0-9]+ +[0-9.]+(us|ms|s) ' "$size: and the slowest calls" # PID drops first when narrow
 	keys Enter

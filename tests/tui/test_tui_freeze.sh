@@ -35,7 +35,7 @@ for size in $SIZES; do
 	main1=$(body)
 	keys Enter
 	expect '^ cudaLaunchKernel  runtime API' "$size: op screen"
-	expect "window: [0-9]+ calls, $rate/s .* p99 $p99 " \
+	expect "window: [0-9]+ calls in [0-9.]+s( of [0-9]+s)?, $rate/s .* p99 $p99 " \
 		"$size: paused, the op screen has the row's rate ($rate/s) and p99 ($p99)"
 	op1=$(body)
 	sleep 2
