@@ -15,7 +15,10 @@ in the first window"):
     processes' calls_per_s (and the calls_win sums agree);
   * no duration credited in the window (who preempted or woke a process:
     preemptors[].ns, wakers[].ns) is longer than the window span times the
-    process's threads.
+    process's threads, and no duration a chain's words or no_chains_why say
+    is "in the window" (or its feeder_wall_ns) is longer than a window
+    (window_s: a chain is of the window it was judged in) times the
+    threads of the busiest process.
 
 A span under a second counts as a second (a first call is not 1000/s).
 Tolerance: 0.5 % of the value or half a call (a byte count: half a call's
@@ -24,6 +27,7 @@ Prints one line per failure (at most 20 per recording) and exits 1 when
 there is any; prints a count of what was checked otherwise.
 """
 import json
+import re
 import sys
 
 NS = 1e9
@@ -33,6 +37,47 @@ MAX_SHOWN = 20
 
 def close(got, want, slack):
     return abs(got - want) <= max(REL * abs(want), slack)
+
+
+UNIT = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+IN_WINDOW = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]+)?) ?(ns|us|ms|s)\b"
+                       r"((?: of [a-z' ]+?)?) in the window")
+
+
+def window_texts(f):
+    """(where, text) of every chain's words and of no_chains_why."""
+    yield "no_chains_why", f.get("no_chains_why") or ""
+    for c in f.get("chains", []):
+        for k in ("summary", "explanation", "lacking"):
+            yield f"{c['id']} {k}", c.get(k) or ""
+        for t in c.get("timeline", []):
+            yield f"{c['id']} timeline", t.get("text", "")
+
+
+def check_texts(i, f, span, bad):
+    """A duration said to be 'in the window' (a thread's wall time, the
+    time it ran) is no longer than a window: per thread, so at most the
+    window x the busiest process's threads. Evidence feeder_wall_ns
+    likewise. A chain's words are of the window it was last judged in
+    (at a second's end, a whole window_s), not of this frame's span."""
+    threads = max([p.get("threads", 1) for p in f.get("procs", [])] + [1])
+    cap = max(span, f["window_s"] * NS) * threads + 1e7
+    n = 0
+    for where, text in window_texts(f):
+        for m in IN_WINDOW.finditer(text):
+            v = float(m.group(1)) * UNIT[m.group(2)]
+            n += 1
+            if v > cap:
+                bad.append(f"frame {i} (window {f['window_s']}s): {where}: "
+                           f"{m.group(0)!r} is longer than the window")
+    for c in f.get("chains", []):
+        w = (c.get("evidence") or {}).get("feeder_wall_ns")
+        if w is not None:
+            n += 1
+            if w > cap:
+                bad.append(f"frame {i} (window {f['window_s']}s): {c['id']} feeder_wall_ns "
+                           f"{w / NS:.2f}s is longer than the window")
+    return n
 
 
 def check_frame(i, f, bad):
@@ -86,7 +131,7 @@ def check_frame(i, f, bad):
                                f"{c['ns'] / NS:.2f}s in the window, more than span x "
                                f"{max(1, p.get('threads', 1))} threads")
                 checked += 1
-    return checked
+    return checked + check_texts(i, f, span, bad)
 
 
 def main():
