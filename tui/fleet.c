@@ -90,7 +90,7 @@ static void help_build(struct fleet_ui *u, int width)
 		   "NCCL collectives of one communicator seen on several hosts are joined by "
 		   "their sequence number; the rank that arrives last most often makes the others "
 		   "wait. The header names it (rank, communicator, host, how often last, by how "
-		   "much after the median arrival, and the clock uncertainty between the hosts); "
+		   "much after the others' median arrival, and the clock uncertainty between the hosts); "
 		   "its host is first in the table, marked with a character and in red, and its "
 		   "chain says why.");
 	lines_add(L, TH_SECTION, 0, "Display");

@@ -67,6 +67,7 @@ struct fleet_chain {
 
 /* One NCCL rank on a host. */
 struct fleet_rank {
+	bool known; /* the communicator was seen made: key, rank, seq mean something */
 	uint32_t pid, key, rank, nranks;
 	uint64_t ops_win, wait_mean_ns, wait_ns_win;
 };

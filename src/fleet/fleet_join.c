@@ -2,8 +2,8 @@
  * moved onto our clock with each host's offset, joined by (communicator
  * key, sequence number) in a bounded table (the recent FLEET_JOIN_SLOTS
  * collectives of each communicator); per collective, the rank that arrived
- * last and its lateness after the median arrival; over the table, the rank
- * most often last. */
+ * last and its lateness after the median arrival of the others; over the
+ * table, the rank most often last. */
 #include "fleet/fleet_int.h"
 
 #include <stdlib.h>
@@ -113,8 +113,10 @@ static uint64_t tally_join(const struct fleet *f, const struct fleet_join *j, st
 			if (f->hosts[s->a[k].host].unc_ns > *unc)
 				*unc = f->hosts[s->a[k].host].unc_ns;
 		}
+		/* the median of the others: the last is ts[n - 1] once sorted */
 		qsort(ts, s->n, sizeof(ts[0]), cmp_i64);
-		int64_t med = s->n % 2 ? ts[s->n / 2] : ts[s->n / 2 - 1] / 2 + ts[s->n / 2] / 2;
+		int no = s->n - 1;
+		int64_t med = no % 2 ? ts[no / 2] : ts[no / 2 - 1] / 2 + ts[no / 2] / 2;
 		uint64_t late = (uint64_t)(s->a[last].t_ns - med);
 		n++;
 		int k;

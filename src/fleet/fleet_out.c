@@ -42,7 +42,7 @@ static void straggler_words(const struct fleet *f, char *buf, size_t len)
 		fmt_ns(unc, sizeof(unc), s->unc_ns);
 	snprintf(buf, len,
 		 "rank %u of comm 0x%x on %s (pid %u): last in %" PRIu64 " of %" PRIu64
-		 " collectives, %s after the median (clock %s%s)",
+		 " collectives, %s after the others' median (clock %s%s)",
 		 s->rank, s->key, name, s->pid, s->last_count, s->collectives, late,
 		 s->unc_ns ? "\u00b1" : "", s->unc_ns ? unc : "not measured");
 }

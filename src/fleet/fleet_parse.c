@@ -158,7 +158,10 @@ static void read_nccl(struct fleet *f, int i, const json_t *arr)
 	{
 		if (!json_is_object(r))
 			continue;
+		/* an older stream without "known": the rank is taken as known */
+		const json_t *kn = json_object_get(r, "known");
 		struct fleet_rank fr = {
+		    .known = !json_is_false(kn),
 		    .pid = (uint32_t)ig_json_get_int(r, "pid", 0),
 		    .key = (uint32_t)ig_json_get_int(r, "key", 0),
 		    .rank = (uint32_t)ig_json_get_int(r, "rank", 0),
@@ -170,7 +173,10 @@ static void read_nccl(struct fleet *f, int i, const json_t *arr)
 		if (h->nranks < FLEET_MAX_RANKS)
 			h->ranks[h->nranks++] = fr;
 		h->arrivals_lost += get_u64(r, "arrivals_lost");
-		read_arrivals(f, i, r, &fr);
+		/* a rank whose communicator was not seen made has no key to join
+		 * on, and its count did not start with the others' */
+		if (fr.known)
+			read_arrivals(f, i, r, &fr);
 	}
 }
 

@@ -281,6 +281,7 @@ static json_t *json_rank(struct stream_writer *w, const struct ig_model *m,
 	json_t *o = json_object(), *a = json_array();
 	int bad = !o || !a;
 	bad |= JU(o, "pid", r->pid);
+	bad |= ig_json_set(o, "known", json_boolean(r->known));
 	bad |= JU(o, "key", r->key);
 	bad |= JU(o, "rank", r->rank);
 	bad |= JU(o, "nranks", r->nranks);

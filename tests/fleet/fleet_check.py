@@ -119,7 +119,7 @@ def check(path, expect, quiet):
                   st.get("collectives"), want["host"], want["rank"]))
             late = st.get("late_mean_ns") or 0
             j.ok(want.get("late_min_ns", 0) <= late <= want.get("late_max_ns", 1 << 62),
-                 "straggler: late by %.2f ms after the median (want %.2f..%.2f ms; clock +-%.2f ms)" %
+                 "straggler: late by %.2f ms after the others' median (want %.2f..%.2f ms; clock +-%.2f ms)" %
                  (late / 1e6, want.get("late_min_ns", 0) / 1e6,
                   want.get("late_max_ns", 0) / 1e6, (st.get("unc_ns") or 0) / 1e6))
     return j.fails
