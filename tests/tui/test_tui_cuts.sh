@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Nothing is cut silently (issue 28): every shipped scenario recording is
-# replayed at 80x24, 120x40 and 200x60 (all eight at once, one tmux
-# session each in one server), and the main screen, the op, process,
-# thread and alert screens reached with Enter on the first rows, and two
-# pages of help are read. The check fails on
+# Nothing is cut silently (issue 28): every shipped recording (the
+# scenarios' and the fixtures': Ingero's, the viewer's, vLLM's) is
+# replayed at 80x24, 120x40 and 200x60 (all at once, one tmux session each
+# in one server), and the main screen, the op, process, thread and alert
+# screens reached with Enter on the first rows (where the recording has
+# calls and alerts), and two pages of help are read. The check fails on
 #  * a number cut without a mark: a digit run that touches the right edge
 #    of the screen or of a box (│) with no mark (… or a unit) after it. A
 #    right-aligned number column that ends at the edge is whole, not cut:
@@ -19,25 +20,27 @@ cd "$(dirname "$0")/../.." || exit 1
 need_basics
 command -v python3 >/dev/null || skip "python3 is not installed"
 
-DBS=(tests/scenarios/*.db)
-[ ${#DBS[@]} -ge 8 ] || fail "only ${#DBS[@]} scenario recordings"
+DBS=(tests/scenarios/*.db tests/fixtures/*/*.db)
+[ ${#DBS[@]} -ge 16 ] || fail "only ${#DBS[@]} recordings"
 KEY_PAUSE=0.05
+ALL=("${!DBS[@]}")
+SEL=("${ALL[@]}") # the sessions the next keys, waits and captures are for
 
-all_keys() { # keys for every session
+all_keys() { # keys for every selected session
 	local i
-	for i in "${!DBS[@]}"; do "${TMUX_CMD[@]}" send-keys -t "s$i" "$@"; done
+	for i in "${SEL[@]}"; do "${TMUX_CMD[@]}" send-keys -t "s$i" "$@"; done
 	sleep 0.1
 }
-snap() { # NAME: capture every session
+snap() { # NAME: capture every selected session
 	local i
-	for i in "${!DBS[@]}"; do
+	for i in "${SEL[@]}"; do
 		"${TMUX_CMD[@]}" capture-pane -p -t "s$i" >"$TMPD/$size.$(basename "${DBS[$i]}" .db).$1.txt"
 	done
 }
 wait_all() { # [-v] REGEX: every session shows it (-v: none shows it)
 	local i j not=
 	[ "$1" = -v ] && { not=1; shift; }
-	for i in "${!DBS[@]}"; do
+	for i in "${SEL[@]}"; do
 		for ((j = 0; j < TUI_WAIT * 10; j++)); do
 			if "${TMUX_CMD[@]}" capture-pane -p -t "s$i" | grep -qE -- "$1"; then
 				[ -z "$not" ] && break
@@ -62,10 +65,23 @@ for size in $SIZES; do
 	done
 	"${TMUX_CMD[@]}" set-option -g window-size manual >/dev/null 2>&1
 	# the whole recording replayed, then frozen
-	wait_all '/[0-9]+[a-z]* 100%'
+	wait_all '/[0-9][0-9a-z.]* 100%'
 	all_keys p
 	wait_all 'PAUSED'
 	snap main
+	# which recordings have CUDA calls (the op, process and thread screens)
+	# and alerts (the alert screen): the others show the main screen and
+	# the help
+	CALLS=() ALERTS=()
+	for i in "${ALL[@]}"; do
+		f=$TMPD/$size.$(basename "${DBS[$i]}" .db).main.txt
+		grep -q 'no CUDA calls yet' "$f" || CALLS+=("$i")
+		grep -q 'no alerts' "$f" || ALERTS+=("$i")
+	done
+	[ ${#CALLS[@]} -ge 12 ] && [ ${#ALERTS[@]} -ge 10 ] ||
+		fail "$size: only ${#CALLS[@]} recordings with calls, ${#ALERTS[@]} with alerts"
+	echo "ok: $size: ${#DBS[@]} recordings, ${#CALLS[@]} with calls, ${#ALERTS[@]} with alerts"
+	SEL=("${CALLS[@]}")
 	all_keys Enter # the first op
 	wait_all 'latency histogram'
 	snap op
@@ -79,11 +95,13 @@ for size in $SIZES; do
 	snap thread
 	all_keys Escape Escape
 	wait_all '^! GPU API'
-	all_keys Tab Enter # the first alert (every scenario has one)
+	SEL=("${ALERTS[@]}")
+	all_keys Tab Enter # the first alert
 	wait_all '^ \[[A-Z]+\] chain-'
 	snap alert
 	all_keys Escape
 	wait_all '^! GPU API'
+	SEL=("${ALL[@]}")
 	all_keys h
 	wait_all ' help \((replay|live) mode\)'
 	snap help1
