@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "report/promsrv.h"
 #include "tui.h"
 #include "tui_int.h"
 #include "core/clock.h"
@@ -209,7 +208,7 @@ static void after_events(struct tui *t, struct loop *L)
 			tui_refresh(t);
 		else
 			tui_watch(t);
-		prom_serve_publish(session_model(t->s), session_detect(t->s), session_status(t->s));
+		session_publish(t->pub, t->s);
 		t->next_refresh_ms = now + (uint64_t)t->interval_ms;
 		L->relayout = L->dirty = 1;
 	}
@@ -278,13 +277,14 @@ int tui_check_options(const struct cli *cli, char *err, size_t errlen)
 	return 0;
 }
 
-int tui_run(struct session *s, const struct cli *cli)
+int tui_run(struct session *s, const struct cli *cli, const struct session_publish *pub)
 {
 	struct tui *t = tui_new(s, cli);
 	if (!t) {
 		fprintf(stderr, "ingero-top: out of memory\n");
 		return 1;
 	}
+	t->pub = pub;
 	if (term_open(t)) {
 		tui_free(t);
 		return 1;

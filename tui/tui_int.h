@@ -298,6 +298,7 @@ enum { TBL_OPS = 0, TBL_PROCS, TBL_ALERTS, TUI_NTABLES };
 struct tui {
 	struct session *s; /* NULL on the fleet screen (tui/fleet*.c) */
 	const struct cli *cli;
+	const struct session_publish *pub; /* once per refresh (NULL: none) */
 	int live; /* live mode: /proc is this host's */
 	/* the fleet screen: KC_FLEET (the key context of every screen there)
 	 * and its key handler (clicks on rows and hints press keys through it) */

@@ -6,7 +6,6 @@
 #include "core/escape.h"
 #include "model/model.h"
 #include "report/evfmt.h"
-#include "report/promsrv.h"
 #include "report/report.h"
 #include "report/report_stacks.h"
 #include "session/cli.h"
@@ -72,12 +71,13 @@ static int print_frame(struct session *s, const struct cli *cli, bool summary)
 }
 
 /* A new snapshot of the metrics, once per refresh interval (*next_ms 0: now). */
-static void metrics_publish(struct session *s, uint64_t *next_ms, uint64_t interval_ms)
+static void metrics_publish(struct session *s, const struct session_publish *pub,
+			    uint64_t *next_ms, uint64_t interval_ms)
 {
 	uint64_t now = ig_mono_ms();
-	if (!prom_serve_address() || (*next_ms && now < *next_ms))
+	if (!pub || !pub->fn || (*next_ms && now < *next_ms))
 		return;
-	prom_serve_publish(session_model(s), session_detect(s), session_status(s));
+	session_publish(pub, s);
 	*next_ms = now + interval_ms;
 }
 
@@ -95,7 +95,7 @@ static void start(struct session *s, const struct cli *cli)
 
 /* Batch replay: as fast as possible, frames at the recorded interval of
  * event time. */
-static int run_replay(struct session *s, const struct cli *cli)
+static int run_replay(struct session *s, const struct cli *cli, const struct session_publish *pub)
 {
 	struct ig_status *st = session_status(s);
 	uint64_t step = (uint64_t)(cli->interval_s * 1e9 + 0.5);
@@ -115,7 +115,7 @@ static int run_replay(struct session *s, const struct cli *cli)
 			print_notice(st->message[0] ? st->message : strerror(-more));
 			return 1;
 		}
-		prom_serve_publish(session_model(s), session_detect(s), st);
+		session_publish(pub, s);
 		if (!cli->summary && !cli->events) {
 			if (print_frame(s, cli, false))
 				return 1;
@@ -153,7 +153,7 @@ void batch_print_notices(const struct ig_status *st, uint32_t *said)
 /* Live: frames every interval of wall time; notices (a process attached
  * late, flight recorder saved, recording stopped, the command's exit) on
  * stderr, every one. */
-static int run_live(struct session *s, const struct cli *cli)
+static int run_live(struct session *s, const struct cli *cli, const struct session_publish *pub)
 {
 	uint64_t interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5);
 	uint64_t next = ig_mono_ms() + interval_ms, next_pub = 0;
@@ -179,7 +179,7 @@ static int run_live(struct session *s, const struct cli *cli)
 		if (cli->events)
 			fflush(stdout);
 		session_tick(s);
-		metrics_publish(s, &next_pub, interval_ms);
+		metrics_publish(s, pub, &next_pub, interval_ms);
 		if (batch_flight_flag) {
 			batch_flight_flag = 0;
 			session_flight_save(s);
@@ -210,9 +210,9 @@ static int run_live(struct session *s, const struct cli *cli)
 	return 0;
 }
 
-int batch_run(struct session *s, const struct cli *cli)
+int batch_run(struct session *s, const struct cli *cli, const struct session_publish *pub)
 {
 	if (cli->stream)
-		return stream_run(s, cli);
-	return cli->nreplay ? run_replay(s, cli) : run_live(s, cli);
+		return stream_run(s, cli, pub);
+	return cli->nreplay ? run_replay(s, cli, pub) : run_live(s, cli, pub);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 struct session;
+struct session_publish;
 struct cli;
 
 /* Set by main's signal handlers: stop (SIGINT, SIGTERM, SIGHUP) and save
@@ -17,7 +18,7 @@ extern volatile sig_atomic_t batch_stop_flag, batch_flight_flag;
  * ended, -n frames) or a stop signal; the last frame or the summary. Returns
  * the exit code: 0, or 1 when writing or the replay failed. With --stream,
  * the stream's loop instead (app/stream_loop.h). */
-int batch_run(struct session *s, const struct cli *cli);
+int batch_run(struct session *s, const struct cli *cli, const struct session_publish *pub);
 
 /* The session's notices not printed yet (*said of them were) on stderr,
  * in order, and the count of those that scrolled out of the status. */

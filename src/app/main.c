@@ -10,7 +10,7 @@
 #include "collect/check.h"
 #include "core/escape.h"
 #include "core/log.h"
-#include "report/promsrv.h"
+#include "serve/promsrv.h"
 #include "report/timearg.h"
 #include "session/cli.h"
 #include "session/demo.h"
@@ -134,7 +134,7 @@ static int preflight(const struct cli *cli, bool batch)
 /* --prometheus: the endpoint starts before the session, so that a bad
  * address or a taken port fails before anything is attached. Returns 0 or
  * the exit code after a one-line error. */
-static int metrics_start(const struct cli *cli)
+static int metrics_start(const struct cli *cli, struct prom_endpoint **ep)
 {
 	char host[256], port[8], err[320], a[256];
 	const char *why;
@@ -149,14 +149,22 @@ static int metrics_start(const struct cli *cli)
 	struct promsrv_cfg cfg;
 	promsrv_cfg_default(&cfg);
 	cfg.listen = cli->prometheus;
-	if (prom_serve_start(&cfg, cli->prometheus_procs, err, sizeof(err))) {
+	*ep = prom_endpoint_start(&cfg, cli->prometheus_procs, err, sizeof(err));
+	if (!*ep) {
 		fprintf(stderr, "ingero-top: %s\n", esc_str(a, sizeof(a), err, 0));
 		return 1;
 	}
-	log_msg(LOG_INFO, "metrics at http://%s/metrics", prom_serve_address());
+	log_msg(LOG_INFO, "metrics at http://%s/metrics", prom_endpoint_address(*ep));
 	if (cli->batch)
-		fprintf(stderr, "ingero-top: metrics at http://%s/metrics\n", prom_serve_address());
+		fprintf(stderr, "ingero-top: metrics at http://%s/metrics\n",
+			prom_endpoint_address(*ep));
 	return 0;
+}
+
+/* The loops' publish callback: the session's metrics to the endpoint. */
+static void publish_metrics(void *ctx, struct session *s)
+{
+	prom_endpoint_publish(ctx, session_model(s), session_detect(s), session_status(s));
 }
 
 /* --since/--until of a replay, read against the recordings' span (the
@@ -220,22 +228,24 @@ int main(int argc, char **argv)
 	log_echo(cli.batch ? stderr : NULL, cli.verbose ? LOG_INFO : LOG_ERROR);
 	if ((r = preflight(&cli, cli.batch)))
 		return r;
-	if ((r = metrics_start(&cli)))
+	struct prom_endpoint *ep = NULL;
+	if ((r = metrics_start(&cli, &ep)))
 		return r;
+	struct session_publish pub = {ep ? publish_metrics : NULL, ep};
 	struct session *s = session_new(&cli, err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "ingero-top: %s\n", err);
 		stream_fail(&cli, err);
-		prom_serve_stop();
+		prom_endpoint_stop(ep);
 		return 1;
 	}
 	if ((r = replay_range(s, &cli))) {
-		prom_serve_stop();
+		prom_endpoint_stop(ep);
 		session_free(s);
 		return r;
 	}
-	prom_serve_publish(session_model(s), session_detect(s), session_status(s));
-	r = cli.batch ? batch_run(s, &cli) : tui_run(s, &cli);
+	session_publish(&pub, s);
+	r = cli.batch ? batch_run(s, &cli, &pub) : tui_run(s, &cli, &pub);
 	int cmd_status = session_cmd_status(s);
 	char rec_err[1100] = "";
 	if (session_stop(s, rec_err, sizeof(rec_err))) {
@@ -243,7 +253,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ingero-top: %s\n", rec_err);
 		r = 1;
 	}
-	prom_serve_stop();
+	prom_endpoint_stop(ep);
 	session_free(s);
 	/* Exit status (README, --help): 1 when ingero-top failed (the recording
 	 * included); with -- CMD, the command's status when it ended first

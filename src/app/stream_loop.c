@@ -6,7 +6,6 @@
 
 #include "app/batch.h"
 #include "core/clock.h"
-#include "report/promsrv.h"
 #include "report/stream.h"
 #include "session/cli.h"
 #include "session/session.h"
@@ -132,6 +131,7 @@ struct run {
 	uint32_t said;	    /* notices printed */
 	const char *reason; /* why it ends (NULL: it goes on) */
 	int out_err;	    /* stdout failed: -EPIPE (its reader went), -EIO */
+	const struct session_publish *pub; /* once per frame (the metrics) */
 };
 
 static void put(struct run *R, json_t *o)
@@ -199,7 +199,7 @@ static bool turn(struct run *R, struct session *s, const struct cli *cli)
 	uint64_t now = ig_mono_ms();
 	if (now >= R->next_ms) {
 		frame(R, s, false);
-		prom_serve_publish(session_model(s), session_detect(s), session_status(s));
+		session_publish(R->pub, s);
 		R->next_ms += R->interval_ms;
 		if (R->next_ms <= now) /* far behind (a stopped process): from now */
 			R->next_ms = now + R->interval_ms;
@@ -221,9 +221,10 @@ static const char *ended(struct session *s, const struct cli *cli, char *b, size
 	return b;
 }
 
-int stream_run(struct session *s, const struct cli *cli)
+int stream_run(struct session *s, const struct cli *cli, const struct session_publish *pub)
 {
 	struct run R = {.w = stream_writer_new(),
+			.pub = pub,
 			.stdin_open = !isatty(STDIN_FILENO),
 			.interval_ms = (uint64_t)(cli->interval_s * 1000.0 + 0.5)};
 	char why[64], err[1100] = "";

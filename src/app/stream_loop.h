@@ -6,6 +6,7 @@
 #define IG_STREAM_LOOP_H
 
 struct session;
+struct session_publish;
 struct cli;
 
 /* The hello line, at once: before the privileges are checked and the
@@ -22,6 +23,6 @@ void stream_fail(const struct cli *cli, const char *msg);
 /* Runs the stream on s until the end; the end line. Returns the exit code:
  * 0, or 1 when the recording or the replay failed or stdout failed other
  * than by its reader going away. */
-int stream_run(struct session *s, const struct cli *cli);
+int stream_run(struct session *s, const struct cli *cli, const struct session_publish *pub);
 
 #endif

@@ -1,7 +1,7 @@
 /* Prometheus metrics: the model, the detector and the session status in
  * the text exposition format (version 0.0.4), for `--prometheus`. Pure: the
  * caller hands plain data and a FILE*; the endpoint that serves the text
- * (report/promsrv.h) renders it on the main loop's thread and never lets
+ * (serve/promsrv.h) renders it on the main loop's thread and never lets
  * its own thread near the model. The metrics, their labels and units:
  * docs/prometheus.md. */
 #ifndef IG_PROM_H

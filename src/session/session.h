@@ -27,6 +27,20 @@
 struct session;
 struct ig_model;
 
+/* What a loop (the batch loop, the stream, the viewer) calls once per
+ * refresh to publish the session elsewhere: app/ passes one that renders
+ * the /metrics endpoint (serve/promsrv.h). fn NULL: nothing to publish. */
+struct session_publish {
+	void (*fn)(void *ctx, struct session *s);
+	void *ctx;
+};
+
+static inline void session_publish(const struct session_publish *p, struct session *s)
+{
+	if (p && p->fn)
+		p->fn(p->ctx, s);
+}
+
 /* Creates the session the options ask for: live (needs privileges) or
  * replay. On failure returns NULL with a one-line reason in err. A command
  * (cli->cmd) is started, held until probes are attached. */

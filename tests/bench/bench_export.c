@@ -38,7 +38,7 @@
 #include "core/status.h"
 #include "report/perfetto.h"
 #include "report/prom.h"
-#include "report/promsrv.h"
+#include "serve/promsrv.h"
 #include "store/rec.h"
 #include "store/replay.h"
 #include "synth.h"

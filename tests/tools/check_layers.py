@@ -22,11 +22,12 @@ ALLOWED = {
     "detect":  {"core", "model"},
     "session": {"core", "collect", "store", "model", "stacks", "detect"},
     "report":  {"core", "store", "model", "stacks", "detect"},
+    "serve":   {"core", "store", "model", "stacks", "detect", "report"},
     "fleet":   {"core", "store"},
     "tui":     {"core", "store", "model", "stacks", "detect", "session", "report",
                 "fleet"},
     "app":     {"core", "collect", "store", "model", "stacks", "detect", "session",
-                "report", "fleet", "tui"},
+                "report", "serve", "fleet", "tui"},
     "bpf":     set(),
 }
 # headers that are not under src/<layer>/: which layer they belong to

@@ -1,4 +1,4 @@
-/* The /metrics endpoint (report/promsrv.c) over real loopback sockets: the
+/* The /metrics endpoint (serve/promsrv.c) over real loopback sockets: the
  * [HOST:]PORT syntax, the responses (200 with the exposition content type,
  * HEAD, 404, 405, 400, 503 before the first snapshot), and the limits: an
  * oversized request gets 431, an idle client is dropped at the read
@@ -14,7 +14,7 @@
  * generous; nothing asserts speed. */
 #include "check.h"
 #include "core/log.h"
-#include "report/promsrv.h"
+#include "serve/promsrv.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -3,7 +3,7 @@
  * one, each with a deadline; published snapshots are immutable and
  * reference-counted. Then the process-wide endpoint the loops publish to.
  * See promsrv.h. */
-#include "report/promsrv.h"
+#include "serve/promsrv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -712,28 +712,34 @@ void promsrv_stop(struct promsrv *s)
 	free(s);
 }
 
-/* --- the endpoint of this process ------------------------------------------------------------ */
+/* --- an endpoint: the server and what it renders ------------------------------------------- */
 
-static struct {
+struct prom_endpoint {
 	struct promsrv *srv;
 	int max_procs;
-} g_ep;
+};
 
-int prom_serve_start(const struct promsrv_cfg *cfg, int max_procs, char *err, size_t errlen)
+struct prom_endpoint *prom_endpoint_start(const struct promsrv_cfg *cfg, int max_procs, char *err,
+					  size_t errlen)
 {
-	if (g_ep.srv)
-		return -EBUSY;
-	g_ep.srv = promsrv_start(cfg, err, errlen);
-	if (!g_ep.srv)
-		return -EINVAL;
-	g_ep.max_procs = max_procs;
-	return 0;
+	struct prom_endpoint *e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e->srv = promsrv_start(cfg, err, errlen);
+	if (!e->srv) {
+		free(e);
+		return NULL;
+	}
+	e->max_procs = max_procs;
+	return e;
 }
 
-void prom_serve_publish(const struct ig_model *m, const struct ig_detect *d,
-			const struct ig_status *st)
+void prom_endpoint_publish(struct prom_endpoint *e, const struct ig_model *m,
+			   const struct ig_detect *d, const struct ig_status *st)
 {
-	if (!g_ep.srv || !m)
+	if (!e || !m)
 		return;
 	char *buf = NULL;
 	size_t len = 0;
@@ -741,28 +747,29 @@ void prom_serve_publish(const struct ig_model *m, const struct ig_detect *d,
 	if (!f)
 		return;
 	struct prom_server_stats ss;
-	promsrv_stats(g_ep.srv, &ss);
-	struct prom_opts o = {.max_procs = g_ep.max_procs, .srv = &ss};
+	promsrv_stats(e->srv, &ss);
+	struct prom_opts o = {.max_procs = e->max_procs, .srv = &ss};
 	int r = prom_write(f, m, d, st, &o);
 	if (fclose(f) || r) {
 		free(buf);
 		log_msg(LOG_WARN, "metrics endpoint: cannot render the metrics: %s",
 			strerror(r ? -r : ENOMEM));
 	} else {
-		promsrv_publish(g_ep.srv, buf, len);
+		promsrv_publish(e->srv, buf, len);
 	}
-	promsrv_flush_log(g_ep.srv);
+	promsrv_flush_log(e->srv);
 }
 
-const char *prom_serve_address(void)
+const char *prom_endpoint_address(const struct prom_endpoint *e)
 {
-	return promsrv_address(g_ep.srv);
+	return e ? promsrv_address(e->srv) : NULL;
 }
 
-void prom_serve_stop(void)
+void prom_endpoint_stop(struct prom_endpoint *e)
 {
-	if (g_ep.srv)
-		promsrv_flush_log(g_ep.srv);
-	promsrv_stop(g_ep.srv);
-	g_ep.srv = NULL;
+	if (!e)
+		return;
+	promsrv_flush_log(e->srv);
+	promsrv_stop(e->srv);
+	free(e);
 }

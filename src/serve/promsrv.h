@@ -66,22 +66,25 @@ void promsrv_flush_log(struct promsrv *s);
  * 0 was asked). Owned by s. */
 const char *promsrv_address(const struct promsrv *s);
 
-/* --- the endpoint of this process ---------------------------------------------------
- * One per process, for the loops: the batch loop and the viewer call
- * prom_serve_publish() once per refresh; it is a no-op when --prometheus
- * was not given. */
+/* --- an endpoint: the server and what it renders ----------------------------------------
+ * The program (app/) starts one with --prometheus and hands the loops (the
+ * batch loop, the viewer) a publish callback (session/session.h) that calls
+ * prom_endpoint_publish() once per refresh: no process-wide state. */
 struct ig_model;
 struct ig_detect;
 struct ig_status;
+struct prom_endpoint;
 
-/* Starts the endpoint. max_procs as prom_opts. 0, or -errno with one line in err. */
-int prom_serve_start(const struct promsrv_cfg *cfg, int max_procs, char *err, size_t errlen);
+/* Starts an endpoint. max_procs as prom_opts. NULL with one line in err. */
+struct prom_endpoint *prom_endpoint_start(const struct promsrv_cfg *cfg, int max_procs, char *err,
+					  size_t errlen);
 /* Renders the metrics of the session and publishes them; flushes the
- * refusal lines to the log. */
-void prom_serve_publish(const struct ig_model *m, const struct ig_detect *d,
-			const struct ig_status *st);
-/* The address served, NULL when not started. */
-const char *prom_serve_address(void);
-void prom_serve_stop(void);
+ * refusal lines to the log. A no-op on NULL. */
+void prom_endpoint_publish(struct prom_endpoint *e, const struct ig_model *m,
+			   const struct ig_detect *d, const struct ig_status *st);
+/* The address served ("127.0.0.1:9400"), NULL for NULL. */
+const char *prom_endpoint_address(const struct prom_endpoint *e);
+/* Stops it and frees it; NULL is a no-op. */
+void prom_endpoint_stop(struct prom_endpoint *e);
 
 #endif
