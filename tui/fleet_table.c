@@ -537,8 +537,10 @@ void fleet_ui_table(struct fleet_ui *u, const struct tui_rect *r)
 	};
 	if (!l->moved) /* until the user moves it, the selection is the worst host */
 		l->sel = l->top = 0, l->sel_key = 0;
-	table_draw(t, v, &tb, l, r, 1,
-		   l->sort_col == F_HOST && !l->sort_inv ? fleet_sort_name(u->sort) : "");
+	const struct tui_table_box box =
+	    table_draw(t, v, &tb, l, r, 1,
+		       l->sort_col == F_HOST && !l->sort_inv ? fleet_sort_name(u->sort) : "");
+	tui_hit_table(t, v, l, &box);
 	/* the straggler's marker keeps its colour on the selected row too */
 	for (int d = l->top; u->sg.found && d < l->n && d - l->top < l->page; d++)
 		if (l->keys[d] == FLEET_ROW_KEY(u->sg.host, -1))

@@ -366,7 +366,7 @@ static void cols_layout(struct tui *t, struct tui_table *tb, const struct layout
 		nat[c] = (short)(widest > 200 ? 200 : widest);
 	}
 	tb->cell_depth = 0;
-	unsigned hidden = tui_hidden_cols(t, tb->cols) | tb->hide;
+	unsigned hidden = tb->hide;
 	memcpy(cols, tb->cols, sizeof(cols[0]) * (size_t)ncols);
 	if (sort_col >= 0 && sort_col < ncols)
 		cols[sort_col].prio = 0;
@@ -498,8 +498,9 @@ static void rows_draw(struct tui *t, struct tui_table *tb, struct tui_list *l,
 				       : (tb->empty ? tb->empty : "nothing yet"));
 }
 
-void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct tui_list *l,
-		const struct tui_rect *r, int focused, const char *title)
+struct tui_table_box table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb,
+				struct tui_list *l, const struct tui_rect *r, int focused,
+				const char *title)
 {
 	static struct layout_rows L;
 	L.ncols = tb->ncols > 32 ? 32 : tb->ncols;
@@ -525,7 +526,10 @@ void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct 
 		    finfo[0] ? tui_text_cols(finfo) + 2 : 0, l->sort_col, &L);
 	title_draw(t, tb, l, r, &L, focused, title);
 	rows_draw(t, tb, l, r, &L, focused);
-	tui_hit_table(t, v, l, r, L.cx, L.cw, L.ncols);
+	struct tui_table_box box = {.r = *r, .top = l->top, .ncols = L.ncols};
+	memcpy(box.cx, L.cx, sizeof(box.cx[0]) * (size_t)L.ncols);
+	memcpy(box.cw, L.cw, sizeof(box.cw[0]) * (size_t)L.ncols);
+	return box;
 }
 
 /* --- scrolling text ------------------------------------------------------------- */

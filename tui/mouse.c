@@ -23,24 +23,25 @@ static struct tui_hit *hit_new(struct tui *t, int kind)
 	return h;
 }
 
-void tui_hit_table(struct tui *t, struct tui_view *v, struct tui_list *l, const struct tui_rect *r,
-		   const short *cx, const short *cw, int ncols)
+void tui_hit_table(struct tui *t, struct tui_view *v, struct tui_list *l,
+		   const struct tui_table_box *box)
 {
 	int focus = (int)(l - v->lists);
 	if (focus < 0 || focus >= TUI_LISTS || v != tui_top(t))
 		return;
+	const struct tui_rect *r = &box->r;
 	struct tui_hit *h = hit_new(t, HIT_TITLE);
 	if (!h)
 		return;
 	h->r = (struct tui_rect){r->y, r->x, 1, r->w};
 	h->focus = focus;
-	h->ncols = ncols > 32 ? 32 : ncols;
-	memcpy(h->cx, cx, (size_t)h->ncols * sizeof(*cx));
-	memcpy(h->cw, cw, (size_t)h->ncols * sizeof(*cw));
+	h->ncols = box->ncols > 32 ? 32 : box->ncols;
+	memcpy(h->cx, box->cx, (size_t)h->ncols * sizeof(h->cx[0]));
+	memcpy(h->cw, box->cw, (size_t)h->ncols * sizeof(h->cw[0]));
 	if (r->h > 1 && (h = hit_new(t, HIT_ROWS))) {
 		h->r = (struct tui_rect){r->y + 1, r->x, r->h - 1, r->w};
 		h->focus = focus;
-		h->top = l->top;
+		h->top = box->top;
 	}
 }
 
@@ -133,16 +134,5 @@ int tui_mouse(struct tui *t)
 		}
 		}
 	}
-	return 0;
-}
-
-unsigned tui_hidden_cols(struct tui *t, const struct tui_col *cols)
-{
-	if (cols == ops_cols)
-		return t->hidden[TBL_OPS];
-	if (cols == procs_cols)
-		return t->hidden[TBL_PROCS];
-	if (cols == alerts_cols)
-		return t->hidden[TBL_ALERTS];
 	return 0;
 }

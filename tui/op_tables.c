@@ -189,7 +189,8 @@ void op_breakdown_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .num = b_num,
 	    .empty = life ? "no calls since the start" : "no calls in the window",
 	};
-	table_draw(t, v, &tb, l, r, focused, NULL);
+	const struct tui_table_box box = table_draw(t, v, &tb, l, r, focused, NULL);
+	tui_hit_table(t, v, l, &box);
 }
 
 /* --- slowest calls ------------------------------------------------------------ */
@@ -334,7 +335,8 @@ void op_slow_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .num = s_num,
 	    .empty = life ? "no calls since the start" : "no calls in the window",
 	};
-	table_draw(t, v, &tb, l, r, focused, NULL);
+	const struct tui_table_box box = table_draw(t, v, &tb, l, r, focused, NULL);
+	tui_hit_table(t, v, l, &box);
 }
 
 /* --- top stacks by tail time ------------------------------------------------- */
@@ -432,5 +434,6 @@ void op_stacks_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .empty = stacks_on ? "no stacks of this op yet"
 			       : "stacks are off (--no-stacks, or none in the recording)",
 	};
-	table_draw(t, v, &tb, l, r, focused, NULL);
+	const struct tui_table_box box = table_draw(t, v, &tb, l, r, focused, NULL);
+	tui_hit_table(t, v, l, &box);
 }

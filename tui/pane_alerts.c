@@ -107,10 +107,12 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .key = chains_key,
 	    .cell = cell_cb,
 	    .num = num_cb,
+	    .hide = t->hidden[TBL_ALERTS],
 	    .empty = "no alerts: no latency tail with a host-side cause",
 	};
 	c.tb = &tb;
-	table_draw(t, v, &tb, l, r, focused, title);
+	const struct tui_table_box box = table_draw(t, v, &tb, l, r, focused, title);
+	tui_hit_table(t, v, l, &box);
 }
 
 /* No title text: the header says how many alerts are active, and the

@@ -350,11 +350,12 @@ void ops_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 	    .group = grouped ? ops_group : NULL,
 	    .group_title = ops_group_title,
 	    .empty = "no CUDA calls yet",
-	    .hide = cmp ? COLS_PLAIN : COLS_CMP,
+	    .hide = (cmp ? COLS_PLAIN : COLS_CMP) | t->hidden[TBL_OPS],
 	};
 	struct ops_ctx c = {t, &tb, rows};
 	tb.ctx = &c;
-	table_draw(t, v, &tb, l, r, focused, title);
+	const struct tui_table_box box = table_draw(t, v, &tb, l, r, focused, title);
+	tui_hit_table(t, v, l, &box);
 }
 
 /* "window 9.06s", "window 3.40s of 10s" (filling), "since start 1m20s",

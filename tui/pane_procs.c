@@ -331,6 +331,7 @@ static void procs_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	    .cell = cell_cb,
 	    .num = num_cb,
 	    .parent = t->tree ? procs_parent : NULL,
+	    .hide = t->hidden[TBL_PROCS],
 	    .empty = "no traced process yet",
 	};
 	c.t = t;
@@ -341,9 +342,10 @@ static void procs_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	int footer = r->h >= 4;
 	if (footer)
 		tr.h--;
-	table_draw(t, v, &tb, &v->lists[1], &tr, focused,
-		   t->tree ? "tree; % of feeding threads' wall time"
-			   : "% of feeding threads' wall time");
+	const struct tui_table_box box = table_draw(
+	    t, v, &tb, &v->lists[1], &tr, focused,
+	    t->tree ? "tree; % of feeding threads' wall time" : "% of feeding threads' wall time");
+	tui_hit_table(t, v, &v->lists[1], &box);
 	if (footer)
 		procs_footer(t, r, r->h - 1);
 }

@@ -270,7 +270,9 @@ static void proc_draw(struct tui *t, struct tui_view *v, const struct tui_rect *
 		};
 		struct tui_rect tr =
 		    draw_section_top(t, &sr[S_THREADS], "threads (% of each thread's wall time)");
-		table_draw(t, v, &tb, &v->lists[1], &tr, v->focus == 1, NULL);
+		const struct tui_table_box box =
+		    table_draw(t, v, &tb, &v->lists[1], &tr, v->focus == 1, NULL);
+		tui_hit_table(t, v, &v->lists[1], &box);
 	}
 	if (h[S_CHAINS]) {
 		struct tui_rect tr = draw_section_top(t, &sr[S_CHAINS], "alerts on this process");

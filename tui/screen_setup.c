@@ -135,7 +135,8 @@ static void setup_draw(struct tui *t, struct tui_view *v, const struct tui_rect 
 	struct tui_rect tr = {r->y + 1, r->x, r->h - 1, r->w};
 	v->nfocus = 1;
 	v->focus = 0;
-	table_draw(t, v, &tb, &v->lists[0], &tr, 1, NULL);
+	const struct tui_table_box box = table_draw(t, v, &tb, &v->lists[0], &tr, 1, NULL);
+	tui_hit_table(t, v, &v->lists[0], &box);
 }
 
 static void change_fixed(struct tui *t, int row)

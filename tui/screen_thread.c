@@ -216,8 +216,10 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	};
 	v->nfocus = 1;
 	v->focus = 0;
-	table_draw(t, v, &tb, &v->lists[0], &tr, 1,
-		   v->call_dur_ns ? "off-CPU intervals during the call" : "last off-CPU intervals");
+	const struct tui_table_box box = table_draw(
+	    t, v, &tb, &v->lists[0], &tr, 1,
+	    v->call_dur_ns ? "off-CPU intervals during the call" : "last off-CPU intervals");
+	tui_hit_table(t, v, &v->lists[0], &box);
 }
 
 static int thread_key(struct tui *t, struct tui_view *v, int action, int key)

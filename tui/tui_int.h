@@ -80,7 +80,7 @@ struct tui_table {
 	 * row (its text from cell() of that column), -1 for a row of cells: a
 	 * host that is not live says why across its number columns. */
 	int (*span)(void *ctx, int row);
-	unsigned hide;	/* columns (bit i) this table leaves out now, beside the user's */
+	unsigned hide;	/* columns (bit i) left out: the user's (t->hidden) and the table's */
 	int cell_w;	/* width of the cell being drawn (0 when not drawing) */
 	int cell_depth; /* tree depth of the row being drawn */
 };
@@ -272,6 +272,16 @@ struct tui_confirm {
 	char name[64];	/* "ig-hog[2771]" as the question names it */
 	int culprit;	/* pid is the culprit of the alert on screen */
 	char question[160];
+};
+
+/* Where table_draw drew a table: its title row at r.y, its rows below
+ * from display row top, its visible columns at cx (relative to r.x, -1:
+ * hidden) cw wide. The caller registers it for clicks (tui_hit_table). */
+struct tui_table_box {
+	struct tui_rect r;
+	int top;
+	int ncols;
+	short cx[32], cw[32];
 };
 
 /* A region of the last frame a click may hit. */
@@ -493,17 +503,16 @@ int tui_next_theme(struct tui *t);
 /* --- mouse.c: clicks ---------------------------------------------------------------- */
 /* Forgets the regions of the last frame (at the start of a frame). */
 void tui_hits_reset(struct tui *t);
-/* Records a table drawn in r (its title row and its rows) for clicks. */
-void tui_hit_table(struct tui *t, struct tui_view *v, struct tui_list *l, const struct tui_rect *r,
-		   const short *cx, const short *cw, int ncols);
+/* Records a table of v drawn with list l where box says (table_draw's
+ * answer: its title row and its rows) for clicks. */
+void tui_hit_table(struct tui *t, struct tui_view *v, struct tui_list *l,
+		   const struct tui_table_box *box);
 /* Records a key of the hint bar at columns [x, x + w) of row y. */
 void tui_hit_key(struct tui *t, int y, int x, int w, int action);
 /* A mouse event: returns TF_* flags. */
 int tui_mouse(struct tui *t);
 /* Presses a key for a click (t->on_key, else tui_handle_key). */
 int tui_press(struct tui *t, int key);
-/* The columns the user hid in the table of cols (setup), 0 for others. */
-unsigned tui_hidden_cols(struct tui *t, const struct tui_col *cols);
 
 /* --- timebar.c: where the time goes --------------------------------------------- */
 int timebar_slot(int part);
@@ -576,9 +585,11 @@ void list_free(struct tui_list *l);
 int list_move(struct tui_list *l, int action);
 /* Lays the table's rows out (filter, sort, groups), resolves the
  * selection and draws the title row and the visible rows into r. With
- * focused the selection is highlighted and v's focus table is set. */
-void table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb, struct tui_list *l,
-		const struct tui_rect *r, int focused, const char *title);
+ * focused the selection is highlighted and v's focus table is set.
+ * Returns where it drew what; nothing here records clicks. */
+struct tui_table_box table_draw(struct tui *t, struct tui_view *v, struct tui_table *tb,
+				struct tui_list *l, const struct tui_rect *r, int focused,
+				const char *title);
 /* Key of the selected row, 0 when none. */
 uint64_t list_selected(const struct tui_list *l);
 /* Scrolling text (help, log, alert): lines via a callback. */
