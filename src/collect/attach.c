@@ -351,7 +351,7 @@ void coll_attach_found(void *ctx, const char *path, int pid)
 
 /* Watches the dynamic loader of pid (the ELF interpreter of its
  * executable; pid 0: ingero-top's own, the host's) for libraries loaded at
- * run time: a uprobe on _dl_debug_state (bpf/ingero.bpf.c dl_change). Once
+ * run time: a uprobe on _dl_debug_state (bpf/libs.bpf.h dl_change). Once
  * per loader file; statically linked executables have none. */
 int collector_loader_hook(int pid, char *path, size_t len, uint64_t *off)
 {

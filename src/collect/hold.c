@@ -1,4 +1,4 @@
-/* Processes held until their libraries are attached (bpf/ingero.bpf.c:
+/* Processes held until their libraries are attached (bpf/libs.bpf.h:
  * hold): the handling of IGB_HOLD records, the processes attached late,
  * and the guardian that continues held processes should ingero-top die. */
 #include "collect/collector_priv.h"

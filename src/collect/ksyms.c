@@ -57,7 +57,7 @@ int ksym_ranges(struct ksym_ranges *r)
 }
 
 /* Where the kernel's interrupt entry code and __do_softirq live, for the
- * waker of a wake-up (bpf/ingero.bpf.c: in_interrupt_ctx). Zeros when
+ * waker of a wake-up (bpf/sched.bpf.h: wake_ctx). Zeros when
  * /proc/kallsyms hides addresses (kptr_restrict) or lacks the symbols.
  * Read once per process: the kernel text does not move. */
 void ksym_irq_ranges(uint64_t r[4])

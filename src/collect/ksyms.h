@@ -17,7 +17,7 @@ struct ksym_ranges {
 int ksym_ranges(struct ksym_ranges *r);
 
 /* [__irqentry_text_start, _end) and [__softirqentry_text_start, _end): the
- * interrupt entry code, for the waker of a wake-up (bpf/ingero.bpf.c
+ * interrupt entry code, for the waker of a wake-up (bpf/sched.bpf.h
  * wake_ctx). Zeros when kallsyms hides addresses or lacks them. */
 void ksym_irq_ranges(uint64_t r[4]);
 

@@ -119,7 +119,7 @@ enum ig_op_lib { IG_LIB_CUDART = 0, IG_LIB_CUDA = 1, IG_LIB_NCCL = 2, IG_LIB_HIP
 #define IG_OPK_GROUP 0x800	  /* ncclGroupStart / ncclGroupEnd */
 #define IG_OPK_COMM 0x1000	  /* an NCCL communicator is made or destroyed */
 
-/* How the BPF entry probe reads the useful arguments (see bpf/ingero.bpf.c). */
+/* How the BPF entry probe reads the useful arguments (see bpf/calls.bpf.h). */
 enum ig_argmode {
 	IG_ARGS_NONE = 0,
 	IG_ARGS_PTR1,        /* arg0 = parm1 (pointer freed) */

@@ -1,5 +1,5 @@
 /* CPython frames of traced calls. At the call, the kernel
- * (bpf/ingero.bpf.c, py_capture) copies the code object pointer and the
+ * (bpf/stacks.bpf.h, py_capture) copies the code object pointer and the
  * instruction pointer of each interpreter frame of the calling thread; this
  * module does the rest in user space:
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # needs: root
-# User stacks of traced calls through the real uprobes (bpf/ingero.bpf.c
+# User stacks of traced calls through the real uprobes (bpf/stacks.bpf.h
 # capture_stack, src/stacks/), driven by
 # build/tests/tools/stacktrace:
 #   1. with stacks on, per-op call counts stay exact and every call carries
