@@ -32,9 +32,9 @@ DEPS_PKGS := gcc g++ make clang llvm pkg-config libbpf-dev bpftool libelf-dev li
 	     openssh-client openssh-server sudo
 
 # src/ is layered (docs/architecture.md, make check-layers): core, collect,
-# store, model, stacks, detect, session, report, serve, fleet; tui/ beside report;
+# store, model, stacks, detect, analysis, session, report, serve, fleet; tui/ beside report;
 # app on top.
-LAYERS   := core collect store model stacks detect session report serve fleet app
+LAYERS   := core collect store model stacks detect analysis session report serve fleet app
 SRC      := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 HDRS     := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h))
 TUI_SRC  := $(wildcard tui/*.c)

@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/slowcalls.h"
 #include "collect/check.h"
 #include "core/log.h"
 #include "model/model.h"
 #include "report/evring.h"
-#include "report/slowcalls.h"
 #include "session/session.h"
 #include "store/query.h"
 #include "core/clock.h"

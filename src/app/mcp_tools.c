@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
+#include "analysis/slowcalls.h"
 #include "app/mcp.h"
 #include "collect/check.h"
 #include "core/ops.h"
@@ -22,7 +24,6 @@
 #include "report/range.h"
 #include "report/report.h"
 #include "report/report_stacks.h"
-#include "report/slowcalls.h"
 #include "report/timearg.h"
 #include "session/session.h"
 #include "stacks/stacks.h"
@@ -168,9 +169,9 @@ static int view_open(struct mcp *s, const json_t *a, struct view *v, char *err, 
 		range_free(v->r);
 		return -1;
 	}
-	v->in.m = v->r->m;
-	v->in.d = v->r->d;
-	v->in.slow = v->r->slow;
+	v->in.m = v->r->an->m;
+	v->in.d = v->r->an->d;
+	v->in.slow = v->r->an->slow;
 	v->in.first_ns = v->r->first_ns;
 	v->in.last_ns = v->r->last_ns;
 	v->in.since_ns = v->since;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/slowcalls.h"
 #include "core/fmt.h"
 #include "core/ops.h"
 #include "core/status.h"
@@ -20,7 +21,6 @@
 #include "model/model.h"
 #include "report/report.h"
 #include "report/report_stacks.h"
-#include "report/slowcalls.h"
 #include "report/json_build.h"
 #include "report/timearg.h"
 

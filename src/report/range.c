@@ -4,9 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "detect/detect.h"
+#include "analysis/analysis.h"
 #include "model/model.h"
-#include "report/slowcalls.h"
 #include "store/replay.h"
 
 struct range *range_new(const struct ig_model_cfg *cfg, uint64_t since_ns, uint64_t until_ns)
@@ -16,14 +15,11 @@ struct range *range_new(const struct ig_model_cfg *cfg, uint64_t since_ns, uint6
 		return NULL;
 	r->since_ns = since_ns;
 	r->until_ns = until_ns;
-	r->m = model_new(cfg);
-	r->d = detect_new(NULL);
-	r->slow = slowcalls_new(0, 0);
-	if (!r->m || !r->d || !r->slow) {
+	r->an = analysis_new(cfg, NULL, true);
+	if (!r->an) {
 		range_free(r);
 		return NULL;
 	}
-	model_set_window_hook(r->m, detect_window, r->d);
 	return r;
 }
 
@@ -31,9 +27,7 @@ void range_free(struct range *r)
 {
 	if (!r)
 		return;
-	model_free(r->m);
-	detect_free(r->d);
-	slowcalls_free(r->slow);
+	analysis_free(r->an);
 	free(r);
 }
 
@@ -43,8 +37,7 @@ void range_event(void *ctx, const struct ig_event *e)
 	uint64_t end = e->ts_ns + e->dur_ns;
 	if ((r->since_ns && end < r->since_ns) || (r->until_ns && end > r->until_ns))
 		return;
-	model_ingest(r->m, e);
-	slowcalls_event(r->slow, e);
+	analysis_ingest(r->an, e);
 	if (e->kind != IG_EV_SNAPSHOT && e->kind != IG_EV_COMM) {
 		if (!r->first_ns || e->ts_ns < r->first_ns)
 			r->first_ns = e->ts_ns;
@@ -77,6 +70,8 @@ int range_from_replay(struct range *r, struct ig_source *src)
 
 void range_finish(struct range *r)
 {
-	uint64_t t = r->last_ns ? r->last_ns : model_now(r->m);
-	model_advance(r->m, (t / 1000000000ULL + 1) * 1000000000ULL);
+	/* the next whole second, without the detector's end rule (a range is
+	 * judged as the windows it spans, not as a whole run) */
+	uint64_t t = r->last_ns ? r->last_ns : model_now(r->an->m);
+	analysis_advance(r->an, (t / 1000000000ULL + 1) * 1000000000ULL);
 }

@@ -11,15 +11,11 @@
 #include "core/event.h"
 #include "core/source.h"
 
-struct ig_model;
 struct ig_model_cfg;
-struct ig_detect;
-struct slowcalls;
+struct analysis;
 
 struct range {
-	struct ig_model *m;	/* lifetime = the range */
-	struct ig_detect *d;	/* chains of the range (hooked to m's windows) */
-	struct slowcalls *slow; /* slowest calls of the range */
+	struct analysis *an; /* the range's model, chains and slowest calls (lifetime = the range) */
 	uint64_t since_ns, until_ns;
 	uint64_t first_ns, last_ns; /* first entry, last completion of the events taken */
 	uint64_t events;	    /* taken, without host snapshots and names */

@@ -84,7 +84,7 @@ void ckpt_init(struct session *s)
 	s->ck = calloc(1, sizeof(*s->ck));
 	if (!s->ck)
 		return; /* no checkpoints: seeks back read from the start */
-	s->ck->every_ns = (uint64_t)model_cfg(s->model)->window_s * 1000000000ULL;
+	s->ck->every_ns = (uint64_t)model_cfg(s->an->m)->window_s * 1000000000ULL;
 	s->ck->next_ns = next_boundary(s, s->pos_ns);
 }
 
@@ -126,8 +126,8 @@ static void take(struct session *s, uint64_t pos)
 
 	if (find(k, pos) >= 0)
 		return;
-	c.m = model_clone(s->model);
-	c.d = detect_save(s->det);
+	c.m = model_clone(s->an->m);
+	c.d = detect_save(s->an->d);
 	c.k = s->stacks ? stacks_save(s->stacks) : NULL;
 	if (!c.m || !c.d || (s->stacks && !c.k)) {
 		ck_clear(&c);
@@ -196,14 +196,13 @@ int ckpt_restore(struct session *s, uint64_t to)
 	int r = s->src->ops->seek(s->src, c->pos_ns + 1);
 	if (r)
 		return r;
-	struct ig_model *m = model_copy(s->model, c->m);
+	struct ig_model *m = model_copy(s->an->m, c->m);
 	if (!m) { /* model_copy freed it: a new one, and the caller rebuilds */
-		s->model = model_new(model_cfg(c->m));
-		if (s->model)
-			model_set_window_hook(s->model, detect_window, s->det);
+		s->an->m = NULL;
+		analysis_set_model(s->an, model_new(model_cfg(c->m)));
 		return -ENOMEM;
 	}
-	detect_restore(s->det, c->d);
+	detect_restore(s->an->d, c->d);
 	if (s->stacks && c->k)
 		stacks_restore(s->stacks, c->k);
 	s->pos_ns = c->pos_ns;

@@ -74,7 +74,7 @@ static int open_live(struct session *s, char *err, size_t errlen)
 	if (!s->src)
 		return -EINVAL;
 	live_stacks(s, live_source_collector(s->src));
-	model_set_probe_ns(s->model, s->st.probe_ns); /* measured by collector_new */
+	model_set_probe_ns(s->an->m, s->st.probe_ns); /* measured by collector_new */
 	if (live_source_start(s->src, err, errlen))
 		return -EINVAL;
 	if ((s->cli.record || s->cli.record_dir) && session_open_record(s, err, errlen))
@@ -142,7 +142,7 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 		replay_stacks(stream, load_stack, s->stacks);
 	load_marks(s, stream);
 	s->st.probe_ns = recorded_probe_ns(stream);
-	model_set_probe_ns(s->model, s->st.probe_ns);
+	model_set_probe_ns(s->an->m, s->st.probe_ns);
 	replay_status(stream, &s->st); /* chains refused at open count too */
 	s->no_flight = "replay";
 	return 0;

@@ -164,7 +164,7 @@ static void chain_row(const struct ig_chain *c, struct rec_chain *row, const cha
 
 void session_record_chains(struct session *s)
 {
-	const struct ig_detect *d = s->det;
+	const struct ig_detect *d = s->an->d;
 	uint64_t gen = detect_generation(d);
 	const char *recs[IG_CHAIN_MAX_RECS];
 	struct rec_tl tl[IG_CHAIN_MAX_TIMELINE];

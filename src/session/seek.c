@@ -40,7 +40,7 @@ int session_set_speed(struct session *s, double speed)
 /* A new model and a reset detector and stacks, fed again from the start. */
 static int rebuild(struct session *s)
 {
-	struct ig_model_cfg cfg = *model_cfg(s->model);
+	struct ig_model_cfg cfg = *model_cfg(s->an->m);
 	struct ig_model *m = model_new(&cfg);
 	if (!m)
 		return -ENOMEM;
@@ -49,10 +49,8 @@ static int rebuild(struct session *s)
 		model_free(m);
 		return r;
 	}
-	model_free(s->model);
-	s->model = m;
-	model_set_window_hook(m, detect_window, s->det);
-	detect_reset(s->det);
+	analysis_set_model(s->an, m);
+	detect_reset(s->an->d);
 	if (s->stacks)
 		stacks_reset(s->stacks);
 	s->pos_ns = s->st.replay_start_ns;
@@ -115,8 +113,8 @@ int session_seek(struct session *s, int64_t delta_ns)
 static int jump_detected(struct session *s, int dir)
 {
 	if (dir > 0) {
-		uint64_t gen = detect_generation(s->det);
-		while (!s->at_end && detect_generation(s->det) == gen) {
+		uint64_t gen = detect_generation(s->an->d);
+		while (!s->at_end && detect_generation(s->an->d) == gen) {
 			uint64_t to = s->pos_ns + SEC;
 			session_pump_until(s, to, ALL);
 			s->pos_ns = to;
@@ -126,8 +124,8 @@ static int jump_detected(struct session *s, int dir)
 		return s->at_end ? -ENOENT : 0;
 	}
 	uint64_t best = 0;
-	for (int i = 0; i < detect_count(s->det); i++) {
-		uint64_t t = detect_chain(s->det, i)->first_seen_ns;
+	for (int i = 0; i < detect_count(s->an->d); i++) {
+		uint64_t t = detect_chain(s->an->d, i)->first_seen_ns;
 		if (t + SEC < s->pos_ns && t > best)
 			best = t;
 	}
@@ -166,9 +164,9 @@ int session_replay_to(struct session *s, uint64_t until)
 		return -EIO;
 	if (until > s->pos_ns)
 		s->pos_ns = until;
-	model_advance(s->model, until);
+	analysis_advance(s->an, until);
 	s->st.replay_pos_ns = s->pos_ns;
-	s->st.now_ns = model_now(s->model);
+	s->st.now_ns = model_now(s->an->m);
 	session_record_chains(s);
 	return s->at_end ? 0 : 1;
 }

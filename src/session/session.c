@@ -25,7 +25,7 @@
 void session_ingest(void *ctx, const struct ig_event *e)
 {
 	struct session *s = ctx;
-	model_ingest(s->model, e);
+	analysis_ingest(s->an, e);
 	if (s->stacks)
 		stacks_event(s->stacks, e);
 	if (e->ts_ns + e->dur_ns > s->last_ev_ns)
@@ -67,16 +67,14 @@ static struct session *session_alloc(const struct cli *cli, char *err, size_t er
 	s->no_flight = "this session (--flight 0)";
 	model_cfg_default(&cfg);
 	cfg.window_s = (unsigned)(cli->window_s + 0.5);
-	s->model = model_new(&cfg);
 	detect_cfg_default(&dcfg);
 	dcfg.self_pid = (uint32_t)getpid(); /* named as itself when it is a culprit */
-	s->det = detect_new(&dcfg);
-	if (!s->model || !s->det) {
+	s->an = analysis_new(&cfg, &dcfg, false);
+	if (!s->an) {
 		snprintf(err, errlen, "out of memory");
 		session_free(s);
 		return NULL;
 	}
-	model_set_window_hook(s->model, detect_window, s->det);
 	if (gethostname(s->st.host, sizeof(s->st.host) - 1))
 		snprintf(s->st.host, sizeof(s->st.host), "?");
 	return s;
@@ -150,8 +148,7 @@ void session_free(struct session *s)
 		s->src->ops->free(s->src); /* stops a launched command still running */
 	free(s->marks);
 	ckpt_free(s);
-	model_free(s->model);
-	detect_free(s->det);
+	analysis_free(s->an);
 	free(s);
 }
 
@@ -225,9 +222,9 @@ void session_advance(struct session *s)
 
 	if (s->src->ops->peek_ts && s->src->ops->peek_ts(s->src, &next) == 0 && next < to)
 		to = next;
-	model_advance(s->model, to);
+	analysis_advance(s->an, to);
 	s->st.replay_pos_ns = s->pos_ns;
-	s->st.now_ns = model_now(s->model);
+	s->st.now_ns = model_now(s->an->m);
 }
 
 void session_tick(struct session *s)
@@ -245,7 +242,7 @@ void session_tick(struct session *s)
 	/* The thresholds of tail-only stacks, at every tick (about 10 a
 	 * second): an op's first calls all walk their stack until it has one. */
 	if (s->stack_tail)
-		live_stacks_tail(s->stack_tail, s->model);
+		live_stacks_tail(s->stack_tail, s->an->m);
 	if (now - s->rate_t0_ns >= 1000000000ULL) {
 		s->st.events_per_s = (double)(s->st.events_total - s->rate_events0) * 1e9 /
 				     (double)(now - s->rate_t0_ns);
@@ -268,11 +265,8 @@ void session_finish(struct session *s)
 {
 	/* Close the last second of event time so the detector sees it; live
 	 * and replay of the same events end on the same boundary. */
-	uint64_t t = s->last_ev_ns ? s->last_ev_ns : model_now(s->model);
-	detect_set_end(s->det, 1); /* a run shorter than a judged window: judged whole */
-	model_advance(s->model, (t / 1000000000ULL + 1) * 1000000000ULL);
-	detect_set_end(s->det, 0);
-	s->st.now_ns = model_now(s->model);
+	analysis_finish(s->an, s->last_ev_ns);
+	s->st.now_ns = model_now(s->an->m);
 	session_record_chains(s);
 }
 
@@ -280,12 +274,12 @@ void session_finish(struct session *s)
 
 struct ig_model *session_model(struct session *s)
 {
-	return s->model;
+	return s->an->m;
 }
 
 const struct ig_detect *session_detect(struct session *s)
 {
-	return s->det;
+	return s->an->d;
 }
 
 struct stacks *session_stacks(struct session *s)
@@ -300,8 +294,7 @@ struct ig_status *session_status(struct session *s)
 
 void session_reset(struct session *s)
 {
-	model_reset(s->model);
-	detect_reset(s->det);
+	analysis_reset(s->an);
 	if (s->stacks)
 		stacks_reset(s->stacks);
 }

@@ -7,6 +7,8 @@
 
 #include "session/session.h"
 
+#include "analysis/analysis.h"
+
 #include "collect/sysinfo.h"
 #include "core/source.h"
 #include "core/status.h"
@@ -14,8 +16,7 @@
 struct session {
 	struct cli cli;
 	struct ig_source *src; /* owned: live, replay, or one given (tests) */
-	struct ig_model *model;
-	struct ig_detect *det; /* judges the model's windows (model/window.h) */
+	struct analysis *an; /* model + detector (analysis/analysis.h) */
 	struct ig_status st;
 	session_event_hook hook;
 	void *hook_ctx;

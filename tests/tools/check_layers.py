@@ -20,14 +20,15 @@ ALLOWED = {
     "model":   {"core"},
     "stacks":  {"core", "store", "bpf"},
     "detect":  {"core", "model"},
-    "session": {"core", "collect", "store", "model", "stacks", "detect"},
-    "report":  {"core", "store", "model", "stacks", "detect"},
-    "serve":   {"core", "store", "model", "stacks", "detect", "report"},
+    "analysis": {"core", "model", "detect"},
+    "session": {"core", "collect", "store", "model", "stacks", "detect", "analysis"},
+    "report":  {"core", "store", "model", "stacks", "detect", "analysis"},
+    "serve":   {"core", "store", "model", "stacks", "detect", "analysis", "report"},
     "fleet":   {"core", "store"},
-    "tui":     {"core", "store", "model", "stacks", "detect", "session", "report",
-                "fleet"},
-    "app":     {"core", "collect", "store", "model", "stacks", "detect", "session",
-                "report", "serve", "fleet", "tui"},
+    "tui":     {"core", "store", "model", "stacks", "detect", "analysis", "session",
+                "report", "fleet"},
+    "app":     {"core", "collect", "store", "model", "stacks", "detect", "analysis",
+                "session", "report", "serve", "fleet", "tui"},
     "bpf":     set(),
 }
 # headers that are not under src/<layer>/: which layer they belong to
@@ -45,8 +46,8 @@ THIRD_PARTY = {
     "elfutils/": {"collect", "stacks"}, "dwarf.h": {"collect", "stacks"},
     "libiberty/": {"stacks"}, "demangle.h": {"stacks"},
     # jansson: core's json.h/json.c wrap it; every layer above may use it
-    "jansson.h": {"json", "collect", "store", "model", "stacks", "detect", "session",
-                  "report", "fleet", "tui", "app"},
+    "jansson.h": {"json", "collect", "store", "model", "stacks", "detect", "analysis",
+                  "session", "report", "fleet", "tui", "app"},
 }
 # a layer that may see only some headers of another (layer -> {layer: headers})
 ONLY = {"detect": {"model": {"model/window.h", "model/stats.h"}}}

@@ -1,6 +1,6 @@
 /* The pure parts of the handover: time arguments (report/timearg), the
  * marking of untrusted text for MCP answers (report/mcpmark), the slowest
- * calls of a run (report/slowcalls), the ring of recent events
+ * calls of a run (analysis/slowcalls), the ring of recent events
  * (report/evring), range models (report/range), and the incident report
  * on a synthetic stream with a stated cause (report/explain): the cause
  * first with its culprit, filters, widths, escaping of a hostile name. */
@@ -8,12 +8,13 @@
 #include "check.h"
 #include "synth.h"
 
+#include "analysis/analysis.h"
+#include "analysis/slowcalls.h"
 #include "core/ops.h"
 #include "report/evring.h"
 #include "report/explain.h"
 #include "report/mcpmark.h"
 #include "report/range.h"
-#include "report/slowcalls.h"
 #include "report/timearg.h"
 
 #include <errno.h>
@@ -289,7 +290,7 @@ static void test_explain(void)
 	CHECK(json_array_size(json_object_get(rep, "slow_calls")) == 5 &&
 	      json_array_size(json_object_get(rep, "actions")) > 0);
 	/* the range model over the whole stream has the same statistics */
-	struct explain_in rin = {.m = rg->m, .d = rg->d, .slow = rg->slow};
+	struct explain_in rin = {.m = rg->an->m, .d = rg->an->d, .slow = rg->an->slow};
 	json_t *rrep = explain_build(&rin, &o, err, sizeof(err));
 	CHECK(rrep && json_equal(json_object_get(rep, "ops"), json_object_get(rrep, "ops")));
 	json_decref(rrep);

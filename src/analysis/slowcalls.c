@@ -1,7 +1,7 @@
 /* The slowest calls of a run per (op, process) (slowcalls.h). A series is a
  * small array kept sorted slowest first; series live in an open-addressing
  * table keyed by (op, pid). */
-#include "report/slowcalls.h"
+#include "analysis/slowcalls.h"
 
 #include <stdlib.h>
 #include <string.h>
