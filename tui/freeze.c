@@ -137,7 +137,8 @@ void tui_refresh(struct tui *t)
 	if (!t->paused)
 		track_activity(t);
 	tui_spans(t);
-	snap_take(t);
+	const struct tui_frozen *f = tui_frozen_now(t);
+	snap_take(t->snap, tui_model(t), f, f ? NULL : session_detect(t->s));
 	if (t->live)
 		note_pids(t);
 	if (t->depth > 1)

@@ -1,15 +1,15 @@
 /* The main screen's copy of the model's numbers and the chains, taken once
- * per refresh interval from what the screens read (freeze.c); the
+ * per refresh interval from what the screens read (freeze.c hands it the
+ * model and the chains: nothing here knows the viewer's state); the
  * processes' container names as the model carries them. */
 #include <stdio.h>
 #include <string.h>
 
 #include "tui_int.h"
 
-void snap_take(struct tui *t)
+void snap_take(struct tui_snap *sn, struct ig_model *m, const struct tui_frozen *f,
+	       const struct ig_detect *d)
 {
-	struct tui_snap *sn = t->snap;
-	struct ig_model *m = tui_model(t);
 	int ops[IG_OP_MAX];
 
 	model_totals(m, &sn->tot);
@@ -25,13 +25,11 @@ void snap_take(struct tui *t)
 	sn->nprocs = model_procs(m, sn->procs, TUI_MAX_PROCS);
 
 	sn->nchains = 0;
-	const struct tui_frozen *f = tui_frozen_now(t);
 	if (f) {
 		for (int i = 0; i < f->nchains; i++)
 			sn->chains[sn->nchains++] = f->chains[i];
 		return;
 	}
-	const struct ig_detect *d = session_detect(t->s);
 	int nc = detect_count(d);
 	for (int i = 0; i < nc && sn->nchains < IG_CHAIN_MAX; i++) {
 		const struct ig_chain *c = detect_chain(d, i);

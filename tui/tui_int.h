@@ -645,9 +645,11 @@ void chains_table(struct tui *t, struct tui_view *v, struct tui_list *l,
 		  const char *title);
 
 /* --- snap.c ------------------------------------------------------------------ */
-/* The main screen's numbers and the chains, from tui_model() and the chains
- * of the same moment. */
-void snap_take(struct tui *t);
+/* The main screen's numbers into sn, from m (tui_model()) and the chains
+ * of the same moment: f's when the view is frozen (tui_frozen_now()),
+ * else the detector d's. */
+void snap_take(struct tui_snap *sn, struct ig_model *m, const struct tui_frozen *f,
+	       const struct ig_detect *d);
 /* The chain with this id in the snapshot, NULL when none. */
 const struct ig_chain *snap_chain(const struct tui_snap *sn, uint32_t id);
 /* Highest severity of the snapshot's active chains on op (0 = any) in pid
