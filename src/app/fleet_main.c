@@ -380,7 +380,6 @@ static bool ever_live(const struct fleet *f)
 	return false;
 }
 
-/* --batch and --json: a table (an object) every -d seconds, -n of them. */
 /* true while a host is being connected or has sent no frame yet since its
  * hello: the first table waits for them (FIRST_WAIT_MS at most). */
 static bool unsettled(const struct fleet *f)
@@ -395,6 +394,7 @@ static bool unsettled(const struct fleet *f)
 
 #define FIRST_WAIT_MS 10000
 
+/* --batch and --json: a table (an object) every -d seconds, -n of them. */
 static int run_print(struct fleet *f, const struct fargs *a)
 {
 	uint64_t every = (uint64_t)(a->o.interval_s * 1000), start = ig_mono_ms(),
@@ -402,7 +402,10 @@ static int run_print(struct fleet *f, const struct fargs *a)
 	int printed = 0, r = 0;
 	fleet_step(f, ig_mono_ms());
 	while (!fleet_stop_flag) {
-		fleet_wait(f, next);
+		/* the first table waiting for the hosts' first frames: wait for
+		 * them, not for a deadline already past (a busy loop) */
+		uint64_t t = ig_mono_ms();
+		fleet_wait(f, !printed && t >= next ? t + fleet_timeout_ms(f) : next);
 		bool done = fleet_done(f);
 		uint64_t now = ig_mono_ms();
 		if (now < next && !done)

@@ -193,8 +193,9 @@ static void start_due(struct fleet *f, uint64_t now_ms)
 	}
 }
 
-/* Live hosts without a frame for 3 intervals are stale; a connection
- * without its hello says for how long. */
+/* Live hosts without a frame for 3 intervals are stale, and so are those
+ * with a hello and no frame 10 s after that; a connection without its
+ * hello says for how long. */
 static void check_stale(struct fleet *f, uint64_t now_ms)
 {
 	char age[32];
@@ -209,8 +210,10 @@ static void check_stale(struct fleet *f, uint64_t now_ms)
 			h->state = FLEET_STALE;
 			fmt_age(age, sizeof(age), (now_ms - h->last_frame_ms) * 1000000);
 			snprintf(h->why, sizeof(h->why), "no frame for %s", age);
-		} else if (h->state == FLEET_LIVE && !h->last_frame_ms && c->pid > 0 &&
-			   now_ms - c->started_ms > limit + 10000) {
+		} else if ((h->state == FLEET_LIVE || h->state == FLEET_STALE) && !h->last_frame_ms &&
+			   c->pid > 0 && now_ms - c->started_ms > limit + 10000) {
+			/* a hello and no frame (an attach that hangs): not live */
+			h->state = FLEET_STALE;
 			fmt_age(age, sizeof(age), (now_ms - c->started_ms) * 1000000);
 			snprintf(h->why, sizeof(h->why), "no frame for %s since the hello", age);
 		} else if (h->state == FLEET_CONNECTING && c->pid > 0 && !c->no_hello &&

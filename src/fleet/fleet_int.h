@@ -18,8 +18,9 @@
 #define FLEET_REFUSED_RETRY_MS 60000
 #define FLEET_HELLO_WAIT_MS 30000 /* a connection without a hello by then is ended */
 #define FLEET_JOIN_EVERY_MS 250	  /* the straggler is judged again at most this often */
-#define FLEET_JOIN_SLOTS 1024	  /* recent collectives kept per communicator */
-#define FLEET_JOIN_RANKS 64	  /* arrivals kept per collective */
+#define FLEET_JOIN_SLOTS 1024	  /* recent collectives kept per communicator, at most */
+#define FLEET_JOIN_RANKS 1024	  /* ranks of a communicator joined, at most */
+#define FLEET_JOIN_ARRIVALS 65536 /* arrivals kept per communicator: slots x ranks */
 #define FLEET_JOIN_KEYS 8	  /* communicators joined */
 
 struct fleet_conn {
@@ -53,7 +54,7 @@ struct fleet_arrival {
 struct fleet_slot {
 	uint64_t seq; /* 0: empty */
 	uint16_t n;
-	struct fleet_arrival a[FLEET_JOIN_RANKS];
+	struct fleet_arrival *a; /* cap of them, in the communicator's pool */
 };
 
 /* The latest seq each rank reported on a communicator. */
@@ -63,11 +64,15 @@ struct fleet_seen {
 	uint64_t latest;
 };
 
+/* One communicator: its recent collectives, nslots of them with room for
+ * cap arrivals each (cap: its nranks when first seen; nslots: as many as
+ * FLEET_JOIN_ARRIVALS allow, 64 to FLEET_JOIN_SLOTS). */
 struct fleet_join {
 	uint32_t key, nranks;
-	int nseen;
+	int nseen, cap, nslots;
 	struct fleet_seen seen[FLEET_JOIN_RANKS];
-	struct fleet_slot *slots; /* FLEET_JOIN_SLOTS of them */
+	struct fleet_slot *slots;
+	struct fleet_arrival *pool; /* nslots x cap */
 };
 
 struct fleet {

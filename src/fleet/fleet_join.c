@@ -18,9 +18,21 @@ static struct fleet_join *join_of(struct fleet *f, uint32_t key, uint32_t nranks
 		return NULL; /* more communicators than joined: the first ones are kept */
 	struct fleet_join *j = &f->keys[f->nkeys];
 	memset(j, 0, sizeof(*j));
-	j->slots = calloc(FLEET_JOIN_SLOTS, sizeof(*j->slots));
-	if (!j->slots)
+	j->cap = nranks < 2 ? 2 : nranks > FLEET_JOIN_RANKS ? FLEET_JOIN_RANKS : (int)nranks;
+	j->nslots = FLEET_JOIN_ARRIVALS / j->cap;
+	if (j->nslots > FLEET_JOIN_SLOTS)
+		j->nslots = FLEET_JOIN_SLOTS;
+	if (j->nslots < 64)
+		j->nslots = 64;
+	j->slots = calloc((size_t)j->nslots, sizeof(*j->slots));
+	j->pool = calloc((size_t)j->nslots * (size_t)j->cap, sizeof(*j->pool));
+	if (!j->slots || !j->pool) {
+		free(j->slots);
+		free(j->pool);
 		return NULL;
+	}
+	for (int k = 0; k < j->nslots; k++)
+		j->slots[k].a = &j->pool[(size_t)k * (size_t)j->cap];
 	j->key = key;
 	j->nranks = nranks;
 	f->nkeys++;
@@ -51,7 +63,7 @@ void fjoin_add(struct fleet *f, int host, uint32_t key, uint32_t rank, uint32_t 
 		j->nranks = nranks;
 	note_seen(j, host, rank, pid, seq);
 	f->join_dirty = true;
-	struct fleet_slot *s = &j->slots[seq % FLEET_JOIN_SLOTS];
+	struct fleet_slot *s = &j->slots[seq % (uint64_t)j->nslots];
 	if (s->seq > seq)
 		return; /* older than what the table keeps */
 	if (s->seq != seq) {
@@ -61,7 +73,7 @@ void fjoin_add(struct fleet *f, int host, uint32_t key, uint32_t rank, uint32_t 
 	for (int k = 0; k < s->n; k++)
 		if (s->a[k].rank == rank)
 			return; /* listed twice: the first one counts */
-	if (s->n == FLEET_JOIN_RANKS)
+	if (s->n == j->cap)
 		return;
 	s->a[s->n++] = (struct fleet_arrival){
 	    .rank = (uint16_t)rank,
@@ -100,7 +112,7 @@ static uint64_t tally_join(const struct fleet *f, const struct fleet_join *j, st
 	for (int k = 0; k < j->nseen; k++)
 		if (j->seen[k].latest < min_latest)
 			min_latest = j->seen[k].latest;
-	for (int x = 0; x < FLEET_JOIN_SLOTS; x++) {
+	for (int x = 0; x < j->nslots; x++) {
 		const struct fleet_slot *s = &j->slots[x];
 		if (!judged(j, s, min_latest))
 			continue;
@@ -179,8 +191,10 @@ void fjoin_update(struct fleet *f)
 
 void fjoin_free(struct fleet *f)
 {
-	for (int k = 0; k < f->nkeys; k++)
+	for (int k = 0; k < f->nkeys; k++) {
 		free(f->keys[k].slots);
+		free(f->keys[k].pool);
+	}
 	f->nkeys = 0;
 }
 

@@ -13,6 +13,7 @@
 #   huge-*        live, but its first frame is a 5 MiB line (dropped)
 #   silent-*      says nothing until its stdin ends
 #   stall-*       a hello and one frame, then nothing until its stdin ends
+#   mute-*        a hello, then nothing (an attach that hangs) until stdin ends
 #   v2-*          a hello of stream 2 (version mismatch)
 #   error-*       a hello, then {"type":"error"} (not root) and exit 1
 #   hostkey-*     the host key changed: refused
@@ -136,6 +137,7 @@ stream() {
 case $host in
 live-* | hog-* | nccl-* | ends-* | huge-* | stall-*) stream ;;
 silent-*) cat >/dev/null; exit 0 ;;
+mute-*) hello 1; cat >/dev/null; exit 0 ;;
 v2-*) hello 2; cat >/dev/null; exit 0 ;;
 error-*)
 	hello 1

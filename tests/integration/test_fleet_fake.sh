@@ -45,7 +45,7 @@ expect() { # name, description, expression
 
 # --- every state and reason ----------------------------------------------------
 hosts=""
-for n in live hog down hostkey denied missing older nosudo error v2 silent huge ends stall; do
+for n in live hog down hostkey denied missing older nosudo error v2 silent huge ends stall mute; do
 	hosts+="${hosts:+,}$n-$S"
 done
 start states --ssh "$hosts"
@@ -66,6 +66,7 @@ expect states "a 5 MiB line dropped, the host live" 'h["huge"]["state"] == "live
 expect states "a session that ends: ended" 'h["ends"]["state"] == "ended" and h["ends"]["why"] == "command exited 0" and h["ends"]["frames"] == 2'
 expect states "a silent host stays connecting" 'h["silent"]["state"] == "connecting" and h["silent"]["connects"] == 1'
 expect states "a host without frames: stale" 'h["stall"]["state"] == "stale" and h["stall"]["why"].startswith("no frame for")'
+expect states "a hello and no frame: stale, since the hello" 'h["mute"]["state"] == "stale" and h["mute"]["why"].startswith("no frame for") and h["mute"]["why"].endswith("since the hello")'
 expect states "unreachable reconnects with back-off" 'h["down"]["connects"] >= 3'
 expect states "refused is not retried at once" 'h["hostkey"]["connects"] == 1 and h["denied"]["connects"] == 1'
 expect states "failed is never retried" 'h["missing"]["connects"] == 1 and h["older"]["connects"] == 1 and h["v2"]["connects"] == 1'
