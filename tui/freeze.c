@@ -1,33 +1,15 @@
-/* What every screen reads, and when it stops moving. Live, the screens read
- * the session's model and the detector's chains. Paused (p), they read a
- * copy of both taken at the pause: the main screen and every drill-down
- * show one moment. When the traced work stops (no CUDA call for
- * TUI_QUIET_S of event time: the target exited or went quiet), they read
- * the copy taken at the last refresh that saw new calls: the window stays
- * at the last activity, marked "ended 2m ago" in the header, until calls
- * come again. */
+/* When what every screen reads stops moving (the readers are in snap.c).
+ * Live, the screens read the session's model and the detector's chains.
+ * Paused (p), they read a copy of both taken at the pause: the main screen
+ * and every drill-down show one moment. When the traced work stops (no
+ * CUDA call for TUI_QUIET_S of event time: the target exited or went
+ * quiet), they read the copy taken at the last refresh that saw new calls:
+ * the window stays at the last activity, marked "ended 2m ago" in the
+ * header, until calls come again. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tui_int.h"
-
-struct ig_model *tui_model(struct tui *t)
-{
-	if (t->paused && t->pause.m)
-		return t->pause.m;
-	if (t->ended && t->last.m)
-		return t->last.m;
-	return session_model(t->s);
-}
-
-const struct tui_frozen *tui_frozen_now(struct tui *t)
-{
-	if (t->paused && t->pause.m)
-		return &t->pause;
-	if (t->ended && t->last.m)
-		return &t->last;
-	return NULL;
-}
 
 /* Copies the model and the chains of now into f. */
 static void take(struct tui *t, struct tui_frozen *f, struct ig_model *m,
@@ -107,12 +89,6 @@ void tui_spans(struct tui *t)
 	t->span_life_ns = tot.first_ns && tot.now_ns > tot.first_ns ? tot.now_ns - tot.first_ns : 0;
 }
 
-double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life)
-{
-	return t->life ? fig_rate(calls_life, t->span_life_ns)
-		       : fig_rate(calls_win, t->span_win_ns);
-}
-
 void tui_watch(struct tui *t)
 {
 	track_activity(t);
@@ -158,22 +134,4 @@ void tui_pause(struct tui *t, int on)
 	}
 	/* every screen reads the same moment: the one just taken, or live again */
 	tui_refresh(t);
-}
-
-uint64_t tui_ended_ago_ns(struct tui *t)
-{
-	uint64_t now = model_now(session_model(t->s));
-	return t->ended && now > t->active_ns ? now - t->active_ns : 0;
-}
-
-uint64_t tui_alert_now_ns(struct tui *t)
-{
-	return model_now(tui_model(t)) + tui_ended_ago_ns(t);
-}
-
-int tui_provisional(struct tui *t)
-{
-	/* the current second is partial: a full window spans 9 to 10 s */
-	uint64_t win = t->snap->window_ns;
-	return win && t->span_win_ns + 1000000000ull < win;
 }

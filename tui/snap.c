@@ -1,11 +1,57 @@
-/* The main screen's copy of the model's numbers and the chains, taken once
- * per refresh interval from what the screens read (freeze.c hands it the
- * model and the chains: nothing here knows the viewer's state); the
- * processes' container names as the model carries them. */
+/* What the screens read: the model of the moment on screen (the session's,
+ * or a copy freeze.c took), the rates and ages against it; the main
+ * screen's copy of the model's numbers and the chains, taken once per
+ * refresh interval (freeze.c hands it the model and the chains); the
+ * processes' container names as the model carries them. Nothing here
+ * calls back into the viewer: screens, panes and freeze.c call down. */
 #include <stdio.h>
 #include <string.h>
 
 #include "tui_int.h"
+
+struct ig_model *tui_model(struct tui *t)
+{
+	if (t->paused && t->pause.m)
+		return t->pause.m;
+	if (t->ended && t->last.m)
+		return t->last.m;
+	return session_model(t->s);
+}
+
+const struct tui_frozen *tui_frozen_now(struct tui *t)
+{
+	if (t->paused && t->pause.m)
+		return &t->pause;
+	if (t->ended && t->last.m)
+		return &t->last;
+	return NULL;
+}
+
+double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life)
+{
+	return t->life ? fig_rate(calls_life, t->span_life_ns)
+		       : fig_rate(calls_win, t->span_win_ns);
+}
+
+uint64_t tui_ended_ago_ns(struct tui *t)
+{
+	uint64_t now = model_now(session_model(t->s));
+	return t->ended && now > t->active_ns ? now - t->active_ns : 0;
+}
+
+uint64_t tui_alert_now_ns(struct tui *t)
+{
+	return model_now(tui_model(t)) + tui_ended_ago_ns(t);
+}
+
+int tui_provisional(struct tui *t)
+{
+	/* the current second is partial: a full window spans 9 to 10 s */
+	uint64_t win = t->snap->window_ns;
+	return win && t->span_win_ns + 1000000000ull < win;
+}
+
+/* --- the main screen's snapshot ----------------------------------------------- */
 
 void snap_take(struct tui_snap *sn, struct ig_model *m, const struct tui_frozen *f,
 	       const struct ig_detect *d)

@@ -375,7 +375,7 @@ struct tui {
 	uint64_t status_msg_ms; /* when the session's notice last changed */
 };
 
-/* --- freeze.c: what the screens read ----------------------------------------------- */
+/* --- snap.c: what the screens read; freeze.c: when it stops moving ---------------- */
 /* The model the screens read: the session's, or the copy taken at the pause
  * or at the last activity. Not cached: a replay seek backwards rebuilds the
  * session's model, and a pause swaps in a copy. */
@@ -412,9 +412,9 @@ const struct ig_time_parts *mark_parts(const struct tui *t, uint32_t pid);
 /* " MARK 14:02:10 " (local time) for the header. */
 char *mark_badge(const struct tui *t, char *buf, size_t n);
 
-/* Notes the spans of tui_model() (the denominators of the rates). */
+/* Notes the spans of tui_model() (the denominators of the rates; freeze.c). */
 void tui_spans(struct tui *t);
-/* Calls per second as the screens show them: calls_win over the window,
+/* snap.c: calls per second as the screens show them: calls_win over the window,
  * or calls_life since the start (z), over the same span for every row. */
 double tui_rate(struct tui *t, uint64_t calls_win, uint64_t calls_life);
 /* How long ago the work stopped, when the view stays at the last activity
