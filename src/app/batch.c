@@ -13,7 +13,6 @@
 #include "stacks/stacks.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -164,21 +163,13 @@ static int run_live(struct session *s, const struct cli *cli, const struct sessi
 
 	start(s, cli);
 	while (!batch_stop_flag) {
-		int fd = session_fd(s);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int64_t to = (int64_t)next - (int64_t)ig_mono_ms();
-		int tmo = session_timeout_ms(s);
-		if (!cli->summary && !cli->events && to < tmo)
-			tmo = to < 0 ? 0 : (int)to;
-		if (poll(&p, fd >= 0 ? 1 : 0, tmo) < 0 && errno != EINTR)
-			break;
-		if (session_pump(s, 1 << 16) < 0)
+		/* framing: wake for the next frame too */
+		if (session_wait(s, NULL, 0, framing ? next : 0) < 0)
 			break;
 		/* --events: what was read is out now (a pipe or a file is block
 		 * buffered), not when 4 KiB more come or at the exit */
 		if (cli->events)
 			fflush(stdout);
-		session_tick(s);
 		metrics_publish(s, pub, &next_pub, interval_ms);
 		if (batch_flight_flag) {
 			batch_flight_flag = 0;

@@ -14,7 +14,6 @@
 #include "store/rec.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,13 +196,8 @@ static int run(struct session *s)
 	uint32_t said = 0;
 	char err[1100] = "";
 	while (!stop_flag) {
-		int fd = session_fd(s);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, fd >= 0 ? 1 : 0, session_timeout_ms(s)) < 0 && errno != EINTR)
+		if (session_wait(s, NULL, 0, 0) < 0)
 			break;
-		if (session_pump(s, 1 << 16) < 0)
-			break;
-		session_tick(s);
 		say_notices(session_status(s), &said); /* a full disk among them */
 		if (session_done(s))
 			break;

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,25 +326,14 @@ int ho_replay(struct ho_run *r, uint64_t since, uint64_t until, volatile sig_ato
 	return 0;
 }
 
-void ho_live_step(struct ho_run *r)
-{
-	session_pump(r->s, 1 << 16);
-	session_tick(r->s);
-}
-
 int ho_live_for(struct ho_run *r, int ms, volatile sig_atomic_t *stop)
 {
 	uint64_t end = ig_mono_ms() + (uint64_t)(ms > 0 ? ms : 0);
 	for (;;) {
-		int fd = session_fd(r->s);
-		int64_t left = (int64_t)end - (int64_t)ig_mono_ms();
-		if (left <= 0 || (stop && *stop))
+		if ((int64_t)end - (int64_t)ig_mono_ms() <= 0 || (stop && *stop))
 			return session_done(r->s);
-		int tmo = session_timeout_ms(r->s);
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, fd >= 0 ? 1 : 0, tmo < left ? tmo : (int)left) < 0 && errno != EINTR)
+		if (session_wait(r->s, NULL, 0, end) < 0) /* poll or read failed */
 			return session_done(r->s);
-		ho_live_step(r);
 		if (session_done(r->s))
 			return 1;
 	}

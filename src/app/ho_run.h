@@ -73,11 +73,10 @@ void ho_close(struct ho_run *r);
  * batch replay does, then closes the last second. Returns 0, or -errno. */
 int ho_replay(struct ho_run *r, uint64_t since, uint64_t until, volatile sig_atomic_t *stop);
 
-/* Live: pumps and ticks the session until ms pass, it is done, or *stop.
- * Returns 1 when the session is done (the command exited), 0 otherwise. */
+/* Live: pumps and ticks the session (session_wait) until ms pass, it is
+ * done, reading fails, or *stop. Returns 1 when the session is done (the
+ * command exited), 0 otherwise. */
 int ho_live_for(struct ho_run *r, int ms, volatile sig_atomic_t *stop);
-/* Live: one round without waiting (between two MCP messages). */
-void ho_live_step(struct ho_run *r);
 
 /* The report's input from the run (the session's model, detector, stacks,
  * status; the slowest calls; hosts; command lines). */

@@ -503,18 +503,14 @@ static void serve(struct mcp *s)
 	bool final = !s->run.live;
 	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
 	while (!mcp_stop) {
-		struct pollfd p[2] = {{.fd = 0, .events = POLLIN}, {.fd = -1}};
-		int n = 1, tmo = -1;
-		if (!final) {
-			p[1].fd = session_fd(s->run.s);
-			p[1].events = POLLIN;
-			n = p[1].fd >= 0 ? 2 : 1;
-			tmo = session_timeout_ms(s->run.s);
-		}
-		if (poll(p, (nfds_t)n, tmo) < 0 && errno != EINTR)
+		struct pollfd p = {.fd = 0, .events = POLLIN};
+		/* final: stdin alone; live: stdin and the session, pumped and
+		 * ticked (a failed read does not end the tools: they answer
+		 * from what is in) */
+		if (final && poll(&p, 1, -1) < 0 && errno != EINTR)
 			break;
 		if (!final) {
-			ho_live_step(&s->run);
+			session_wait(s->run.s, &p, 1, 0);
 			if (session_done(s->run.s)) {
 				/* the launched command exited and its events are in:
 				 * close its last second, as the batch mode does, and
@@ -524,7 +520,7 @@ static void serve(struct mcp *s)
 				log_msg(LOG_INFO, "mcp: the command exited; the data is final");
 			}
 		}
-		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && read_input(s, &lb))
+		if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && read_input(s, &lb))
 			break;
 	}
 	free(lb.b);

@@ -150,24 +150,16 @@ static void frame(struct run *R, struct session *s, bool done)
 	R->frames++;
 }
 
-/* Waits for events, a line on stdin or the next frame; reads stdin. */
+/* Waits for events, a line on stdin or the next frame, pumps and ticks
+ * the session (session_wait); reads stdin. A signal is seen by the caller. */
 static void wait_input(struct run *R, struct session *s)
 {
-	struct pollfd p[2];
-	int n = 0, sfd = session_fd(s), in = -1;
-	if (sfd >= 0)
-		p[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
-	if (R->stdin_open) {
-		in = n;
-		p[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+	struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+	if (session_wait(s, &in, R->stdin_open ? 1 : 0, R->next_ms) < 0) {
+		R->reason = "reading events failed";
+		return;
 	}
-	int64_t to = (int64_t)R->next_ms - (int64_t)ig_mono_ms();
-	int tmo = session_timeout_ms(s);
-	if (tmo < 0 || to < tmo)
-		tmo = to < 0 ? 0 : (int)to;
-	if (poll(p, (nfds_t)n, tmo) < 0)
-		return; /* EINTR: a signal, seen by the caller */
-	if (in >= 0 && (p[in].revents & (POLLIN | POLLHUP | POLLERR))) {
+	if (R->stdin_open && (in.revents & (POLLIN | POLLHUP | POLLERR))) {
 		int r = read_stdin(&R->in);
 		if (r == 1)
 			R->reason = "stdin closed";
@@ -176,15 +168,10 @@ static void wait_input(struct run *R, struct session *s)
 	}
 }
 
-/* One turn: events, the session's periodic work, a frame when due.
- * Returns false when the traced work ended (the last frame written). */
+/* One turn after wait_input: the flight recorder, notices, a frame when
+ * due. Returns false when the traced work ended (the last frame written). */
 static bool turn(struct run *R, struct session *s, const struct cli *cli)
 {
-	if (session_pump(s, 1 << 16) < 0) {
-		R->reason = "reading events failed";
-		return false;
-	}
-	session_tick(s);
 	if (batch_flight_flag) {
 		batch_flight_flag = 0;
 		session_flight_save(s);

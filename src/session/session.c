@@ -15,12 +15,15 @@
 #include "store/rec.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* The loop's longest sleep when the source has no descriptor and no wish. */
 #define IDLE_MS 100
+/* The caller's descriptors session_wait polls besides the session's. */
+#define SESSION_WAIT_MAX_EXTRA 7
 
 void session_ingest(void *ctx, const struct ig_event *e)
 {
@@ -249,6 +252,32 @@ void session_tick(struct session *s)
 		s->rate_t0_ns = now;
 		s->rate_events0 = s->st.events_total;
 	}
+}
+
+int session_wait(struct session *s, struct pollfd *extra, int nextra, uint64_t deadline_ms)
+{
+	struct pollfd p[1 + SESSION_WAIT_MAX_EXTRA];
+	int n = 0, fd = session_fd(s), tmo = session_timeout_ms(s);
+
+	if (nextra < 0 || nextra > SESSION_WAIT_MAX_EXTRA)
+		return -EINVAL;
+	if (deadline_ms) {
+		int64_t left = (int64_t)deadline_ms - (int64_t)ig_mono_ms();
+		if (left < tmo)
+			tmo = left < 0 ? 0 : (int)left;
+	}
+	for (int i = 0; i < nextra; i++)
+		p[n++] = extra[i];
+	if (fd >= 0)
+		p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	int r = poll(p, (nfds_t)n, tmo);
+	for (int i = 0; i < nextra; i++)
+		extra[i].revents = r < 0 ? 0 : p[i].revents;
+	if (r < 0 && errno != EINTR)
+		return -errno;
+	int got = session_pump(s, SESSION_WAIT_BUDGET);
+	session_tick(s);
+	return got;
 }
 
 bool session_done(struct session *s)

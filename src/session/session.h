@@ -9,6 +9,9 @@
  *   session_tick(s);           // the source's periodic work, model clock
  *   if (session_done(s)) ...
  *
+ * session_wait is those three calls in one (the batch and stream loops,
+ * record, explain and mcp use it; the viewer pumps in time slices).
+ *
  * Code: session.c (life cycle, the loop), open.c (which source, with its
  * stacks, recording and flight recorder), source_live.c and command.c (live
  * collection, a launched command), source_replay.c (recordings and their
@@ -71,6 +74,15 @@ int session_pump(struct session *s, int budget);
  * snapshots, the launched command), the model clock, the recording, status
  * counters. Cheap; call after every poll wake-up. */
 void session_tick(struct session *s);
+/* One turn of the loop: polls session_fd and the caller's extra[nextra]
+ * (their revents filled in; extra may be NULL) until one is readable, the
+ * session has work (session_timeout_ms) or deadline_ms passes (ig_mono_ms
+ * time, core/clock.h; 0: none), then pumps (at most SESSION_WAIT_BUDGET
+ * events) and ticks. Returns the events ingested, or -errno: the poll
+ * failed (not EINTR: nothing pumped) or the pump did (ticked all the same). */
+#define SESSION_WAIT_BUDGET (1 << 16)
+struct pollfd;
+int session_wait(struct session *s, struct pollfd *extra, int nextra, uint64_t deadline_ms);
 /* True when there is nothing more to see: the launched command exited and
  * its events were drained, or the replay reached its end. */
 bool session_done(struct session *s);
