@@ -8,6 +8,8 @@
  * all taken, its tick's wish sets the poll timeout, its done ends the loop,
  * its describe is the session's. No root, no kernel, no wall-clock limit. */
 #include "analysis.h"
+#include "analysis/analysis.h"
+#include "analysis/slowcalls.h"
 #include "check.h"
 #include "collect/collector.h"
 #include "core/ops.h"
@@ -15,8 +17,10 @@
 #include "synth.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SEC 1000000000ULL
 
@@ -128,6 +132,66 @@ static void test_loop(void)
 	free(text);
 	an_model_free(ref);
 	session_free(s);
+}
+
+/* The loop turned by session_wait (the batch loop's): the same analysis;
+ * a readable descriptor of the caller's is told in its revents. */
+static void test_wait(void)
+{
+	struct session *s = synth_session();
+	uint64_t n;
+	struct ig_model *ref = reference(UINT64_MAX, &n);
+	int rounds = 0, fds[2];
+
+	CHECK(pipe(fds) == 0);
+	struct pollfd in = {.fd = fds[0], .events = POLLIN};
+	CHECK(session_wait(s, &in, 1, 1) >= 0 && !(in.revents & POLLIN)); /* deadline past */
+	CHECK(write(fds[1], "x", 1) == 1);
+	CHECK(session_wait(s, &in, 1, 0) >= 0 && (in.revents & POLLIN));
+	struct pollfd many[8];
+	CHECK(session_wait(s, many, 8, 0) == -EINVAL);
+	while (!session_done(s) && rounds++ < 1000000)
+		CHECK(session_wait(s, NULL, 0, 0) >= 0);
+	session_finish(s);
+	CHECKF(session_status(s)->events_total == n, "%llu events, want %llu",
+	       (unsigned long long)session_status(s)->events_total, (unsigned long long)n);
+	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "wait"));
+	close(fds[0]);
+	close(fds[1]);
+	an_model_free(ref);
+	session_free(s);
+}
+
+/* struct analysis fed directly: what the session's gives; the slowest
+ * calls kept when asked for; reset forgets chains and calls. */
+static void test_analysis(void)
+{
+	struct synth_cfg cfg = scenario();
+	struct synth *sy = synth_new(&cfg);
+	struct analysis *a = analysis_new(NULL, NULL, true);
+	struct ig_event e, out[4];
+	uint64_t n, last = 0;
+	struct ig_model *ref = reference(UINT64_MAX, &n);
+
+	CHECK(a && a->m && a->d && a->slow);
+	while (synth_next(sy, &e)) {
+		analysis_ingest(a, &e);
+		if (e.ts_ns + e.dur_ns > last)
+			last = e.ts_ns + e.dur_ns;
+	}
+	analysis_finish(a, last);
+	CHECK(detect_count(a->d) > 0);
+	CHECK(same_analysis(a->m, a->d, ref, an_detect(ref), "analysis"));
+	CHECK(slowcalls_get(a->slow, -1, 0, 0, 0, out, 4) == 4);
+	analysis_reset(a);
+	CHECK(detect_count(a->d) == 0 && slowcalls_get(a->slow, -1, 0, 0, 0, out, 4) == 0);
+	struct analysis *b = analysis_new(NULL, NULL, false);
+	CHECK(b && !b->slow);
+	analysis_ingest(b, &e); /* without the keeper */
+	analysis_free(b);
+	analysis_free(a);
+	an_model_free(ref);
+	synth_free(sy);
 }
 
 /* Paused, the pace holds at the position; resumed, it goes on. */
@@ -491,6 +555,8 @@ int main(void)
 {
 	test_notes();
 	test_loop();
+	test_wait();
+	test_analysis();
 	test_pause();
 	test_seek();
 	test_seek_ids();
