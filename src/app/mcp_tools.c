@@ -619,18 +619,10 @@ static int timeline_replay(struct mcp *s, struct tl *t, uint64_t since, uint64_t
 	struct ig_source *src = range_source(s, err, len);
 	if (!src)
 		return -1;
-	int rc = replay_seek(src, since);
-	while (!rc) {
-		uint64_t ts;
-		int p = src->ops->peek_ts(src, &ts);
-		if (p == -ENODATA || (!p && ts > until))
-			break;
-		if (p < 0 || (p = src->ops->poll(src, tl_event, t, 1)) < 0) {
-			if (p == -ENODATA)
-				break;
-			snprintf(err, len, "reading the recordings failed: %s", strerror(-p));
-			return -1;
-		}
+	int rc = replay_each(src, since, until, tl_event, t);
+	if (rc) {
+		snprintf(err, len, "reading the recordings failed: %s", strerror(-rc));
+		return -1;
 	}
 	return 0;
 }

@@ -1,7 +1,6 @@
 /* A model, detector and slowest calls of one time range (range.h). */
 #include "report/range.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
@@ -49,23 +48,7 @@ void range_event(void *ctx, const struct ig_event *e)
 
 int range_from_replay(struct range *r, struct ig_source *src)
 {
-	int rc = replay_seek(src, r->since_ns);
-	while (!rc) {
-		uint64_t ts;
-		int p = src->ops->peek_ts(src, &ts);
-		if (p == -ENODATA)
-			break;
-		if (p < 0)
-			return p;
-		if (r->until_ns && ts > r->until_ns)
-			break;
-		int n = src->ops->poll(src, range_event, r, 4096);
-		if (n == -ENODATA)
-			break;
-		if (n < 0)
-			return n;
-	}
-	return rc;
+	return replay_each(src, r->since_ns, r->until_ns, range_event, r);
 }
 
 void range_finish(struct range *r)

@@ -539,6 +539,26 @@ int replay_seek(struct ig_source *src, uint64_t ts_ns)
 	return 0;
 }
 
+int replay_each(struct ig_source *src, uint64_t since_ns, uint64_t until_ns, ig_emit_fn emit,
+		void *ctx)
+{
+	int rc = replay_seek(src, since_ns);
+	while (!rc) {
+		uint64_t ts;
+		int p = src->ops->peek_ts(src, &ts);
+		if (p == -ENODATA || (!p && until_ns && ts > until_ns))
+			break;
+		if (p < 0)
+			return p;
+		p = src->ops->poll(src, emit, ctx, 1);
+		if (p == -ENODATA || !p)
+			break;
+		if (p < 0)
+			return p;
+	}
+	return rc;
+}
+
 int replay_span(struct ig_source *src, uint64_t *start, uint64_t *end)
 {
 	struct replay *r = rp_of(src);

@@ -74,6 +74,12 @@ struct ig_source *replay_open_opts(const char *const *paths, int n, const struct
  * T0 <= T followed by replay_seek(s, T0). Returns 0 or -errno. */
 int replay_seek(struct ig_source *s, uint64_t ts_ns);
 
+/* Every event of the stream from since_ns up to until_ns (0: the end), in
+ * delivery order, to emit, one at a time by the look-ahead (replay_seek to
+ * since_ns first): what the MCP tools read of a time range. 0, or -errno. */
+int replay_each(struct ig_source *s, uint64_t since_ns, uint64_t until_ns, ig_emit_fn emit,
+		void *ctx);
+
 /* First and last ts_ns the stream delivers (Unix ns). 0 or -ENODATA when the
  * recordings hold no events. */
 int replay_span(struct ig_source *s, uint64_t *start_ns, uint64_t *end_ns);
