@@ -167,11 +167,13 @@ print(-1)' "$1"
 }
 # A mouse click (X10 encoding, what ncurses reads under tmux) at row y,
 # column x, 0-based: press and release; dclick twice within the interval.
+# The X10 mouse sequence as hex bytes (send-keys -H): as text, a byte that
+# is ';' (row 26: 33 + 26) at the end of the argument is read by tmux as a
+# command separator and the sequence arrives cut short.
 mouse_ev() { # button y x
 	local b=$1 y=$2 x=$3
-	"${TMUX_CMD[@]}" send-keys -t $T -l -- "$(printf '\033[M%b%b%b' \
-		"$(printf '\\%03o' $((32 + b)))" "$(printf '\\%03o' $((33 + x)))" \
-		"$(printf '\\%03o' $((33 + y)))")"
+	"${TMUX_CMD[@]}" send-keys -t $T -H 1b 5b 4d "$(printf '%02x' $((32 + b)))" \
+		"$(printf '%02x' $((33 + x)))" "$(printf '%02x' $((33 + y)))"
 }
 click() { mouse_ev 0 "$1" "$2"; mouse_ev 3 "$1" "$2"; sleep "${KEY_PAUSE:-0.25}"; sleep 0.25; }
 dclick() { mouse_ev 0 "$1" "$2"; mouse_ev 3 "$1" "$2"; mouse_ev 0 "$1" "$2"; mouse_ev 3 "$1" "$2"; sleep 0.6; }
