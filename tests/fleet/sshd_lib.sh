@@ -56,6 +56,10 @@ sshd_setup() {
 	sshd_need
 	SSHD_DIR=$(mktemp -d /tmp/ig-sshd.XXXXXX)
 	chmod 755 "$SSHD_DIR"
+	# the wrapper runs as the hosts' login users too: a copy they can read
+	# (a checkout under a private directory, mktemp -d's 0700, is not)
+	cp "$SSHD_LIB_DIR/host_wrap.sh" "$SSHD_DIR/host_wrap.sh"
+	chmod 755 "$SSHD_DIR/host_wrap.sh"
 	SSHD_CONFIG=$SSHD_DIR/ssh_config
 	SSHD_KNOWN=$SSHD_DIR/known_hosts
 	SSHD_AUTH=$SSHD_DIR/authorized_keys
@@ -156,7 +160,7 @@ sshd_host() {
 	MaxStartups 100:30:200
 	MaxSessions 100
 	LogLevel VERBOSE
-	ForceCommand /bin/bash $SSHD_LIB_DIR/host_wrap.sh $scenario $hd
+	ForceCommand /bin/bash $SSHD_DIR/host_wrap.sh $scenario $hd
 	EOF
 	"$SSHD_BIN" -t -f "$hd/sshd_config" || { echo "sshd_host $name: bad sshd_config" >&2; return 1; }
 	# -D: stays in the foreground (our child, its pid known); -E: the log.
