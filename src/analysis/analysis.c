@@ -1,6 +1,7 @@
 /* The model, the detector and the slowest calls, wired once (analysis.h). */
 #include "analysis/analysis.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "analysis/slowcalls.h"
@@ -41,6 +42,13 @@ void analysis_free(struct analysis *a)
 	detect_free(a->d);
 	slowcalls_free(a->slow);
 	free(a);
+}
+
+int analysis_keep_slow(struct analysis *a)
+{
+	if (!a->slow)
+		a->slow = slowcalls_new(0, 0);
+	return a->slow ? 0 : -ENOMEM;
 }
 
 void analysis_ingest(struct analysis *a, const struct ig_event *e)

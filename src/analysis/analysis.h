@@ -29,6 +29,9 @@ struct analysis *analysis_new(const struct ig_model_cfg *mcfg, const struct ig_d
 			      bool slow);
 /* NULL is a no-op. */
 void analysis_free(struct analysis *a);
+/* Keeps the slowest calls from now on (a no-op when it does). 0, or
+ * -ENOMEM. */
+int analysis_keep_slow(struct analysis *a);
 /* Feeds e to the model and to the slow-call keeper. */
 void analysis_ingest(struct analysis *a, const struct ig_event *e);
 /* The model clock to `to` (event time): the windows it closes are judged. */

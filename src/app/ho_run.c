@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/slowcalls.h"
 #include "collect/check.h"
 #include "core/log.h"
 #include "model/model.h"
@@ -131,7 +130,6 @@ static void cmdlines_free(struct ho_cmdlines *c)
 static void on_event(void *ctx, const struct ig_event *e)
 {
 	struct ho_run *r = ctx;
-	slowcalls_event(r->slow, e);
 	if (r->ring)
 		evring_push(r->ring, e);
 	if (e->kind == IG_EV_SNAPSHOT || e->kind == IG_EV_COMM)
@@ -252,12 +250,11 @@ int ho_open(struct ho_run *r, const struct ho_target *t, double ring_s, size_t r
 		return -1;
 	log_capture_libbpf(0);
 	log_echo(stderr, LOG_ERROR);
-	r->slow = slowcalls_new(0, 0);
 	if (r->live)
 		r->cmds = calloc(1, sizeof(*r->cmds));
 	if (ring_s > 0)
 		r->ring = evring_new(ring_s, ring_max);
-	if (!r->slow || (r->live && !r->cmds) || (ring_s > 0 && !r->ring)) {
+	if ((r->live && !r->cmds) || (ring_s > 0 && !r->ring)) {
 		snprintf(err, len, "out of memory");
 		ho_close(r);
 		return -1;
@@ -265,7 +262,9 @@ int ho_open(struct ho_run *r, const struct ho_target *t, double ring_s, size_t r
 	r->ring_s = ring_s;
 	r->ring_max = ring_max;
 	r->s = session_new(&r->cli, err, len);
-	if (!r->s) {
+	if (!r->s || session_keep_slowcalls(r->s)) {
+		if (r->s)
+			snprintf(err, len, "out of memory");
 		ho_close(r);
 		return -1;
 	}
@@ -277,7 +276,6 @@ int ho_open(struct ho_run *r, const struct ho_target *t, double ring_s, size_t r
 void ho_close(struct ho_run *r)
 {
 	session_free(r->s);
-	slowcalls_free(r->slow);
 	evring_free(r->ring);
 	cmdlines_free(r->cmds);
 	query_sessions_free(r->sess, r->nsess);
@@ -293,7 +291,6 @@ static void forget(struct ho_run *r)
 		evring_free(r->ring);
 		r->ring = evring_new(s, m);
 	}
-	slowcalls_reset(r->slow);
 	r->first_ns = r->last_ns = r->events = 0;
 }
 
@@ -357,7 +354,7 @@ void ho_explain_in(struct ho_run *r, struct explain_in *in)
 	    .m = session_model(r->s),
 	    .d = session_detect(r->s),
 	    .st = session_stacks(r->s),
-	    .slow = r->slow,
+	    .slow = session_slowcalls(r->s),
 	    .status = session_status(r->s),
 	    .hosts = r->hosts,
 	    .nhosts = r->nhosts,

@@ -1,8 +1,8 @@
 /* Driving a session for the handover subcommands (explain, mcp): a live
  * session (--pid, -- CMD) or a replay (--replay FILE...), built through the
- * ordinary options (cli_parse) and driven through session.h only; the
- * event hook feeds the slowest calls of the run, the live ring of recent
- * events (mcp) and the command lines of live processes (read from /proc
+ * ordinary options (cli_parse) and driven through session.h only (which
+ * keeps the slowest calls of the run); the event hook feeds the live ring
+ * of recent events (mcp) and the command lines of live processes (read from /proc
  * when a process is first seen). Also the facts of the hosts for the
  * report. App layer: reads /proc and the recordings' sessions rows. */
 #ifndef IG_HO_RUN_H
@@ -33,13 +33,11 @@ struct ho_target {
 };
 
 struct session;
-struct slowcalls;
 struct evring;
 struct ho_cmdlines;
 
 struct ho_run {
-	struct session *s;
-	struct slowcalls *slow;
+	struct session *s; /* keeps the slowest calls (session_slowcalls) */
 	struct evring *ring; /* the events kept for range questions (mcp), else NULL */
 	double ring_s;
 	size_t ring_max;

@@ -321,6 +321,16 @@ struct ig_status *session_status(struct session *s)
 	return &s->st;
 }
 
+int session_keep_slowcalls(struct session *s)
+{
+	return analysis_keep_slow(s->an);
+}
+
+const struct slowcalls *session_slowcalls(struct session *s)
+{
+	return s->an->slow;
+}
+
 void session_reset(struct session *s)
 {
 	analysis_reset(s->an);

@@ -100,11 +100,18 @@ const struct ig_detect *session_detect(struct session *s);
 struct stacks *session_stacks(struct session *s);
 /* The status the views show (owned by the session, refreshed by tick). */
 struct ig_status *session_status(struct session *s);
+struct slowcalls;
+/* The slowest calls of the run (analysis/slowcalls.h), kept from
+ * session_keep_slowcalls on (the handover subcommands; a session that
+ * seeks back would count the calls read again): NULL before. Forgotten by
+ * session_reset. session_keep_slowcalls: 0, or -ENOMEM. */
+int session_keep_slowcalls(struct session *s);
+const struct slowcalls *session_slowcalls(struct session *s);
 
 /* Views: freeze (live: collection continues) or pause replay (it goes on
  * from where it stopped when resumed). */
 void session_set_paused(struct session *s, bool paused);
-/* Forgets the statistics (the r key). */
+/* Forgets the statistics, the chains and the slowest calls (the r key). */
 void session_reset(struct session *s);
 
 /* Replay controls; -ENOTSUP for a source paced by the wall clock (live).

@@ -135,7 +135,8 @@ static void test_loop(void)
 }
 
 /* The loop turned by session_wait (the batch loop's): the same analysis;
- * a readable descriptor of the caller's is told in its revents. */
+ * a readable descriptor of the caller's is told in its revents; the
+ * slowest calls kept from session_keep_slowcalls on, forgotten by reset. */
 static void test_wait(void)
 {
 	struct session *s = synth_session();
@@ -143,6 +144,7 @@ static void test_wait(void)
 	struct ig_model *ref = reference(UINT64_MAX, &n);
 	int rounds = 0, fds[2];
 
+	CHECK(!session_slowcalls(s) && session_keep_slowcalls(s) == 0 && session_slowcalls(s));
 	CHECK(pipe(fds) == 0);
 	struct pollfd in = {.fd = fds[0], .events = POLLIN};
 	CHECK(session_wait(s, &in, 1, 1) >= 0 && !(in.revents & POLLIN)); /* deadline past */
@@ -156,6 +158,10 @@ static void test_wait(void)
 	CHECKF(session_status(s)->events_total == n, "%llu events, want %llu",
 	       (unsigned long long)session_status(s)->events_total, (unsigned long long)n);
 	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "wait"));
+	struct ig_event out[4];
+	CHECK(slowcalls_get(session_slowcalls(s), -1, 0, 0, 0, out, 4) == 4);
+	session_reset(s);
+	CHECK(slowcalls_get(session_slowcalls(s), -1, 0, 0, 0, out, 4) == 0);
 	close(fds[0]);
 	close(fds[1]);
 	an_model_free(ref);
@@ -188,6 +194,7 @@ static void test_analysis(void)
 	struct analysis *b = analysis_new(NULL, NULL, false);
 	CHECK(b && !b->slow);
 	analysis_ingest(b, &e); /* without the keeper */
+	CHECK(analysis_keep_slow(b) == 0 && b->slow && analysis_keep_slow(b) == 0);
 	analysis_free(b);
 	analysis_free(a);
 	an_model_free(ref);
