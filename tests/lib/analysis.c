@@ -1,31 +1,30 @@
-/* Model + detector pairs for tests (analysis.h). */
+/* Model + detector pairs for tests (analysis.h): each a struct analysis
+ * (analysis/analysis.h), the product's one wiring, found by its model. */
 #include "analysis.h"
+
+#include "analysis/analysis.h"
 
 #include <stddef.h>
 
 #define AN_MAX 64
 
-static struct {
-	const struct ig_model *m;
-	struct ig_detect *d;
-} pairs[AN_MAX];
+static struct analysis *pairs[AN_MAX];
+
+static struct analysis *of(const struct ig_model *m)
+{
+	for (int i = 0; i < AN_MAX; i++)
+		if (m && pairs[i] && pairs[i]->m == m)
+			return pairs[i];
+	return NULL;
+}
 
 struct ig_model *an_model_new_det(const struct ig_model_cfg *cfg, const struct ig_detect_cfg *dcfg)
 {
 	for (int i = 0; i < AN_MAX; i++) {
-		if (pairs[i].m)
+		if (pairs[i])
 			continue;
-		struct ig_model *m = model_new(cfg);
-		struct ig_detect *d = detect_new(dcfg);
-		if (!m || !d) {
-			model_free(m);
-			detect_free(d);
-			return NULL;
-		}
-		model_set_window_hook(m, detect_window, d);
-		pairs[i].m = m;
-		pairs[i].d = d;
-		return m;
+		pairs[i] = analysis_new(cfg, dcfg, false);
+		return pairs[i] ? pairs[i]->m : NULL;
 	}
 	return NULL;
 }
@@ -37,25 +36,26 @@ struct ig_model *an_model_new(const struct ig_model_cfg *cfg)
 
 struct ig_detect *an_detect(const struct ig_model *m)
 {
-	for (int i = 0; i < AN_MAX; i++)
-		if (m && pairs[i].m == m)
-			return pairs[i].d;
-	return NULL;
+	struct analysis *a = of(m);
+	return a ? a->d : NULL;
 }
 
 void an_model_reset(struct ig_model *m)
 {
-	model_reset(m);
-	detect_reset(an_detect(m));
+	struct analysis *a = of(m);
+	if (a)
+		analysis_reset(a);
+	else
+		model_reset(m);
 }
 
 void an_model_free(struct ig_model *m)
 {
 	for (int i = 0; i < AN_MAX; i++)
-		if (m && pairs[i].m == m) {
-			detect_free(pairs[i].d);
-			pairs[i].m = NULL;
-			pairs[i].d = NULL;
+		if (m && pairs[i] && pairs[i]->m == m) {
+			analysis_free(pairs[i]);
+			pairs[i] = NULL;
+			return;
 		}
 	model_free(m);
 }

@@ -1,6 +1,7 @@
 /* A model with a detector hooked to its windows, set up the way the session
- * sets them up, for tests and benchmarks that feed synthetic events and
- * read chains. an_detect(m) finds the detector of a model made here. */
+ * sets them up (a struct analysis, analysis/analysis.h), for tests and
+ * benchmarks that feed synthetic events and read chains. an_detect(m) finds
+ * the detector of a model made here. */
 #ifndef IG_TEST_ANALYSIS_H
 #define IG_TEST_ANALYSIS_H
 
