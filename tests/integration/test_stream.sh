@@ -143,7 +143,9 @@ if command -v setpriv >/dev/null; then
 fi
 
 # --- a shipped recording, without root; a reader that goes away -------------------
-REC=$ROOT/tests/scenarios/cpu-contention.db
+# a copy nobody can read (a checkout under a private directory is not)
+cp "$ROOT/tests/scenarios/cpu-contention.db" "$TMP/rec.db" && chmod 644 "$TMP/rec.db"
+REC=$TMP/rec.db
 mkfifo "$TMP/rp.in"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/ingero-top" --stream -d 0.2 --speed 1000 \
 	--replay "$REC" <"$TMP/rp.in" >"$TMP/rp.out" 2>"$TMP/rp.err" &
