@@ -8,8 +8,10 @@
 #  2. the root integration scripts one at a time: they load BPF programs,
 #     count them, and check timing that a neighbour would disturb; and the
 #     scripts marked "# needs: alone" (the shims' simulated times);
-#  3. the integration scripts without "# needs:" (no BPF program, no timing) and
-#     every TUI script, POOL_JOBS at a time: they replay recordings or wait
+#  3. the integration scripts without "# needs:" (no BPF program, no timing),
+#     the root ones marked "# shares: pool" (their checks hold beside a
+#     neighbour: the fleet over real sshd hosts) and every TUI script,
+#     POOL_JOBS at a time: they replay recordings or wait
 #     on screens, each with its own temporary files, tmux server and ports,
 #     and poll with deadlines. Longest first. They mostly wait (a key, then
 #     a look at the screen): at 2 at a time the CPUs idled 72 % of the TUI
@@ -67,7 +69,7 @@ root_only() { # script
 	[[ $1 == *.sh ]] && grep -q '^# needs: root' "$1"
 }
 alone_only() { # script: root, or timing that a neighbour would disturb
-	[[ $1 == *.sh ]] && grep -qE '^# needs: (root|alone)' "$1"
+	[[ $1 == *.sh ]] && grep -qE '^# needs: (root|alone)' "$1" && ! grep -q '^# shares: pool' "$1"
 }
 
 # Runs NAMES (unit/test_x or a script path) JOBS at a time; reports them
@@ -127,7 +129,11 @@ done
 # neither root nor quiet (see the header)
 beside=() tui=()
 for t in "${shared[@]}"; do
-	if [ "${BESIDE:-1}" = 1 ] && [[ $t == tests/integration/* ]]; then beside+=("$t"); else tui+=("$t"); fi
+	if [ "${BESIDE:-1}" = 1 ] && [[ $t == tests/integration/* ]] && ! root_only "$t"; then
+		beside+=("$t")
+	else
+		tui+=("$t")
+	fi
 done
 shared=("${tui[@]}")
 beside_run() {
@@ -161,7 +167,7 @@ for t in "${shared[@]}"; do
 	runnable+=("$t")
 done
 # longest first (seconds measured on a 2-CPU VM; unlisted ones last)
-longest=(test_replay_fixtures test_fuzz_replay test_tui_htop test_tui_end_live test_tui_keys
+longest=(test_fleet_ssh test_replay_fixtures test_fuzz_replay test_tui_htop test_tui_end_live test_tui_keys
 	test_tui_freeze test_tui_kill test_tui_cause test_gpu_pane test_tui_color test_mcp
 	test_perfetto test_tui_stacks)
 ordered=()

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # needs: root
+# shares: pool (tests/run.sh: beside the tmux tests; the hog and the late rank
+# are made by construction, the checks poll with deadlines)
 # The fleet over real OpenSSH (docs/fleet.md): one sshd per simulated host
 # on loopback (tests/fleet/sshd_lib.sh), each with its own host key and a
 # ForceCommand that gives it a workload (tests/fleet/host_wrap.sh), and
