@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/escape.h"
 #include "fleet/fleet.h"
+#include "session/cli.h"
 #include "tui/fleet_tui.h"
 
 #include <errno.h>
@@ -204,16 +205,16 @@ static int target_opt(struct fargs *a, int opt, int argc, char **argv)
 			return fwd(a, "--demo", argv[optind++]);
 		return fwd(a, "--demo", NULL);
 	case 'd':
-		if (arg_double(optarg, 0.05, 3600, &v))
+		if (arg_double(optarg, CLI_DELAY_MIN, CLI_DELAY_MAX, &v))
 			return fbad(a, "-d", optarg, "expected seconds between 0.05 and 3600");
 		a->o.interval_s = v;
 		return fwd(a, "-d", optarg);
 	case 'w':
-		if (arg_double(optarg, 1, 300, &v))
+		if (arg_double(optarg, CLI_WINDOW_MIN, CLI_WINDOW_MAX, &v))
 			return fbad(a, "--window", optarg, "expected seconds between 1 and 300");
 		return fwd(a, "--window", optarg);
 	case F_STACK_MODE:
-		if (strcmp(optarg, "tail") && strcmp(optarg, "all") && strcmp(optarg, "off"))
+		if (!cli_stack_mode_ok(optarg))
 			return fbad(a, "--stack-mode", optarg, "expected tail, all or off");
 		return fwd(a, "--stack-mode", optarg);
 	case F_NO_WAITS:

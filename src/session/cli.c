@@ -356,11 +356,11 @@ static int parse_number(struct cli *c, int opt, const char *arg)
 		c->frames = (int)v;
 		return 0;
 	case 'd':
-		if (arg_double(arg, 0.05, 3600, &c->interval_s))
+		if (arg_double(arg, CLI_DELAY_MIN, CLI_DELAY_MAX, &c->interval_s))
 			return bad("-d", arg, "expected seconds between 0.05 and 3600");
 		return 0;
 	case 'w':
-		if (arg_double(arg, 1, 300, &c->window_s))
+		if (arg_double(arg, CLI_WINDOW_MIN, CLI_WINDOW_MAX, &c->window_s))
 			return bad("--window", arg, "expected seconds between 1 and 300");
 		return 0;
 	case OPT_FLIGHT:
@@ -477,7 +477,7 @@ static int take_option(struct cli *c, int opt, int argc, char **argv, bool *repl
 	case OPT_PROMETHEUS_PROCS:
 		return parse_prometheus(c, opt, optarg) ? -1 : 0;
 	case OPT_STACK_MODE:
-		if (strcmp(optarg, "tail") && strcmp(optarg, "all") && strcmp(optarg, "off"))
+		if (!cli_stack_mode_ok(optarg))
 			return bad("--stack-mode", optarg, "expected tail, all or off");
 		c->no_stacks = !strcmp(optarg, "off");
 		c->stacks_all = !strcmp(optarg, "all");
@@ -547,4 +547,9 @@ int cli_parse(struct cli *c, int argc, char **argv)
 			return r;
 	}
 	return check_combinations(c, argc, argv, replay);
+}
+
+bool cli_stack_mode_ok(const char *s)
+{
+	return !strcmp(s, "tail") || !strcmp(s, "all") || !strcmp(s, "off");
 }

@@ -12,6 +12,12 @@
 /* The smallest --max-db: below it the empty schema (~100 KiB) and the
  * pruning granularity (whole seconds) cannot keep a recording in bounds. */
 #define CLI_MIN_MAX_DB (1ull << 20)
+/* The ranges of -d and --window, for this parser and for the fleet's, which
+ * checks them before it forwards them to every host (app/fleet_main.c). */
+#define CLI_DELAY_MIN 0.05
+#define CLI_DELAY_MAX 3600
+#define CLI_WINDOW_MIN 1
+#define CLI_WINDOW_MAX 300
 
 struct cli {
 	bool check;          /* "ingero-top check" */
@@ -72,5 +78,8 @@ int cli_parse(struct cli *c, int argc, char **argv);
 /* A warning for tracing pid: pid 1 (init) or a kernel thread. Writes it
  * into buf (without "warning: ") and returns 1, or returns 0 with buf "". */
 int cli_pid_warning(int pid, char *buf, size_t len);
+
+/* A --stack-mode value this parser takes: tail, all or off. */
+bool cli_stack_mode_ok(const char *s);
 
 #endif
