@@ -129,6 +129,9 @@ static void class_checks(int sc, const struct ig_chain *c, const struct synth_tr
 		CHECK(strstr(c->recs[0], "num_workers") != NULL);
 		break;
 	case SYNTH_SYNC_STORM:
+		/* not a time limit: the synthetic stream's fixed timestamps make
+		 * the rate the same everywhere; 2 % is the window's edge (a sync
+		 * more or less in it) against the recipe's rate */
 		CHECKF(fabs(detect_evidence(c, "syncs_per_s", 0) / t->syncs_per_s - 1) < 0.02,
 		       "%s: %g syncs/s, recipe %g", n, detect_evidence(c, "syncs_per_s", 0),
 		       t->syncs_per_s);
