@@ -118,6 +118,8 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 #define IGB_SC_PACE 0x8 /* may wait for a timer (sleep, poll, epoll): the user stack
 			 * of its blocked waits is kept (stacks on), the call site of
 			 * a loop's pacing */
+#define IGB_SC_PROBE 0x10 /* the uprobe machinery's own (uretprobe, uprobe): the
+			   * tracer's cost, not the thread's syscall time */
 
 /* IGB_KTIME: kernel CPU time of one target thread outside CUDA calls,
  * summed since its last record (at least every 200 ms or 1 ms of time):

@@ -266,6 +266,8 @@ int w_tick(struct bpf_perf_event_data *ctx)
 	if (nr < 0 || nr >= IGB_SYS_MAX)
 		return 0; /* an interrupt or an exception, not a syscall */
 	__u8 cls = sys_cls[nr & (IGB_SYS_MAX - 1)];
+	if (cls & IGB_SC_PROBE)
+		return 0; /* returning from a traced call: the tracer's time */
 	__u8 fdk = cls & IGB_SC_FD ? fd_kind(bpf_get_current_task_btf(), arg0, &obj) : 0;
 	bool file = (cls & IGB_SC_SYNC) ||
 		    ((cls & IGB_SC_IO) && (fdk == IGB_FDK_REG || fdk == IGB_FDK_BLK));

@@ -108,6 +108,17 @@ static const struct {
 #endif
 };
 
+/* The syscalls through which the kernel's uprobes return and enter on
+ * x86-64 (Linux 6.11 and 6.16 on): a traced call's uretprobe is one, so a
+ * thread sampled in it is paying for the tracer, not making a syscall of
+ * its own. Counted as the thread's syscall time, every traced call would
+ * switch the exact syscall hooks on (collector_tick), and they cost each
+ * call's return a tracepoint. */
+#if defined(__x86_64__)
+#define NR_URETPROBE 335
+#define NR_UPROBE 336
+#endif
+
 void kwait_sys_classes(uint8_t *cls)
 {
 	memset(cls, 0, IGB_SYS_MAX);
@@ -117,6 +128,10 @@ void kwait_sys_classes(uint8_t *cls)
 		if (sysmap[i].nr >= 0 && sysmap[i].nr < IGB_SYS_MAX)
 			cls[sysmap[i].nr] = sysmap[i].cls | (pace ? IGB_SC_PACE : 0);
 	}
+#ifdef NR_URETPROBE
+	cls[NR_URETPROBE] = IGB_SC_PROBE;
+	cls[NR_UPROBE] = IGB_SC_PROBE;
+#endif
 }
 
 int kwait_sys(long nr)
