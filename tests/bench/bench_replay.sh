@@ -9,6 +9,9 @@
 # BASE=/path/to/another/ingero-top runs that build in the same interleaved
 # rounds and prints the ratio of the two, and whether their summaries are
 # the same bytes. ROUNDS (default 3): the best of each build is kept.
+# tests/tools/replay_floor runs in the same rounds: the same query stepped
+# and every row decoded, without the model (what SQLite alone costs), and
+# the replay's share of it is printed.
 # Exits 77 without python3 or the binary.
 cd "$(dirname "$0")/../.." || exit 1
 B=${BUILD:-build}
@@ -54,7 +57,13 @@ PY
 
 names=(ig)
 [ -n "$BASE" ] && names=(base ig)
+FLOOR=$PWD/$B/tests/tools/replay_floor
+floor_ok=0
+[ -x "$FLOOR" ] && floor_ok=1
 for _ in $(seq "$ROUNDS"); do
+	if [ $floor_ok = 1 ]; then
+		"$FLOOR" "$file" >>"$tmp/floor.out" 2>"$tmp/floor.err" || floor_ok=0
+	fi
 	for n in "${names[@]}"; do
 		bin=$IG
 		[ "$n" = base ] && bin=$BASE
@@ -76,6 +85,18 @@ for n in "${names[@]}"; do
 		printf "\n" }'
 	echo "$cpu" >"$tmp/$n.best"
 done
+if [ $floor_ok = 1 ]; then
+	awk -v e="$events" -v c="$(cat "$tmp/ig.best")" '
+	{ if (best == "" || $4 < best) best = $4; rows = $2 }
+	END {
+		printf "%-40s %6.2f s CPU  %9.0f rows/s\n", "SQLite alone (tests/tools/replay_floor)",
+			best, rows / best
+		printf "replay events/s / SQLite rows/s  %.3f (SQLite is %.0f %% of the replay)\n",
+			(e / c) / (rows / best), 100 * best / c
+	}' "$tmp/floor.out"
+else
+	echo "SQLite alone: not measured ($(head -n 1 "$tmp/floor.err" 2>/dev/null || echo "$FLOOR not built"))"
+fi
 if [ -n "$BASE" ]; then
 	awk -v a="$(cat "$tmp/base.best")" -v b="$(cat "$tmp/ig.best")" \
 		'BEGIN { printf "ratio events/s this build / BASE  %.3f\n", a / b }'
