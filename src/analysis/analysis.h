@@ -1,6 +1,6 @@
 /* An analysis: the model, the detector that judges its windows and, when
  * asked for, the keeper of the slowest calls, wired once. What a session
- * (session/), a report range (report/range.c) and a checkpoint restore
+ * (session/), a time range (session/range.c) and a checkpoint restore
  * feed events to and read from; the layer between detect and its users
  * (docs/architecture.md). Not thread-safe: one thread feeds and reads. */
 #ifndef IG_ANALYSIS_H
@@ -41,7 +41,7 @@ void analysis_advance(struct analysis *a, uint64_t to);
  * window is judged whole), so the last second is judged. */
 void analysis_finish(struct analysis *a, uint64_t last_ns);
 /* Forgets the statistics (process names stay), the chains, the slowest
- * calls (the r key, a report range that starts later). */
+ * calls (the r key, a time range that starts later). */
 void analysis_reset(struct analysis *a);
 /* Starts over on m, a model the caller made (owned from now on; the old one
  * is freed unless it is m): its windows go to the detector. The detector is

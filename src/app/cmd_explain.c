@@ -13,11 +13,11 @@
 
 #include "app/fleet_main.h"
 #include "app/handover.h"
-#include "app/ho_run.h"
 #include "core/argcheck.h"
 #include "core/escape.h"
+#include "core/timearg.h"
 #include "report/explain.h"
-#include "report/timearg.h"
+#include "serve/ho_run.h"
 #include "session/session.h"
 #include "stacks/stacks.h"
 

@@ -8,7 +8,7 @@
 #include "collect/check.h"
 #include "core/escape.h"
 #include "core/log.h"
-#include "report/timearg.h"
+#include "core/timearg.h"
 #include "session/cli.h"
 #include "session/session.h"
 #include "store/rec.h"

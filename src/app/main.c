@@ -10,8 +10,9 @@
 #include "collect/check.h"
 #include "core/escape.h"
 #include "core/log.h"
+#include "core/timearg.h"
+#include "serve/mcp.h"
 #include "serve/promsrv.h"
-#include "report/timearg.h"
 #include "session/cli.h"
 #include "session/demo.h"
 #include "session/session.h"
@@ -168,7 +169,7 @@ static void publish_metrics(void *ctx, struct session *s)
 }
 
 /* --since/--until of a replay, read against the recordings' span (the
- * forms of report/timearg.h, as explain takes them). 0, or the exit code
+ * forms of core/timearg.h, as explain takes them). 0, or the exit code
  * after a line on stderr. */
 static int replay_range(struct session *s, const struct cli *cli)
 {

@@ -8,7 +8,7 @@
 #include "app/replay_set.h"
 
 #include "core/escape.h"
-#include "report/timearg.h"
+#include "core/timearg.h"
 #include "store/recdir.h"
 
 #include <errno.h>

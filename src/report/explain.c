@@ -17,12 +17,12 @@
 #include "core/fmt.h"
 #include "core/ops.h"
 #include "core/status.h"
+#include "core/timearg.h"
 #include "detect/detect.h"
 #include "model/model.h"
+#include "report/json_build.h"
 #include "report/report.h"
 #include "report/report_stacks.h"
-#include "report/json_build.h"
-#include "report/timearg.h"
 
 #define MAX_PROCS 256
 #define MAX_PROOF 12

@@ -1,7 +1,7 @@
-/* The pure parts of the handover: time arguments (report/timearg), the
+/* The pure parts of the handover: time arguments (core/timearg), the
  * marking of untrusted text for MCP answers (report/mcpmark), the slowest
  * calls of a run (analysis/slowcalls), the ring of recent events
- * (report/evring), range models (report/range), and the incident report
+ * (session/evring), range models (session/range), and the incident report
  * on a synthetic stream with a stated cause (report/explain): the cause
  * first with its culprit, filters, widths, escaping of a hostile name. */
 #include "analysis.h"
@@ -11,11 +11,11 @@
 #include "analysis/analysis.h"
 #include "analysis/slowcalls.h"
 #include "core/ops.h"
-#include "report/evring.h"
+#include "core/timearg.h"
 #include "report/explain.h"
 #include "report/mcpmark.h"
-#include "report/range.h"
-#include "report/timearg.h"
+#include "session/evring.h"
+#include "session/range.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* store/recdir: the names of rotated recordings and their times, the list
  * of a directory and of a glob in time order, the files a range needs, the
- * oldest to prune for a cap and a retention; "10m ago" (report/timearg). */
+ * oldest to prune for a cap and a retention; "10m ago" (core/timearg). */
 #include "check.h"
-#include "report/timearg.h"
+#include "core/timearg.h"
 #include "store/recdir.h"
 
 #include <errno.h>

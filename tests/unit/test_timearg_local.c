@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/timearg.h"
+#include "core/timearg.h"
 
 #define S 1000000000ull
 

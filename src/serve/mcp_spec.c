@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app/mcp.h"
+#include "serve/mcp.h"
 
 json_t *tool_get_check(struct mcp *s, const json_t *a, char *err, size_t len);
 json_t *tool_get_overview(struct mcp *s, const json_t *a, char *err, size_t len);

@@ -2,7 +2,7 @@
  * from the events of that range: what the MCP tools answer when asked
  * about [since, until] rather than the whole session. The events come from
  * a replay source (seeked to since) or from anything that calls
- * range_event (the live ring, report/evring.h). Owned by the caller. */
+ * range_event (the live ring, session/evring.h). Owned by the caller. */
 #ifndef IG_RANGE_H
 #define IG_RANGE_H
 

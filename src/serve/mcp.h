@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/ho_run.h"
+#include "serve/ho_run.h"
 #include "core/json.h"
 
 #define MCP_PROTOCOL "2025-11-25"
@@ -50,6 +50,10 @@ struct mcp_tool {
 	 * sentence in err (an isError result). */
 	json_t *(*call)(struct mcp *s, const json_t *args, char *err, size_t len);
 };
+
+/* `ingero-top mcp ARGS` (argv[0] is "mcp"): the server until stdin ends;
+ * returns the exit status. */
+int mcp_main(int argc, char **argv);
 
 extern const struct mcp_tool mcp_tools[];
 extern const int mcp_ntools;

@@ -14,12 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/handover.h"
-#include "app/mcp.h"
 #include "core/argcheck.h"
 #include "core/escape.h"
 #include "core/log.h"
 #include "report/mcpmark.h"
+#include "serve/mcp.h"
 #include "session/session.h"
 #include "stacks/stacks.h"
 #include "store/query.h"

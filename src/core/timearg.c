@@ -1,5 +1,5 @@
 /* Relative and absolute times for --since/--until (timearg.h). */
-#include "report/timearg.h"
+#include "core/timearg.h"
 
 #include <ctype.h>
 #include <errno.h>

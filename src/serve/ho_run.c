@@ -1,5 +1,5 @@
 /* A session for explain and mcp (ho_run.h). */
-#include "app/ho_run.h"
+#include "serve/ho_run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include "collect/check.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "model/model.h"
-#include "report/evring.h"
+#include "session/evring.h"
 #include "session/session.h"
 #include "store/query.h"
-#include "core/clock.h"
 
 /* --- command lines of live processes ------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* A model, detector and slowest calls of one time range (range.h). */
-#include "report/range.h"
+#include "session/range.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * keeps the slowest calls of the run); the event hook feeds the live ring
  * of recent events (mcp) and the command lines of live processes (read from /proc
  * when a process is first seen). Also the facts of the hosts for the
- * report. App layer: reads /proc and the recordings' sessions rows. */
+ * report. Reads /proc and the recordings' sessions rows. */
 #ifndef IG_HO_RUN_H
 #define IG_HO_RUN_H
 

@@ -1,5 +1,5 @@
 /* The ring of recent events (evring.h): a growable circular array. */
-#include "report/evring.h"
+#include "session/evring.h"
 
 #include <errno.h>
 #include <stdlib.h>
