@@ -1,6 +1,7 @@
-/* The full-screen viewer's entry point and its loop: one thread, one poll()
- * over stdin and the session; keys first, then events within a time slice,
- * then the periodic refresh; a frame only when something changed. The
+/* The full-screen viewer's entry point and its loop: one thread, one
+ * session_wait() over stdin and the session (events within a time slice,
+ * so keys never wait long), then the keys, then the periodic refresh; a
+ * frame only when something changed. The
  * terminal lives in term.c, the screen stack and the frame in screens.c,
  * key handling in input.c. */
 #include <errno.h>
@@ -17,9 +18,8 @@
 #include "tui_int.h"
 #include "core/clock.h"
 
-/* Events ingested per session_pump() call, and the wall time the loop may
- * spend pumping before it looks at the keyboard again. */
-#define PUMP_BUDGET 2048
+/* The longest the loop pumps events before it looks at the keyboard again
+ * (session_set_slice). */
 #define PUMP_SLICE_MS 8
 
 uint64_t tui_now_ms(void)
@@ -94,32 +94,26 @@ void tui_first_theme(struct tui *t)
 
 /* What the loop carries from one turn to the next. */
 struct loop {
-	int dirty, relayout, backlog, quit, done_noted, pump_err;
+	int dirty, relayout, quit, done_noted, pump_err;
 };
 
-/* Sleeps until a key, events, the next refresh or the end of a notice.
- * Returns -1 when the terminal went away. */
-static int wait_input(struct tui *t, struct loop *L)
+/* One turn of the session: sleeps until a key, events, the next refresh
+ * or the end of a notice, then pumps events (a time slice at most) and
+ * ticks. Returns -1 when the terminal went away. */
+static int wait_and_pump(struct tui *t, struct loop *L)
 {
-	uint64_t now = tui_now_ms();
-	int timeout = L->backlog ? 0 : session_timeout_ms(t->s);
-	int64_t until = (int64_t)t->next_refresh_ms - (int64_t)now;
-	if (until < 0)
-		until = 0;
-	if (timeout < 0 || timeout > until)
-		timeout = (int)until;
-	if (t->msg[0] && t->msg_until_ms > now && (int64_t)(t->msg_until_ms - now) < timeout)
-		timeout = (int)(t->msg_until_ms - now) + 1;
-	struct pollfd pfd[2] = {{.fd = STDIN_FILENO, .events = POLLIN}};
-	int nfd = 1, sfd = session_fd(t->s);
-	if (sfd >= 0) {
-		pfd[1] = (struct pollfd){.fd = sfd, .events = POLLIN};
-		nfd = 2;
+	uint64_t now = tui_now_ms(), deadline = t->next_refresh_ms;
+	if (t->msg[0] && t->msg_until_ms > now && t->msg_until_ms + 1 < deadline)
+		deadline = t->msg_until_ms + 1;
+	struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+	int n = session_wait(t->s, &in, 1, deadline);
+	if (in.revents & (POLLHUP | POLLERR))
+		return -1;
+	if (n < 0) {
+		if (!L->pump_err)
+			log_msg(LOG_ERROR, "reading events: %s", strerror(-n));
+		L->pump_err = 1;
 	}
-	if (poll(pfd, (nfds_t)nfd, timeout) < 0 && errno != EINTR)
-		return -1;
-	if (pfd[0].revents & (POLLHUP | POLLERR))
-		return -1;
 	return 0;
 }
 
@@ -146,29 +140,6 @@ static void read_keys(struct tui *t, struct loop *L)
 		if (f & TF_REDRAW)
 			L->dirty = 1;
 	}
-}
-
-/* Events, within a time slice so that keys never wait long. */
-static void pump_events(struct tui *t, struct loop *L)
-{
-	uint64_t t0 = tui_now_ms();
-	L->backlog = 0;
-	for (;;) {
-		int n = session_pump(t->s, PUMP_BUDGET);
-		if (n < 0) {
-			if (!L->pump_err)
-				log_msg(LOG_ERROR, "reading events: %s", strerror(-n));
-			L->pump_err = 1;
-			break;
-		}
-		if (n < PUMP_BUDGET)
-			break;
-		if (tui_now_ms() - t0 >= PUMP_SLICE_MS) {
-			L->backlog = 1;
-			break;
-		}
-	}
-	session_tick(t->s);
 }
 
 /* The end: a launched command exited, or the replay reached its last
@@ -259,12 +230,11 @@ static void run_loop(struct tui *t)
 			tui_frame(t);
 			L.dirty = 0;
 		}
-		if (wait_input(t, &L) < 0)
+		if (wait_and_pump(t, &L) < 0)
 			break; /* the terminal went away */
 		read_keys(t, &L);
 		if (L.quit)
 			break;
-		pump_events(t, &L);
 		after_events(t, &L);
 	}
 }
@@ -295,7 +265,9 @@ int tui_run(struct session *s, const struct cli *cli, const struct session_publi
 	tui_view_init_lists(&t->stack[0]);
 	tui_refresh(t);
 	t->next_refresh_ms = tui_now_ms() + (uint64_t)t->interval_ms;
+	session_set_slice(s, PUMP_SLICE_MS);
 	run_loop(t);
+	session_set_slice(s, 0);
 	term_close();
 	tui_free(t);
 	return 0;

@@ -254,10 +254,39 @@ void session_tick(struct session *s)
 	}
 }
 
+void session_set_slice(struct session *s, int slice_ms)
+{
+	s->slice_ms = slice_ms > 0 ? slice_ms : 0;
+}
+
+bool session_backlog(const struct session *s)
+{
+	return s->backlog;
+}
+
+/* Chunks of events until fewer come than asked or the slice is over. */
+static int pump_slice(struct session *s)
+{
+	uint64_t t0 = ig_mono_ms();
+	int total = 0;
+	for (;;) {
+		int n = session_pump(s, SESSION_SLICE_CHUNK);
+		if (n < 0)
+			return n;
+		total += n;
+		if (n < SESSION_SLICE_CHUNK)
+			return total;
+		if (ig_mono_ms() - t0 >= (uint64_t)s->slice_ms) {
+			s->backlog = true;
+			return total;
+		}
+	}
+}
+
 int session_wait(struct session *s, struct pollfd *extra, int nextra, uint64_t deadline_ms)
 {
 	struct pollfd p[1 + SESSION_WAIT_MAX_EXTRA];
-	int n = 0, fd = session_fd(s), tmo = session_timeout_ms(s);
+	int n = 0, fd = session_fd(s), tmo = s->backlog ? 0 : session_timeout_ms(s);
 
 	if (nextra < 0 || nextra > SESSION_WAIT_MAX_EXTRA)
 		return -EINVAL;
@@ -275,7 +304,8 @@ int session_wait(struct session *s, struct pollfd *extra, int nextra, uint64_t d
 		extra[i].revents = r < 0 ? 0 : p[i].revents;
 	if (r < 0 && errno != EINTR)
 		return -errno;
-	int got = session_pump(s, SESSION_WAIT_BUDGET);
+	s->backlog = false;
+	int got = s->slice_ms ? pump_slice(s) : session_pump(s, SESSION_WAIT_BUDGET);
 	session_tick(s);
 	return got;
 }

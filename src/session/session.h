@@ -10,7 +10,8 @@
  *   if (session_done(s)) ...
  *
  * session_wait is those three calls in one (the batch and stream loops,
- * record, explain and mcp use it; the viewer pumps in time slices).
+ * record, explain, mcp and the viewer use it; the viewer with a time
+ * slice, session_set_slice, so that keys never wait long).
  *
  * Code: session.c (life cycle, the loop), open.c (which source, with its
  * stacks, recording and flight recorder), source_live.c and command.c (live
@@ -83,6 +84,14 @@ void session_tick(struct session *s);
 #define SESSION_WAIT_BUDGET (1 << 16)
 struct pollfd;
 int session_wait(struct session *s, struct pollfd *extra, int nextra, uint64_t deadline_ms);
+/* A loop that must answer keys (the viewer): session_wait then pumps in
+ * chunks of SESSION_SLICE_CHUNK events until fewer come or slice_ms pass.
+ * A slice that runs out leaves the rest for the next session_wait, which
+ * then does not sleep (session_backlog). 0, the default: one pump of
+ * SESSION_WAIT_BUDGET events. */
+#define SESSION_SLICE_CHUNK 2048
+void session_set_slice(struct session *s, int slice_ms);
+bool session_backlog(const struct session *s);
 /* True when there is nothing more to see: the launched command exited and
  * its events were drained, or the replay reached its end. */
 bool session_done(struct session *s);

@@ -23,6 +23,8 @@ struct session {
 	/* the loop */
 	uint64_t pos_ns;      /* event time reached: the model clock may go there */
 	uint64_t tick_due_ns; /* wall time the source wants its next tick by */
+	int slice_ms; /* session_set_slice: pump in chunks for this long, 0 none */
+	bool backlog; /* the last slice ran out with events due: do not sleep */
 	bool at_end;	      /* the stream said it has no more */
 	uint64_t last_ev_ns;  /* latest completion time ingested */
 	uint64_t rate_t0_ns, rate_events0;

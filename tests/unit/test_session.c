@@ -168,6 +168,40 @@ static void test_wait(void)
 	session_free(s);
 }
 
+/* The viewer's loop: session_wait with a time slice. Every event is read
+ * once and the analysis is the batch loop's; a turn that stops for the
+ * slice stops after whole chunks and leaves the backlog flag, a turn that
+ * read everything due clears it. (Whether a slice runs out depends on the
+ * machine's speed: counted, not required.) */
+static void test_wait_slice(void)
+{
+	struct session *s = synth_session();
+	uint64_t n, got = 0;
+	struct ig_model *ref = reference(UINT64_MAX, &n);
+	int rounds = 0, outs = 0;
+
+	session_set_slice(s, 1);
+	CHECK(!session_backlog(s));
+	while (!session_done(s) && rounds++ < 1000000) {
+		int k = session_wait(s, NULL, 0, 0);
+		CHECK(k >= 0);
+		if (session_backlog(s)) {
+			CHECKF(k > 0 && k % SESSION_SLICE_CHUNK == 0, "a slice ran out after %d", k);
+			outs++;
+		}
+		got += (uint64_t)(k > 0 ? k : 0);
+	}
+	CHECK(!session_backlog(s));
+	session_finish(s);
+	CHECKF(session_status(s)->events_total == n && got == n, "%llu events (%llu), want %llu",
+	       (unsigned long long)session_status(s)->events_total, (unsigned long long)got,
+	       (unsigned long long)n);
+	CHECK(same_analysis(session_model(s), session_detect(s), ref, an_detect(ref), "slice"));
+	printf("  slice: %d turns, %d ran out\n", rounds, outs);
+	an_model_free(ref);
+	session_free(s);
+}
+
 /* struct analysis fed directly: what the session's gives; the slowest
  * calls kept when asked for; reset forgets chains and calls. */
 static void test_analysis(void)
@@ -563,6 +597,7 @@ int main(void)
 	test_notes();
 	test_loop();
 	test_wait();
+	test_wait_slice();
 	test_analysis();
 	test_pause();
 	test_seek();
