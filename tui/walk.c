@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/timearg.h"
+#include "core/timearg.h"
 #include "tui_int.h"
 
 #define SEC 1000000000ull
