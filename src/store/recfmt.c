@@ -44,32 +44,37 @@ static const struct {
 };
 
 /* Ingero's op ids where Ingero has the op; new ids above Ingero's for ours.
- * kind/op: what ingero-top makes of the row (kind 0: nothing). */
+ * kind/op: what ingero-top makes of the row (kind 0: nothing). A call's
+ * name is core/ops.c's (OPN: the canonical name; OPS: its short name,
+ * which is Ingero's word for its two syncs); other rows spell their own. */
+#define OPN NULL
+#define OPS ""
+
 static const struct op_row {
 	int src, id;
 	const char *name, *desc;
 	int kind, op;
 } op_rows[] = {
-    {1, 1, "cudaMalloc", "GPU memory allocation", IG_EV_CALL, IG_OP_CUDA_MALLOC},
-    {1, 2, "cudaFree", "GPU memory free", IG_EV_CALL, IG_OP_CUDA_FREE},
-    {1, 3, "cudaLaunchKernel", "Launch GPU kernel via runtime API", IG_EV_CALL,
+    {1, 1, OPN, "GPU memory allocation", IG_EV_CALL, IG_OP_CUDA_MALLOC},
+    {1, 2, OPN, "GPU memory free", IG_EV_CALL, IG_OP_CUDA_FREE},
+    {1, 3, OPN, "Launch GPU kernel via runtime API", IG_EV_CALL,
      IG_OP_CUDA_LAUNCH_KERNEL},
-    {1, 4, "cudaMemcpy", "Synchronous host<->device memory copy", IG_EV_CALL, IG_OP_CUDA_MEMCPY},
-    {1, 5, "cudaStreamSync", "Wait for all ops in a CUDA stream to complete", IG_EV_CALL,
+    {1, 4, OPN, "Synchronous host<->device memory copy", IG_EV_CALL, IG_OP_CUDA_MEMCPY},
+    {1, 5, OPS, "Wait for all ops in a CUDA stream to complete", IG_EV_CALL,
      IG_OP_CUDA_STREAM_SYNC},
-    {1, 6, "cudaDeviceSync", "Wait for all GPU work on device to complete", IG_EV_CALL,
+    {1, 6, OPS, "Wait for all GPU work on device to complete", IG_EV_CALL,
      IG_OP_CUDA_DEVICE_SYNC},
-    {1, 7, "cudaMemcpyAsync", "Asynchronous host<->device memory copy", IG_EV_CALL,
+    {1, 7, OPN, "Asynchronous host<->device memory copy", IG_EV_CALL,
      IG_OP_CUDA_MEMCPY_ASYNC},
-    {1, 8, "cudaMallocManaged", "Unified Memory allocation via runtime API", IG_EV_CALL,
+    {1, 8, OPN, "Unified Memory allocation via runtime API", IG_EV_CALL,
      IG_OP_CUDA_MALLOC_MANAGED},
-    {1, 9, "cudaStreamBeginCapture", "Begin CUDA graph capture (ingero-top)", IG_EV_CALL,
+    {1, 9, OPN, "Begin CUDA graph capture (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_STREAM_BEGIN_CAPTURE},
-    {1, 10, "cudaStreamEndCapture", "End CUDA graph capture (ingero-top)", IG_EV_CALL,
+    {1, 10, OPN, "End CUDA graph capture (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_STREAM_END_CAPTURE},
-    {1, 11, "cudaGraphInstantiate", "Instantiate a CUDA graph (ingero-top)", IG_EV_CALL,
+    {1, 11, OPN, "Instantiate a CUDA graph (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_GRAPH_INSTANTIATE},
-    {1, 12, "cudaGraphLaunch", "Launch a CUDA graph (ingero-top)", IG_EV_CALL,
+    {1, 12, OPN, "Launch a CUDA graph (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_GRAPH_LAUNCH},
     {3, 1, "sched_switch", "CPU context switch — thread was descheduled", IG_EV_OFFCPU, 0},
     {3, 2, "sched_wakeup", "Thread woken up and enqueued to run queue", 0, 0},
@@ -91,25 +96,25 @@ static const struct op_row {
      "arg1 period us, arg2 throttled ns, stream throttled << 32 | periods, detail the "
      "cgroup's directory (ingero-top, docs/recording.md)",
      IG_EV_CGROUP, 0},
-    {4, 1, "cuLaunchKernel", "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
+    {4, 1, OPN, "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
      IG_OP_CU_LAUNCH_KERNEL},
-    {4, 2, "cuMemcpy", "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},
-    {4, 3, "cuMemcpyAsync", "Asynchronous memory copy via driver API", IG_EV_CALL,
+    {4, 2, OPN, "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},
+    {4, 3, OPN, "Asynchronous memory copy via driver API", IG_EV_CALL,
      IG_OP_CU_MEMCPY_ASYNC},
-    {4, 4, "cuCtxSynchronize", "Wait for all GPU work in context to complete", IG_EV_CALL,
+    {4, 4, OPN, "Wait for all GPU work in context to complete", IG_EV_CALL,
      IG_OP_CU_CTX_SYNC},
-    {4, 5, "cuMemAlloc", "GPU memory allocation via driver API", IG_EV_CALL, IG_OP_CU_MEM_ALLOC},
-    {4, 6, "cuMemAllocManaged", "Unified Memory allocation via driver API", IG_EV_CALL,
+    {4, 5, OPN, "GPU memory allocation via driver API", IG_EV_CALL, IG_OP_CU_MEM_ALLOC},
+    {4, 6, OPN, "Unified Memory allocation via driver API", IG_EV_CALL,
      IG_OP_CU_MEM_ALLOC_MANAGED},
-    {4, 7, "cuMemcpyHtoD", "Synchronous host-to-device copy via driver API (ingero-top)",
+    {4, 7, OPN, "Synchronous host-to-device copy via driver API (ingero-top)",
      IG_EV_CALL, IG_OP_CU_MEMCPY_HTOD},
-    {4, 8, "cuMemcpyDtoH", "Synchronous device-to-host copy via driver API (ingero-top)",
+    {4, 8, OPN, "Synchronous device-to-host copy via driver API (ingero-top)",
      IG_EV_CALL, IG_OP_CU_MEMCPY_DTOH},
-    {4, 9, "cuMemFree", "GPU memory free via driver API (ingero-top)", IG_EV_CALL,
+    {4, 9, OPN, "GPU memory free via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_MEM_FREE},
-    {4, 10, "cuStreamSynchronize", "Wait for a stream via driver API (ingero-top)", IG_EV_CALL,
+    {4, 10, OPN, "Wait for a stream via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_STREAM_SYNC},
-    {4, 11, "cuGraphLaunch", "Launch a CUDA graph via driver API (ingero-top)", IG_EV_CALL,
+    {4, 11, OPN, "Launch a CUDA graph via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_GRAPH_LAUNCH},
     {5, 1, "block_read", "Block device read request", IG_EV_BLOCK_IO, IG_IO_READ},
     {5, 2, "block_write", "Block device write request", IG_EV_BLOCK_IO, IG_IO_WRITE},
@@ -117,44 +122,44 @@ static const struct op_row {
     {5, 4, "block_other", "Other block request: flush, ... (ingero-top)", IG_EV_BLOCK_IO,
      IG_IO_OTHER},
     /* ingero-top's additions: CUDA calls of frameworks, NCCL, HIP, GPU samples */
-    {1, 13, "cudaLaunchKernelExC", "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
+    {1, 13, OPN, "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_LAUNCH_KERNEL_EX},
-    {1, 14, "cudaMallocAsync", "Stream-ordered allocation (ingero-top)", IG_EV_CALL,
+    {1, 14, OPN, "Stream-ordered allocation (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_MALLOC_ASYNC},
-    {1, 15, "cudaFreeAsync", "Stream-ordered free (ingero-top)", IG_EV_CALL, IG_OP_CUDA_FREE_ASYNC},
-    {1, 16, "cudaMallocHost", "Page-locked host allocation (ingero-top)", IG_EV_CALL,
+    {1, 15, OPN, "Stream-ordered free (ingero-top)", IG_EV_CALL, IG_OP_CUDA_FREE_ASYNC},
+    {1, 16, OPN, "Page-locked host allocation (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_MALLOC_HOST},
-    {1, 17, "cudaHostAlloc", "Page-locked host allocation with flags (ingero-top)", IG_EV_CALL,
+    {1, 17, OPN, "Page-locked host allocation with flags (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_HOST_ALLOC},
-    {1, 18, "cudaFreeHost", "Free page-locked host memory (ingero-top)", IG_EV_CALL,
+    {1, 18, OPN, "Free page-locked host memory (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_FREE_HOST},
-    {1, 19, "cudaMemset", "Fill device memory (ingero-top)", IG_EV_CALL, IG_OP_CUDA_MEMSET},
-    {1, 20, "cudaMemsetAsync", "Fill device memory on a stream (ingero-top)", IG_EV_CALL,
+    {1, 19, OPN, "Fill device memory (ingero-top)", IG_EV_CALL, IG_OP_CUDA_MEMSET},
+    {1, 20, OPN, "Fill device memory on a stream (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_MEMSET_ASYNC},
-    {1, 21, "cudaEventRecord", "Record an event on a stream (ingero-top)", IG_EV_CALL,
+    {1, 21, OPN, "Record an event on a stream (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_EVENT_RECORD},
-    {1, 22, "cudaEventQuery", "Poll an event (ingero-top)", IG_EV_CALL, IG_OP_CUDA_EVENT_QUERY},
-    {1, 23, "cudaEventSynchronize", "Wait for an event (ingero-top)", IG_EV_CALL,
+    {1, 22, OPN, "Poll an event (ingero-top)", IG_EV_CALL, IG_OP_CUDA_EVENT_QUERY},
+    {1, 23, OPN, "Wait for an event (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_EVENT_SYNC},
-    {1, 24, "cudaStreamWaitEvent", "Make a stream wait for an event (ingero-top)", IG_EV_CALL,
+    {1, 24, OPN, "Make a stream wait for an event (ingero-top)", IG_EV_CALL,
      IG_OP_CUDA_STREAM_WAIT_EVENT},
-    {4, 12, "cuLaunchKernelEx", "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
+    {4, 12, OPN, "Launch a kernel with a launch config (ingero-top)", IG_EV_CALL,
      IG_OP_CU_LAUNCH_KERNEL_EX},
-    {4, 13, "cuMemAllocAsync", "Stream-ordered allocation via driver API (ingero-top)", IG_EV_CALL,
+    {4, 13, OPN, "Stream-ordered allocation via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_MEM_ALLOC_ASYNC},
-    {4, 14, "cuMemFreeAsync", "Stream-ordered free via driver API (ingero-top)", IG_EV_CALL,
+    {4, 14, OPN, "Stream-ordered free via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_MEM_FREE_ASYNC},
-    {4, 15, "cuMemcpyDtoD", "Device-to-device copy via driver API (ingero-top)", IG_EV_CALL,
+    {4, 15, OPN, "Device-to-device copy via driver API (ingero-top)", IG_EV_CALL,
      IG_OP_CU_MEMCPY_DTOD},
-    {4, 16, "cuMemcpyHtoDAsync", "Async host-to-device copy via driver API (ingero-top)",
+    {4, 16, OPN, "Async host-to-device copy via driver API (ingero-top)",
      IG_EV_CALL, IG_OP_CU_MEMCPY_HTOD_ASYNC},
-    {4, 17, "cuMemcpyDtoHAsync", "Async device-to-host copy via driver API (ingero-top)",
+    {4, 17, OPN, "Async device-to-host copy via driver API (ingero-top)",
      IG_EV_CALL, IG_OP_CU_MEMCPY_DTOH_ASYNC},
-    {4, 18, "cuMemcpyDtoDAsync", "Async device-to-device copy via driver API (ingero-top)",
+    {4, 18, OPN, "Async device-to-device copy via driver API (ingero-top)",
      IG_EV_CALL, IG_OP_CU_MEMCPY_DTOD_ASYNC},
-    {4, 19, "cuModuleLoadData", "Load a module image: cold start (ingero-top)", IG_EV_CALL,
+    {4, 19, OPN, "Load a module image: cold start (ingero-top)", IG_EV_CALL,
      IG_OP_CU_MODULE_LOAD_DATA},
-    {4, 20, "cuLibraryLoadData", "Load a library image: cold start (ingero-top)", IG_EV_CALL,
+    {4, 20, OPN, "Load a library image: cold start (ingero-top)", IG_EV_CALL,
      IG_OP_CU_LIBRARY_LOAD_DATA},
     {SRC_GPU, 1, "gpu_device",
      "NVML device sample: utilisation, memory, power, temperature, "
@@ -164,51 +169,59 @@ static const struct op_row {
      "NVML: GPU memory of a process on a device (arg0 bytes, cpu = "
      "device)",
      IG_EV_GPU_PROC, 0},
-    {SRC_NCCL, 1, "ncclCommInitRank", "Make a communicator (arg2: its key, rank, nranks)",
+    {SRC_NCCL, 1, OPN, "Make a communicator (arg2: its key, rank, nranks)",
      IG_EV_CALL, IG_OP_NCCL_COMM_INIT_RANK},
-    {SRC_NCCL, 2, "ncclCommDestroy", "Destroy a communicator", IG_EV_CALL, IG_OP_NCCL_COMM_DESTROY},
-    {SRC_NCCL, 3, "ncclAllReduce", "AllReduce enqueued (arg0 bytes)", IG_EV_CALL,
+    {SRC_NCCL, 2, OPN, "Destroy a communicator", IG_EV_CALL, IG_OP_NCCL_COMM_DESTROY},
+    {SRC_NCCL, 3, OPN, "AllReduce enqueued (arg0 bytes)", IG_EV_CALL,
      IG_OP_NCCL_ALL_REDUCE},
-    {SRC_NCCL, 4, "ncclAllGather", "AllGather enqueued (arg0 bytes per rank)", IG_EV_CALL,
+    {SRC_NCCL, 4, OPN, "AllGather enqueued (arg0 bytes per rank)", IG_EV_CALL,
      IG_OP_NCCL_ALL_GATHER},
-    {SRC_NCCL, 5, "ncclReduceScatter", "ReduceScatter enqueued (arg0 bytes per rank)", IG_EV_CALL,
+    {SRC_NCCL, 5, OPN, "ReduceScatter enqueued (arg0 bytes per rank)", IG_EV_CALL,
      IG_OP_NCCL_REDUCE_SCATTER},
-    {SRC_NCCL, 6, "ncclBroadcast", "Broadcast enqueued (arg0 bytes)", IG_EV_CALL,
+    {SRC_NCCL, 6, OPN, "Broadcast enqueued (arg0 bytes)", IG_EV_CALL,
      IG_OP_NCCL_BROADCAST},
-    {SRC_NCCL, 7, "ncclBcast", "In-place broadcast enqueued (arg0 bytes)", IG_EV_CALL,
+    {SRC_NCCL, 7, OPN, "In-place broadcast enqueued (arg0 bytes)", IG_EV_CALL,
      IG_OP_NCCL_BCAST},
-    {SRC_NCCL, 8, "ncclReduce", "Reduce enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_REDUCE},
-    {SRC_NCCL, 9, "ncclSend", "Send enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_SEND},
-    {SRC_NCCL, 10, "ncclRecv", "Receive enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_RECV},
-    {SRC_NCCL, 11, "ncclGroupStart", "Start a group of NCCL calls", IG_EV_CALL,
+    {SRC_NCCL, 8, OPN, "Reduce enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_REDUCE},
+    {SRC_NCCL, 9, OPN, "Send enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_SEND},
+    {SRC_NCCL, 10, OPN, "Receive enqueued (arg0 bytes)", IG_EV_CALL, IG_OP_NCCL_RECV},
+    {SRC_NCCL, 11, OPN, "Start a group of NCCL calls", IG_EV_CALL,
      IG_OP_NCCL_GROUP_START},
-    {SRC_NCCL, 12, "ncclGroupEnd", "End a group: its calls are enqueued together", IG_EV_CALL,
+    {SRC_NCCL, 12, OPN, "End a group: its calls are enqueued together", IG_EV_CALL,
      IG_OP_NCCL_GROUP_END},
-    {SRC_HIP, 1, "hipLaunchKernel", "Launch a kernel", IG_EV_CALL, IG_OP_HIP_LAUNCH_KERNEL},
-    {SRC_HIP, 2, "hipModuleLaunchKernel", "Launch a module kernel", IG_EV_CALL,
+    {SRC_HIP, 1, OPN, "Launch a kernel", IG_EV_CALL, IG_OP_HIP_LAUNCH_KERNEL},
+    {SRC_HIP, 2, OPN, "Launch a module kernel", IG_EV_CALL,
      IG_OP_HIP_MODULE_LAUNCH_KERNEL},
-    {SRC_HIP, 3, "hipExtModuleLaunchKernel", "Launch a module kernel (extended)", IG_EV_CALL,
+    {SRC_HIP, 3, OPN, "Launch a module kernel (extended)", IG_EV_CALL,
      IG_OP_HIP_EXT_MODULE_LAUNCH_KERNEL},
-    {SRC_HIP, 4, "hipMemcpy", "Synchronous copy", IG_EV_CALL, IG_OP_HIP_MEMCPY},
-    {SRC_HIP, 5, "hipMemcpyAsync", "Asynchronous copy", IG_EV_CALL, IG_OP_HIP_MEMCPY_ASYNC},
-    {SRC_HIP, 6, "hipMemcpyHtoD", "Synchronous host-to-device copy", IG_EV_CALL,
+    {SRC_HIP, 4, OPN, "Synchronous copy", IG_EV_CALL, IG_OP_HIP_MEMCPY},
+    {SRC_HIP, 5, OPN, "Asynchronous copy", IG_EV_CALL, IG_OP_HIP_MEMCPY_ASYNC},
+    {SRC_HIP, 6, OPN, "Synchronous host-to-device copy", IG_EV_CALL,
      IG_OP_HIP_MEMCPY_HTOD},
-    {SRC_HIP, 7, "hipMemcpyDtoH", "Synchronous device-to-host copy", IG_EV_CALL,
+    {SRC_HIP, 7, OPN, "Synchronous device-to-host copy", IG_EV_CALL,
      IG_OP_HIP_MEMCPY_DTOH},
-    {SRC_HIP, 8, "hipMalloc", "Device allocation", IG_EV_CALL, IG_OP_HIP_MALLOC},
-    {SRC_HIP, 9, "hipFree", "Device free", IG_EV_CALL, IG_OP_HIP_FREE},
-    {SRC_HIP, 10, "hipMallocAsync", "Stream-ordered allocation", IG_EV_CALL,
+    {SRC_HIP, 8, OPN, "Device allocation", IG_EV_CALL, IG_OP_HIP_MALLOC},
+    {SRC_HIP, 9, OPN, "Device free", IG_EV_CALL, IG_OP_HIP_FREE},
+    {SRC_HIP, 10, OPN, "Stream-ordered allocation", IG_EV_CALL,
      IG_OP_HIP_MALLOC_ASYNC},
-    {SRC_HIP, 11, "hipStreamSynchronize", "Wait for a stream", IG_EV_CALL, IG_OP_HIP_STREAM_SYNC},
-    {SRC_HIP, 12, "hipDeviceSynchronize", "Wait for the device", IG_EV_CALL, IG_OP_HIP_DEVICE_SYNC},
-    {SRC_HIP, 13, "hipEventSynchronize", "Wait for an event", IG_EV_CALL, IG_OP_HIP_EVENT_SYNC},
-    {SRC_HIP, 14, "hipGraphLaunch", "Launch a graph", IG_EV_CALL, IG_OP_HIP_GRAPH_LAUNCH},
+    {SRC_HIP, 11, OPN, "Wait for a stream", IG_EV_CALL, IG_OP_HIP_STREAM_SYNC},
+    {SRC_HIP, 12, OPN, "Wait for the device", IG_EV_CALL, IG_OP_HIP_DEVICE_SYNC},
+    {SRC_HIP, 13, OPN, "Wait for an event", IG_EV_CALL, IG_OP_HIP_EVENT_SYNC},
+    {SRC_HIP, 14, OPN, "Launch a graph", IG_EV_CALL, IG_OP_HIP_GRAPH_LAUNCH},
     {6, 1, "tcp_retransmit", "TCP segment retransmission", 0, 0},
     {7, 1, "net_send", "Socket send/sendto syscall", 0, 0},
     {7, 2, "net_recv", "Socket recv/recvfrom syscall", 0, 0},
 };
 
 #define N_OP_ROWS (sizeof(op_rows) / sizeof(op_rows[0]))
+
+static const char *row_name(const struct op_row *r)
+{
+	if (r->name && r->name[0])
+		return r->name;
+	const struct ig_op_info *o = ig_op_info(r->op);
+	return !o ? "?" : r->name ? o->short_name : o->name;
+}
 
 static const struct op_row *op_row_for(int kind, int op)
 {
@@ -225,7 +238,7 @@ int recfmt_ingero_op(int kind, int op, const char **name, int *op_id)
 	if (!r)
 		return 0;
 	if (name)
-		*name = r->name;
+		*name = row_name(r);
 	if (op_id)
 		*op_id = r->id;
 	return r->src;
@@ -249,7 +262,7 @@ int recfmt_ingero_kind(int source, const char *name, int *kind, int *op)
 		return 0;
 	}
 	for (size_t i = 0; i < N_OP_ROWS; i++)
-		if (op_rows[i].src == source && op_rows[i].kind && !strcmp(op_rows[i].name, name)) {
+		if (op_rows[i].src == source && op_rows[i].kind && !strcmp(row_name(&op_rows[i]), name)) {
 			*kind = op_rows[i].kind;
 			*op = op_rows[i].op;
 			return 0;
@@ -481,7 +494,7 @@ int recfmt_create(sqlite3 *db, const char *writer_version)
 				sources[i].id, sources[i].name, sources[i].desc);
 	for (size_t i = 0; rc == SQLITE_OK && i < N_OP_ROWS; i++)
 		rc = insert_row(db, "INSERT OR IGNORE INTO ops VALUES (%d, %d, %Q, %Q)",
-				op_rows[i].src, op_rows[i].id, op_rows[i].name, op_rows[i].desc);
+				op_rows[i].src, op_rows[i].id, row_name(&op_rows[i]), op_rows[i].desc);
 	const char *const keys[][2] = {{"version", REC_INGERO_VERSION},
 				       {"writer", "ingero-top"},
 				       {"ingero_top_version", writer_version}};
