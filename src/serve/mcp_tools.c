@@ -136,7 +136,7 @@ static int view_open(struct mcp *s, const json_t *a, struct view *v, char *err, 
 		return 0;
 	if (live_too_old(s, v->since, err, len))
 		return -1;
-	v->r = range_new(model_cfg(session_model(s->run.s)), v->since, v->until);
+	v->r = range_new(model_cfg(session_model(s->run.s))->window_s, v->since, v->until);
 	if (!v->r) {
 		snprintf(err, len, "out of memory");
 		return -1;
@@ -155,7 +155,12 @@ static int view_open(struct mcp *s, const json_t *a, struct view *v, char *err, 
 			return -1;
 		}
 	}
-	range_finish(v->r);
+	int rc = range_finish(v->r);
+	if (rc) {
+		snprintf(err, len, "reading the recordings failed: %s", strerror(-rc));
+		range_free(v->r);
+		return -1;
+	}
 	if (!v->r->events) {
 		uint64_t st, en;
 		char a1[40], a2[40];
@@ -169,9 +174,9 @@ static int view_open(struct mcp *s, const json_t *a, struct view *v, char *err, 
 		range_free(v->r);
 		return -1;
 	}
-	v->in.m = v->r->an->m;
-	v->in.d = v->r->an->d;
-	v->in.slow = v->r->an->slow;
+	v->in.m = session_model(v->r->s);
+	v->in.d = session_detect(v->r->s);
+	v->in.slow = session_slowcalls(v->r->s);
 	v->in.first_ns = v->r->first_ns;
 	v->in.last_ns = v->r->last_ns;
 	v->in.since_ns = v->since;

@@ -1,24 +1,111 @@
-/* A model, detector and slowest calls of one time range (range.h). */
+/* A time range as a session of its own (range.h). */
 #include "session/range.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/analysis.h"
 #include "model/model.h"
+#include "session/cli.h"
+#include "session/session.h"
+#include "session/session_int.h"
 #include "store/replay.h"
 
-struct range *range_new(const struct ig_model_cfg *cfg, uint64_t since_ns, uint64_t until_ns)
+#define SEC 1000000000ULL
+
+static int in_range(const struct range *r, const struct ig_event *e)
+{
+	uint64_t end = e->ts_ns + e->dur_ns;
+	return !(r->since_ns && end < r->since_ns) && !(r->until_ns && end > r->until_ns);
+}
+
+/* --- the range's source: the events taken, then the replay's ------------- */
+
+static int src_peek(struct ig_source *src, uint64_t *ts)
+{
+	struct range *r = src->priv;
+	if (r->pos < r->n) {
+		*ts = r->v[r->pos].ts_ns + r->v[r->pos].dur_ns;
+		return 0;
+	}
+	if (!r->stream)
+		return -ENODATA;
+	int e = r->stream->ops->peek_ts(r->stream, ts);
+	return !e && r->until_ns && *ts > r->until_ns ? -ENODATA : e; /* past until: the end */
+}
+
+struct pass {
+	struct range *r;
+	ig_emit_fn emit;
+	void *ctx;
+};
+
+/* A replayed event within the range goes on to the session. */
+static void pass_on(void *ctx, const struct ig_event *e)
+{
+	struct pass *p = ctx;
+	if (in_range(p->r, e))
+		p->emit(p->ctx, e);
+}
+
+static int src_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
+{
+	struct range *r = src->priv;
+	uint64_t ts;
+	if (max < 1)
+		return 0;
+	if (r->pos < r->n) {
+		emit(ctx, &r->v[r->pos++]);
+		return 1;
+	}
+	int e = src_peek(src, &ts);
+	if (e)
+		return e;
+	struct pass p = {r, emit, ctx};
+	return r->stream->ops->poll(r->stream, pass_on, &p, 1);
+}
+
+static const struct ig_source_ops range_ops = {
+    .name = "range",
+    .poll = src_poll,
+    .peek_ts = src_peek,
+};
+
+/* --- the range ----------------------------------------------------------- */
+
+/* What the range took: its span and count (names and snapshots aside). */
+static void count(void *ctx, const struct ig_event *e)
+{
+	struct range *r = ctx;
+	if (e->kind == IG_EV_SNAPSHOT || e->kind == IG_EV_COMM)
+		return;
+	if (!r->first_ns || e->ts_ns < r->first_ns)
+		r->first_ns = e->ts_ns;
+	if (e->ts_ns + e->dur_ns > r->last_ns)
+		r->last_ns = e->ts_ns + e->dur_ns;
+	r->events++;
+}
+
+struct range *range_new(double window_s, uint64_t since_ns, uint64_t until_ns)
 {
 	struct range *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->since_ns = since_ns;
 	r->until_ns = until_ns;
-	r->an = analysis_new(cfg, NULL, true);
-	if (!r->an) {
+	r->src = (struct ig_source){.ops = &range_ops, .priv = r};
+	struct cli c;
+	memset(&c, 0, sizeof(c));
+	c.window_s = window_s > 0 ? window_s : 10.0;
+	c.batch = 1;
+	char err[128];
+	r->s = session_new_source(&r->src, &c, err, sizeof(err));
+	if (!r->s || session_keep_slowcalls(r->s)) {
 		range_free(r);
 		return NULL;
 	}
+	session_set_event_hook(r->s, count, r);
 	return r;
 }
 
@@ -26,35 +113,49 @@ void range_free(struct range *r)
 {
 	if (!r)
 		return;
-	analysis_free(r->an);
+	session_free(r->s); /* the source has no free: it is the range's */
+	free(r->v);
 	free(r);
 }
 
 void range_event(void *ctx, const struct ig_event *e)
 {
 	struct range *r = ctx;
-	uint64_t end = e->ts_ns + e->dur_ns;
-	if ((r->since_ns && end < r->since_ns) || (r->until_ns && end > r->until_ns))
+	if (!in_range(r, e) || r->err)
 		return;
-	analysis_ingest(r->an, e);
-	if (e->kind != IG_EV_SNAPSHOT && e->kind != IG_EV_COMM) {
-		if (!r->first_ns || e->ts_ns < r->first_ns)
-			r->first_ns = e->ts_ns;
-		if (e->ts_ns + e->dur_ns > r->last_ns)
-			r->last_ns = e->ts_ns + e->dur_ns;
-		r->events++;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 1024;
+		struct ig_event *v = realloc(r->v, cap * sizeof(*v));
+		if (!v) {
+			r->err = -ENOMEM;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
 	}
+	r->v[r->n++] = *e;
 }
 
-int range_from_replay(struct range *r, struct ig_source *src)
+int range_from_replay(struct range *r, struct ig_source *stream)
 {
-	return replay_each(src, r->since_ns, r->until_ns, range_event, r);
+	int e = replay_seek(stream, r->since_ns);
+	if (!e)
+		r->stream = stream;
+	return e;
 }
 
-void range_finish(struct range *r)
+int range_finish(struct range *r)
 {
-	/* the next whole second, without the detector's end rule (a range is
-	 * judged as the windows it spans, not as a whole run) */
-	uint64_t t = r->last_ns ? r->last_ns : model_now(r->an->m);
-	analysis_advance(r->an, (t / 1000000000ULL + 1) * 1000000000ULL);
+	struct session *s = r->s;
+	int n;
+	if (r->err)
+		return r->err;
+	while ((n = session_pump_until(s, UINT64_MAX, 1 << 16)) > 0)
+		;
+	if (n < 0)
+		return n;
+	uint64_t t = r->last_ns ? r->last_ns : model_now(s->an->m);
+	analysis_advance(s->an, (t / SEC + 1) * SEC);
+	s->st.now_ns = model_now(s->an->m);
+	return 0;
 }

@@ -16,6 +16,7 @@
 #include "report/mcpmark.h"
 #include "session/evring.h"
 #include "session/range.h"
+#include "session/session.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -237,7 +238,7 @@ static struct ig_model *feed(int scenario, struct slowcalls *slow, struct range 
 	}
 	model_advance(m, (last / S1 + 1) * S1);
 	if (rg)
-		range_finish(rg);
+		CHECK(range_finish(rg) == 0);
 	synth_free(sy);
 	return m;
 }
@@ -272,7 +273,7 @@ static char *render(const json_t *rep, int md, int width)
 static void test_explain(void)
 {
 	struct slowcalls *slow = slowcalls_new(0, 0);
-	struct range *rg = range_new(NULL, 0, 0);
+	struct range *rg = range_new(0, 0, 0);
 	struct ig_model *m = feed(SYNTH_CPU_CONTENTION, slow, rg, NULL);
 	struct explain_in in = {.m = m, .d = an_detect(m), .slow = slow};
 	struct explain_opts o = {0};
@@ -290,7 +291,8 @@ static void test_explain(void)
 	CHECK(json_array_size(json_object_get(rep, "slow_calls")) == 5 &&
 	      json_array_size(json_object_get(rep, "actions")) > 0);
 	/* the range model over the whole stream has the same statistics */
-	struct explain_in rin = {.m = rg->an->m, .d = rg->an->d, .slow = rg->an->slow};
+	struct explain_in rin = {
+	    .m = session_model(rg->s), .d = session_detect(rg->s), .slow = session_slowcalls(rg->s)};
 	json_t *rrep = explain_build(&rin, &o, err, sizeof(err));
 	CHECK(rrep && json_equal(json_object_get(rep, "ops"), json_object_get(rrep, "ops")));
 	json_decref(rrep);
