@@ -120,7 +120,7 @@ static uint32_t target_pid(struct tui *t, char *name, size_t n, int *culprit)
 		c = snap_chain(t->snap, v->chain_id);
 	*culprit = c && c->culprit_pid && c->culprit_pid != c->pid;
 	if (*culprit) {
-		fmt_proc(name, n, c->culprit_comm, c->culprit_pid);
+		tui_fmt_proc(name, n, c->culprit_comm, c->culprit_pid);
 		return c->culprit_pid;
 	}
 	if (c)
@@ -131,7 +131,7 @@ static uint32_t target_pid(struct tui *t, char *name, size_t n, int *culprit)
 		pid = (uint32_t)list_selected(&v->lists[0]);
 	else
 		pid = v->pid;
-	fmt_proc(name, n, model_comm(session_model(t->s), pid), pid);
+	tui_fmt_proc(name, n, model_comm(session_model(t->s), pid), pid);
 	return pid;
 }
 
@@ -359,7 +359,8 @@ static int general_action(struct tui *t, int action, int ch)
 	case ACT_FLIGHT:
 		if (st->mode == IG_MODE_REPLAY) { /* said on the notice row too, at 80 columns */
 			session_flight_save(t->s);
-			tui_message(t, "w: no flight recorder in a replay (the file is the recording)");
+			tui_message(
+			    t, "w: no flight recorder in a replay (the file is the recording)");
 			return TF_REDRAW;
 		}
 		r = session_flight_save(t->s);

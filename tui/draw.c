@@ -273,7 +273,7 @@ int p99_slot(double ratio)
 	return ratio >= 10 ? TH_P99_CRIT : ratio >= 3 ? TH_P99_WARN : TH_P99_OK;
 }
 
-char *fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid)
+char *tui_fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid)
 {
 	if (!pid)
 		snprintf(buf, n, "-");
@@ -283,11 +283,11 @@ char *fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid)
 	return buf;
 }
 
-char *fmt_culprit(char *buf, size_t n, const char *comm, uint32_t pid, uint32_t owner)
+char *tui_fmt_culprit(char *buf, size_t n, const char *comm, uint32_t pid, uint32_t owner)
 {
 	if (pid && pid == owner)
 		snprintf(buf, n, "own threads");
 	else
-		fmt_proc(buf, n, comm, pid);
+		tui_fmt_proc(buf, n, comm, pid);
 	return buf;
 }

@@ -135,8 +135,8 @@ static void b_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		if (s->top_preemptor_pid && !c->life) {
 			char pct[16];
 			snprintf(buf, n, "%s %s",
-				 fmt_culprit(b, sizeof(b), s->top_preemptor_comm,
-					     s->top_preemptor_pid, s->pid),
+				 tui_fmt_culprit(b, sizeof(b), s->top_preemptor_comm,
+						 s->top_preemptor_pid, s->pid),
 				 fmt_pct(pct, sizeof(pct), fig_share(s->top_preemptor_share)));
 		} else {
 			snprintf(buf, n, "-");
@@ -275,7 +275,7 @@ static void s_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	case S_BY:
 		if (c->other_pid)
-			fmt_culprit(buf, n, c->other_comm, c->other_pid, c->pid);
+			tui_fmt_culprit(buf, n, c->other_comm, c->other_pid, c->pid);
 		else
 			snprintf(buf, n, "-");
 		break;

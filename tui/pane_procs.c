@@ -146,7 +146,7 @@ static void culprit_cell(struct procs_ctx *c, const struct ig_proc_stats *p, int
 		return;
 	}
 	char pct[16];
-	snprintf(buf, n, "%s %s", fmt_culprit(b, sizeof(b), cu->comm, cu->pid, p->pid),
+	snprintf(buf, n, "%s %s", tui_fmt_culprit(b, sizeof(b), cu->comm, cu->pid, p->pid),
 		 fmt_pct(pct, sizeof(pct), fig_share(cu->share)));
 	if (col == C_PREEMPTOR && cu->share >= 0.25)
 		*slot = TH_PREEMPTED;
@@ -297,7 +297,8 @@ static void procs_footer(struct tui *t, const struct tui_rect *r, int y)
 			  "select a process: where its time goes shows here");
 		return;
 	}
-	int x = 1 + draw_text(t, r, y, 1, -1, TH_NORMAL, fmt_proc(a, sizeof(a), p->comm, p->pid));
+	int x =
+	    1 + draw_text(t, r, y, 1, -1, TH_NORMAL, tui_fmt_proc(a, sizeof(a), p->comm, p->pid));
 	x += draw_text(t, r, y, x, -1, TH_NORMAL, " ");
 	const struct ig_time_parts *then = mark_parts(t, p->pid);
 	int bw = then ? r->w / 10 : r->w / 4;

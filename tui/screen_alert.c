@@ -48,13 +48,13 @@ static void build(struct tui *t, int width)
 	lines_add(&lines, TH_NORMAL, 1, "impact    %s of the feeding threads' wall time",
 		  fmt_pct(e, sizeof(e), fig_share(c->impact)));
 	lines_add(&lines, TH_NORMAL, 1, "op        %s", c->op > 0 ? ig_op_name(c->op) : "-");
-	lines_add(&lines, TH_NORMAL, 1, "process   %s%s", fmt_proc(a, sizeof(a), c->comm, c->pid),
-		  c->tid ? "" : "");
+	lines_add(&lines, TH_NORMAL, 1, "process   %s%s",
+		  tui_fmt_proc(a, sizeof(a), c->comm, c->pid), c->tid ? "" : "");
 	if (c->tid)
 		lines_add(&lines, TH_NORMAL, 1, "thread    %u (feeding thread)", c->tid);
 	if (c->culprit_pid)
 		lines_add(&lines, TH_PREEMPTED, 1, "culprit   %s",
-			  fmt_culprit(b, sizeof(b), c->culprit_comm, c->culprit_pid, c->pid));
+			  tui_fmt_culprit(b, sizeof(b), c->culprit_comm, c->culprit_pid, c->pid));
 	if (c->p99_ns)
 		lines_add(&lines, p99_slot(c->tail_ratio), 1,
 			  "latency   p50 %s  p99 %s  p99/p50 %s", fmt_ns(a, sizeof(a), c->p50_ns),

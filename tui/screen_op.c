@@ -153,7 +153,7 @@ static void op_title(struct tui *t, struct tui_view *v, const struct tui_rect *r
 	draw_fill(t, r, 0, TH_TITLE);
 	if (v->pid)
 		snprintf(line, sizeof(line), " %s  in %s", oi ? oi->name : "?",
-			 fmt_proc(p, sizeof(p), model_comm(tui_model(t), v->pid), v->pid));
+			 tui_fmt_proc(p, sizeof(p), model_comm(tui_model(t), v->pid), v->pid));
 	else
 		snprintf(line, sizeof(line), " %s  %s, all processes", oi ? oi->name : "?",
 			 oi && oi->group < IG_GRP_MAX ? grp[oi->group] : "");
@@ -201,10 +201,10 @@ static void op_numbers(struct tui *t, const struct tui_rect *r)
 	    t, r, 2, x, TH_BLOCKED, "blocked %s",
 	    fmt_pct(a, sizeof(a), s->tail_calls ? fig_share(s->tail_blocked_share) : -1));
 	if (s->top_preemptor_pid)
-		x += draw_piecef(
-		    t, r, 2, x, TH_NORMAL, "  top preemptor %s %s",
-		    fmt_culprit(p, sizeof(p), s->top_preemptor_comm, s->top_preemptor_pid, s->pid),
-		    fmt_pct(a, sizeof(a), fig_share(s->top_preemptor_share)));
+		x += draw_piecef(t, r, 2, x, TH_NORMAL, "  top preemptor %s %s",
+				 tui_fmt_culprit(p, sizeof(p), s->top_preemptor_comm,
+						 s->top_preemptor_pid, s->pid),
+				 fmt_pct(a, sizeof(a), fig_share(s->top_preemptor_share)));
 	if (s->bytes_win)
 		draw_piecef(t, r, 2, x, TH_NORMAL, "  moved %s",
 			    fmt_bytes(a, sizeof(a), s->bytes_win));

@@ -94,8 +94,8 @@ static void t_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	case T_LAST:
 		if (th->last_preemptor_pid)
-			fmt_culprit(buf, n, th->last_preemptor_comm, th->last_preemptor_pid,
-				    th->pid);
+			tui_fmt_culprit(buf, n, th->last_preemptor_comm, th->last_preemptor_pid,
+					th->pid);
 		else
 			snprintf(buf, n, "-"), *slot = TH_DIM;
 		break;
@@ -166,7 +166,7 @@ static void culprits(struct tui *t, const struct tui_rect *r, int y, const char 
 	for (int i = 0; i < n && x < r->w; i++)
 		x += draw_piecef(t, r, y, x, i == 0 ? TH_PREEMPTED : TH_NORMAL, "%s%s %s (%s)",
 				 i ? ", " : "",
-				 fmt_culprit(a, sizeof(a), c[i].comm, c[i].pid, p->pid),
+				 tui_fmt_culprit(a, sizeof(a), c[i].comm, c[i].pid, p->pid),
 				 fmt_pct(pct, sizeof(pct), fig_share(c[i].share)),
 				 fmt_ns(b, sizeof(b), c[i].ns));
 }
@@ -179,11 +179,10 @@ static int proc_head(struct tui *t, const struct tui_rect *r)
 	char a[48], b[48], c2[48], e[48], line[256];
 	char gm[64] = ""; /* NVML's GPU memory of the process */
 	if (p->gpu_mem_known)
-		snprintf(gm, sizeof(gm), "  GPU mem %s",
-			 fmt_bytes(b, sizeof(b), p->gpu_mem_bytes));
+		snprintf(gm, sizeof(gm), "  GPU mem %s", fmt_bytes(b, sizeof(b), p->gpu_mem_bytes));
 	snprintf(line, sizeof(line), " %s  container %s  ppid %u  threads %u%s%s",
-		 fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(p),
-		 p->ppid, p->threads, gm, p->exited ? "  (exited)" : "");
+		 tui_fmt_proc(a, sizeof(a), p->comm, p->pid), tui_container(p), p->ppid, p->threads,
+		 gm, p->exited ? "  (exited)" : "");
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	int sev = snap_severity(t->snap, 0, p->pid);
 	if (sev >= 0)

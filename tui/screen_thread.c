@@ -64,7 +64,7 @@ static void o_cell(void *ctx, int row, int col, char *buf, size_t n, int *slot)
 		break;
 	case O_BY:
 		if (o->other_pid)
-			fmt_culprit(buf, n, o->other_comm, o->other_pid, c->pid);
+			tui_fmt_culprit(buf, n, o->other_comm, o->other_pid, c->pid);
 		else if (o->other_comm[0]) /* [irq], [idle]: no task */
 			snprintf(buf, n, "%.*s", IG_COMM_LEN, o->other_comm), *slot = TH_DIM;
 		else
@@ -129,7 +129,7 @@ static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect 
 	const char *tname = d->found ? th->comm : "";
 	snprintf(line, sizeof(line), " thread %u%s%.*s%s of %s", v->tid, tname[0] ? " (" : "",
 		 IG_COMM_LEN, tname, tname[0] ? ")" : "",
-		 fmt_proc(a, sizeof(a), model_comm(tui_model(t), v->pid), v->pid));
+		 tui_fmt_proc(a, sizeof(a), model_comm(tui_model(t), v->pid), v->pid));
 	draw_text(t, r, 0, 0, -1, TH_TITLE, line);
 	if (!d->found) {
 		draw_text(t, r, 1, 1, -1, TH_DIM,
@@ -143,11 +143,10 @@ static int thread_head(struct tui *t, struct tui_view *v, const struct tui_rect 
 	t->life ? fmt_ns(span, sizeof(span), t->span_life_ns)
 		: fmt_window_span(span, sizeof(span), t->span_win_ns,
 				  (unsigned)(t->snap->window_ns / 1000000000ull));
-	int x = 1 + draw_piecef(t, r, 1, 1, TH_NORMAL,
-				"%s: %llu CUDA calls in %s, %s/s, mostly %s",
+	int x = 1 + draw_piecef(t, r, 1, 1, TH_NORMAL, "%s: %llu CUDA calls in %s, %s/s, mostly %s",
 				t->life ? "since the start" : "window",
-				(unsigned long long)(t->life ? th->calls_life : th->calls_win), span,
-				fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-");
+				(unsigned long long)(t->life ? th->calls_life : th->calls_win),
+				span, fmt_rate(b, sizeof(b), rate), oi ? oi->name : "-");
 	draw_piecef(t, r, 1, x, TH_NORMAL, "  window: switches %u, syncs %llu (%s)", th->switches,
 		    (unsigned long long)(th->sync_calls_win - th->sync_nested_win),
 		    fmt_ns(a, sizeof(a), th->sync_ns_win - th->sync_nested_ns_win));

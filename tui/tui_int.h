@@ -309,7 +309,7 @@ struct tui {
 	struct session *s; /* NULL on the fleet screen (tui/fleet*.c) */
 	const struct cli *cli;
 	const struct session_publish *pub; /* once per refresh (NULL: none) */
-	int live; /* live mode: /proc is this host's */
+	int live;			   /* live mode: /proc is this host's */
 	/* the fleet screen: KC_FLEET (the key context of every screen there)
 	 * and its key handler (clicks on rows and hints press keys through it) */
 	unsigned ctx;
@@ -573,10 +573,10 @@ const char *sev_short(int sev);
 int p99_slot(double tail_ratio);
 /* "python3[4821]", or "-" when pid is 0; ingero-top's own process is
  * marked "ingero-top[812] (self)". */
-char *fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid);
-/* A culprit of process owner: fmt_proc, or "own threads" when it is the
+char *tui_fmt_proc(char *buf, size_t n, const char *comm, uint32_t pid);
+/* A culprit of process owner: tui_fmt_proc, or "own threads" when it is the
  * process itself (one of its threads preempted or woke another). */
-char *fmt_culprit(char *buf, size_t n, const char *comm, uint32_t pid, uint32_t owner);
+char *tui_fmt_culprit(char *buf, size_t n, const char *comm, uint32_t pid, uint32_t owner);
 
 /* --- list.c ------------------------------------------------------------------ */
 void list_init(struct tui_list *l, int sort_col, int sort_inv);

@@ -293,21 +293,21 @@ static struct gslice *gslot(struct ig_model *m, uint64_t sec)
 /* Adds [a, b) to the thread's union of call time; returns the new part. */
 static uint64_t union_add(struct thread *t, uint64_t a, uint64_t b)
 {
-	if (a >= t->ub) {
-		t->ua = a;
-		t->ub = b;
+	if (a >= t->un_end) {
+		t->un_start = a;
+		t->un_end = b;
 		return b - a;
 	}
-	if (b <= t->ua)
+	if (b <= t->un_start)
 		return b - a; /* entirely before the last interval (out of order) */
 	uint64_t add = 0;
-	if (a < t->ua) {
-		add += t->ua - a;
-		t->ua = a;
+	if (a < t->un_start) {
+		add += t->un_start - a;
+		t->un_start = a;
 	}
-	if (b > t->ub) {
-		add += b - t->ub;
-		t->ub = b;
+	if (b > t->un_end) {
+		add += b - t->un_end;
+		t->un_end = b;
 	}
 	return add;
 }
@@ -442,7 +442,7 @@ struct call_time {
 static void call_nesting(struct ig_model *m, const struct ig_event *e, uint64_t end,
 			 struct thread *t, const struct call_series *cs, struct call_time *ct)
 {
-	if (t->pb && e->ts_ns <= t->pa && t->pb <= end) {
+	if (t->prev_end && e->ts_ns <= t->prev_start && t->prev_end <= end) {
 		ct->nest = 1;
 		struct series *outer = op_proc_find(m, t->pop, e->pid);
 		if (outer)
@@ -450,8 +450,8 @@ static void call_nesting(struct ig_model *m, const struct ig_event *e, uint64_t 
 		if (m->ops[t->pop])
 			m->ops[t->pop]->nested_life++;
 		if (ct->sync && t->psync)
-			ct->nested_ns = t->pb - t->pa;
-	} else if (t->pb && t->pa <= e->ts_ns && end <= t->pb) {
+			ct->nested_ns = t->prev_end - t->prev_start;
+	} else if (t->prev_end && t->prev_start <= e->ts_ns && end <= t->prev_end) {
 		ct->nest = 2;
 		cs->op->nested_life++;
 		if (cs->proc)
@@ -469,8 +469,8 @@ static void call_nesting(struct ig_model *m, const struct ig_event *e, uint64_t 
 		ct->blk = e->blocked_ns;
 	}
 	if (ct->nest != 2) {
-		t->pa = e->ts_ns;
-		t->pb = end;
+		t->prev_start = e->ts_ns;
+		t->prev_end = end;
 		t->ppre = ct->nosplit ? 0 : e->preempt_ns;
 		t->pblk = ct->nosplit ? 0 : e->blocked_ns;
 		t->pop = e->op;
@@ -606,9 +606,9 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 		ct.pre = ct.busy;
 	if (ct.blk > ct.busy - ct.pre)
 		ct.blk = ct.busy - ct.pre;
-	if (end > t->cb || e->ts_ns < t->ca || !t->cb) {
-		t->ca = e->ts_ns;
-		t->cb = end;
+	if (end > t->call_end || e->ts_ns < t->call_start || !t->call_end) {
+		t->call_start = e->ts_ns;
+		t->call_end = end;
 	}
 	call_account(m, e, oi, p, t, &ct, sec, inwin);
 }

@@ -183,16 +183,16 @@ struct tparts_raw {
 struct thread {
 	uint32_t tid, pid;
 	uint64_t first_ns, last_ns, calls_life;
-	uint64_t first_call_ns; /* entry of its first CUDA call: it feeds from then */
-	uint64_t ua, ub;	/* last interval of the union of call intervals */
-	uint64_t ca, cb;	/* last call interval */
+	uint64_t first_call_ns;	       /* entry of its first CUDA call: it feeds from then */
+	uint64_t un_start, un_end;     /* last interval of the union of call intervals */
+	uint64_t call_start, call_end; /* last call interval */
 	/* an NCCL group being built (ncclGroupStart .. ncclGroupEnd) */
 	uint8_t grp_depth;
 	uint32_t grp_sig; /* member counts, 4 bits per NCCL data op */
 	uint64_t grp_bytes, grp_stream, grp_comm;
 	/* the previous call, to see a driver call nested in a runtime call */
-	uint64_t pa, pb;
-	uint64_t ppre, pblk; /* off-CPU time counted for the previous call */
+	uint64_t prev_start, prev_end; /* its interval */
+	uint64_t ppre, pblk;	       /* off-CPU time counted for the previous call */
 	uint16_t pop;
 	uint8_t psync;
 	/* the GPU queue of this thread as its calls leave it: q_empty after a
@@ -455,8 +455,8 @@ void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux, co
 void ctab_sub(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t ns, uint64_t sec);
 /* A wait of ns that ended at end_ns, kept in the seconds of the window it
  * covers (its part before the window is not counted); _sub takes it back. */
-void ctab_add_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux,
-		   const char *comm, uint64_t end_ns, uint64_t ns);
+void ctab_add_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux, const char *comm,
+		   uint64_t end_ns, uint64_t ns);
 void ctab_sub_wait(struct ig_model *m, struct ctab *t, uint32_t pid, uint64_t end_ns, uint64_t ns);
 int ctab_top(const struct ig_model *m, const struct ctab *t, struct ig_culprit *out, int n,
 	     uint64_t total);

@@ -292,7 +292,7 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	struct thread *t = event_thread(m, e, end, &p);
 	int st = off_state(e->state);
 	int src = (e->flags & IG_F_IN_CALL) != 0;
-	int in = src || (e->ts_ns >= t->ca && e->ts_ns < t->cb);
+	int in = src || (e->ts_ns >= t->call_start && e->ts_ns < t->call_end);
 	int bw = blocked_reason(e);
 	int thr = st == ST_PRE && (e->flags & IG_F_THROTTLED);
 	int timed = st == ST_BLK && bw == BW_SLEEP && (e->flags & IG_F_DETAIL) &&
