@@ -1,10 +1,12 @@
-/* probe_floor MODE LIB...: attaches the programs of tests/tools/probe_floor.bpf.c
+/* probe_floor [--pid PID] MODE LIB...: attaches the programs of tests/tools/probe_floor.bpf.c
  * (MODE count, clock or floor) to every CUDA function ingero-top traces in
  * the given libraries, with uprobe_multi links as ingero-top does, and runs
  * until SIGINT or SIGTERM, draining the ring buffer every 100 ms. Prints
  * "attached" when the links are in place, "hits N" every 100 ms (N > 0 once
- * the probes fire) and, at the end, the entries, returns and records seen. Used by
- * tests/bench/bench_collect.sh. */
+ * the probes fire) and, at the end, the entries, returns and records seen.
+ * --pid: only that process's calls count (tests/integration/test_probe_floor
+ * runs beside other tests). Used by tests/bench/bench_collect.sh. */
+#include <stdlib.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,8 +84,19 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	int links[64], nlinks = 0, rc = 1;
 
+	unsigned long pid = 0;
+	if (argc > 2 && !strcmp(argv[1], "--pid")) {
+		char *end;
+		pid = strtoul(argv[2], &end, 10);
+		if (*end || !pid || pid > 4194304) {
+			fprintf(stderr, "probe_floor: --pid: not a process id: '%s'\n", argv[2]);
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: probe_floor count|clock|floor LIB...\n");
+		fprintf(stderr, "usage: probe_floor [--pid PID] count|clock|floor LIB...\n");
 		return 2;
 	}
 	skel = probe_floor_bpf__open();
@@ -91,6 +104,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "probe_floor: cannot open the BPF object\n");
 		return 1;
 	}
+	skel->rodata->only_tgid = (__u32)pid;
 	if (!strcmp(argv[1], "count")) {
 		enter = skel->progs.count_enter;
 		ret = skel->progs.count_return;
