@@ -180,6 +180,14 @@ static int open_host(struct fleet_ui *u, int h)
 	struct tui *t = u->t;
 	char *argv[64];
 	const struct fleet_host *H = fleet_host(u->f, h);
+	if (H && (H->state == FLEET_RETRY || H->state == FLEET_REFUSED ||
+		  H->state == FLEET_FAILED)) {
+		/* its ssh would fail the same way, after a time-out for some:
+		 * the reason is already known */
+		tui_message(t, "%.60s is %s, no viewer: %.150s", H->name,
+			    fleet_state_name(H->state), H->why);
+		return TF_REDRAW;
+	}
 	if (!H || fleet_viewer_argv(u->f, h, argv, 64) < 1) {
 		tui_message(t, "cannot make the ssh command for that host");
 		return TF_REDRAW;

@@ -118,6 +118,10 @@ expect 'hosts sorted worst first' "s again: back to worst first"
 wait_for '^▶ h2'
 
 # --- Enter: the host's viewer, q back ----------------------------------------------
+click "$(row_of '^  h3 ')" 4
+keys Enter
+wait_for 'h3 is unreachable, no viewer: ssh: connect to host h3 port 22: Connection refused'
+expect '^HOST +STATE' "Enter on an unreachable host: the fleet stays, its reason said"
 click "$(row_of '^  h4 ')" 4
 keys Enter
 wait_for 'REPLAY'
