@@ -31,6 +31,8 @@ for mode in count clock floor; do
 	# the probes fire in the calls: the counts are complete when it exits
 	touch "$TMP/go"
 	wait $wl
+	# clock mode's only sign is the "hits" line it prints every 100 ms
+	wait_until 30 grep -q '^hits [1-9]' "$TMP/$mode.out" || bad "$mode: the probes never fired"
 	kill -INT $pf; wait $pf; rc=$?
 	expect_eq "$mode: exit status" "$rc" 0
 	last=$(tail -n 1 "$TMP/$mode.out")
