@@ -12,6 +12,24 @@
 #define IG_F_TIMER 0x8	/* a timer ended it */
 #define IG_F_FAULT 0x10 /* it began inside a page fault */
 
+/* A tracepoint's two programs, btf_NAME (tp_btf, typed arguments) and
+ * raw_NAME (raw_tp, for a kernel that refuses the first): user space
+ * loads one of them (collect/collector.c). Both run CALL on the
+ * tracepoint's arguments, given as BPF_PROG takes them. */
+#define TP_PROGS(tp, name, call, ...)                                                              \
+	SEC("tp_btf/" #tp)                                                                         \
+	int BPF_PROG(btf_##name, __VA_ARGS__)                                                      \
+	{                                                                                          \
+		call;                                                                              \
+		return 0;                                                                          \
+	}                                                                                          \
+	SEC("raw_tp/" #tp)                                                                         \
+	int BPF_PROG(raw_##name, __VA_ARGS__)                                                      \
+	{                                                                                          \
+		call;                                                                              \
+		return 0;                                                                          \
+	}
+
 /* Knobs, set by user space before load. */
 const volatile bool target_all = false;   /* any process calling a probe becomes a target */
 const volatile bool exec_all = false;     /* report exec of every process (library rescans) */

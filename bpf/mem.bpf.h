@@ -66,44 +66,9 @@ static __always_inline void on_rq_complete(struct request *rq, unsigned int nr_b
 	submit(e);
 }
 
-SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(btf_page_alloc, struct page *page, unsigned int order)
-{
-	on_page_alloc(order);
-	return 0;
-}
+TP_PROGS(mm_page_alloc, page_alloc, on_page_alloc(order), struct page *page, unsigned int order)
 
-SEC("raw_tp/mm_page_alloc")
-int BPF_PROG(raw_page_alloc, struct page *page, unsigned int order)
-{
-	on_page_alloc(order);
-	return 0;
-}
+TP_PROGS(block_rq_issue, rq_issue, on_rq_issue(rq), struct request *rq)
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(btf_rq_issue, struct request *rq)
-{
-	on_rq_issue(rq);
-	return 0;
-}
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(raw_rq_issue, struct request *rq)
-{
-	on_rq_issue(rq);
-	return 0;
-}
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(btf_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
-{
-	on_rq_complete(rq, nr_bytes);
-	return 0;
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(raw_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
-{
-	on_rq_complete(rq, nr_bytes);
-	return 0;
-}
+TP_PROGS(block_rq_complete, rq_complete, on_rq_complete(rq, nr_bytes), struct request *rq,
+	 int error, unsigned int nr_bytes)

@@ -79,19 +79,8 @@ static __always_inline void on_exit(struct task_struct *p)
 	submit(e);
 }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(btf_sched_fork, struct task_struct *parent, struct task_struct *child)
-{
-	on_fork(parent, child);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(raw_sched_fork, struct task_struct *parent, struct task_struct *child)
-{
-	on_fork(parent, child);
-	return 0;
-}
+TP_PROGS(sched_process_fork, sched_fork, on_fork(parent, child), struct task_struct *parent,
+	 struct task_struct *child)
 
 /* A target thread renames itself (prctl(PR_SET_NAME), setproctitle, a
  * worker pool naming its workers): the name is known at once. The
@@ -115,44 +104,9 @@ static __always_inline void on_rename(struct task_struct *t, const char *comm)
 	submit(e);
 }
 
-SEC("tp_btf/task_rename")
-int BPF_PROG(btf_task_rename, struct task_struct *task, const char *comm)
-{
-	on_rename(task, comm);
-	return 0;
-}
+TP_PROGS(task_rename, task_rename, on_rename(task, comm), struct task_struct *task,
+	 const char *comm)
 
-SEC("raw_tp/task_rename")
-int BPF_PROG(raw_task_rename, struct task_struct *task, const char *comm)
-{
-	on_rename(task, comm);
-	return 0;
-}
+TP_PROGS(sched_process_exec, sched_exec, on_exec(p), struct task_struct *p)
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(btf_sched_exec, struct task_struct *p)
-{
-	on_exec(p);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(raw_sched_exec, struct task_struct *p)
-{
-	on_exec(p);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(btf_sched_exit, struct task_struct *p)
-{
-	on_exit(p);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(raw_sched_exit, struct task_struct *p)
-{
-	on_exit(p);
-	return 0;
-}
+TP_PROGS(sched_process_exit, sched_exit, on_exit(p), struct task_struct *p)

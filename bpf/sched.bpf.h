@@ -79,8 +79,7 @@ static __always_inline void charge_calls(struct tstate *st, __u64 preempt_ns, __
 
 /* The task that ran longest on this CPU between from and now (0: none
  * known), with its name in comm. */
-static __always_inline __u32 longest_runner(struct cpu_runs *cr, __u64 from, __u64 now,
-					    char *comm)
+static __always_inline __u32 longest_runner(struct cpu_runs *cr, __u64 from, __u64 now, char *comm)
 {
 	__u64 best = 0;
 	__u32 who = 0, at = 0;
@@ -135,8 +134,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	}
 }
 
-static __always_inline void on_switch(void *ctx, struct task_struct *prev,
-				      struct task_struct *next)
+static __always_inline void on_switch(void *ctx, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tgid = BPF_CORE_READ(next, tgid);
@@ -313,30 +311,7 @@ static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
 		__builtin_memcpy(st->off_comm, "[idle]", 7);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	on_switch(ctx, prev, next);
-	return 0;
-}
+TP_PROGS(sched_switch, sched_switch, on_switch(ctx, prev, next), bool preempt,
+	 struct task_struct *prev, struct task_struct *next)
 
-SEC("raw_tp/sched_switch")
-int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	on_switch(ctx, prev, next);
-	return 0;
-}
-
-SEC("tp_btf/sched_waking")
-int BPF_PROG(btf_sched_wakeup, struct task_struct *p)
-{
-	on_wakeup(ctx, p);
-	return 0;
-}
-
-SEC("raw_tp/sched_waking")
-int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
-{
-	on_wakeup(ctx, p);
-	return 0;
-}
+TP_PROGS(sched_waking, sched_wakeup, on_wakeup(ctx, p), struct task_struct *p)
