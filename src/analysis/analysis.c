@@ -63,12 +63,17 @@ void analysis_advance(struct analysis *a, uint64_t to)
 	model_advance(a->m, to);
 }
 
-void analysis_finish(struct analysis *a, uint64_t last_ns)
+void analysis_close(struct analysis *a, uint64_t last_ns)
 {
 	uint64_t t = last_ns ? last_ns : model_now(a->m);
 
-	detect_set_end(a->d, 1);
 	model_advance(a->m, (t / SEC + 1) * SEC);
+}
+
+void analysis_finish(struct analysis *a, uint64_t last_ns)
+{
+	detect_set_end(a->d, 1);
+	analysis_close(a, last_ns);
 	detect_set_end(a->d, 0);
 }
 

@@ -40,6 +40,9 @@ void analysis_advance(struct analysis *a, uint64_t to);
  * clock) with the detector told it is the end (a run shorter than a judged
  * window is judged whole), so the last second is judged. */
 void analysis_finish(struct analysis *a, uint64_t last_ns);
+/* The same without the end rule: a time range is judged as the windows it
+ * spans (session/range.c). */
+void analysis_close(struct analysis *a, uint64_t last_ns);
 /* Forgets the statistics (process names stay), the chains, the slowest
  * calls (the r key, a time range that starts later). */
 void analysis_reset(struct analysis *a);

@@ -12,8 +12,6 @@
 #include "session/session_int.h"
 #include "store/replay.h"
 
-#define SEC 1000000000ULL
-
 static int in_range(const struct range *r, const struct ig_event *e)
 {
 	uint64_t end = e->ts_ns + e->dur_ns;
@@ -154,8 +152,7 @@ int range_finish(struct range *r)
 		;
 	if (n < 0)
 		return n;
-	uint64_t t = r->last_ns ? r->last_ns : model_now(s->an->m);
-	analysis_advance(s->an, (t / SEC + 1) * SEC);
+	analysis_close(s->an, r->last_ns);
 	s->st.now_ns = model_now(s->an->m);
 	return 0;
 }
