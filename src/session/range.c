@@ -18,15 +18,11 @@ static int in_range(const struct range *r, const struct ig_event *e)
 	return !(r->since_ns && end < r->since_ns) && !(r->until_ns && end > r->until_ns);
 }
 
-/* --- the range's source: the events taken, then the replay's ------------- */
+/* --- the range's source: a replay stream's events in the range ------------ */
 
 static int src_peek(struct ig_source *src, uint64_t *ts)
 {
 	struct range *r = src->priv;
-	if (r->pos < r->n) {
-		*ts = r->v[r->pos].ts_ns + r->v[r->pos].dur_ns;
-		return 0;
-	}
 	if (!r->stream)
 		return -ENODATA;
 	int e = r->stream->ops->peek_ts(r->stream, ts);
@@ -53,10 +49,6 @@ static int src_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
 	uint64_t ts;
 	if (max < 1)
 		return 0;
-	if (r->pos < r->n) {
-		emit(ctx, &r->v[r->pos++]);
-		return 1;
-	}
 	int e = src_peek(src, &ts);
 	if (e)
 		return e;
@@ -112,26 +104,14 @@ void range_free(struct range *r)
 	if (!r)
 		return;
 	session_free(r->s); /* the source has no free: it is the range's */
-	free(r->v);
 	free(r);
 }
 
 void range_event(void *ctx, const struct ig_event *e)
 {
 	struct range *r = ctx;
-	if (!in_range(r, e) || r->err)
-		return;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 1024;
-		struct ig_event *v = realloc(r->v, cap * sizeof(*v));
-		if (!v) {
-			r->err = -ENOMEM;
-			return;
-		}
-		r->v = v;
-		r->cap = cap;
-	}
-	r->v[r->n++] = *e;
+	if (in_range(r, e))
+		session_ingest(r->s, e);
 }
 
 int range_from_replay(struct range *r, struct ig_source *stream)
@@ -146,8 +126,6 @@ int range_finish(struct range *r)
 {
 	struct session *s = r->s;
 	int n;
-	if (r->err)
-		return r->err;
 	while ((n = session_pump_until(s, UINT64_MAX, 1 << 16)) > 0)
 		;
 	if (n < 0)
