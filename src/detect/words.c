@@ -756,9 +756,8 @@ void detect_words_memory(struct ctx *x, const struct cause *c, struct finding *f
 		detect_put(
 		    f->c.explanation, sizeof(f->c.explanation),
 		    "The host or the job's cgroup is short of memory: the feeding thread frees "
-		    "memory for its own allocations (direct reclaim) or waits for its pages to "
-		    "come "
-		    "back from swap, %s of its wall time.",
+		    "memory for its own allocations (direct reclaim) or waits for its pages "
+		    "to come back from swap, %s of its wall time.",
 		    pct);
 	} else {
 		detect_put(f->c.summary, sizeof(f->c.summary),

@@ -55,19 +55,17 @@ void detect_words_burst(struct ctx *x, const struct cause *c, struct finding *f,
 	if (b->at_start) {
 		detect_put(
 		    f->c.summary, sizeof(f->c.summary),
-		    "burst of slow %s calls in %s: %s%d calls up to %s (from %s the settled p50 "
-		    "%s) "
-		    "in the first %s of its calls, %s beyond the p50",
+		    "burst of slow %s calls in %s: %s%d calls up to %s "
+		    "(from %s the settled p50 %s) in the first %s of its calls, %s beyond the p50",
 		    op, fn, least, b->n, mx, r, st, sp, cost);
 	} else {
 		char after[24];
 		fmt_ns(after, sizeof(after), b->first_ns - s->first_ns);
-		detect_put(
-		    f->c.summary, sizeof(f->c.summary),
-		    "burst of slow %s calls in %s: %s%d calls up to %s (from %s the settled p50 "
-		    "%s) "
-		    "within %s, %s after its first call, %s beyond the p50",
-		    op, fn, least, b->n, mx, r, st, sp, after, cost);
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "burst of slow %s calls in %s: %s%d calls up to %s "
+			   "(from %s the settled p50 %s) within %s, %s after its first call, "
+			   "%s beyond the p50",
+			   op, fn, least, b->n, mx, r, st, sp, after, cost);
 	}
 	char why[160] = "";
 	if (b->split && b->pre_ns * 2 >= b->dur_ns)
