@@ -188,6 +188,12 @@ if [ ${#beside[@]} -gt 0 ]; then
 fi
 
 echo
+# the failed checks again, last, where a runner that keeps only the head
+# and the tail of the output (CI) still shows them
+for t in "${failed[@]}"; do
+	echo "$t:"
+	grep -E '^ *(FAIL|CONTRACT|UNJUDGED) ' "$(log_of "$t")" 2>/dev/null | head -n 12 | sed 's/^ */    /'
+done
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[*]}"
 echo "logs: $logdir"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -63,9 +63,10 @@ out=$TMP/live.json
 taskset -c "$A" "$IG" --pid "$pids" --batch --json -d 1 -n 60 >"$out" 2>"$TMP/live.err" &
 ig=$!
 cleanup_hooks+=("kill $ig 2>/dev/null")
+# both chains in one frame: the commands below are taken from one frame
 have_chains() {
-	[ -f "$out" ] && grep -q "CPU contention by ig-hog\[$hog\]" "$out" &&
-		{ [ -z "$CG" ] || grep -q '"cpu_quota"' "$out"; }
+	[ -f "$out" ] && grep "CPU contention by ig-hog\[$hog\]" "$out" |
+		{ if [ -n "$CG" ]; then grep -q '"cpu_quota"'; else grep -q .; fi; }
 }
 if ! wait_until 60 have_chains; then
 	bad "no contention chain naming ig-hog[$hog] (and quota chain) in 60 s"
@@ -85,10 +86,15 @@ for line in open(path):
         o = json.loads(line)
     except ValueError:
         continue
+    chains = o.get("chains", [])
     if any(c.get("class") == "cpu_contention" and f"ig-hog[{hog}]" in c.get("summary", "")
-           for c in o.get("chains", [])):
+           for c in chains) and \
+       (wl2 == "0" or any(c.get("class") == "cpu_quota" and str(c.get("pid")) == wl2
+                          for c in chains)):
         frame = o
 cmd_re = re.compile(r": ((?:renice|chrt|taskset|echo|docker|systemctl|cat) .*)$")
+for c in frame["chains"] if frame else []:
+    print("CHAIN", c.get("class"), c.get("pid"), c.get("summary", "")[:100])
 for c in frame["chains"] if frame else []:
     if str(c.get("pid")) not in (wl, wl2):
         continue
