@@ -307,6 +307,15 @@ static uint64_t chain_key(int cls, int op, uint32_t pid)
 	       pid;
 }
 
+int detect_active(const struct ig_detect *d, int cls, int op, uint32_t pid)
+{
+	uint64_t key = chain_key(cls, op, pid);
+	for (int i = 0; i < d->n; i++)
+		if (d->c[i].key == key)
+			return d->c[i].active;
+	return 0;
+}
+
 static void tl_add(struct ig_chain *c, uint64_t ts, const char *text)
 {
 	/* same event twice (it stays the slowest call for several runs): once */

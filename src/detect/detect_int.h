@@ -77,6 +77,9 @@ struct ctx {
 /* chains.c */
 void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now);
 void detect_age_and_sort(struct ig_detect *d, uint64_t now);
+/* Whether the chain of (class, op, process) is active (op matters for the
+ * per-op classes only). */
+int detect_active(const struct ig_detect *d, int cls, int op, uint32_t pid);
 
 /* words.c: the finding of a cause (summary, explanation, evidence, advice) */
 void detect_words_time_cause(struct ctx *x, const struct cause *c, struct finding *f);

@@ -175,6 +175,26 @@ static void set_thread(struct cause *c, const struct ctx *x, const struct ig_cul
 	c->culprit_self = k->aux == x->p->pid;
 }
 
+static const struct ig_win_proc *win_proc(const struct ig_window *w, uint32_t pid)
+{
+	for (int i = 0; i < w->nprocs; i++)
+		if (w->procs[i].p->pid == pid)
+			return &w->procs[i];
+	return NULL;
+}
+
+/* A culprit process that has exited names a past cause: a chain it already
+ * has keeps firing while its evidence leaves the window, but none opens (a
+ * share that crosses a threshold after the exit is the window sliding, not
+ * the culprit acting). At the end the run is judged whole, exits and all. */
+static int culprit_gone(const struct ctx *x, const struct cause *c, int cls)
+{
+	if (x->d->end || !c->culprit_pid || c->culprit_self)
+		return 0;
+	const struct ig_win_proc *cp = win_proc(x->w, c->culprit_pid);
+	return cp && cp->p->exited && !detect_active(x->d, cls, 0, x->p->pid);
+}
+
 /* Who is behind each time class (rules below). */
 enum { WHO_SELF, WHO_PREEMPTOR, WHO_WAKER, WHO_THREAD, WHO_PEER, WHO_CGROUP, WHO_NONE };
 
@@ -264,6 +284,8 @@ static void time_causes(struct ctx *x)
 			named = confirmed = 0;
 			break;
 		}
+		if (culprit_gone(x, &c, tc->cls))
+			continue;
 		c.sev = sev_of(cfg, c.impact, named, confirmed);
 		/* a loop paced by its own timer idles by design: said, never an alarm */
 		if (tc->cls == IG_CC_TIMER_SLEEP)
@@ -730,14 +752,6 @@ static int nccl_op(const struct ig_win_proc *wp)
 		}
 	}
 	return op;
-}
-
-static const struct ig_win_proc *win_proc(const struct ig_window *w, uint32_t pid)
-{
-	for (int i = 0; i < w->nprocs; i++)
-		if (w->procs[i].p->pid == pid)
-			return &w->procs[i];
-	return NULL;
 }
 
 /* NCCL stragglers: collectives complete when the last rank arrives, so the

@@ -504,6 +504,46 @@ static void test_life_cycle(void)
 	detect_free(d);
 }
 
+/* A culprit that has exited: its evidence stays in the window for up to
+ * 10 s, but a chain naming it opens only while it runs (or at the end,
+ * where the run is judged whole); a chain it had keeps firing. */
+static void test_exited_culprit(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_PREEMPTED] = 0.20;
+	struct ig_proc_stats hog;
+	memset(&hog, 0, sizeof(hog));
+	hog.pid = 2231;
+	snprintf(hog.comm, sizeof(hog.comm), "stress-ng");
+	for (int mode = 0; mode < 4; mode++) { /* alive; exited; exited at the end; exits later */
+		struct ig_detect *d = detect_new(NULL);
+		struct fixture fx;
+		struct ig_win_proc wps[2];
+		int n = mode == 3 ? 3 : 1;
+		for (int s = 0; s < n; s++) {
+			fixture_init(&fx, T0 + (uint64_t)s * SEC, share);
+			culprit(&fx.p.preemptors[0], 2231, "stress-ng", 0.9);
+			fx.p.npreemptors = 1;
+			hog.exited = mode == 1 || mode == 2 || (mode == 3 && s == 2);
+			wps[0] = fx.wp;
+			wps[1] = (struct ig_win_proc){.p = &hog}; /* not judged: no calls */
+			fx.w.procs = wps;
+			fx.w.nprocs = 2;
+			detect_set_end(d, mode == 2);
+			detect_run(d, &fx.w);
+		}
+		const struct ig_chain *c = active(d, IG_CC_CPU_CONTENTION);
+		static const char *const what[] = {"running culprit: a chain",
+						   "exited culprit: no new chain",
+						   "exited culprit at the end: a chain",
+						   "culprit exits: its chain keeps firing"};
+		CHECKF(mode == 1 ? c == NULL : c != NULL && c->culprit_pid == 2231, "%s", what[mode]);
+		if (mode == 3)
+			CHECKF(c && c->last_seen_ns == T0 + 2 * SEC, "fired after the exit too");
+		detect_free(d);
+	}
+}
+
 /* Ingero recordings: no split, off-CPU state unknown: the parts are still
  * measured, the cause is marked unconfirmed and stops at MEDIUM. */
 static void test_unconfirmed(void)
@@ -707,6 +747,7 @@ int main(void)
 	test_alloc_period();
 	test_mixed();
 	test_life_cycle();
+	test_exited_culprit();
 	test_unconfirmed();
 	test_quota_advice();
 	test_contention_advice();
