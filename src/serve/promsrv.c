@@ -29,6 +29,7 @@
 #define NOTE_LEN 200
 #define MAX_CONNS_LIMIT 64
 #define RESERVED_WAIT_MS 1000 /* the reserved slot waits this long for a whole request */
+#define RESERVED_GRACE_MS 100 /* a connection that sent nothing yet: its request is on its way */
 
 /* A published snapshot: immutable, freed by whoever drops the last reference. */
 struct blob {
@@ -41,7 +42,7 @@ enum { C_FREE = 0, C_READ, C_WRITE };
 
 struct conn {
 	int fd, state;
-	uint64_t deadline_ms;
+	uint64_t deadline_ms, opened_ms;
 	char *in;
 	size_t inlen;
 	char head[320];
@@ -494,8 +495,18 @@ static void conn_open(struct promsrv *s, struct conn *c, int fd, const char *pee
 	c->inlen = 0;
 	c->scrape = 0;
 	c->blob = NULL;
-	c->deadline_ms = ig_mono_ms() + (uint64_t)wait_ms;
+	c->opened_ms = ig_mono_ms();
+	c->deadline_ms = c->opened_ms + (uint64_t)wait_ms;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+}
+
+/* Whether a whole request already waits on a connection not yet read. */
+static int whole_waiting(const struct promsrv *s, int fd)
+{
+	char buf[8192];
+	size_t room = s->cfg.max_request < sizeof(buf) ? s->cfg.max_request : sizeof(buf);
+	ssize_t n = recv(fd, buf, room, MSG_PEEK | MSG_DONTWAIT);
+	return n > 0 && head_end(buf, (size_t)n, 0) != 0;
 }
 
 /* Every slot is taken: the reserved one is for a whole request. The
@@ -504,12 +515,26 @@ static void conn_open(struct promsrv *s, struct conn *c, int fd, const char *pee
  * connection whose request is on its way) and is read at once: a scraper
  * sends its request with the connection, so it is answered now. What
  * stays incomplete gives way to the next newcomer, or is refused after
- * RESERVED_WAIT_MS. An occupant being answered keeps the slot. */
+ * RESERVED_WAIT_MS. An occupant being answered keeps the slot, and so
+ * does one that has sent nothing for less than RESERVED_GRACE_MS (a
+ * client writes its request after connect() returns: a scraper delayed
+ * there is not evicted by the next slow client), unless the newcomer's
+ * own request is already whole. */
 static void take_reserved(struct promsrv *s, int fd, const char *peer)
 {
 	struct conn *r = &s->conns[s->cfg.max_conns];
+	if (r->state == C_READ) /* its request may have come since */
+		conn_read(s, r);
+	if (r->state == C_WRITE)
+		conn_write(s, r);
 	if (r->state == C_WRITE) {
 		refuse_busy(s, fd, peer, ", the reserved one answering");
+		close(fd);
+		return;
+	}
+	if (r->state == C_READ && !r->inlen && ig_mono_ms() < r->opened_ms + RESERVED_GRACE_MS &&
+	    !whole_waiting(s, fd)) {
+		refuse_busy(s, fd, peer, ", the reserved one awaiting its request");
 		close(fd);
 		return;
 	}

@@ -594,6 +594,15 @@ static void test_reserved(void)
 	CHECK(st.scrapes == 4);
 	CHECK(st.refused[PROM_REF_BUSY] == 2);
 	CHECK(st.refused[PROM_REF_READ_TIMEOUT] == 0); /* the 8 still held */
+	/* a slow client that connects after a scraper, before the scraper's
+	 * request comes, does not take the slot from it */
+	int lag = dial(addr), intruder = dial(addr);
+	CHECK(intruder >= 0 && send_all(intruder, part, sizeof(part) - 1) == 0);
+	CHECK(status_of(intruder) == 503);
+	CHECK(lag >= 0 && send_all(lag, req, sizeof(req) - 1) == 0);
+	CHECK(status_of(lag) == 200);
+	close(lag);
+	close(intruder);
 	promsrv_flush_log(s);
 	CHECK(log_has("too many connections (8 open)"));
 	for (int i = 0; i < 10; i++)
