@@ -134,6 +134,10 @@ def main():
     os.environ["SHIM_SYNC"] = "spin"  # read at the shim's first call
     lib = ctypes.PyDLL(a.lib)  # the GIL is held during the calls
     lib.shimSetKernelTime(ctypes.c_ulonglong(int(a.kernel_us * 1000)))
+    # the tracer's wall time of a thread starts at its first CUDA call: so
+    # does the measure, the set-up below (asleep, mostly) a part of it
+    ck = Clocks()
+    first = ck.mark()
     stream = ctypes.c_void_p()
     buf = ctypes.c_void_p()
     lib.cudaStreamCreate(ctypes.byref(stream))
@@ -147,7 +151,6 @@ def main():
         time.sleep(0.001)
     time.sleep(0.3)  # its calibration, and the tracer's look at the interpreter
 
-    ck = Clocks()
     ph = {k: Acct() for k in ("host", "launch", "sync")}
     res = Acct()
     kernels = syncs = steps = 0
@@ -174,8 +177,10 @@ def main():
         last = ck.mark()
         ph["sync"].add(b, last)
         steps += 1
-    wall = last[0] - b0[0]
-    for x in list(ph.values()) + [res]:
+    setup = Acct()
+    setup.add(first, b0)
+    wall = last[0] - first[0]
+    for x in list(ph.values()) + [res, setup]:
         x.clip()
     H, L, S = ph["host"], ph["launch"], ph["sync"]
     gil = H.off + L.off + S.off + res.off  # nothing else makes it wait
@@ -185,19 +190,21 @@ def main():
                             "file_io", "cold_read", "mem_pressure", "lock_wait", "gil_wait",
                             "backpressure", "net_wait")}
     parts.update(gpu_wait=S.cpu, api=L.cpu, call_preempted=L.pre + S.pre,
-                 host_cpu=H.cpu + res.cpu, preempted=H.pre + res.pre, gil_wait=gil)
+                 host_cpu=H.cpu + res.cpu + setup.cpu, preempted=H.pre + res.pre + setup.pre,
+                 gil_wait=gil, sleep=setup.off)
     parts["gpu_wait"] += wall - sum(parts.values())  # the clocks' few ns apart
     zero = Acct().json()
     truth = {
         "generator": "gilgen", "format": 2, "argv": sys.argv,
         "pid": os.getpid(), "tid": threading.get_native_id(), "comm": "python3",
         "cpu": a.cpu, "helper_cpu": a.helper_cpu, "steps": steps, "wall_ns": wall,
-        "start_ns": b0[0], "end_ns": last[0], "setup_ns": 0,
-        "phases": {"loader": zero, "host": H.json(), "io": zero, "sleep": zero, "alloc": zero,
+        "start_ns": first[0], "end_ns": last[0], "setup_ns": setup.wall,
+        "phases": {"loader": zero, "host": H.json(), "io": zero, "sleep": setup.json(), "alloc": zero,
                    "copy": zero, "launch": L.json(), "sync": S.json()},
         "residue": dict(res.json(), share=res.wall / wall if wall else 0),
-        "total": {"cpu_ns": H.cpu + L.cpu + S.cpu + res.cpu,
-                  "preempted_ns": H.pre + L.pre + S.pre + res.pre, "off_ns": gil},
+        "total": {"cpu_ns": H.cpu + L.cpu + S.cpu + res.cpu + setup.cpu,
+                  "preempted_ns": H.pre + L.pre + S.pre + res.pre + setup.pre,
+                  "off_ns": gil + setup.off},
         "parts": parts,
         "gpu": {"work_ns": gpu_work, "kernels": kernels, "kernel_ns": int(a.kernel_us * 1000),
                 "syncs": syncs, "syncs_per_s": syncs * 1e9 / wall if wall else 0,
