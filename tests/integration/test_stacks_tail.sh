@@ -93,14 +93,19 @@ if mode != "off":
         for src, op, h in adb.execute(f"select distinct source, op, stack_hash from events where {calls}"):
             if h in seen:
                 allsyms.setdefault((src, op), set()).add(seen[h])
-        miss = 0
+        miss, why = 0, ""
         for s in sc:
             key = db.execute(f"select source, op from events where {calls} and timestamp = ? "
                              "and duration = ?", (s["ts_ns"], s["dur_ns"])).fetchone()
             sig = tuple(f["text"].split(" ")[0] for f in s["frames"])
             if key is None or sig not in allsyms.get(tuple(key), ()):
                 miss += 1
-        check(miss == 0, f"tail: the stacks of the {len(sc)} slowest calls are stacks of the same ops in --stack-mode all ({miss} not)")
+                if miss == 1:  # what differed, for the first one
+                    why = (f": call at {s['ts_ns']} ({s['dur_ns']} ns), (source, op) {key}, "
+                           f"frames {sig}; all's for it: "
+                           f"{sorted(allsyms.get(tuple(key), ()))[:4] if key else '-'} "
+                           f"(of {len(seen)} stacks, {len(allsyms)} (source, op) keys)")
+        check(miss == 0, f"tail: the stacks of the {len(sc)} slowest calls are stacks of the same ops in --stack-mode all ({miss} not){why if miss else ''}")
 print("\n".join(out))
 PY
 }
