@@ -8,7 +8,8 @@
 #      launches (at or under the op's median, after the first 3 s) about
 #      1 in 64 has one (0.6-1.6 times 1/64: ~200 expected, a binomial
 #      spread of ~7 %);
-#   2. all: every call has its stack;
+#   2. all: every call has its stack; in both modes every stack a call
+#      names is in the file (none lost at the close);
 #   3. in both modes, the slowest calls and the chain proofs that explain
 #      shows are calls with stacks, and the tail mode's slowest calls have
 #      stacks that the all mode also shows for the same op;
@@ -45,6 +46,10 @@ if mode == "all":
     check(n > 50000 and withs == n, f"all: {withs} of {n} calls have a stack")
 elif mode == "off":
     check(n > 0 and not withs, f"off: {withs or 0} of {n} calls have a stack")
+if mode != "off":  # a stack a call names is in the file (not lost at the close)
+    hs = {h for (h,) in db.execute(f"select distinct stack_hash from events where {calls} and stack_hash != 0")}
+    rows = {h for (h,) in db.execute("select hash from stack_traces")}
+    check(hs and hs <= rows, f"{mode}: the {len(hs)} stacks the calls name are in the file ({len(hs - rows)} not)")
 if mode == "tail":
     slow = db.execute(f"select count(*), sum(stack_hash != 0) from events where {calls} "
                       "and source = 1 and op = 1 and duration >= 4000000").fetchone()
