@@ -224,6 +224,13 @@ int session_close_record(struct session *s, char *err, size_t errlen)
 	if (s->stacks) {
 		stacks_flush(s->stacks, 2000);
 		stacks_drain(s->stacks, record_stack, s->rec);
+		struct stacks_stats ss;
+		stacks_get_stats(s->stacks, &ss);
+		if (ss.pending) /* not lost silently: their calls name them */
+			log_msg(LOG_WARN,
+				"recording: %" PRIu64 " stack(s) still being resolved after 2 s "
+				"are not in the file (their calls show no stack)",
+				ss.pending);
 	}
 	session_record_chains(s);
 	record_stats(s);

@@ -23,6 +23,7 @@ rec() { # name, ingero-top options...
 	timeout 60 "$IG" --batch --summary --no-system-libs --record "$TMP/$name.db" "$@" \
 		-- "$WL" "${wl[@]}" >"$TMP/$name.out" 2>"$TMP/$name.err"
 	expect_eq "$name: exit status" "$?" 0
+	grep -h "still being resolved" "$TMP/$name.err" | sed 's/^/     /' # said when it happens
 	"$IG" explain --json --replay "$TMP/$name.db" >"$TMP/$name.json" 2>"$TMP/$name.xerr" ||
 		bad "$name: explain failed: $(head -c 200 "$TMP/$name.xerr")"
 }
