@@ -59,10 +59,13 @@ wait_until() {
 lines_at_least() { [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
 # counts_reached EVENTS EXPECT: the calls of the expect file's pids in an
 # --events file equal (or exceed) its per-op counts.
+# (The two are files: with NR == FNR an empty first file would make the
+# expected counts the ones seen, and an empty --events file reach them.)
 counts_reached() {
 	event_counts_of "$1" "$2" >"$1.now"
-	expect_counts "$2" | awk 'NR == FNR { got[$1] = $2; next } (got[$1] + 0) < $2 { short = 1 }
-		END { exit short }' "$1.now" -
+	expect_counts "$2" >"$1.want"
+	awk 'FILENAME == ARGV[1] { got[$1] = $2; next } (got[$1] + 0) < $2 { short = 1 }
+		END { exit short }' "$1.now" "$1.want"
 }
 # calls_reached EVENTS OP N: at least N "call" lines of OP.
 calls_reached() { [ "$(awk '$2 == "call"' "$1" | grep -c " op=$2 ")" -ge "$3" ]; }
