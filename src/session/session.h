@@ -79,8 +79,11 @@ void session_tick(struct session *s);
  * (their revents filled in; extra may be NULL) until one is readable, the
  * session has work (session_timeout_ms) or deadline_ms passes (ig_mono_ms
  * time, core/clock.h; 0: none), then pumps (at most SESSION_WAIT_BUDGET
- * events) and ticks. Returns the events ingested, or -errno: the poll
- * failed (not EINTR: nothing pumped) or the pump did (ticked all the same). */
+ * events) and ticks. A live session's ring is read in batches: for 20 ms
+ * after a pump that got events it is not polled, and a wake-up by the
+ * caller's descriptors in that time only ticks. Returns the events
+ * ingested, or -errno: the poll failed (not EINTR: nothing pumped) or the
+ * pump did (ticked all the same). */
 #define SESSION_WAIT_BUDGET (1 << 16)
 struct pollfd;
 int session_wait(struct session *s, struct pollfd *extra, int nextra, uint64_t deadline_ms);
@@ -154,8 +157,10 @@ int session_set_range(struct session *s, uint64_t since_ns, uint64_t until_ns);
  * replay failed (session_status()->message says why). */
 int session_replay_to(struct session *s, uint64_t until);
 
-/* End of the run: moves the model clock to the next whole second after the
- * last event time so the detector evaluates the final second. */
+/* End of the run: a live session first reads what the kernel already holds
+ * (a stop loses none of the calls made before it); then the model clock
+ * moves to the next whole second after the last event time so the detector
+ * evaluates the final second. */
 void session_finish(struct session *s);
 
 /* Writes the flight-recorder ring to a new file (in the background); the

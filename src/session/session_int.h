@@ -25,6 +25,7 @@ struct session {
 	uint64_t tick_due_ns; /* wall time the source wants its next tick by */
 	int slice_ms; /* session_set_slice: pump in chunks for this long, 0 none */
 	bool backlog; /* the last slice ran out with events due: do not sleep */
+	uint64_t drained_ms; /* ig_mono_ms of the last pump that got events */
 	bool at_end;	      /* the stream said it has no more */
 	uint64_t last_ev_ns;  /* latest completion time ingested */
 	uint64_t rate_t0_ns, rate_events0;

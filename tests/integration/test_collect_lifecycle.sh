@@ -34,7 +34,8 @@ expect_eq "after SIGINT: orphaned ingero-top programs and links" "$(orphan_bpf)"
 ig=$!
 wait_attached "$TMP/a.err"
 "$WL" --iters 10 --kernels 1 --kernel-us 50 --expect "$TMP/a.expect" 2>/dev/null
-wait_until 30 counts_reached "$TMP/a.ev" "$TMP/a.expect"
+# stopped at once: the stop reads what the kernel already holds (the ring
+# is read every 20 ms at most), so every call is in the output all the same
 kill -TERM $ig; wait $ig; rc=$?
 expect_eq "default mode: exit status after SIGTERM" "$rc" 0
 event_counts_of "$TMP/a.ev" "$TMP/a.expect" >"$TMP/a.got"; expect_counts "$TMP/a.expect" >"$TMP/a.want"

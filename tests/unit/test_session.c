@@ -6,12 +6,14 @@
  * loop's result. A source without look-ahead (live-like: no peek, no seek,
  * no pace control) answers -ENOTSUP to the replay controls, its events are
  * all taken, its tick's wish sets the poll timeout, its done ends the loop,
- * its describe is the session's. No root, no kernel, no wall-clock limit. */
+ * its describe is the session's; a source with a descriptor that is
+ * always readable (a live ring under a storm) is read in batches. No root, no kernel, no wall-clock limit. */
 #include "analysis.h"
 #include "analysis/analysis.h"
 #include "analysis/slowcalls.h"
 #include "check.h"
 #include "collect/collector.h"
+#include "core/clock.h"
 #include "core/ops.h"
 #include "session/session.h"
 #include "synth.h"
@@ -576,6 +578,104 @@ static void test_live_like(void)
 	CHECK(f.freed);
 }
 
+/* A storm on a source with a descriptor (the live ring): readable all the
+ * time, an event every 10 us since it began, each read taking what came. */
+struct storm {
+	struct ig_source src;
+	int fds[2];
+	uint64_t t0_ns, taken, ts;
+};
+
+static int storm_fd(struct ig_source *src)
+{
+	return ((struct storm *)src->priv)->fds[0];
+}
+
+static int storm_poll(struct ig_source *src, ig_emit_fn emit, void *ctx, int max)
+{
+	struct storm *f = src->priv;
+	uint64_t made = (ig_mono_ns() - f->t0_ns) / 10000 + 1;
+	int n = 0;
+	for (; n < max && f->taken < made; n++, f->taken++) {
+		struct ig_event e = {.kind = IG_EV_CALL,
+				     .op = IG_OP_CUDA_LAUNCH_KERNEL,
+				     .ts_ns = f->ts += 1000,
+				     .dur_ns = 500,
+				     .pid = 42,
+				     .tid = 42};
+		emit(ctx, &e);
+	}
+	return n;
+}
+
+static uint64_t storm_tick(struct ig_source *src, uint64_t now_ns, ig_emit_fn emit, void *ctx,
+			   struct ig_status *st)
+{
+	st->mode = IG_MODE_LIVE;
+	return UINT64_MAX;
+}
+
+static uint64_t storm_pace(struct ig_source *src, uint64_t now_ns)
+{
+	return now_ns - SEC;
+}
+
+static const struct ig_source_ops storm_ops = {
+    .name = "storm",
+    .fd = storm_fd,
+    .poll = storm_poll,
+    .tick = storm_tick,
+    .pace = storm_pace,
+};
+
+/* The ring is read in batches: however fast the loop turns, a source whose
+ * descriptor is always readable is read at most once in 20 ms (a machine
+ * slower than this one reads it less often, never more), and a turn woken
+ * by the caller's descriptor within those 20 ms reads nothing. */
+static void test_batched_reads(void)
+{
+	static struct storm f;
+	struct cli c = opts();
+	char err[256] = "";
+	int xfd[2];
+
+	f.src = (struct ig_source){.ops = &storm_ops, .priv = &f};
+	f.ts = ig_unix_now_ns() - 5 * SEC;
+	f.t0_ns = ig_mono_ns();
+	CHECK(pipe(f.fds) == 0 && write(f.fds[1], "x", 1) == 1 && pipe(xfd) == 0 &&
+	      write(xfd[1], "k", 1) == 1);
+	struct session *s = session_new_source(&f.src, &c, err, sizeof(err));
+	CHECKF(s != NULL, "%s", err);
+	CHECK(session_fd(s) == f.fds[0]);
+	CHECK(session_wait(s, NULL, 0, 0) > 0); /* the first read at once */
+	uint64_t read_ms = ig_mono_ms(), taken = f.taken;
+	/* a key while resting: answered, nothing read */
+	struct pollfd key = {.fd = xfd[0], .events = POLLIN};
+	int r = session_wait(s, &key, 1, 0);
+	if (ig_mono_ms() - read_ms < 20)
+		CHECKF(r == 0 && f.taken == taken && (key.revents & POLLIN),
+		       "woken by a key within 20 ms of a read: %d events read", r);
+	uint64_t t0 = ig_mono_ms();
+	int turns = 0, reads = 0;
+	while (ig_mono_ms() - t0 < 200 || reads < 4) {
+		r = session_wait(s, NULL, 0, 0);
+		CHECK(r >= 0);
+		reads += r > 0;
+		turns++;
+	}
+	uint64_t ms = ig_mono_ms() - t0;
+	CHECKF(reads <= (int)(ms / 20) + 1, "%d reads in %llu ms (%d turns)", reads,
+	       (unsigned long long)ms, turns);
+	CHECK(session_status(s)->events_total == f.taken);
+	printf("  storm: %d reads of the ring in %llu ms, %d turns\n", reads,
+	       (unsigned long long)ms, turns);
+	session_free(s);
+	close(f.fds[0]);
+	close(f.fds[1]);
+	close(xfd[0]);
+	close(xfd[1]);
+}
+
 /* The notes keep the last IG_STATUS_NOTES notices; a notice written into
  * message by other means (the flight recorder's poll) is one too. */
 static void test_notes(void)
@@ -606,5 +706,6 @@ int main(void)
 	test_batch_no_ckpt();
 	test_steps();
 	test_live_like();
+	test_batched_reads();
 	return check_done("test_session");
 }
