@@ -172,7 +172,10 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	}
 	e->arg1 = f->arg1;
 	e->stream = f->stream;
-	e->cgroup_id = bpf_get_current_cgroup_id();
+	bool refresh = (st->nrec++ & (IGB_REFRESH - 1)) == 0;
+	if (refresh)
+		st->cgid = bpf_get_current_cgroup_id();
+	e->cgroup_id = st->cgid;
 	e->preempt_ns = f->preempt_ns;
 	e->blocked_ns = f->blocked_ns;
 	e->pid = tgid;
@@ -194,7 +197,10 @@ static __always_inline int on_call_exit(struct pt_regs *ctx, bool want_stack)
 	else
 		__builtin_memset(e->other_comm, 0, IGB_COMM_LEN);
 	e->stack_id = stack_id;
-	submit(e);
+	if (refresh)
+		submit(e);
+	else
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

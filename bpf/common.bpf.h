@@ -64,6 +64,8 @@ struct tstate {
 	__u32 depth;
 	__u32 tgid;       /* the process the thread belonged to when the state was made */
 	__u32 off_state;  /* enum igb_state, 0 while on CPU */
+	__u32 nrec;	  /* call records sent (IGB_REFRESH) */
+	__u64 cgid;	  /* the thread's cgroup, re-read at each switch-out and IGB_REFRESH */
 	__u64 off_ts;     /* when it left the CPU */
 	__u64 wake_ts;    /* when it was woken (blocked intervals) */
 	__u32 off_other;  /* preemptor (preempted) or waker (blocked) */
@@ -278,6 +280,15 @@ static __always_inline void submit(struct igb_event *e)
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	bpf_ringbuf_submit(e, avail >= (1 << 20) ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
+
+/* The call records, the hottest path, ask two things once in IGB_REFRESH
+ * records of the thread rather than at each: whether to wake the reader
+ * (the query reads the reader's position, a cache line the reader's CPU
+ * writes as it reads: ~55-90 ns a call on the test VM) and the thread's
+ * cgroup (a walk of four pointers: ~25 ns), which a switch-out re-reads
+ * too. The reader reads the ring every 20 ms anyway; the wake-up is for a
+ * burst while it sleeps (docs/performance.md). */
+#define IGB_REFRESH 64
 
 static __always_inline struct tstate *thread_get(__u32 tid)
 {

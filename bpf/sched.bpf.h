@@ -115,6 +115,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	st->off_ts = now;
 	st->wake_ts = 0;
 	st->off_cpu = bpf_get_smp_processor_id();
+	st->cgid = bpf_get_current_cgroup_id(); /* the task leaving is current */
 	st->off_in_call = st->depth > 0;
 	st->off_flags = 0;
 	long state = task_state(prev);
