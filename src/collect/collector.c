@@ -407,7 +407,12 @@ void collector_status(struct collector *c, struct ig_status *st)
 	st->probes_missing = c->probes_missing;
 	st->libs = c->nlibs;
 	st->stacks_on = c->stacks;
-	st->targets = coll_target_pids(c, NULL, 0);
+	uint64_t now_ms = ig_mono_ms();
+	if (!c->targets_counted_ms || now_ms - c->targets_counted_ms >= 250) {
+		c->ntargets = coll_target_pids(c, NULL, 0);
+		c->targets_counted_ms = now_ms;
+	}
+	st->targets = c->ntargets;
 	st->late_pids = c->nlate;
 	st->late_pid = c->nlate ? c->late[(c->nlate < MAX_LATE ? c->nlate : MAX_LATE) - 1] : 0;
 	st->calls_partial = counter_sum(c, IGB_CNT_UNMATCHED_RET);

@@ -96,6 +96,10 @@ struct collector {
 	int nldfds;
 	int npending;
 	uint64_t last_rescan_ns, last_scan_all_ns, last_pages_ns, last_cg_ns;
+	/* the targets counted for the status, and when (ig_mono_ms): a count
+	 * walks the whole targets map, so it is taken at most 4 times a second */
+	int ntargets;
+	uint64_t targets_counted_ms;
 	struct cgcpu cg; /* the CPU quota of the targets' cgroups */
 	uint64_t user_drops;
 	uint32_t calib_pid; /* the probe-cost child (calib.c): its records are dropped */
