@@ -113,7 +113,7 @@ struct collector {
 	 * that time in the current second, and quiet seconds since */
 	struct bpf_link *sys_links[2];
 	uint64_t ksys_sec;
-	int sys_quiet;
+	int sys_busy, sys_quiet; /* busy seconds in a row, quiet seconds since */
 
 	uint32_t named[4096]; /* pids whose process name was reported (hash set) */
 	int nnamed;
@@ -158,9 +158,13 @@ int coll_attach_ticks(struct collector *c);
  * targets.c */
 int coll_sys_hooks(struct collector *c, bool on);
 /* Once a second: the hooks on while the targets spend kernel time in
- * syscalls (KSYS_ON_NS a second, sampled or timed), off after KSYS_QUIET_S
- * quiet seconds. targets.c */
+ * syscalls (KSYS_ON_NS a second, sampled or timed, KSYS_ON_S seconds in a
+ * row), off after KSYS_QUIET_S quiet seconds. A single sample is 10 ms:
+ * one second's would turn them on for a process's start-up alone (its
+ * libraries read), and then every traced call's return pays them for
+ * KSYS_QUIET_S seconds (docs/performance.md). targets.c */
 #define KSYS_ON_NS 10000000ULL
+#define KSYS_ON_S 2
 #define KSYS_QUIET_S 10
 void coll_sys_hooks_tick(struct collector *c);
 /* Destroys n links from several threads at once (their detaches overlap). */

@@ -93,7 +93,8 @@ void coll_sys_hooks_tick(struct collector *c)
 	bool busy = c->ksys_sec >= KSYS_ON_NS, on = c->sys_links[0] != NULL;
 	c->ksys_sec = 0;
 	c->sys_quiet = busy ? 0 : c->sys_quiet + 1;
-	if (busy && !on) {
+	c->sys_busy = busy ? c->sys_busy + 1 : 0;
+	if (c->sys_busy >= KSYS_ON_S && !on) {
 		int r = coll_sys_hooks(c, true);
 		if (r)
 			log_msg(LOG_WARN,
