@@ -344,10 +344,9 @@ void session_finish(struct session *s)
 	/* A live session stopped (a signal, a key, a frame count): what the
 	 * kernel already holds is read first, up to SESSION_WAIT_BUDGET
 	 * events 16 times, as a storm may go on while it reads. */
-	if (session_fd(s) >= 0)
-		for (int i = 0; i < 16 && session_pump(s, SESSION_WAIT_BUDGET) == SESSION_WAIT_BUDGET;
-		     i++)
-			;
+	for (int i = 0; i < 16 && session_fd(s) >= 0; i++)
+		if (session_pump(s, SESSION_WAIT_BUDGET) < SESSION_WAIT_BUDGET)
+			break;
 	/* Close the last second of event time so the detector sees it; live
 	 * and replay of the same events end on the same boundary. */
 	analysis_finish(s->an, s->last_ev_ns);
