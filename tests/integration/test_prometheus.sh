@@ -245,6 +245,9 @@ if wait_until 30 more_busy; then
 		sleep 0.5
 	done)
 	expect_eq "8 scrapes with every slot held by slow clients" "$codes" "200 200 200 200 200 200 200 200 "
+	# a 503 names its path in the log (refusals: one line a second at most)
+	[ "$codes" = "200 200 200 200 200 200 200 200 " ] ||
+		grep 'metrics endpoint: refused' "$TMP/ig.err" | tail -n 5 | sed 's/^/    /'
 else
 	bad "the slow clients never filled the slots: $(cat "$TMP/slow.log")"
 fi
