@@ -84,7 +84,7 @@ static void build(struct tui *t, int width)
 		lines_wrap(&lines, TH_DIM, 3, width, c->lacking);
 	}
 
-	if (c->stack_id) { /* where the cause happens: a paced loop's sleep */
+	if (c->stack_id) { /* where the cause happens: a paced loop's sleep, a lock wait */
 		char site[4][REPORT_SITE_LEN];
 		int ns = report_call_site(session_stacks(t->s), c->stack_id, site, 4);
 		lines_add(&lines, TH_SECTION, 0, "Call site");

@@ -97,8 +97,9 @@ struct ig_chain {
 	int nrecs;
 	char recs[IG_CHAIN_MAX_RECS][192]; /* specific to the class and the culprits */
 	char lacking[160]; /* evidence the source did not provide, "" when complete */
-	uint64_t stack_id; /* the call site of the cause (a timer sleep's user stack, the
-			    * stacks module's id), 0 none */
+	uint64_t stack_id; /* the call site of the cause (the user stack of a timer
+			    * sleep, a lock wait or a GIL wait: the stacks module's
+			    * id), 0 none */
 	int ntimeline;	   /* entries in timeline[], oldest first, last ones kept */
 	struct ig_tl_entry timeline[IG_CHAIN_MAX_TIMELINE];
 	uint64_t first_seen_ns; /* event time of the first firing */

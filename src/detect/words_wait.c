@@ -150,6 +150,11 @@ static void detect_words_lock(struct ctx *x, const struct cause *c, struct findi
 	    lock_kind(x), c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
+	f->c.stack_id = x->p->lock_stack; /* where it waits most: shown with the chain */
+	if (f->c.stack_id)
+		detect_rec(f,
+			   "The call site it waits at most is under \"call site\": which lock or "
+			   "condition (a queue's get, a condition's wait: the producer's pace)");
 	detect_rec(f,
 		   "See what the holder does while it holds it: py-spy dump --pid %u (Python), or "
 		   "gdb -p %u -batch -ex 'thread apply all bt'",
@@ -178,6 +183,9 @@ static void detect_words_gil(struct ctx *x, const struct cause *c, struct findin
 	    "to that long while the GPU has nothing queued.",
 	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
+	f->c.stack_id = x->p->gil_stack; /* where it waits most: shown with the chain */
+	if (f->c.stack_id)
+		detect_rec(f, "The call site it waits for the GIL at most is under \"call site\"");
 	detect_rec(f, "See what the other thread runs: py-spy dump --pid %u", x->p->pid);
 	detect_rec(f,
 		   "Move that pure-Python work out of the process (multiprocessing, a DataLoader "

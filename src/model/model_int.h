@@ -94,6 +94,11 @@ struct pslice {
 	uint64_t cg_thr_ns, cg_nr_thr, cg_nr_per; /* its cgroup's throttling (IG_EV_CGROUP) */
 };
 
+/* A call site of waits: a user stack id and the time waited there. */
+struct wait_site {
+	uint64_t id, ns;
+};
+
 struct proc {
 	uint32_t pid, ppid;
 	char comm[IG_COMM_LEN];
@@ -113,11 +118,10 @@ struct proc {
 	struct ctab lock, gil, full, net;
 	uint32_t file_dev;     /* device of the file of its latest file wait */
 	struct ig_quota quota; /* window fields unused (the slices have them) */
-	/* where its feeding threads slept on a timer between calls, by time
-	 * (user stack ids; the least slept makes room) */
-	struct {
-		uint64_t id, ns;
-	} sleep_at[4];
+	/* where its feeding threads waited between calls, by time since the
+	 * start (user stack ids; the least waited makes room): on a timer, on
+	 * a lock or condition, on the GIL */
+	struct wait_site sleep_at[4], lock_at[4], gil_at[4];
 };
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };

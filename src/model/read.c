@@ -484,6 +484,18 @@ static double pct(uint64_t a, uint64_t b)
 	return v > 100 ? 100 : v;
 }
 
+/* The call site waited at most, 0 none. */
+static uint64_t site_top(const struct wait_site at[4])
+{
+	uint64_t most = 0, id = 0;
+	for (int i = 0; i < 4; i++)
+		if (at[i].id && at[i].ns > most) {
+			most = at[i].ns;
+			id = at[i].id;
+		}
+	return id;
+}
+
 void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	       struct ig_proc_stats *o)
 {
@@ -500,12 +512,9 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->calls_life = p->calls_life;
 	o->page_bytes_life = p->page_life;
 	o->quota = p->quota;
-	uint64_t most = 0;
-	for (int i = 0; i < 4; i++)
-		if (p->sleep_at[i].id && p->sleep_at[i].ns > most) {
-			most = p->sleep_at[i].ns;
-			o->sleep_stack = p->sleep_at[i].id;
-		}
+	o->sleep_stack = site_top(p->sleep_at);
+	o->lock_stack = site_top(p->lock_at);
+	o->gil_stack = site_top(p->gil_at);
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct pslice *s = &p->sl[j];
 		if (!in_window(m, s->sec))

@@ -309,6 +309,9 @@ struct ig_proc_stats {
 	 * slept longest on a timer between calls since the start: the call site
 	 * of its pacing (docs/detection.md); 0 none recorded */
 	uint64_t sleep_stack;
+	/* the same for its waits on a lock or condition (futex, semaphore,
+	 * file lock), and on the GIL: where they wait most */
+	uint64_t lock_stack, gil_stack;
 };
 struct ig_thread_stats {
 	uint32_t tid, pid;

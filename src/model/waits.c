@@ -269,20 +269,35 @@ static const int8_t part_of_bw[BW_N] = {
     [BW_GIL] = IG_PART_GIL_WAIT,   [BW_FULL] = IG_PART_BACKPRESSURE, [BW_NET] = IG_PART_NET_WAIT,
 };
 
-/* A timer sleep between calls at user stack id: its call site's time. */
-static void sleep_site(struct proc *p, uint64_t id, uint64_t ns)
+/* A wait between calls at user stack id: its call site's time. */
+static void site_add(struct wait_site at[4], uint64_t id, uint64_t ns)
 {
 	int k = 0;
 	for (int i = 0; i < 4; i++) {
-		if (p->sleep_at[i].id == id) {
-			p->sleep_at[i].ns += ns;
+		if (at[i].id == id) {
+			at[i].ns += ns;
 			return;
 		}
-		if (p->sleep_at[i].ns < p->sleep_at[k].ns)
+		if (at[i].ns < at[k].ns)
 			k = i;
 	}
-	p->sleep_at[k].id = id;
-	p->sleep_at[k].ns = ns;
+	at[k].id = id;
+	at[k].ns = ns;
+}
+
+/* The call site of a blocked wait between calls that has a stack: a wait
+ * on a futex, semaphore or file lock is a lock's (the GIL's when it is the
+ * GIL), timed ones that ran out too (the same wait, or a condition
+ * polled: not a sleep's call site, which the next real sleep's would
+ * lose to); a sleep, poll or timerfd wait a timer ended is the loop's
+ * pacing. */
+static void wait_site(struct proc *p, const struct ig_event *e, int bw, uint64_t ns)
+{
+	int sys = e->flags & IG_F_DETAIL ? IG_WAIT_SYS(e->arg1) : IG_SYS_NONE;
+	if (sys == IG_SYS_FUTEX || sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK)
+		site_add(bw == BW_GIL ? p->gil_at : p->lock_at, e->stack_id, ns);
+	else if (bw == BW_SLEEP)
+		site_add(p->sleep_at, e->stack_id, ns);
 }
 
 void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
@@ -344,8 +359,8 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 		p->file_dev = (uint32_t)(r->obj >> 32);
 	if (!inwin || !counts_culprits(p, t))
 		return;
-	if (st == ST_BLK && !in && bw == BW_SLEEP && e->stack_id && t->first_call_ns)
-		sleep_site(p, e->stack_id, main);
+	if (st == ST_BLK && !in && e->stack_id && t->first_call_ns)
+		wait_site(p, e, bw, main);
 	if (st == ST_PRE && e->other_pid)
 		ctab_add_wait(m, &p->pre, e->other_pid, 0, e->other_comm, e->ts_ns + e->dur_ns,
 			      e->dur_ns);

@@ -711,6 +711,41 @@ static void test_sleep_site(void)
 	detect_free(d);
 }
 
+/* A lock wait's chain and a GIL wait's carry the call site each waits at
+ * most, each its own (not the other's, not the sleep's). */
+static void test_lock_site(void)
+{
+	static const struct {
+		int part, cls;
+	} k[] = {{IG_PART_LOCK_WAIT, IG_CC_LOCK_WAIT}, {IG_PART_GIL_WAIT, IG_CC_GIL_WAIT}};
+	for (int i = 0; i < 2; i++) {
+		double share[IG_PART_MAX] = {0};
+		share[k[i].part] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.lockers[0], 4830, "holder", 0.9);
+		fx.p.lockers[0].aux = PID;
+		fx.p.nlockers = 1;
+		fx.p.gil_holders[0] = fx.p.lockers[0];
+		fx.p.ngil = 1;
+		fx.p.parts.waits_seen = 1;
+		fx.p.sleep_stack = 0x5151ull;
+		fx.p.lock_stack = 0x1010ull;
+		fx.p.gil_stack = 0x2020ull;
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, k[i].cls);
+		uint64_t want = i ? 0x2020ull : 0x1010ull;
+		CHECKF(c && c->stack_id == want && rec_with(c, "call site"), "%s: stack 0x%llx",
+		       detect_class_name(k[i].cls), c ? (unsigned long long)c->stack_id : 0ull);
+		detect_free(d);
+		fx.p.lock_stack = fx.p.gil_stack = 0; /* none known */
+		d = judge(&fx);
+		c = active(d, k[i].cls);
+		CHECK(c && !c->stack_id && !rec_with(c, "call site") && rec_with(c, "py-spy dump"));
+		detect_free(d);
+	}
+}
+
 /* ingero-top as a culprit is named as the tracer, with the CPU it used. */
 static void test_tracer_named(void)
 {
@@ -753,5 +788,6 @@ int main(void)
 	test_contention_advice();
 	test_tracer_named();
 	test_sleep_site();
+	test_lock_site();
 	return check_done("test_rules");
 }

@@ -398,10 +398,12 @@ static void test_culprit_threads(void)
 	model_free(m);
 }
 
-/* The call site of a paced loop: the user stack it slept at most on a
- * timer between calls (two sites, 3 ms and 1 ms a step), none from waits
- * that are not sleeps. */
-static void test_sleep_site(void)
+/* The call sites of waits between calls: the user stack a paced loop
+ * slept at most on a timer (two sites, 3 ms and 1 ms a step), none from
+ * waits that are not sleeps; the stack it waited at most on a lock or
+ * condition (two sites, 10 ms and 2 ms a step, one of them a timed wait
+ * that ran out: a lock's, not a sleep's), and on the GIL (not a lock's). */
+static void test_wait_sites(void)
 {
 	struct ig_model *m = model_new(NULL);
 	struct wait nap = {.state = IG_OFF_BLOCKED,
@@ -411,6 +413,14 @@ static void test_sleep_site(void)
 			    .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
 			    .waker = 101,
 			    .wpid = PID};
+	struct wait timed = {.state = IG_OFF_BLOCKED,
+			     .flags = IG_F_TIMER,
+			     .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX)};
+	struct wait gil = {.state = IG_OFF_BLOCKED,
+			   .flags = IG_F_GIL,
+			   .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
+			   .waker = 102,
+			   .wpid = PID};
 	for (int k = 0; k < STEPS; k++) {
 		uint64_t t = T0 + (uint64_t)k * STEP;
 		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
@@ -424,10 +434,34 @@ static void test_sleep_site(void)
 		o = off_ev(t + 8 * MS, 10 * MS, &lock);
 		o.stack_id = 0x999ull;
 		model_ingest(m, &o);
+		o = off_ev(t + 19 * MS, 2 * MS, &timed);
+		o.stack_id = 0x777ull;
+		model_ingest(m, &o);
+		o = off_ev(t + 22 * MS, 20 * MS, &gil);
+		o.stack_id = 0x555ull;
+		model_ingest(m, &o);
 	}
 	struct ig_proc_stats p;
 	CHECK(model_proc(m, PID, &p) == 0);
 	CHECKF(p.sleep_stack == 0xabcull, "sleep stack 0x%llx", (unsigned long long)p.sleep_stack);
+	CHECKF(p.lock_stack == 0x999ull, "lock stack 0x%llx", (unsigned long long)p.lock_stack);
+	CHECKF(p.gil_stack == 0x555ull, "GIL stack 0x%llx", (unsigned long long)p.gil_stack);
+	model_free(m);
+
+	/* the timed waits alone: the lock's call site, not a sleep's */
+	m = model_new(NULL);
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_event o = off_ev(t + 2 * MS, 2 * MS, &timed);
+		o.stack_id = 0x777ull;
+		model_ingest(m, &o);
+	}
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECKF(p.lock_stack == 0x777ull && !p.sleep_stack && !p.gil_stack,
+	       "lock 0x%llx sleep 0x%llx GIL 0x%llx", (unsigned long long)p.lock_stack,
+	       (unsigned long long)p.sleep_stack, (unsigned long long)p.gil_stack);
 	model_free(m);
 }
 
@@ -502,7 +536,7 @@ int main(void)
 	test_swap_cache_faults();
 	test_quota_events();
 	test_culprit_threads();
-	test_sleep_site();
+	test_wait_sites();
 	test_codes();
 	test_cgroup_texts();
 	return check_done("test_waits");
