@@ -77,7 +77,8 @@ struct tstate {
 	/* wait evidence (waits.bpf.h): the interval off CPU now */
 	__u64 off_total; /* off-CPU time so far: what a syscall or fault did not run */
 	__u64 off_wchan, off_how, off_obj;
-	__u64 off_stack; /* the user stack of a blocked wait that may be a timer's */
+	__u64 off_stack; /* the user stack of a blocked wait: a timer's, or a lock's */
+	__u64 site_ts;	 /* when the last lock wait's stack was taken (IGB_SITE_GAP_NS) */
 	/* a file syscall in flight while the exact hooks are on (sys_ts != 0) */
 	__u64 sys_ts, sys_off, sys_claim;
 	__u8 sys_cls, sys_fdk;

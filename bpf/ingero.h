@@ -120,6 +120,11 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 			 * a loop's pacing */
 #define IGB_SC_PROBE 0x10 /* the uprobe machinery's own (uretprobe, uprobe): the
 			   * tracer's cost, not the thread's syscall time */
+#define IGB_SC_LOCK 0x20 /* waits for another thread (futex, semop, flock, fcntl):
+			  * the user stack of a feeding thread's blocked wait is kept
+			  * (stacks on, at most one per IGB_SITE_GAP_NS), the call
+			  * site of its lock waits */
+#define IGB_SITE_GAP_NS 1000000ULL
 
 /* IGB_KTIME: kernel CPU time of one target thread outside CUDA calls,
  * summed since its last record (at least every 200 ms or 1 ms of time):

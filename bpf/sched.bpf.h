@@ -45,11 +45,21 @@ static __always_inline void blocked_why(void *ctx, struct tstate *st, __u32 tid)
 		return;
 	wait_detail(st, ips, n);
 	/* where a loop paces itself (a stray time.sleep must be easy to find):
-	 * only for the syscalls that wait for a timer, at most one per sleep */
+	 * only for the syscalls that wait for a timer, at most one per sleep;
+	 * and where a thread that makes CUDA calls waits for a lock or a
+	 * condition (which one, from its frames), at most one per
+	 * IGB_SITE_GAP_NS: a thread that waits longer has each of its waits'
+	 * stack, a lock taken 10 000 times a second does not pay a walk each */
 	st->off_stack = 0;
-	if (stacks_on && !st->depth && /* between calls: a blocking sync polls too */
-	    ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD))
-		st->off_stack = capture_stack(ctx, st->tgid, tid);
+	if (stacks_on && !st->depth) { /* between calls: a blocking sync polls too */
+		if ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD) {
+			st->off_stack = capture_stack(ctx, st->tgid, tid);
+		} else if ((st->off_cls & IGB_SC_LOCK) && st->nrec &&
+			   st->off_ts - st->site_ts >= IGB_SITE_GAP_NS) {
+			st->site_ts = st->off_ts;
+			st->off_stack = capture_stack(ctx, st->tgid, tid);
+		}
+	}
 	if (st->flt_on)
 		st->off_flags |= IG_F_FAULT;
 	if (st->rcl_on)

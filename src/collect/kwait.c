@@ -125,8 +125,10 @@ void kwait_sys_classes(uint8_t *cls)
 	for (size_t i = 0; i < sizeof(sysmap) / sizeof(sysmap[0]); i++) {
 		int sys = sysmap[i].sys;
 		int pace = sys == IG_SYS_SLEEP || sys == IG_SYS_POLL || sys == IG_SYS_EPOLL;
+		int lock = sys == IG_SYS_FUTEX || sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK;
 		if (sysmap[i].nr >= 0 && sysmap[i].nr < IGB_SYS_MAX)
-			cls[sysmap[i].nr] = sysmap[i].cls | (pace ? IGB_SC_PACE : 0);
+			cls[sysmap[i].nr] =
+			    sysmap[i].cls | (pace ? IGB_SC_PACE : 0) | (lock ? IGB_SC_LOCK : 0);
 	}
 #ifdef NR_URETPROBE
 	cls[NR_URETPROBE] = IGB_SC_PROBE;
@@ -381,7 +383,7 @@ void kwait_offcpu(const struct igb_event *b, struct ig_event *e)
 			       kwait_wfn(b->stream, b->stack_id)) |
 		  (b->arg1 & 0xffffffff00000000ull);
 	e->arg2 = b->cgroup_id;
-	/* the user stack of a wait that may be a timer's (IGB_SC_PACE) */
+	/* the user stack of a wait: a timer's (IGB_SC_PACE) or a lock's (IGB_SC_LOCK) */
 	e->stack_id = (uint64_t)(uint32_t)b->ret << 32 | b->switches;
 	e->switches = 0;
 	e->ret = 0;

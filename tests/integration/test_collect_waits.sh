@@ -7,8 +7,9 @@
 # reads woken by the writer, N writes to a full pipe woken by its reader, at
 # least N fdatasync waits on a file, at least N timer sleeps; its kernel
 # time must count the file syscalls. Then --json --summary: a chain per
-# mechanism naming that thread by tid, and the paced loop's chain INFO with
-# its call site in waitprobe.
+# mechanism naming that thread by tid, the lock wait's chain with its call
+# site at the line of waitprobe that takes the lock, and the paced loop's
+# chain INFO with its call site in waitprobe.
 . "$(dirname "$0")/lib.sh"
 need_root
 WP=$B/tests/progs/waitprobe
@@ -58,10 +59,14 @@ fi
 # shares small)
 "$IG" --json --summary -- "$WP" $N "$DIR" "$TMP/e2" 0 >"$TMP/sum.json" 2>"$TMP/err2"
 expect_eq "ingero-top --json --summary exit status" "$?" 0
-python3 - "$TMP/sum.json" "$TMP/e2" <<'PY' || FAILS=$((FAILS + 1))
+# the line of main that calls take_lock() (the C library has no frame
+# pointers: the walk goes from pthread_mutex_lock to that caller's caller)
+lock_line=$(grep -n '^		take_lock();' "$ROOT/tests/progs/waitprobe.c" | cut -d: -f1)
+python3 - "$TMP/sum.json" "$TMP/e2" "$lock_line" <<'PY' || FAILS=$((FAILS + 1))
 import json, sys
 s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 e = dict(l.split() for l in open(sys.argv[2]))
+lock_line = sys.argv[3]
 bad = 0
 def check(ok, what):
     global bad
@@ -73,6 +78,12 @@ for cls, who in (("lock_wait", "holder"), ("loader_wait", "writer"), ("backpress
     check(c is not None and c["culprit_tid"] == int(e[who]) and c["severity"] in ("LOW", "MEDIUM", "HIGH"),
           f"{cls} chain names the {who} (tid {e[who]}): "
           f"{c and (c['severity'], c['culprit_comm'], c['culprit_tid'])}")
+c = chains.get("lock_wait")
+site = (c or {}).get("call_site") or []
+check(c is not None and c["stack_id"] and lock_line and
+      any("(waitprobe)" in l and ("waitprobe.c:" + lock_line) in l for l in site) or
+      any("take_lock" in l for l in site),
+      f"the lock wait's call site is waitprobe.c:{lock_line} (take_lock): {site}")
 c = chains.get("timer_sleep")
 site = (c or {}).get("call_site") or []
 check(c is not None and c["severity"] == "INFO", f"timer_sleep chain INFO: {c and c['severity']}")

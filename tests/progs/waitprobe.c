@@ -3,7 +3,7 @@
  * Every wait lasts WAIT_MS, so each is an off-CPU event; the thread that
  * ends it is told in the expect file by its tid. In order:
  *
- *   lock   N x pthread_mutex_lock of a mutex thread "wp-holder" holds
+ *   lock   N x pthread_mutex_lock (in take_lock()) of a mutex thread "wp-holder" holds
  *   pipe   N x read of an empty pipe thread "wp-writer" then writes
  *   full   N x write of 64 KiB into a full pipe thread "wp-reader" drains
  *   fsync  F x pwrite + fdatasync of 4 KiB to a file in DIR (F = N unless given)
@@ -124,6 +124,12 @@ __attribute__((noinline)) static void pace_sleep(void)
 	nap_ms(WAIT_MS);
 }
 
+__attribute__((noinline)) static void take_lock(void)
+{
+	pthread_mutex_lock(&mu);
+	pthread_mutex_unlock(&mu);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4 || argc > 5 || (n = atoi(argv[1])) <= 0) {
@@ -159,8 +165,7 @@ int main(int argc, char **argv)
 		sem_post(&go[0]);
 		while (atomic_load(&done_turn) < k) /* until it holds the lock */
 			;
-		pthread_mutex_lock(&mu);
-		pthread_mutex_unlock(&mu);
+		take_lock();
 	}
 	for (int k = 1; k <= n; k++) { /* pipe: empty, then fed */
 		char b[64];

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# needs: root
+# The call site of a lock wait (docs/detection.md), through the real
+# probes with the default (tail) stacks, on two mechanisms:
+#   1. C: the feeder blocks in pthread_mutex_lock of a mutex another thread
+#      holds (tests/progs/waitprobe: test_collect_waits checks its line);
+#   2. Python: the feeder takes its batches from a queue.Queue a producer
+#      thread fills (tests/progs/queuefeed.py, Debian's python3): the
+#      lock_wait chain names the producer's thread and its call site reads
+#      Condition.wait, Queue.get and the feeder's own line in next_batch();
+#   3. with --no-stacks the chain is the same, with no call site;
+#   4. a feeder whose lock waits come faster than one a millisecond
+#      (causegen lock-mutex, 200 us a step): recorded, a wait has its stack
+#      exactly when it began at least 1 ms after the last wait that got one
+#      (IGB_SITE_GAP_NS), whatever the machine's speed.
+. "$(dirname "$0")/lib.sh"
+need_root
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "skip: /usr/bin/python3 missing (make deps)"; exit 77; }
+QF=$ROOT/tests/progs/queuefeed.py
+line=$(grep -n '^    return batches.get()' "$QF" | cut -d: -f1)
+
+judge() { # name, options...
+	local n=$1
+	shift
+	timeout 120 "$IG" --json --summary --no-system-libs "$@" -- \
+		"$PY" "$QF" "$B/shim/libcudart.so.12" 4 "$TMP/$n.expect" >"$TMP/$n.json" 2>"$TMP/$n.err"
+	expect_eq "$n: exit status" "$?" 0
+}
+judge stacks
+judge nostacks --no-stacks
+
+check() { # name, want a call site (1/0)
+	python3 - "$TMP/$1.json" "$TMP/$1.expect" "$2" "$line" <<'PY'
+import json, sys
+path, expect, want, line = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+s = json.loads(open(path).read().splitlines()[-1])
+e = dict(l.split() for l in open(expect))
+out = []
+def check(ok, m): out.append(("ok   " if ok else "FAIL ") + m)
+name = "stacks" if want else "--no-stacks"
+c = {x["class"]: x for x in s["chains"] if x["pid"] == int(e["pid"])}.get("lock_wait")
+check(c is not None and c["culprit_tid"] == int(e["producer"]) and c["impact"] > 0.3,
+      f"{name}: a lock_wait chain names the producer (tid {e['producer']}): "
+      f"{c and (c['severity'], c['culprit_tid'], round(c['impact'], 2))}")
+site = (c or {}).get("call_site") or []
+if want:
+    check(c is not None and c["stack_id"] and len(site) == 3 and
+          "Condition.wait()" in site[0] and "Queue.get()" in site[1] and
+          f"queuefeed.py:{line} in next_batch()" in site[2],
+          f"{name}: its call site is Condition.wait <- Queue.get <- queuefeed.py:{line}: {site}")
+    check(any("call site" in r for r in (c or {}).get("recommendations", [])),
+          f"{name}: the advice points at the call site")
+else:
+    check(c is not None and not c["stack_id"] and not site, f"{name}: no call site: {site}")
+print("\n".join(out))
+PY
+}
+check stacks 1 >"$TMP/check.txt"
+check nostacks 0 >>"$TMP/check.txt"
+
+timeout 120 "$IG" --batch --no-system-libs --record "$TMP/fast.db" -- "$B/tests/progs/causegen" \
+	--steps 3000 --kernels 1 --kernel-us 10 --host-us 50 --mech lock-mutex:200 \
+	>"$TMP/fast.out" 2>"$TMP/fast.err"
+expect_eq "fast lock waits: exit status" "$?" 0
+python3 - "$TMP/fast.db" >>"$TMP/check.txt" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+tid, first = db.execute("select tid, min(start_ns) from events where kind = 1 group by tid "
+                        "order by count(*) desc limit 1").fetchone()
+# blocked waits on a futex, semaphore or file lock (IG_SYS_FUTEX 4, IG_SYS_FLOCK 12, IG_SYS_SEMOP 13)
+# between calls (not IG_F_IN_CALL), after the thread's first call
+rows = db.execute("select start_ns, stack_hash != 0 from events where kind = 2 and state = 2 "
+                  "and tid = ? and (flags & 1) = 0 and (arg1 & 255) in (4, 12, 13) and start_ns > ? "
+                  "order by start_ns", (tid, first)).fetchall()
+last, wrong, taken, why = None, 0, 0, ""
+for t, has in rows:
+    due = last is None or t - last >= 1000000 - 10000  # 10 us: the clocks' conversion
+    early = last is not None and t - last < 1000000 + 10000
+    if (has and not due) or (not has and not early):
+        wrong += 1
+        why = why or f" (first: at +{(t - (last or t)) / 1e6:.3f} ms, stack {bool(has)})"
+    if has:
+        last, taken = t, taken + 1
+ok = rows and taken and not wrong
+print(("ok   " if ok else "FAIL ") + f"fast lock waits: {taken} of {len(rows)} have a stack, "
+      f"each 1 ms or more after the last one, every one that is: {wrong} otherwise{why}")
+PY
+cat "$TMP/check.txt"
+FAILS=$((FAILS + $(grep -c '^FAIL' "$TMP/check.txt")))
+finish
