@@ -198,6 +198,10 @@ static void text_chain(struct tw *t, const json_t *c)
 	free(ev);
 	if (*S(c, "lacking"))
 		wrap(t, "    Missing: ", 9, S(c, "lacking"));
+	/* where the cause happens (a sleep's, a lock's, the GIL's), which the
+	 * advice points at */
+	json_array_foreach(json_object_get(c, "call_site"), i, v)
+	    wrap(t, i ? "               " : "    Call site: ", 15, json_string_value(v));
 	if (json_array_size(json_object_get(c, "proof")))
 		fputs("    Proof:\n", t->f);
 	json_array_foreach(json_object_get(c, "proof"), i, v)
@@ -445,6 +449,11 @@ static void md_chain(FILE *f, const json_t *c)
 	if (*S(c, "lacking")) {
 		fputs("\n- **Missing:** ", f);
 		md(f, S(c, "lacking"));
+	}
+	json_array_foreach(json_object_get(c, "call_site"), i, v)
+	{
+		fputs(i ? "; " : "\n- **Call site:** ", f);
+		md(f, json_string_value(v));
 	}
 	fputs("\n", f);
 	if (json_array_size(json_object_get(c, "proof")))

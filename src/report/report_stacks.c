@@ -276,6 +276,14 @@ int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_L
 		lead = 0;
 		snprintf(lines[n++], REPORT_SITE_LEN, "%s", fr[k].text);
 	}
+	/* Only the C library's frames, the walk stopped in it (no frame
+	 * pointers) and no interpreter frames yet: those frames and why the
+	 * walk stopped, rather than nothing. */
+	int only_libc = !n;
+	for (int pass = 0; only_libc && pass < 2; pass++)
+		for (int k = 0; k < nf && n < max; k++)
+			if ((fr[k].kind == STACKS_NOTE) == pass)
+				snprintf(lines[n++], REPORT_SITE_LEN, "%s", fr[k].text);
 	free(fr);
 	return n;
 }

@@ -47,10 +47,12 @@ int report_stacks_json(FILE *f, struct stacks *st, const struct report_stacks_op
 json_t *report_stacks_stack_json(struct stacks *st, const struct stacks_stat *s, int frames);
 json_t *report_stacks_frames_json(struct stacks *st, uint64_t id, int frames, const char **state);
 
-/* Where a chain's cause was seen (ig_chain.stack_id: a timer sleep's user
- * stack): at most max display lines, innermost first, the program's own
- * frames (its Python frames when it has any, else the native ones after
- * those of the C library). Returns the count (0: none known). */
+/* Where a chain's cause was seen (ig_chain.stack_id: the user stack of a
+ * timer sleep, a lock or GIL wait): at most max display lines, innermost
+ * first, the program's own frames (its Python frames when it has any, else
+ * the native ones after those of the C library; when the stack has only
+ * the C library's, those and its notes). Returns the count (0: none
+ * known). */
 #define REPORT_SITE_LEN 200
 int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max);
 

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NS 1000000000ull
@@ -121,6 +122,25 @@ int main(void)
 		}
 	}
 	free(buf);
+
+	/* A call site: the program's frames after the C library's; a stack
+	 * with only the C library's frame and the note that the walk stopped
+	 * there (an address no mapping covers after it) shows both, not
+	 * nothing. */
+	char site[3][REPORT_SITE_LEN];
+	raw.nips = 2;
+	raw.ips[0] = (uint64_t)(uintptr_t)&nanosleep + 1;
+	raw.ips[1] = (uint64_t)(uintptr_t)&rs_outer + 1;
+	CHECK(stacks_add_raw(st, 0x3333, (uint32_t)getpid(), &raw) == 0);
+	int ns = report_call_site(st, 0x3333, site, 3);
+	CHECKF(ns == 1 && strstr(site[0], "rs_outer+0x1 (test_report_stacks)"), "%d: %s", ns,
+	       ns ? site[0] : "");
+	raw.ips[1] = 0x10;
+	CHECK(stacks_add_raw(st, 0x4444, (uint32_t)getpid(), &raw) == 0);
+	ns = report_call_site(st, 0x4444, site, 3);
+	CHECKF(ns == 2 && strstr(site[0], "libc.so") && strstr(site[1], "[note] native frames stop"),
+	       "%d: %s | %s", ns, ns ? site[0] : "", ns > 1 ? site[1] : "");
+	CHECK(report_call_site(st, 0x5555, site, 3) == 0); /* not known */
 	stacks_free(st);
 	return check_done("test_report_stacks");
 }
