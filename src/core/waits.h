@@ -151,4 +151,17 @@ int ig_wait_describe(char *buf, size_t n, const struct ig_event *e);
 /* The same from an interval's flags and evidence (ig_event.arg1). */
 int ig_wait_text(char *buf, size_t n, uint32_t flags, uint64_t wait);
 
+/* What a lock wait's call site says it waited on (stacks_lock_kind): the
+ * words of a lock_wait chain follow it. */
+enum ig_lock_kind {
+	IG_LOCK_UNKNOWN = 0, /* a futex, semaphore or file lock: not said */
+	IG_LOCK_MUTEX,	     /* a mutex another thread held (pthread_mutex_lock) */
+	IG_LOCK_COND,	     /* a condition or semaphore another thread signals */
+	IG_LOCK_QGET,	     /* a queue's get, until a producer put an item */
+	IG_LOCK_QPUT,	     /* a full queue's put, until a consumer took one */
+};
+
+/* The kind of the call site with user stack id (ctx: its stacks). */
+typedef int (*ig_lock_kind_fn)(void *ctx, uint64_t stack_id);
+
 #endif

@@ -34,6 +34,8 @@ struct ig_detect {
 	size_t nids, capids;
 	uint64_t gen;
 	int end;	      /* detect_set_end */
+	ig_lock_kind_fn lock_kind; /* detect_set_lock_kind */
+	void *lock_kind_ctx;
 	char why_none[160];   /* detect_why_none */
 };
 

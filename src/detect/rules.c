@@ -732,6 +732,12 @@ void detect_set_end(struct ig_detect *d, int end)
 	d->end = end;
 }
 
+void detect_set_lock_kind(struct ig_detect *d, ig_lock_kind_fn fn, void *ctx)
+{
+	d->lock_kind = fn;
+	d->lock_kind_ctx = ctx;
+}
+
 const char *detect_why_none(const struct ig_detect *d)
 {
 	return d->why_none;

@@ -131,39 +131,104 @@ static const char *lock_kind(const struct ctx *x)
 	return "a futex (a mutex, a condition variable, a Python lock or queue)";
 }
 
-static void detect_words_lock(struct ctx *x, const struct cause *c, struct finding *f)
+/* What the call site of the feeder's lock waits says they were
+ * (detect_set_lock_kind), IG_LOCK_UNKNOWN when nothing says. */
+static int site_kind(const struct ctx *x)
+{
+	if (!x->d->lock_kind || !x->p->lock_stack)
+		return IG_LOCK_UNKNOWN;
+	return x->d->lock_kind(x->d->lock_kind_ctx, x->p->lock_stack);
+}
+
+/* A lock another thread held, or a lock or condition nothing tells apart. */
+static void words_lock_held(struct ctx *x, const struct cause *c, struct finding *f, int mutex)
 {
 	char fn[64], cn[96], pct[16];
 	detect_feeder_name(x, fn, sizeof(fn));
 	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	detect_put(f->c.summary, sizeof(f->c.summary),
-		   "lock contention with %s: %s blocked %s of its time on a lock or condition it "
-		   "released",
-		   c->culprit_pid ? cn : "another thread", fn, pct);
+		   "lock contention with %s: %s blocked %s of its time on %s",
+		   c->culprit_pid ? cn : "another thread", fn, pct,
+		   mutex ? "a mutex it held" : "a lock or condition it released");
 	detect_put(
 	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread sleeps on %s until another thread lets go "
 	    "of it (unlocks, signals): %s did for %.0f%% of that time. Timed waits that ran "
 	    "out before it did are counted with it. While the feeder waits, the GPU has "
 	    "nothing queued.",
-	    lock_kind(x), c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
+	    mutex ? "a mutex (its call site waits in pthread_mutex_lock)" : lock_kind(x),
+	    c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
-	f->c.stack_id = x->p->lock_stack; /* where it waits most: shown with the chain */
 	if (f->c.stack_id)
-		detect_rec(f,
-			   "The call site it waits at most is under \"call site\": which lock or "
-			   "condition (a queue's get, a condition's wait: the producer's pace)");
+		detect_rec(f, "The call site it waits at most is under \"call site\": which %s",
+			   mutex ? "lock"
+				 : "lock or condition (a queue's get, a condition's wait: "
+				   "the producer's pace)");
 	detect_rec(f,
 		   "See what the holder does while it holds it: py-spy dump --pid %u (Python), or "
 		   "gdb -p %u -batch -ex 'thread apply all bt'",
 		   pid, pid);
 	detect_rec(f, "Shorten the critical section, or take the shared state out of the feeding "
 		      "thread's path (a copy per thread, a lock-free queue)");
-	detect_rec(
-	    f, "If it is a condition (a queue the feeder waits on), the thread that signals it is "
-	       "the producer: make it keep up");
+	if (!mutex)
+		detect_rec(f, "If it is a condition (a queue the feeder waits on), the thread that "
+			      "signals it is the producer: make it keep up");
+}
+
+/* A condition, a semaphore or a queue another thread signals: the feeder
+ * waits for what that thread produces (or, at a full queue, consumes). */
+static void words_lock_signal(struct ctx *x, const struct cause *c, struct finding *f, int kind)
+{
+	char fn[64], cn[96], pct[16];
+	detect_feeder_name(x, fn, sizeof(fn));
+	detect_thread_name(x, c, cn, sizeof(cn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	const char *who = c->culprit_pid ? cn : "another thread";
+	const char *what = kind == IG_LOCK_QGET ? "in a queue's get until it put the next item"
+			   : kind == IG_LOCK_QPUT
+			       ? "in a full queue's put until it took an item"
+			       : "on a condition or semaphore until it signalled";
+	detect_put(f->c.summary, sizeof(f->c.summary), "%s %s: %s blocked %s of its time %s",
+		   kind == IG_LOCK_QPUT ? "held up by the consumer" : "waiting on the producer",
+		   who, fn, pct, what);
+	detect_put(f->c.explanation, sizeof(f->c.explanation),
+		   "Between CUDA calls the feeding thread waits %s (its call site: %s), and %s "
+		   "ended %.0f%% of that time. Not a lock held too long: that thread does not keep "
+		   "up with the feeder. Timed waits that ran out before it did are counted with "
+		   "it. While the feeder waits, the GPU has nothing queued.",
+		   kind == IG_LOCK_QGET	  ? "for the next item of a queue"
+		   : kind == IG_LOCK_QPUT ? "for room in a full queue"
+					  : "for another thread's signal",
+		   kind == IG_LOCK_QGET	  ? "Queue.get"
+		   : kind == IG_LOCK_QPUT ? "Queue.put"
+					  : "a condition's or a semaphore's wait",
+		   c->culprit_pid ? cn : "no thread that was recorded", c->culprit_share * 100);
+	culprit_ev(f, c);
+	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
+	detect_rec(f, "The call site it waits at most is under \"call site\"");
+	detect_rec(f,
+		   "See what %s does for each item: py-spy dump --pid %u (Python), or gdb -p %u "
+		   "-batch -ex 'thread apply all bt'",
+		   kind == IG_LOCK_QPUT ? "the consumer" : "the producer", pid, pid);
+	if (kind == IG_LOCK_QPUT)
+		detect_rec(f, "Take items faster (more consumer threads, less work per item), or "
+			      "put fewer; a larger maxsize only absorbs bursts");
+	else
+		detect_rec(f, "Produce ahead: more producer threads or processes (PyTorch: a "
+			      "DataLoader with num_workers > 0, prefetch_factor), so that the next "
+			      "item is ready when asked; a bigger queue only absorbs bursts");
+}
+
+static void detect_words_lock(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	f->c.stack_id = x->p->lock_stack; /* where it waits most: shown with the chain */
+	int kind = site_kind(x);
+	if (kind == IG_LOCK_COND || kind == IG_LOCK_QGET || kind == IG_LOCK_QPUT)
+		words_lock_signal(x, c, f, kind);
+	else
+		words_lock_held(x, c, f, kind == IG_LOCK_MUTEX);
 }
 
 static void detect_words_gil(struct ctx *x, const struct cause *c, struct finding *f)

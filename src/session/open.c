@@ -8,6 +8,7 @@
 
 #include "collect/check.h"
 #include "collect/collector.h"
+#include "detect/detect.h"
 #include "model/model.h"
 #include "session/demo.h"
 #include "session/live_stacks.h"
@@ -148,9 +149,18 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
+static int lock_kind_of(void *ctx, uint64_t stack_id)
+{
+	return stacks_lock_kind(ctx, stack_id);
+}
+
 int session_open(struct session *s, char *err, size_t errlen)
 {
 	if (s->cli.demo && choose_demo(s, err, errlen))
 		return -EINVAL;
-	return s->cli.nreplay ? open_replay(s, err, errlen) : open_live(s, err, errlen);
+	int r = s->cli.nreplay ? open_replay(s, err, errlen) : open_live(s, err, errlen);
+	/* a lock wait's words follow what its call site waited on */
+	if (!r && s->stacks)
+		detect_set_lock_kind(s->an->d, lock_kind_of, s->stacks);
+	return r;
 }

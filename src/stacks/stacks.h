@@ -140,6 +140,12 @@ struct stacks_frame {
  * NULL) gets enum stacks_state. */
 int stacks_frames(struct stacks *st, uint64_t id, struct stacks_frame *out, int max, int *state);
 
+/* What the user stack of a lock wait says it waited on (enum
+ * ig_lock_kind, stacks_kind.c): IG_LOCK_UNKNOWN until it is resolved. The
+ * same from frames already read. */
+int stacks_lock_kind(struct stacks *st, uint64_t id);
+int stacks_frames_lock_kind(const struct stacks_frame *fr, int n);
+
 /* One (op, stack) series; times in ns. "Tail" calls last at least the
  * op's p95, as in the model's tail, but over the calls seen so far (since
  * start or reset), re-evaluated every second of event time. */

@@ -84,6 +84,8 @@ check(c is not None and c["stack_id"] and lock_line and
       any("(waitprobe)" in l and ("waitprobe.c:" + lock_line) in l for l in site) or
       any("take_lock" in l for l in site),
       f"the lock wait's call site is waitprobe.c:{lock_line} (take_lock): {site}")
+check(c is not None and "on a mutex it held" in c["summary"],
+      f"its call site waits in pthread_mutex_lock: a mutex: {c and c['summary']}")
 c = chains.get("timer_sleep")
 site = (c or {}).get("call_site") or []
 check(c is not None and c["severity"] == "INFO", f"timer_sleep chain INFO: {c and c['severity']}")

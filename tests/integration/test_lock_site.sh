@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # needs: root
-# The call site of a lock wait (docs/detection.md), through the real
-# probes with the default (tail) stacks, on two mechanisms:
+# The call site of a lock wait and the words it gives the chain
+# (docs/detection.md), through the real probes with the default (tail)
+# stacks:
 #   1. C: the feeder blocks in pthread_mutex_lock of a mutex another thread
-#      holds (tests/progs/waitprobe: test_collect_waits checks its line);
+#      holds (tests/progs/waitprobe: test_collect_waits checks its line and
+#      "a mutex it held"); here causegen's lock-cond and lock-timedcond,
+#      pthread_cond_wait and pthread_cond_timedwait on a condition its
+#      holder thread signals: "waiting on the producer", a condition;
 #   2. Python: the feeder takes its batches from a queue.Queue a producer
 #      thread fills (tests/progs/queuefeed.py, Debian's python3): the
-#      lock_wait chain names the producer's thread and its call site reads
-#      Condition.wait, Queue.get and the feeder's own line in next_batch();
-#   3. with --no-stacks the chain is the same, with no call site; the
+#      lock_wait chain names the producer's thread, says a queue's get, and
+#      its call site reads Condition.wait, Queue.get and the feeder's own
+#      line in next_batch();
+#   3. with --no-stacks the chain is the same, with no call site and the
+#      words of a lock or condition; the
 #      recording of the first run: explain's text and Markdown show it;
 #   4. a feeder whose lock waits come faster than one a millisecond
 #      (causegen lock-mutex, 200 us a step): recorded, a wait has its stack
@@ -52,8 +58,15 @@ if want:
           f"{name}: its call site is Condition.wait <- Queue.get <- queuefeed.py:{line}: {site}")
     check(any("call site" in r for r in (c or {}).get("recommendations", [])),
           f"{name}: the advice points at the call site")
+    check(c is not None and c["summary"].startswith("waiting on the producer") and
+          "in a queue's get until it put the next item" in c["summary"] and
+          any("Produce ahead" in r for r in c["recommendations"]),
+          f"{name}: worded as a queue's get: {c and c['summary']}")
 else:
     check(c is not None and not c["stack_id"] and not site, f"{name}: no call site: {site}")
+    check(c is not None and c["summary"].startswith("lock contention with") and
+          "a lock or condition it released" in c["summary"],
+          f"{name}: worded as a lock or condition: {c and c['summary']}")
 print("\n".join(out))
 PY
 }
@@ -73,6 +86,23 @@ grep -q '^- \*\*Call site:\*\* \\\[py\\\] .*Condition.wait()' "$TMP/x.md" &&
 	ok "explain --md: the lock wait's call site" ||
 	bad "explain --md: no call site: $(grep -n 'Call site\|Evidence' "$TMP/x.md" | head -c 400)"
 : >"$TMP/check.txt"
+
+# C conditions: pthread_cond_wait, and pthread_cond_timedwait that times
+# out every 1 ms before the signal
+for m in lock-cond lock-timedcond; do
+	timeout 120 "$IG" --json --summary --no-system-libs -- "$B/tests/progs/causegen" --seconds 4 \
+		--kernels 1 --kernel-us 100 --host-us 500 --mech "$m:3000" >"$TMP/$m.json" 2>"$TMP/$m.err"
+	expect_eq "$m: exit status" "$?" 0
+	python3 - "$TMP/$m.json" "$m" >>"$TMP/check.txt" <<'PY'
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = [x for x in s["chains"] if x["class"] == "lock_wait"]
+c = c[0] if c else None
+ok = (c is not None and c["stack_id"] and c["summary"].startswith("waiting on the producer cg-holder-0") and
+      "on a condition or semaphore until it signalled" in c["summary"])
+print(("ok   " if ok else "FAIL ") + f"{sys.argv[2]}: worded as a condition: {c and c['summary']}")
+PY
+done
 
 timeout 120 "$IG" --batch --no-system-libs --record "$TMP/fast.db" -- "$B/tests/progs/causegen" \
 	--steps 3000 --kernels 1 --kernel-us 10 --host-us 50 --mech lock-mutex:200 \

@@ -746,6 +746,65 @@ static void test_lock_site(void)
 	}
 }
 
+/* A lock wait worded by what its call site waited on (detect_set_lock_kind):
+ * a mutex, a condition, a queue's get or put, or not said; the kind is
+ * asked of the chain's stack, and without a stack nothing is asked. */
+static int kind_asked;
+static uint64_t kind_stack;
+static int fake_kind(void *ctx, uint64_t id)
+{
+	kind_asked++;
+	kind_stack = id;
+	return *(const int *)ctx;
+}
+
+static void test_lock_words(void)
+{
+	static const struct {
+		int kind;
+		const char *summary, *advice;
+	} k[] = {
+	    {IG_LOCK_UNKNOWN, "lock contention with holder (tid 4830): ", "If it is a condition"},
+	    {IG_LOCK_MUTEX, "on a mutex it held", "Shorten the critical section"},
+	    {IG_LOCK_COND, "waiting on the producer holder (tid 4830): ", "Produce ahead"},
+	    {IG_LOCK_QGET, "in a queue's get until it put the next item", "num_workers > 0"},
+	    {IG_LOCK_QPUT, "held up by the consumer holder (tid 4830): ", "Take items faster"},
+	};
+	for (int i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		double share[IG_PART_MAX] = {0};
+		share[IG_PART_LOCK_WAIT] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.lockers[0], 4830, "holder", 0.9);
+		fx.p.lockers[0].aux = PID;
+		fx.p.nlockers = 1;
+		fx.p.parts.waits_seen = 1;
+		fx.p.lock_stack = 0x1010ull;
+		struct ig_detect *d = detect_new(NULL);
+		int kind = k[i].kind;
+		kind_asked = 0;
+		detect_set_lock_kind(d, fake_kind, &kind);
+		detect_run(d, &fx.w);
+		const struct ig_chain *c = active(d, IG_CC_LOCK_WAIT);
+		CHECKF(c && strstr(c->summary, k[i].summary) && rec_with(c, k[i].advice) &&
+			   c->stack_id == 0x1010ull && kind_asked && kind_stack == 0x1010ull,
+		       "kind %d: %s", kind, c ? c->summary : "no chain");
+		CHECKF(c && (kind == IG_LOCK_UNKNOWN) == !!rec_with(c, "If it is a condition") &&
+			   (kind < IG_LOCK_COND) == !!rec_with(c, "Shorten the critical section"),
+		       "kind %d: advice for the other kinds", kind);
+		detect_free(d);
+		/* no call site: nothing to ask, the words of a lock or condition */
+		fx.p.lock_stack = 0;
+		d = detect_new(NULL);
+		kind_asked = 0;
+		detect_set_lock_kind(d, fake_kind, &kind);
+		detect_run(d, &fx.w);
+		c = active(d, IG_CC_LOCK_WAIT);
+		CHECK(c && !kind_asked && strstr(c->summary, "a lock or condition it released"));
+		detect_free(d);
+	}
+}
+
 /* ingero-top as a culprit is named as the tracer, with the CPU it used. */
 static void test_tracer_named(void)
 {
@@ -789,5 +848,6 @@ int main(void)
 	test_tracer_named();
 	test_sleep_site();
 	test_lock_site();
+	test_lock_words();
 	return check_done("test_rules");
 }
