@@ -9,27 +9,24 @@
 
 #include <string.h>
 
-static struct stacks_frame py(const char *file, const char *fn)
+/* A frame as the stacks module gives it: a Python one (file, qualified
+ * name) or a native one (symbol, mapped file). */
+static struct stacks_frame frame(int kind, const char *file, const char *sym)
 {
 	struct stacks_frame f;
 	memset(&f, 0, sizeof(f));
-	f.kind = STACKS_PY;
+	f.kind = (uint8_t)kind;
 	snprintf(f.file, sizeof(f.file), "%s", file);
-	snprintf(f.sym, sizeof(f.sym), "%s", fn);
-	snprintf(f.text, sizeof(f.text), "[py] %s:1 in %s()", file, fn);
+	snprintf(f.sym, sizeof(f.sym), "%s", sym);
+	if (kind == STACKS_PY)
+		snprintf(f.text, sizeof(f.text), "[py] %s:1 in %s()", file, sym);
+	else
+		snprintf(f.text, sizeof(f.text), "%s+0x10 (%s)", sym, file);
 	return f;
 }
 
-static struct stacks_frame native(const char *sym, const char *file)
-{
-	struct stacks_frame f;
-	memset(&f, 0, sizeof(f));
-	f.kind = STACKS_NATIVE;
-	snprintf(f.file, sizeof(f.file), "%s", file);
-	snprintf(f.sym, sizeof(f.sym), "%s", sym);
-	snprintf(f.text, sizeof(f.text), "%s+0x10 (%s)", sym, file);
-	return f;
-}
+#define py(file, fn) frame(STACKS_PY, file, fn)
+#define native(sym, file) frame(STACKS_NATIVE, file, sym)
 
 static struct stacks_frame note(const char *text)
 {
