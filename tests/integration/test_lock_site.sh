@@ -74,12 +74,13 @@ check stacks 1 >"$TMP/check.txt"
 check nostacks 0 >>"$TMP/check.txt"
 cat "$TMP/check.txt"
 FAILS=$((FAILS + $(grep -c '^FAIL' "$TMP/check.txt")))
-"$IG" explain --replay "$TMP/stacks.db" >"$TMP/x.txt" 2>"$TMP/x.err"
+# wide: a clone's long path must not wrap the frame's line
+"$IG" explain --width 300 --replay "$TMP/stacks.db" >"$TMP/x.txt" 2>"$TMP/x.err"
 if grep -q "^    Call site: \[py\] .*threading.py:[0-9]* in Condition.wait()" "$TMP/x.txt" &&
 	grep -q "^  *\[py\] .*queuefeed.py:$line in next_batch()" "$TMP/x.txt"; then
 	ok "explain: the lock wait's call site"
 else
-	bad "explain: no call site: $(grep -n -A3 'lock contention' "$TMP/x.txt" | head -c 600)"
+	bad "explain: no call site: $(grep -n -A3 'Call site' "$TMP/x.txt" | head -c 600)"
 fi
 "$IG" explain --md --replay "$TMP/stacks.db" >"$TMP/x.md" 2>>"$TMP/x.err"
 grep -q '^- \*\*Call site:\*\* \\\[py\\\] .*Condition.wait()' "$TMP/x.md" &&
