@@ -3,26 +3,46 @@
  * opens a slow call (`o`) its intervals would be gone. When a call that
  * left the CPU enters a slowest-calls list, the intervals during it are
  * copied from its thread's ring into a store of IG_CALLEV_MAX entries; an
- * entry of a call still among its op's slowest since the start is not
- * overwritten. Live and replayed alike (replay feeds the same intervals). */
+ * entry of a call still among its op's slowest since the start, or of a
+ * second of the window (those the op view's slowest calls are drawn
+ * from), is not overwritten: under load, when most calls leave the CPU,
+ * the store turns over in a few seconds, less than a window. Live and
+ * replayed alike (replay feeds the same intervals). */
 #include <string.h>
 
 #include "model/model_int.h"
 
-/* Whether c's call is among its op's slowest since the start. */
-static int pinned(const struct ig_model *m, const struct callev *c)
+#define CALLEV_TRIES 256
+
+static int in_slice(const struct slowslice *s, const struct callev *c)
 {
-	const struct slowslice *s = &m->slow_life[c->op];
 	for (int i = 0; i < s->n; i++)
 		if (s->r[i].tid == c->tid && s->r[i].ts_ns == c->ts_ns)
 			return 1;
 	return 0;
 }
 
+/* Whether c's call is among its op's slowest since the start or of a
+ * second in the window. */
+static int pinned(const struct ig_model *m, const struct callev *c)
+{
+	if (in_slice(&m->slow_life[c->op], c))
+		return 1;
+	for (unsigned k = 0; k < m->W; k++) {
+		const struct slowslice *s = &m->slow[(size_t)c->op * m->W + k];
+		if (s->n && in_window(m, s->sec) && in_slice(s, c))
+			return 1;
+	}
+	return 0;
+}
+
 void callev_keep(struct ig_model *m, const struct thread *t, const struct ig_event *e)
 {
 	struct callev *c = NULL;
-	for (int k = 0; k < IG_CALLEV_MAX && !c; k++) {
+	/* a bounded look for a free entry (a pinned one costs up to a window
+	 * of slices to tell): when many ops fill the store with pinned entries,
+	 * a call is not kept rather than every keep walking the store */
+	for (int k = 0; k < CALLEV_TRIES && !c; k++) {
 		struct callev *x = &m->callev[m->callev_i];
 		m->callev_i = (m->callev_i + 1) % IG_CALLEV_MAX;
 		if (!x->used || !pinned(m, x))

@@ -102,9 +102,50 @@ static void test_cut(void)
 	model_free(m);
 }
 
+/* Under load most calls leave the CPU and enter some second's slowest list,
+ * so more calls are kept than the store holds within one window: the
+ * window's slowest call, not among the slowest since the start (ten slower
+ * calls came before the window), keeps its intervals all the same. */
+static void test_window_kept(void)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int i = 0; i < IG_SLOW_MAX; i++) { /* the slowest since the start */
+		struct ig_event c = ev_call(10, 11, IG_OP_CUDA_STREAM_SYNC,
+					    T0 + (uint64_t)i * 200 * MS, 100 * MS, "trainer");
+		model_ingest(m, &c);
+	}
+	uint64_t slow = T0 + 20 * SEC;
+	feed_slow_call(m, slow); /* 40 ms: the window's slowest */
+	/* then 3 000 calls over 5 s, each preempted once inside and longer than
+	 * the last (each the slowest of its second so far: each is kept) */
+	uint64_t t = slow + 100 * MS;
+	int n = 3000;
+	for (int i = 0; i < n; i++, t += 5 * SEC / (uint64_t)n) {
+		uint64_t d = 100 * US + (uint64_t)i * 1000;
+		struct ig_event o = ev_off(10, 11, t + 10 * US, 20 * US, IG_OFF_PREEMPTED,
+					   IG_F_IN_CALL, 900, "stress");
+		struct ig_event c = ev_call(10, 11, IG_OP_CUDA_STREAM_SYNC, t, d, "trainer");
+		c.preempt_ns = 20 * US;
+		c.switches = 1;
+		model_ingest(m, &o);
+		model_ingest(m, &c);
+	}
+	CHECK(n > 2048); /* IG_CALLEV_MAX, model_int.h */
+	model_advance(m, t + SEC);
+	struct ig_call_rec c[IG_SLOW_MAX];
+	CHECK(model_slow_calls(m, IG_OP_CUDA_STREAM_SYNC, 0, c, IG_SLOW_MAX) > 0 &&
+	      c[0].ts_ns == slow);
+	struct ig_offcpu_rec r[IG_TL_MAX];
+	int cut = -1;
+	int k = model_call_offcpu(m, 11, slow, r, IG_TL_MAX, &cut);
+	CHECKF(k == 2 && !cut, "%d kept, cut %d", k, cut);
+	model_free(m);
+}
+
 int main(void)
 {
 	test_kept();
 	test_cut();
+	test_window_kept();
 	return check_done("test_callev");
 }
