@@ -313,8 +313,9 @@ static void test_swap_cache_faults(void)
 			struct ig_event c =
 			    ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
 			model_ingest(m, &c);
-			struct ig_ktime kt = {.ns = {[IG_K_MINOR] = 10 * MS,
-						     [IG_K_MAJ_ANON] = swapping ? 5 * MS : 0}};
+			struct ig_ktime kt = {
+			    .ns = {
+				[IG_K_MINOR] = 10 * MS, [IG_K_MAJ_ANON] = swapping ? 5 * MS : 0}};
 			struct ig_event e;
 			ig_ktime_pack(&e, t + STEP - 10 * US, PID, PID, &kt);
 			model_ingest(m, &e);
@@ -398,6 +399,30 @@ static void test_culprit_threads(void)
 	model_free(m);
 }
 
+/* A wait of each step at offset at, lasting dur, with user stack id. */
+struct site_wait {
+	const struct wait *w;
+	uint64_t at, dur, stack;
+};
+
+/* STEPS steps: a 1 ms launch, then the waits; the process's figures. */
+static void site_steps(const struct site_wait *sw, int n, struct ig_proc_stats *p)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		for (int i = 0; i < n; i++) {
+			struct ig_event o = off_ev(t + sw[i].at, sw[i].dur, sw[i].w);
+			o.stack_id = sw[i].stack;
+			model_ingest(m, &o);
+		}
+	}
+	CHECK(model_proc(m, PID, p) == 0);
+	model_free(m);
+}
+
 /* The call sites of waits between calls: the user stack a paced loop
  * slept at most on a timer (two sites, 3 ms and 1 ms a step), none from
  * waits that are not sleeps; the stack it waited at most on a lock or
@@ -405,7 +430,6 @@ static void test_culprit_threads(void)
  * that ran out: a lock's, not a sleep's), and on the GIL (not a lock's). */
 static void test_wait_sites(void)
 {
-	struct ig_model *m = model_new(NULL);
 	struct wait nap = {.state = IG_OFF_BLOCKED,
 			   .flags = IG_F_TIMER,
 			   .wait = IG_WAIT_PACK(IG_SYS_SLEEP, 0, 0, IG_WFN_SLEEP)};
@@ -421,48 +445,22 @@ static void test_wait_sites(void)
 			   .wait = IG_WAIT_PACK(IG_SYS_FUTEX, 0, 0, IG_WFN_FUTEX),
 			   .waker = 102,
 			   .wpid = PID};
-	for (int k = 0; k < STEPS; k++) {
-		uint64_t t = T0 + (uint64_t)k * STEP;
-		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
-		model_ingest(m, &c);
-		struct ig_event o = off_ev(t + 2 * MS, 3 * MS, &nap);
-		o.stack_id = 0xabcull;
-		model_ingest(m, &o);
-		o = off_ev(t + 6 * MS, 1 * MS, &nap);
-		o.stack_id = 0xdefull;
-		model_ingest(m, &o);
-		o = off_ev(t + 8 * MS, 10 * MS, &lock);
-		o.stack_id = 0x999ull;
-		model_ingest(m, &o);
-		o = off_ev(t + 19 * MS, 2 * MS, &timed);
-		o.stack_id = 0x777ull;
-		model_ingest(m, &o);
-		o = off_ev(t + 22 * MS, 20 * MS, &gil);
-		o.stack_id = 0x555ull;
-		model_ingest(m, &o);
-	}
+	const struct site_wait all[] = {
+	    {&nap, 2 * MS, 3 * MS, 0xabcull},	{&nap, 6 * MS, 1 * MS, 0xdefull},
+	    {&lock, 8 * MS, 10 * MS, 0x999ull}, {&timed, 19 * MS, 2 * MS, 0x777ull},
+	    {&gil, 22 * MS, 20 * MS, 0x555ull},
+	};
 	struct ig_proc_stats p;
-	CHECK(model_proc(m, PID, &p) == 0);
+	site_steps(all, 5, &p);
 	CHECKF(p.sleep_stack == 0xabcull, "sleep stack 0x%llx", (unsigned long long)p.sleep_stack);
 	CHECKF(p.lock_stack == 0x999ull, "lock stack 0x%llx", (unsigned long long)p.lock_stack);
 	CHECKF(p.gil_stack == 0x555ull, "GIL stack 0x%llx", (unsigned long long)p.gil_stack);
-	model_free(m);
 
 	/* the timed waits alone: the lock's call site, not a sleep's */
-	m = model_new(NULL);
-	for (int k = 0; k < STEPS; k++) {
-		uint64_t t = T0 + (uint64_t)k * STEP;
-		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
-		model_ingest(m, &c);
-		struct ig_event o = off_ev(t + 2 * MS, 2 * MS, &timed);
-		o.stack_id = 0x777ull;
-		model_ingest(m, &o);
-	}
-	CHECK(model_proc(m, PID, &p) == 0);
+	site_steps(&all[3], 1, &p);
 	CHECKF(p.lock_stack == 0x777ull && !p.sleep_stack && !p.gil_stack,
 	       "lock 0x%llx sleep 0x%llx GIL 0x%llx", (unsigned long long)p.lock_stack,
 	       (unsigned long long)p.sleep_stack, (unsigned long long)p.gil_stack);
-	model_free(m);
 }
 
 static void test_codes(void)
