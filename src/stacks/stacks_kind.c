@@ -21,14 +21,9 @@
 #include <string.h>
 
 #include "core/waits.h"
+#include "stacks/stacks_int.h" /* base_name */
 
 #define KIND_FRAMES 64
-
-static const char *base_name(const char *p)
-{
-	const char *b = strrchr(p, '/');
-	return b ? b + 1 : p;
-}
 
 static int is_any(const char *s, const char *const *names)
 {
