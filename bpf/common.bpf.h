@@ -79,6 +79,7 @@ struct tstate {
 	__u64 off_wchan, off_how, off_obj;
 	__u64 off_stack; /* the user stack of a blocked wait: a timer's, or a lock's */
 	__u64 site_ts;	 /* when the last lock wait's stack was taken (IGB_SITE_GAP_NS) */
+	__u64 off_wstack; /* the waker's user stack, at the end of a lock wait with off_stack */
 	/* a file syscall in flight while the exact hooks are on (sys_ts != 0) */
 	__u64 sys_ts, sys_off, sys_claim;
 	__u8 sys_cls, sys_fdk;

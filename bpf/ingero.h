@@ -71,11 +71,19 @@ enum igb_state { IGB_PREEMPTED = 1, IGB_BLOCKED = 2 };
  *   arg1       IGB_WAIT(sys + 1, fd kind, fault kind) | waker tid << 32
  *   stream     the wait channel: the first kernel frame outside the
  *              scheduler's functions (0 unknown)
- *   stack_id   the innermost scheduler function under it (io_schedule,
- *              a mutex's slow path...), 0 unknown
+ *   arg0       (the run-queue holder's tgid, as without detail) | the low
+ *              32 bits of the innermost scheduler function under the wait
+ *              channel (io_schedule, a mutex's slow path...; 0 unknown) << 32:
+ *              it lies in the scheduler's text, whose high bits user space
+ *              knows (kwait_sched_text)
  *   cgroup_id  the object: the syscall's first argument (a futex address,
  *              an fd), or for an fd: a file's dev << 32 | inode, an IPv4
  *              peer's address << 16 | port; in a page fault, its address
+ *   switches, ret  the low and high halves of the thread's user stack id at
+ *              a timer's or a lock's wait (stacks on), 0 none
+ *   stack_id   at a lock wait with that stack: the waker's user stack id,
+ *              taken as it woke the thread from a lock syscall of its own
+ *              (its unlock, signal or post), 0 none
  * and of a preempted one: IGB_F_THROTTLED when the CPU quota of its cgroup
  * had run out. */
 #define IGB_F_THROTTLED 0x20 /* preempted because its cgroup's CPU quota ran out */

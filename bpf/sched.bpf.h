@@ -51,6 +51,7 @@ static __always_inline void blocked_why(void *ctx, struct tstate *st, __u32 tid)
 	 * IGB_SITE_GAP_NS: a thread that waits longer has each of its waits'
 	 * stack, a lock taken 10 000 times a second does not pay a walk each */
 	st->off_stack = 0;
+	st->off_wstack = 0;
 	if (stacks_on && !st->depth) { /* between calls: a blocking sync polls too */
 		if ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD) {
 			st->off_stack = capture_stack(ctx, st->tgid, tid);
@@ -245,8 +246,9 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev, struc
 	e->arg0 = state == IGB_BLOCKED && preempt_ns ? (longest ? longest : prev_tgid) : 0;
 	if (state == IGB_BLOCKED && (st->off_flags & IGB_F_DETAIL)) {
 		e->arg1 = st->off_wait | (__u64)st->off_waker << 32;
+		e->arg0 |= (__u64)(__u32)st->off_how << 32; /* in the scheduler's text */
 		e->stream = st->off_wchan;
-		e->stack_id = st->off_how;
+		e->stack_id = st->off_wstack;
 		e->cgroup_id = st->off_obj;
 		e->switches = (__u32)st->off_stack; /* unused by off-CPU records */
 		e->ret = (__s32)(st->off_stack >> 32);
@@ -320,6 +322,17 @@ static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
 		bpf_get_current_comm(st->off_comm, sizeof(st->off_comm));
 	else
 		__builtin_memcpy(st->off_comm, "[idle]", 7);
+	/* A lock wait whose call site was taken: the waker's user stack too,
+	 * when it wakes from a lock syscall of its own. Its innermost frame
+	 * says what the wait was (pthread_rwlock_unlock, __lll_lock_wake,
+	 * pthread_cond_signal, sem_post...), which the waiter's often does
+	 * not: glibc's waits share one futex function. */
+	if (st->off_stack && (st->off_cls & IGB_SC_LOCK) && st->off_other) {
+		__u64 arg0;
+		long nr = cur_syscall(&arg0);
+		if (nr >= 0 && nr < IGB_SYS_MAX && (sys_cls[nr & (IGB_SYS_MAX - 1)] & IGB_SC_LOCK))
+			st->off_wstack = capture_stack(ctx, st->off_other, st->off_waker);
+	}
 }
 
 TP_PROGS(sched_switch, sched_switch, on_switch(ctx, prev, next), bool preempt,

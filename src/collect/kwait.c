@@ -370,6 +370,19 @@ int kwait_wfn(uint64_t wchan, uint64_t how)
 
 /* ---- records into events -------------------------------------------------------- */
 
+/* A scheduler function from the low 32 bits of its address (bpf/ingero.h):
+ * the high ones are the scheduler's text's, the next ones when the text
+ * crosses a 4 GiB line below it. */
+static uint64_t sched_fn(uint32_t low)
+{
+	if (!K.loaded)
+		load();
+	if (!low || !K.sched[0])
+		return 0;
+	uint64_t fn = (K.sched[0] & ~0xffffffffull) | low;
+	return fn < K.sched[0] ? fn + (1ull << 32) : fn;
+}
+
 void kwait_offcpu(const struct igb_event *b, struct ig_event *e)
 {
 	e->stream = 0;
@@ -380,11 +393,14 @@ void kwait_offcpu(const struct igb_event *b, struct ig_event *e)
 	unsigned sys1 = IGB_WAIT_SYS1(b->arg1);
 	int sys = sys1 ? kwait_sys((long)sys1 - 1) : IG_SYS_NONE;
 	e->arg1 = IG_WAIT_PACK(sys, IGB_WAIT_FDK(b->arg1), IGB_WAIT_FLT(b->arg1),
-			       kwait_wfn(b->stream, b->stack_id)) |
+			       kwait_wfn(b->stream, sched_fn((uint32_t)(b->arg0 >> 32)))) |
 		  (b->arg1 & 0xffffffff00000000ull);
+	e->arg0 = (uint32_t)b->arg0;
 	e->arg2 = b->cgroup_id;
 	/* the user stack of a wait: a timer's (IGB_SC_PACE) or a lock's (IGB_SC_LOCK) */
 	e->stack_id = (uint64_t)(uint32_t)b->ret << 32 | b->switches;
+	/* and of the thread that ended a lock wait (core/event.h) */
+	e->stream = b->stack_id;
 	e->switches = 0;
 	e->ret = 0;
 }

@@ -87,7 +87,9 @@ struct ig_event {
 	uint64_t arg1;	 /* copy direction (enum ig_copy_dir); NCCL: type, op, peer
 			  * (core/ops.h); launch-ex: grid blocks << 16 | block threads */
 	uint64_t arg2;	 /* NCCL: the communicator (IG_NCCL_COMM, core/ops.h); else 0 */
-	uint64_t stream; /* CUDA stream handle, 0 = default stream */
+	uint64_t stream; /* CUDA stream handle, 0 = default stream; a blocked
+			  * interval's (IG_F_DETAIL) at a lock: the user stack id of the
+			  * thread that ended it (other_pid's), 0 none */
 	uint64_t cgroup_id;
 	/* Per-call off-CPU attribution (calls), or the interval itself (off-CPU). */
 	uint64_t preempt_ns; /* off CPU while runnable */

@@ -156,12 +156,14 @@ int ig_wait_text(char *buf, size_t n, uint32_t flags, uint64_t wait);
 enum ig_lock_kind {
 	IG_LOCK_UNKNOWN = 0, /* a futex, semaphore or file lock: not said */
 	IG_LOCK_MUTEX,	     /* a mutex another thread held (pthread_mutex_lock) */
+	IG_LOCK_RWLOCK,	     /* a read-write lock another thread held (pthread_rwlock_*) */
 	IG_LOCK_COND,	     /* a condition or semaphore another thread signals */
 	IG_LOCK_QGET,	     /* a queue's get, until a producer put an item */
 	IG_LOCK_QPUT,	     /* a full queue's put, until a consumer took one */
 };
 
-/* The kind of the call site with user stack id (ctx: its stacks). */
-typedef int (*ig_lock_kind_fn)(void *ctx, uint64_t stack_id);
+/* The kind of the call site with user stack id, whose waits the thread
+ * at user stack wake_id ended (0: not known; ctx: their stacks). */
+typedef int (*ig_lock_kind_fn)(void *ctx, uint64_t stack_id, uint64_t wake_id);
 
 #endif

@@ -183,9 +183,10 @@ void detect_run(struct ig_detect *d, const struct ig_window *w);
  * process whose feeder ran less than min_wall_ns in all is judged on what
  * it did, from min_wall_end_ns of wall time. */
 void detect_set_end(struct ig_detect *d, int end);
-/* What a lock wait's call site waited on (a mutex, a condition, a queue's
- * get or put: enum ig_lock_kind), asked of fn with the chain's stack id;
- * without it (NULL), lock waits are worded as a lock or condition. */
+/* What a lock wait's call site waited on (a mutex, a read-write lock, a
+ * condition, a queue's get or put: enum ig_lock_kind), asked of fn with
+ * the chain's stack id and the stack id of the threads that ended its
+ * waits; without it (NULL), lock waits are worded as a lock or condition. */
 void detect_set_lock_kind(struct ig_detect *d, ig_lock_kind_fn fn, void *ctx);
 /* Why no process was judged in the last window, "" when one was or none
  * made CUDA calls: "causegen[4821]'s feeding thread ran 0.12 s in the

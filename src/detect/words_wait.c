@@ -137,12 +137,14 @@ static int site_kind(const struct ctx *x)
 {
 	if (!x->d->lock_kind || !x->p->lock_stack)
 		return IG_LOCK_UNKNOWN;
-	return x->d->lock_kind(x->d->lock_kind_ctx, x->p->lock_stack);
+	return x->d->lock_kind(x->d->lock_kind_ctx, x->p->lock_stack, x->p->lock_wake_stack);
 }
 
-/* A lock another thread held, or a lock or condition nothing tells apart. */
-static void words_lock_held(struct ctx *x, const struct cause *c, struct finding *f, int mutex)
+/* A lock another thread held (a mutex, a read-write lock: kind), or a
+ * lock or condition nothing tells apart. */
+static void words_lock_held(struct ctx *x, const struct cause *c, struct finding *f, int kind)
 {
+	int mutex = kind == IG_LOCK_MUTEX || kind == IG_LOCK_RWLOCK;
 	char fn[64], cn[96], pct[16];
 	detect_feeder_name(x, fn, sizeof(fn));
 	detect_thread_name(x, c, cn, sizeof(cn));
@@ -150,14 +152,18 @@ static void words_lock_held(struct ctx *x, const struct cause *c, struct finding
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "lock contention with %s: %s blocked %s of its time on %s",
 		   c->culprit_pid ? cn : "another thread", fn, pct,
-		   mutex ? "a mutex it held" : "a lock or condition it released");
+		   kind == IG_LOCK_MUTEX    ? "a mutex it held"
+		   : kind == IG_LOCK_RWLOCK ? "a read-write lock it held"
+					    : "a lock or condition it released");
 	detect_put(
 	    f->c.explanation, sizeof(f->c.explanation),
 	    "Between CUDA calls the feeding thread sleeps on %s until another thread lets go "
 	    "of it (unlocks, signals): %s did for %.0f%% of that time. Timed waits that ran "
 	    "out before it did are counted with it. While the feeder waits, the GPU has "
 	    "nothing queued.",
-	    mutex ? "a mutex (its call site waits in pthread_mutex_lock)" : lock_kind(x),
+	    kind == IG_LOCK_MUTEX    ? "a mutex (pthread_mutex_lock, std::mutex, threading.Lock)"
+	    : kind == IG_LOCK_RWLOCK ? "a read-write lock (pthread_rwlock, std::shared_mutex)"
+				     : lock_kind(x),
 	    c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
@@ -228,7 +234,7 @@ static void detect_words_lock(struct ctx *x, const struct cause *c, struct findi
 	if (kind == IG_LOCK_COND || kind == IG_LOCK_QGET || kind == IG_LOCK_QPUT)
 		words_lock_signal(x, c, f, kind);
 	else
-		words_lock_held(x, c, f, kind == IG_LOCK_MUTEX);
+		words_lock_held(x, c, f, kind);
 }
 
 static void detect_words_gil(struct ctx *x, const struct cause *c, struct finding *f)

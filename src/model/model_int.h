@@ -120,8 +120,9 @@ struct proc {
 	struct ig_quota quota; /* window fields unused (the slices have them) */
 	/* where its feeding threads waited between calls, by time since the
 	 * start (user stack ids; the least waited makes room): on a timer, on
-	 * a lock or condition, on the GIL */
-	struct wait_site sleep_at[4], lock_at[4], gil_at[4];
+	 * a lock or condition, on the GIL; and where the threads that ended
+	 * its lock waits were (ig_event.stream) */
+	struct wait_site sleep_at[4], lock_at[4], gil_at[4], wake_at[4];
 };
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };

@@ -515,6 +515,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->sleep_stack = site_top(p->sleep_at);
 	o->lock_stack = site_top(p->lock_at);
 	o->gil_stack = site_top(p->gil_at);
+	o->lock_wake_stack = site_top(p->wake_at);
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct pslice *s = &p->sl[j];
 		if (!in_window(m, s->sec))

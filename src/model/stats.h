@@ -312,6 +312,9 @@ struct ig_proc_stats {
 	/* the same for its waits on a lock or condition (futex, semaphore,
 	 * file lock), and on the GIL: where they wait most */
 	uint64_t lock_stack, gil_stack;
+	/* the user stack of the threads that ended those lock waits (their
+	 * unlock, signal or post), where they ended the most: 0 none */
+	uint64_t lock_wake_stack;
 };
 struct ig_thread_stats {
 	uint32_t tid, pid;

@@ -294,9 +294,11 @@ static void site_add(struct wait_site at[4], uint64_t id, uint64_t ns)
 static void wait_site(struct proc *p, const struct ig_event *e, int bw, uint64_t ns)
 {
 	int sys = e->flags & IG_F_DETAIL ? IG_WAIT_SYS(e->arg1) : IG_SYS_NONE;
-	if (sys == IG_SYS_FUTEX || sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK)
+	if (sys == IG_SYS_FUTEX || sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK) {
 		site_add(bw == BW_GIL ? p->gil_at : p->lock_at, e->stack_id, ns);
-	else if (bw == BW_SLEEP)
+		if (bw == BW_LOCK && e->stream)
+			site_add(p->wake_at, e->stream, ns);
+	} else if (bw == BW_SLEEP)
 		site_add(p->sleep_at, e->stack_id, ns);
 }
 

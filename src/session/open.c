@@ -149,9 +149,9 @@ static int open_replay(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-static int lock_kind_of(void *ctx, uint64_t stack_id)
+static int lock_kind_of(void *ctx, uint64_t stack_id, uint64_t wake_id)
 {
-	return stacks_lock_kind(ctx, stack_id);
+	return stacks_lock_kind(ctx, stack_id, wake_id);
 }
 
 int session_open(struct session *s, char *err, size_t errlen)

@@ -108,37 +108,38 @@ static void queue_raw(struct stacks *st, int i, struct igb_stack *raw)
 	}
 }
 
-/* A call's stack (counted in its (op, stack) series), or the stack of an
- * off-CPU wait (a sleep's call site: kept and resolved, in no series). */
-static void note_stack(struct stacks *st, const struct ig_event *e)
+/* A call's stack (counted in its (op, stack) series), or the stack id of
+ * an off-CPU wait in process pid (a sleep's or a lock's call site, or the
+ * waker's at a lock: kept and resolved, in no series). */
+static void note_stack(struct stacks *st, const struct ig_event *e, uint64_t id, uint32_t pid)
 {
 	struct igb_stack *raw = NULL;
 	int call = e->kind == IG_EV_CALL;
 
 	if (call && (e->op <= IG_OP_NONE || e->op >= IG_OP_MAX))
 		return;
-	if (!call && !e->stack_id)
+	if (!call && !id)
 		return;
 	pthread_mutex_lock(&st->mu);
 	st->stats.calls += call;
-	if (!e->stack_id) {
+	if (!id) {
 		st->stats.calls_no_stack++;
 		pthread_mutex_unlock(&st->mu);
 		return;
 	}
 	st->seq++;
 	bool live = st->kern.fetch_stack != NULL;
-	int i = stk_find(st, e->stack_id);
+	int i = stk_find(st, id);
 	if (i < 0 && live) {
 		/* Copy it out of the kernel now, before its LRU map drops it. */
-		raw = fetch_raw(st, e->stack_id);
-		i = stk_find(st, e->stack_id);
+		raw = fetch_raw(st, id);
+		i = stk_find(st, id);
 	}
 	bool fresh = i < 0;
-	if (!stk_pid_known(st, e->pid, true) && live)
-		stk_job_post(st, (struct job){.type = J_PROC, .pid = e->pid});
+	if (!stk_pid_known(st, pid, true) && live)
+		stk_job_post(st, (struct job){.type = J_PROC, .pid = pid});
 	if (fresh) {
-		i = stk_insert(st, e->stack_id, e->pid);
+		i = stk_insert(st, id, pid);
 		if (raw)
 			queue_raw(st, i, raw);
 		else
@@ -156,8 +157,12 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 {
 	switch (e->kind) {
 	case IG_EV_CALL:
+		note_stack(st, e, e->stack_id, e->pid);
+		break;
 	case IG_EV_OFFCPU:
-		note_stack(st, e);
+		note_stack(st, e, e->stack_id, e->pid);
+		if (e->flags & IG_F_DETAIL && e->other_pid)
+			note_stack(st, e, e->stream, e->other_pid);
 		break;
 	case IG_EV_EXEC:
 		pthread_mutex_lock(&st->mu);

@@ -140,11 +140,15 @@ struct stacks_frame {
  * NULL) gets enum stacks_state. */
 int stacks_frames(struct stacks *st, uint64_t id, struct stacks_frame *out, int max, int *state);
 
-/* What the user stack of a lock wait says it waited on (enum
- * ig_lock_kind, stacks_kind.c): IG_LOCK_UNKNOWN until it is resolved. The
- * same from frames already read. */
-int stacks_lock_kind(struct stacks *st, uint64_t id);
+/* What the user stack id of a lock wait, and wake_id of the thread that
+ * ended it (0 none), say it waited on (enum ig_lock_kind, stacks_kind.c):
+ * IG_LOCK_UNKNOWN until they are resolved. The same from frames already
+ * read: the waiter's alone, the waker's alone, both. */
+int stacks_lock_kind(struct stacks *st, uint64_t id, uint64_t wake_id);
 int stacks_frames_lock_kind(const struct stacks_frame *fr, int n);
+int stacks_frames_wake_kind(const struct stacks_frame *fr, int n);
+int stacks_frames_lock_kind2(const struct stacks_frame *wait, int n,
+			     const struct stacks_frame *wake, int m);
 
 /* One (op, stack) series; times in ns. "Tail" calls last at least the
  * op's p95, as in the model's tail, but over the calls seen so far (since

@@ -7,7 +7,10 @@
 #      holds (tests/progs/waitprobe: test_collect_waits checks its line and
 #      "a mutex it held"); here causegen's lock-cond and lock-timedcond,
 #      pthread_cond_wait and pthread_cond_timedwait on a condition its
-#      holder thread signals: "waiting on the producer", a condition;
+#      holder thread signals: "waiting on the producer", a condition; and
+#      lock-timedmutex and lock-rwlock, whose waits glibc makes in the
+#      same futex wait as a condition's: the holder's stack as it woke the
+#      feeder (its unlock) says "a mutex", "a read-write lock";
 #   2. Python: the feeder takes its batches from a queue.Queue a producer
 #      thread fills (tests/progs/queuefeed.py, Debian's python3): the
 #      lock_wait chain names the producer's thread, says a queue's get, and
@@ -88,20 +91,29 @@ grep -q '^- \*\*Call site:\*\* \\\[py\\\] .*Condition.wait()' "$TMP/x.md" &&
 	bad "explain --md: no call site: $(grep -n 'Call site\|Evidence' "$TMP/x.md" | head -c 400)"
 : >"$TMP/check.txt"
 
-# C conditions: pthread_cond_wait, and pthread_cond_timedwait that times
-# out every 1 ms before the signal
-for m in lock-cond lock-timedcond; do
+# C: pthread_cond_wait, and pthread_cond_timedwait that times out every
+# 1 ms before the signal (a condition); pthread_mutex_timedlock and a
+# read-write lock's rdlock while the holder has it for writing (glibc
+# waits in the futex wait of its conditions for both: the holder's unlock
+# as it wakes the feeder says what they were)
+for m in lock-cond lock-timedcond lock-timedmutex lock-rwlock; do
 	timeout 120 "$IG" --json --summary --no-system-libs -- "$B/tests/progs/causegen" --seconds 4 \
 		--kernels 1 --kernel-us 100 --host-us 500 --mech "$m:3000" >"$TMP/$m.json" 2>"$TMP/$m.err"
 	expect_eq "$m: exit status" "$?" 0
 	python3 - "$TMP/$m.json" "$m" >>"$TMP/check.txt" <<'PY'
 import json, sys
 s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+m = sys.argv[2]
 c = [x for x in s["chains"] if x["class"] == "lock_wait"]
 c = c[0] if c else None
-ok = (c is not None and c["stack_id"] and c["summary"].startswith("waiting on the producer cg-holder-0") and
-      "on a condition or semaphore until it signalled" in c["summary"])
-print(("ok   " if ok else "FAIL ") + f"{sys.argv[2]}: worded as a condition: {c and c['summary']}")
+start, words, kind = {
+    "lock-timedmutex": ("lock contention with cg-holder-0", "on a mutex it held", "a mutex"),
+    "lock-rwlock": ("lock contention with cg-holder-0", "on a read-write lock it held",
+                    "a read-write lock"),
+}.get(m, ("waiting on the producer cg-holder-0", "on a condition or semaphore until it signalled",
+          "a condition"))
+ok = c is not None and c["stack_id"] and c["summary"].startswith(start) and words in c["summary"]
+print(("ok   " if ok else "FAIL ") + f"{m}: worded as {kind}: {c and c['summary']}")
 PY
 done
 

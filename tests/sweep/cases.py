@@ -36,7 +36,8 @@ def hog_share(n, nice):
 # The class each mechanism of causegen --mech counts in (tests/progs/causegen/mech.c).
 MECH_CLASS = {
     "lock-mutex": "lock_wait", "lock-cond": "lock_wait", "lock-timedcond": "lock_wait",
-    "lock-flock": "lock_wait", "input-unix": "loader_wait", "input-eventfd": "loader_wait",
+    "lock-flock": "lock_wait", "lock-timedmutex": "lock_wait", "lock-rwlock": "lock_wait",
+    "input-unix": "loader_wait", "input-eventfd": "loader_wait",
     "full-pipe": "backpressure", "full-unix": "backpressure", "net-tcp": "net_wait",
     "net-udp": "net_wait", "paced-epoll": "timer_sleep", "paced-timerfd": "timer_sleep",
     "paced-cond": "timer_sleep", "file-fsync": "file_io", "file-bigwrite": "file_io",
@@ -196,6 +197,7 @@ def _mechanisms():
 
     for mech, shares in (("lock-mutex", (10, 30, 60)), ("lock-cond", (30,)),
                          ("lock-timedcond", (25, 50)), ("lock-flock", (25, 50)),
+                         ("lock-timedmutex", (30,)), ("lock-rwlock", (30,)),
                          ("input-unix", (20, 50)), ("input-eventfd", (30,)),
                          ("full-pipe", (20, 50)), ("full-unix", (30,)),
                          ("net-tcp", (20, 50)), ("net-udp", (30,)),

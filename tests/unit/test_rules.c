@@ -747,14 +747,16 @@ static void test_lock_site(void)
 }
 
 /* A lock wait worded by what its call site waited on (detect_set_lock_kind):
- * a mutex, a condition, a queue's get or put, or not said; the kind is
- * asked of the chain's stack, and without a stack nothing is asked. */
+ * a mutex, a read-write lock, a condition, a queue's get or put, or not
+ * said; the kind is asked of the chain's stack with its wakers' stack, and
+ * without a stack nothing is asked. */
 static int kind_asked;
-static uint64_t kind_stack;
-static int fake_kind(void *ctx, uint64_t id)
+static uint64_t kind_stack, kind_wake;
+static int fake_kind(void *ctx, uint64_t id, uint64_t wake_id)
 {
 	kind_asked++;
 	kind_stack = id;
+	kind_wake = wake_id;
 	return *(const int *)ctx;
 }
 
@@ -766,6 +768,7 @@ static void test_lock_words(void)
 	} k[] = {
 	    {IG_LOCK_UNKNOWN, "lock contention with holder (tid 4830): ", "If it is a condition"},
 	    {IG_LOCK_MUTEX, "on a mutex it held", "Shorten the critical section"},
+	    {IG_LOCK_RWLOCK, "on a read-write lock it held", "Shorten the critical section"},
 	    {IG_LOCK_COND, "waiting on the producer holder (tid 4830): ", "Produce ahead"},
 	    {IG_LOCK_QGET, "in a queue's get until it put the next item", "num_workers > 0"},
 	    {IG_LOCK_QPUT, "held up by the consumer holder (tid 4830): ", "Take items faster"},
@@ -780,6 +783,7 @@ static void test_lock_words(void)
 		fx.p.nlockers = 1;
 		fx.p.parts.waits_seen = 1;
 		fx.p.lock_stack = 0x1010ull;
+		fx.p.lock_wake_stack = 0x2020ull;
 		struct ig_detect *d = detect_new(NULL);
 		int kind = k[i].kind;
 		kind_asked = 0;
@@ -787,7 +791,8 @@ static void test_lock_words(void)
 		detect_run(d, &fx.w);
 		const struct ig_chain *c = active(d, IG_CC_LOCK_WAIT);
 		CHECKF(c && strstr(c->summary, k[i].summary) && rec_with(c, k[i].advice) &&
-			   c->stack_id == 0x1010ull && kind_asked && kind_stack == 0x1010ull,
+			   c->stack_id == 0x1010ull && kind_asked && kind_stack == 0x1010ull &&
+			   kind_wake == 0x2020ull,
 		       "kind %d: %s", kind, c ? c->summary : "no chain");
 		CHECKF(c && (kind == IG_LOCK_UNKNOWN) == !!rec_with(c, "If it is a condition") &&
 			   (kind < IG_LOCK_COND) == !!rec_with(c, "Shorten the critical section"),

@@ -2,7 +2,9 @@
  * from frames as the stacks module gives them: Python's queue and
  * threading waits, the program's own Python code, glibc's mutex and
  * condition waits (with and without the frames above the futex wait), a
- * Python process seen before its interpreter was found, nothing known. */
+ * Python process seen before its interpreter was found, nothing known;
+ * and with the stack of the thread that ended the wait (its unlock,
+ * signal, post, or Python frames). */
 #include "stacks/stacks.h"
 #include "core/waits.h"
 #include "check.h"
@@ -106,6 +108,61 @@ int main(void)
 	struct stacks_frame unres[] = {native("", "/srv/app")};
 	CHECK(stacks_frames_lock_kind(unres, N(unres)) == IG_LOCK_UNKNOWN);
 	CHECK(stacks_frames_lock_kind(NULL, 0) == IG_LOCK_UNKNOWN);
-	CHECK(stacks_lock_kind(NULL, 0x1234) == IG_LOCK_UNKNOWN);
+	CHECK(stacks_lock_kind(NULL, 0x1234, 0x5678) == IG_LOCK_UNKNOWN);
+
+	/* the waker's stack: its innermost frame, as it woke the waiter */
+	struct stacks_frame w_rw[] = {native("__pthread_rwlock_unlock", LIBC)};
+	struct stacks_frame w_mu[] = {native("__GI___lll_lock_wake", LIBC),
+				      native("release", "/srv/app")};
+	struct stacks_frame w_cv[] = {native("pthread_cond_signal@@GLIBC_2.3.2", LIBC)};
+	struct stacks_frame w_sem[] = {native("sem_post@@GLIBC_2.2.5", LIBC)};
+	struct stacks_frame w_other[] = {native("syscall", LIBC), native("main", "/srv/app")};
+	CHECK(stacks_frames_wake_kind(w_rw, N(w_rw)) == IG_LOCK_RWLOCK);
+	CHECK(stacks_frames_wake_kind(w_mu, N(w_mu)) == IG_LOCK_MUTEX);
+	CHECK(stacks_frames_wake_kind(w_cv, N(w_cv)) == IG_LOCK_COND);
+	CHECK(stacks_frames_wake_kind(w_sem, N(w_sem)) == IG_LOCK_COND);
+	CHECK(stacks_frames_wake_kind(w_other, N(w_other)) == IG_LOCK_UNKNOWN);
+	/* glibc's shared futex wait says little: the waker decides (a
+	 * read-write lock, a timed mutex, a semaphore), else it stays a
+	 * condition as before */
+	CHECK(stacks_frames_lock_kind2(cv, N(cv), w_rw, N(w_rw)) == IG_LOCK_RWLOCK);
+	CHECK(stacks_frames_lock_kind2(cv, N(cv), w_mu, N(w_mu)) == IG_LOCK_MUTEX);
+	CHECK(stacks_frames_lock_kind2(cv, N(cv), w_sem, N(w_sem)) == IG_LOCK_COND);
+	CHECK(stacks_frames_lock_kind2(cv, N(cv), w_other, N(w_other)) == IG_LOCK_COND);
+	CHECK(stacks_frames_lock_kind2(cv, N(cv), NULL, 0) == IG_LOCK_COND);
+	/* a waiter's own frames that name it win */
+	CHECK(stacks_frames_lock_kind2(mu, N(mu), w_cv, N(w_cv)) == IG_LOCK_MUTEX);
+	CHECK(stacks_frames_lock_kind2(cv_cpp, N(cv_cpp), w_mu, N(w_mu)) == IG_LOCK_COND);
+	struct stacks_frame rd_fp[] = {native("__futex_abstimed_wait_common", LIBC),
+				       native("__pthread_rwlock_rdlock_full64", LIBC),
+				       native("read_table", "/srv/app")};
+	CHECK(stacks_frames_lock_kind2(rd_fp, N(rd_fp), w_sem, N(w_sem)) == IG_LOCK_RWLOCK);
+	CHECK(stacks_frames_lock_kind2(unres, N(unres), w_rw, N(w_rw)) == IG_LOCK_RWLOCK);
+
+	/* Python: only frames tell (its locks are semaphores: sem_post says
+	 * nothing); a queue's put ends a get, a notify a condition's wait, the
+	 * program's own code letting go a lock it held */
+	struct stacks_frame own_lock[] = {native("__futex_abstimed_wait_common", LIBC),
+					  py("/srv/train.py", "step")};
+	struct stacks_frame w_put[] = {native("sem_post", LIBC), py(TH, "Condition.notify"),
+				       py(QU, "Queue.put"), py("/srv/train.py", "produce")};
+	struct stacks_frame w_notify[] = {native("sem_post", LIBC), py(TH, "Condition.notify"),
+					  py("/srv/train.py", "produce")};
+	struct stacks_frame w_release[] = {native("sem_post", LIBC),
+					   py("/srv/train.py", "update_stats")};
+	struct stacks_frame w_early[] = {native("sem_post", LIBC),
+					 note("captured before the interpreter was found: no "
+					      "Python frames")};
+	CHECK(stacks_frames_wake_kind(w_put, N(w_put)) == IG_LOCK_QGET);
+	CHECK(stacks_frames_wake_kind(w_notify, N(w_notify)) == IG_LOCK_COND);
+	CHECK(stacks_frames_wake_kind(w_release, N(w_release)) == IG_LOCK_MUTEX);
+	CHECK(stacks_frames_wake_kind(w_early, N(w_early)) == IG_LOCK_UNKNOWN);
+	CHECK(stacks_frames_lock_kind2(own_lock, N(own_lock), w_release, N(w_release)) ==
+	      IG_LOCK_MUTEX);
+	CHECK(stacks_frames_lock_kind2(own_lock, N(own_lock), w_put, N(w_put)) == IG_LOCK_QGET);
+	CHECK(stacks_frames_lock_kind2(get, N(get), w_release, N(w_release)) == IG_LOCK_QGET);
+	CHECK(stacks_frames_lock_kind2(early, N(early), w_early, N(w_early)) == IG_LOCK_UNKNOWN);
+	/* a Python waiter seen without frames, a native waker's sem_post: not said */
+	CHECK(stacks_frames_lock_kind2(early, N(early), w_sem, N(w_sem)) == IG_LOCK_UNKNOWN);
 	return check_done("test_stacks_kind");
 }

@@ -399,10 +399,11 @@ static void test_culprit_threads(void)
 	model_free(m);
 }
 
-/* A wait of each step at offset at, lasting dur, with user stack id. */
+/* A wait of each step at offset at, lasting dur, with user stack id (and
+ * the user stack of the thread that ended it, 0 none). */
 struct site_wait {
 	const struct wait *w;
-	uint64_t at, dur, stack;
+	uint64_t at, dur, stack, wake;
 };
 
 /* STEPS steps: a 1 ms launch, then the waits; the process's figures. */
@@ -416,6 +417,7 @@ static void site_steps(const struct site_wait *sw, int n, struct ig_proc_stats *
 		for (int i = 0; i < n; i++) {
 			struct ig_event o = off_ev(t + sw[i].at, sw[i].dur, sw[i].w);
 			o.stack_id = sw[i].stack;
+			o.stream = sw[i].wake;
 			model_ingest(m, &o);
 		}
 	}
@@ -427,7 +429,9 @@ static void site_steps(const struct site_wait *sw, int n, struct ig_proc_stats *
  * slept at most on a timer (two sites, 3 ms and 1 ms a step), none from
  * waits that are not sleeps; the stack it waited at most on a lock or
  * condition (two sites, 10 ms and 2 ms a step, one of them a timed wait
- * that ran out: a lock's, not a sleep's), and on the GIL (not a lock's). */
+ * that ran out: a lock's, not a sleep's), and on the GIL (not a lock's);
+ * and where the threads that ended its lock waits were (the wakers'
+ * stacks of its lock waits by the time they ended: not the GIL's). */
 static void test_wait_sites(void)
 {
 	struct wait nap = {.state = IG_OFF_BLOCKED,
@@ -446,19 +450,24 @@ static void test_wait_sites(void)
 			   .waker = 102,
 			   .wpid = PID};
 	const struct site_wait all[] = {
-	    {&nap, 2 * MS, 3 * MS, 0xabcull},	{&nap, 6 * MS, 1 * MS, 0xdefull},
-	    {&lock, 8 * MS, 10 * MS, 0x999ull}, {&timed, 19 * MS, 2 * MS, 0x777ull},
-	    {&gil, 22 * MS, 20 * MS, 0x555ull},
+	    {&nap, 2 * MS, 3 * MS, 0xabcull, 0},
+	    {&nap, 6 * MS, 1 * MS, 0xdefull, 0},
+	    {&lock, 8 * MS, 10 * MS, 0x999ull, 0x1999ull},
+	    {&timed, 19 * MS, 2 * MS, 0x777ull, 0},
+	    {&gil, 22 * MS, 20 * MS, 0x555ull, 0x3555ull},
+	    {&lock, 43 * MS, 3 * MS, 0x999ull, 0x2999ull},
 	};
 	struct ig_proc_stats p;
-	site_steps(all, 5, &p);
+	site_steps(all, 6, &p);
 	CHECKF(p.sleep_stack == 0xabcull, "sleep stack 0x%llx", (unsigned long long)p.sleep_stack);
 	CHECKF(p.lock_stack == 0x999ull, "lock stack 0x%llx", (unsigned long long)p.lock_stack);
 	CHECKF(p.gil_stack == 0x555ull, "GIL stack 0x%llx", (unsigned long long)p.gil_stack);
+	CHECKF(p.lock_wake_stack == 0x1999ull, "lock wakers' stack 0x%llx",
+	       (unsigned long long)p.lock_wake_stack);
 
 	/* the timed waits alone: the lock's call site, not a sleep's */
 	site_steps(&all[3], 1, &p);
-	CHECKF(p.lock_stack == 0x777ull && !p.sleep_stack && !p.gil_stack,
+	CHECKF(p.lock_stack == 0x777ull && !p.sleep_stack && !p.gil_stack && !p.lock_wake_stack,
 	       "lock 0x%llx sleep 0x%llx GIL 0x%llx", (unsigned long long)p.lock_stack,
 	       (unsigned long long)p.sleep_stack, (unsigned long long)p.gil_stack);
 }

@@ -49,6 +49,7 @@ struct mst {
 	u64 steps, bytes, faults, majors;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	pthread_rwlock_t rw;
 	int flag;
 };
 
@@ -141,11 +142,16 @@ static void *holder_main(void *arg)
 	struct mst *m = arg;
 	for (;;) {
 		helper_wait_req(m->sh);
-		if (!strcmp(m->d->name, "lock-mutex")) {
+		if (!strcmp(m->d->name, "lock-mutex") || !strcmp(m->d->name, "lock-timedmutex")) {
 			pthread_mutex_lock(&m->mu);
 			atomic_store(&m->sh->ack, 1);
 			sleep_until(now_ns() + m->us * 1000);
 			pthread_mutex_unlock(&m->mu);
+		} else if (!strcmp(m->d->name, "lock-rwlock")) { /* for writing */
+			pthread_rwlock_wrlock(&m->rw);
+			atomic_store(&m->sh->ack, 1);
+			sleep_until(now_ns() + m->us * 1000);
+			pthread_rwlock_unlock(&m->rw);
 		} else { /* a condition it signals after us */
 			atomic_store(&m->sh->ack, 1);
 			sleep_until(now_ns() + m->us * 1000);
@@ -167,6 +173,7 @@ static int setup_holder(struct mst *m)
 	pthread_condattr_init(&c);
 	pthread_condattr_setclock(&c, CLOCK_MONOTONIC);
 	pthread_cond_init(&m->cv, &c);
+	pthread_rwlock_init(&m->rw, NULL);
 	helper_thread("holder", (int)(m - mech), m->env.helper_cpu, holder_main, m);
 	return 0;
 }
@@ -176,6 +183,26 @@ static void main_mutex(struct mst *m)
 	request(m->sh);
 	pthread_mutex_lock(&m->mu);
 	pthread_mutex_unlock(&m->mu);
+}
+
+/* The same lock with a timeout that does not run out (glibc waits in the
+ * futex wait its conditions use), and a read-write lock taken for reading
+ * while the holder has it for writing. */
+static void main_timedmutex(struct mst *m)
+{
+	struct timespec ts;
+	request(m->sh);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 60;
+	pthread_mutex_timedlock(&m->mu, &ts);
+	pthread_mutex_unlock(&m->mu);
+}
+
+static void main_rwlock(struct mst *m)
+{
+	request(m->sh);
+	pthread_rwlock_rdlock(&m->rw);
+	pthread_rwlock_unlock(&m->rw);
 }
 
 /* A condition waited for without a timeout, or with timeouts of 1 ms that
@@ -617,6 +644,8 @@ static void main_mem(struct mst *m)
 
 static const struct mdef defs[] = {
     {"lock-mutex", "lock_wait", MR_OFF, NULL, setup_holder, main_mutex, NULL},
+    {"lock-timedmutex", "lock_wait", MR_OFF, NULL, setup_holder, main_timedmutex, NULL},
+    {"lock-rwlock", "lock_wait", MR_OFF, NULL, setup_holder, main_rwlock, NULL},
     {"lock-cond", "lock_wait", MR_OFF, NULL, setup_holder, main_cond, NULL},
     {"lock-timedcond", "lock_wait", MR_OFF, NULL, setup_holder, main_cond, NULL},
     {"lock-flock", "lock_wait", MR_OFF, NULL, setup_flock, main_flock, NULL},
