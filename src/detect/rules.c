@@ -175,6 +175,18 @@ static void set_thread(struct cause *c, const struct ctx *x, const struct ig_cul
 	c->culprit_self = k->aux == x->p->pid;
 }
 
+/* The tracer itself: ingero-top (this run's, or the recording's by its
+ * name) and its hold guardian. It wakes a process it held while it
+ * attached to a library it loaded (docs/collector.md): its cost, not the
+ * process's input. */
+static int tracer(const struct ctx *x, const struct ig_culprit *k)
+{
+	uint32_t pid = k->aux ? k->aux : k->pid;
+	return (x->cfg->self_pid && pid == x->cfg->self_pid) ||
+	       !strncmp(k->comm, "ingero-top", IG_COMM_LEN) ||
+	       !strncmp(k->comm, "ingero-top-hold", IG_COMM_LEN);
+}
+
 static const struct ig_win_proc *win_proc(const struct ig_window *w, uint32_t pid)
 {
 	for (int i = 0; i < w->nprocs; i++)
@@ -253,9 +265,12 @@ static void time_causes(struct ctx *x)
 			named = c.culprit_pid != 0;
 			confirmed = split;
 			break;
-		case WHO_WAKER: /* a thread (tid, its process in aux) */
-			if (p->nwakers)
-				set_thread(&c, x, &p->wakers[0]);
+		case WHO_WAKER: /* a thread (tid, its process in aux), not the tracer */
+			for (int j = 0; j < p->nwakers; j++)
+				if (!tracer(x, &p->wakers[j])) {
+					set_thread(&c, x, &p->wakers[j]);
+					break;
+				}
 			named = c.culprit_pid != 0;
 			break;
 		case WHO_THREAD:

@@ -60,9 +60,64 @@ static void culprit_ev(struct finding *f, const struct cause *c)
 
 /* --- another thread or task ---------------------------------------------- */
 
+/* Whether most of the feeder's waits for another task (on its timeline)
+ * were for a program it ran (ig_offcpu_rec.child): its end (wait4,
+ * waitid), or its output (woken by a young child of another name); the
+ * last such child in *last. */
+static int child_waits(const struct ctx *x, const struct ig_offcpu_rec **last)
+{
+	uint64_t child = 0, all = 0;
+	*last = NULL;
+	for (int i = 0; x->wp->nthr && i < x->wp->thr[0].ntl; i++) {
+		const struct ig_offcpu_rec *r = &x->wp->thr[0].tl[i];
+		if (r->part != IG_PART_TASK_WAIT)
+			continue;
+		all += r->dur_ns;
+		if (r->child) {
+			child += r->dur_ns;
+			if (!*last || r->ts_ns > (*last)->ts_ns)
+				*last = r;
+		}
+	}
+	return all && child * 2 > all;
+}
+
+/* The feeder runs a program each step and waits for it to end
+ * (subprocess.run, os.system): each child wakes it once, at its exit. */
+static void words_child_wait(struct ctx *x, const struct cause *c, struct finding *f,
+			     const struct ig_offcpu_rec *last)
+{
+	char fn[64], cn[64], pct[16];
+	detect_feeder_name(x, fn, sizeof(fn));
+	detect_who(cn, sizeof(cn), last->other_comm, last->other_pid);
+	fmt_pct(pct, sizeof(pct), c->impact);
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "child-process wait in %s: blocked %s of its time on programs it started, until "
+		   "they ended (the last: %s)",
+		   fn, pct, cn);
+	detect_put(f->c.explanation, sizeof(f->c.explanation),
+		   "Between CUDA calls the feeding thread starts another program (or forks) and "
+		   "waits for it: for its exit (wait4, waitid: subprocess.run, os.system, a shell "
+		   "command) or for its output until it exits (subprocess.check_output, "
+		   "capture_output=True, os.popen). The children ran while it waited, and the GPU "
+		   "had nothing queued. Not a data loader: no worker produces ahead of it.");
+	culprit_ev(f, c);
+	detect_rec(f, "Do not wait for it in the loop: start it with subprocess.Popen and collect "
+		      "it later (or from a thread), or run it every N steps instead of each");
+	detect_rec(f,
+		   "See which programs it starts, as they start: strace -f -qq -e trace=execve -e "
+		   "signal=none -p %u",
+		   x->p->pid);
+}
+
 static void detect_words_input(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[96], pct[16];
+	const struct ig_offcpu_rec *last;
+	if (child_waits(x, &last)) {
+		words_child_wait(x, c, f, last);
+		return;
+	}
 	detect_feeder_name(x, fn, sizeof(fn));
 	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);

@@ -348,6 +348,7 @@ struct ig_offcpu_rec {
 	uint32_t other_pid;
 	char other_comm[IG_COMM_LEN];
 	int8_t part;	/* the part of the time it counts in (enum ig_part), -1 in a call */
+	uint8_t child;	/* a wait for a program the process ran (model/waits.c ran_child) */
 	uint32_t flags; /* IG_F_* of the event */
 	uint64_t wait;	/* its evidence (ig_event.arg1, core/waits.h), 0 none */
 	uint64_t obj;	/* ig_event.arg2 */

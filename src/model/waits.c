@@ -302,6 +302,21 @@ static void wait_site(struct proc *p, const struct ig_event *e, int bw, uint64_t
 		site_add(p->sleep_at, e->stack_id, ns);
 }
 
+/* A wait for a program the process p ran, between calls: in wait4 or
+ * waitid, or ended by a child of p younger than CHILD_AGE_NS under another
+ * name (a program it started for this step and reads the output of; a
+ * worker of a pool is forked under its parent's name and lives on). */
+#define CHILD_AGE_NS 500000000ull
+static int ran_child(const struct ig_model *m, const struct proc *p, const struct ig_event *e,
+		     uint64_t end)
+{
+	if ((e->flags & IG_F_DETAIL) && IG_WAIT_SYS(e->arg1) == IG_SYS_WAIT)
+		return 1;
+	const struct proc *q = e->other_pid ? proc_find(m, e->other_pid) : NULL;
+	return q && q->ppid == p->pid && end >= q->first_ns && end - q->first_ns < CHILD_AGE_NS &&
+	       e->other_comm[0] && strncmp(e->other_comm, p->comm, IG_COMM_LEN) != 0;
+}
+
 void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 		   int inwin)
 {
@@ -331,6 +346,7 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 			   : st == ST_PRE ? (thr ? IG_PART_THROTTLED : IG_PART_PREEMPTED)
 			   : st == ST_BLK ? part_of_bw[bw]
 					  : IG_PART_UNKNOWN);
+	r->child = (uint8_t)(r->part == IG_PART_TASK_WAIT && ran_child(m, p, e, end));
 	t->tl_src[idx] = (uint8_t)src;
 	t->tl_bw[idx] = (uint8_t)bw;
 	t->tl_timed[idx] = (uint8_t)timed;

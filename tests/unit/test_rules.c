@@ -810,6 +810,56 @@ static void test_lock_words(void)
 	}
 }
 
+/* Waits for another task: the tracer's own wake-ups (a hold's SIGCONT,
+ * from ingero-top or its guardian) never name the producer; most of them
+ * for programs the feeder ran (ig_offcpu_rec.child) are a child-process
+ * wait naming the last child, not input. */
+static void test_task_words(void)
+{
+	double share[IG_PART_MAX] = {0};
+	share[IG_PART_TASK_WAIT] = 0.50;
+	static const char *const tracers[] = {"ingero-top", "ingero-top-hold"};
+	for (int i = 0; i < 2; i++) {
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.wakers[0], 900 + (uint32_t)i, tracers[i], 0.6);
+		culprit(&fx.p.wakers[1], 2003, "producer", 0.3);
+		fx.p.nwakers = 2;
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, IG_CC_LOADER_WAIT);
+		CHECKF(c && c->culprit_pid == 2003 &&
+			   strstr(c->summary, "input wait on producer[2003]"),
+		       "%s: %s", tracers[i], c ? c->summary : "no chain");
+		detect_free(d);
+	}
+	for (int child = 0; child < 2; child++) {
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.wakers[0], 2003, "sleep", 0.1);
+		fx.p.nwakers = 1;
+		struct ig_win_thread *t = &fx.thr[0];
+		for (int k = 0; k < 6; k++) {
+			struct ig_offcpu_rec *r = &t->tl[t->ntl++];
+			r->ts_ns = T0 - SEC + (uint64_t)k * 10000000ull;
+			r->dur_ns = 5000000ull;
+			r->state = IG_OFF_BLOCKED;
+			r->part = IG_PART_TASK_WAIT;
+			r->child = (uint8_t)child;
+			r->other_pid = 2003 + (uint32_t)k;
+			snprintf(r->other_comm, sizeof(r->other_comm), "sleep");
+		}
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, IG_CC_LOADER_WAIT);
+		const char *want =
+		    child ? "child-process wait in train[" : "input wait on sleep[2003]";
+		CHECKF(c && strstr(c->summary, want) &&
+			   (!child || strstr(c->summary, "(the last: sleep[2008])")) &&
+			   !!rec_with(c, "subprocess.Popen") == child,
+		       "child %d: %s", child, c ? c->summary : "no chain");
+		detect_free(d);
+	}
+}
+
 /* ingero-top as a culprit is named as the tracer, with the CPU it used. */
 static void test_tracer_named(void)
 {
@@ -854,5 +904,6 @@ int main(void)
 	test_sleep_site();
 	test_lock_site();
 	test_lock_words();
+	test_task_words();
 	return check_done("test_rules");
 }

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define CHUNK (64u << 10)
 #define FILE_MB 64
@@ -311,6 +315,39 @@ static void main_input(struct mst *m)
 	} else if (io_full(m->fd[0], item, sizeof(item), 0)) {
 		die("recv");
 	}
+}
+
+/* ---- child processes ---------------------------------------------------------- */
+
+/* The feeder starts a child and waits for it to end, as subprocess.run or
+ * os.system do: a fork whose child sleeps us, or sleep(1) started by
+ * posix_spawn for us. */
+static int setup_child(struct mst *m)
+{
+	(void)m;
+	return 0;
+}
+
+static void main_child(struct mst *m)
+{
+	pid_t pid;
+	if (!strcmp(m->d->name, "child-fork")) {
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			sleep_until(now_ns() + m->us * 1000);
+			_exit(0);
+		}
+	} else {
+		char arg[32];
+		char *argv[] = {"sleep", arg, NULL};
+		snprintf(arg, sizeof(arg), "%.6f", (double)m->us / 1e6);
+		if (posix_spawn(&pid, "/bin/sleep", NULL, NULL, argv, environ))
+			die("posix_spawn /bin/sleep");
+	}
+	if (waitpid(pid, NULL, 0) != pid)
+		die("waitpid");
 }
 
 /* The consumer drains what the feeder wrote, us after it was asked to. */
@@ -651,6 +688,8 @@ static const struct mdef defs[] = {
     {"lock-flock", "lock_wait", MR_OFF, NULL, setup_flock, main_flock, NULL},
     {"input-unix", "loader_wait", MR_OFF, NULL, setup_input, main_input, NULL},
     {"input-eventfd", "loader_wait", MR_OFF, NULL, setup_input, main_input, NULL},
+    {"child-fork", "loader_wait", MR_OFF, NULL, setup_child, main_child, NULL},
+    {"child-spawn", "loader_wait", MR_OFF, NULL, setup_child, main_child, NULL},
     {"full-pipe", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
     {"full-unix", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
     {"net-tcp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
