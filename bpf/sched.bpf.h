@@ -19,10 +19,13 @@ static __always_inline long task_state(struct task_struct *t)
 /* Kernel text ranges (from /proc/kallsyms, 0 when unknown) that tell why a
  * target thread slept: it went to sleep inside a page fault (exc_page_fault
  * on its stack), or a timer woke it (hrtimer_wakeup, process_timeout on the
- * waker's stack). */
+ * waker's stack; posix_timer_fn, it_real_fn: a timer's signal, for a loop
+ * paced by sigwait, sigsuspend or pause). */
 const volatile __u64 fault_text_start = 0, fault_text_end = 0;
 const volatile __u64 hrtimer_text_start = 0, hrtimer_text_end = 0;
 const volatile __u64 timeout_text_start = 0, timeout_text_end = 0;
+const volatile __u64 sigtimer_text_start = 0, sigtimer_text_end = 0;
+const volatile __u64 itimer_text_start = 0, itimer_text_end = 0;
 
 /* Why the thread going to sleep now sleeps, into st->off_flags: inside a
  * page fault (exc_page_fault on its stack), and with waits_on what it
@@ -53,7 +56,8 @@ static __always_inline void blocked_why(void *ctx, struct tstate *st, __u32 tid)
 	st->off_stack = 0;
 	st->off_wstack = 0;
 	if (stacks_on && !st->depth) { /* between calls: a blocking sync polls too */
-		if ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD) {
+		if ((st->off_cls & IGB_SC_PACE) || st->off_fdk == IGB_FDK_TIMERFD ||
+		    st->off_fdk == IGB_FDK_SIGNALFD) {
 			st->off_stack = capture_stack(ctx, st->tgid, tid);
 		} else if ((st->off_cls & IGB_SC_LOCK) && st->nrec &&
 			   st->off_ts - st->site_ts >= IGB_SITE_GAP_NS) {
@@ -276,7 +280,8 @@ static __always_inline int wake_ctx(void *ctx)
 	__u64 *ips;
 	int r = 0;
 
-	if (!irq_text_end && !hrtimer_text_end && !timeout_text_end)
+	if (!irq_text_end && !hrtimer_text_end && !timeout_text_end && !sigtimer_text_end &&
+	    !itimer_text_end)
 		return 0;
 	__u32 n = kernel_stack(ctx, &ips);
 	for (__u32 i = 0; i < IG_SLEEP_FRAMES; i++) {
@@ -287,7 +292,9 @@ static __always_inline int wake_ctx(void *ctx)
 		    (ip >= softirq_text_start && ip < softirq_text_end))
 			r |= WAKE_IRQ;
 		if ((ip >= hrtimer_text_start && ip < hrtimer_text_end) ||
-		    (ip >= timeout_text_start && ip < timeout_text_end))
+		    (ip >= timeout_text_start && ip < timeout_text_end) ||
+		    (ip >= sigtimer_text_start && ip < sigtimer_text_end) ||
+		    (ip >= itimer_text_start && ip < itimer_text_end))
 			r |= WAKE_TIMER;
 	}
 	return r;

@@ -593,6 +593,10 @@ static struct ingero_bpf *open_and_load(const struct collector_opts *o, const st
 	skel->rodata->hrtimer_text_end = kr.hrtimer[1];
 	skel->rodata->timeout_text_start = kr.timeout[0];
 	skel->rodata->timeout_text_end = kr.timeout[1];
+	skel->rodata->sigtimer_text_start = kr.posix_timer[0];
+	skel->rodata->sigtimer_text_end = kr.posix_timer[1];
+	skel->rodata->itimer_text_start = kr.itimer[0];
+	skel->rodata->itimer_text_end = kr.itimer[1];
 	skel->rodata->waits_on = c->waits && !raw;
 	skel->rodata->tick_ns = KTICK_NS;
 	if (c->waits && !raw) {

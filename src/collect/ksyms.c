@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const wanted[3] = {"exc_page_fault", "hrtimer_wakeup", "process_timeout"};
+#define NWANTED 5
+static const char *const wanted[NWANTED] = {"exc_page_fault", "hrtimer_wakeup", "process_timeout",
+					    "posix_timer_fn", "it_real_fn"};
 
 int ksym_ranges(struct ksym_ranges *r)
 {
@@ -19,14 +21,16 @@ int ksym_ranges(struct ksym_ranges *r)
 		return found;
 	}
 	found = 0;
-	uint64_t *slot[3] = {known.fault, known.hrtimer, known.timeout};
+	uint64_t *slot[NWANTED] = {known.fault, known.hrtimer, known.timeout, known.posix_timer,
+				   known.itimer};
 	uint64_t *open = NULL; /* a range waiting for the next symbol's address */
 	FILE *f = fopen("/proc/kallsyms", "re");
 	while (f && fgets(line, sizeof(line), f)) {
 		if (line[0] == '0' && line[1] == '0' && line[2] == '0' && line[3] == '0')
 			break; /* addresses hidden */
 		if (!open && !strstr(line, "fault") && !strstr(line, "timer_wakeup") &&
-		    !strstr(line, "process_timeout"))
+		    !strstr(line, "process_timeout") && !strstr(line, "timer_fn") &&
+		    !strstr(line, "it_real_fn"))
 			continue;
 		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3)
 			continue;
@@ -37,7 +41,7 @@ int ksym_ranges(struct ksym_ranges *r)
 				open[0] = 0;
 			open = NULL;
 		}
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < NWANTED; i++)
 			if (!slot[i][0] && !strcmp(name, wanted[i]) &&
 			    (type == 't' || type == 'T')) {
 				slot[i][0] = addr;
@@ -46,7 +50,7 @@ int ksym_ranges(struct ksym_ranges *r)
 	}
 	if (f)
 		fclose(f);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NWANTED; i++) {
 		if (slot[i][0] && slot[i][1] > slot[i][0])
 			found++;
 		else

@@ -11,9 +11,12 @@ struct ksym_ranges {
 	uint64_t fault[2];   /* exc_page_fault: [start, end) */
 	uint64_t hrtimer[2]; /* hrtimer_wakeup: a sleep or timeout on an hrtimer ended */
 	uint64_t timeout[2]; /* process_timeout: a schedule_timeout() ended */
+	/* posix_timer_fn, it_real_fn: a POSIX timer (timer_create) or an
+	 * interval timer (setitimer, alarm) expired and sends its signal */
+	uint64_t posix_timer[2], itimer[2];
 };
 
-/* Fills r (zeros where unknown); returns how many of the three were found. */
+/* Fills r (zeros where unknown); returns how many of the five were found. */
 int ksym_ranges(struct ksym_ranges *r);
 
 /* [__irqentry_text_start, _end) and [__softirqentry_text_start, _end): the

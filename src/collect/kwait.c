@@ -124,7 +124,8 @@ void kwait_sys_classes(uint8_t *cls)
 	memset(cls, 0, IGB_SYS_MAX);
 	for (size_t i = 0; i < sizeof(sysmap) / sizeof(sysmap[0]); i++) {
 		int sys = sysmap[i].sys;
-		int pace = sys == IG_SYS_SLEEP || sys == IG_SYS_POLL || sys == IG_SYS_EPOLL;
+		int pace = sys == IG_SYS_SLEEP || sys == IG_SYS_POLL || sys == IG_SYS_EPOLL ||
+			   sys == IG_SYS_SIGNAL;
 		int lock = sys == IG_SYS_FUTEX || sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK;
 		if (sysmap[i].nr >= 0 && sysmap[i].nr < IGB_SYS_MAX)
 			cls[sysmap[i].nr] =

@@ -575,6 +575,24 @@ static void detect_words_faults(struct ctx *x, const struct cause *c, struct fin
 
 /* --- loops paced by their own timer --------------------------------------- */
 
+/* Whether most of the feeder's timer sleeps on its timeline waited for a
+ * signal (sigwait, sigsuspend, pause, a signalfd): a timer's signal paces
+ * it (timer_create, setitimer, alarm). */
+static int signal_paced(const struct ctx *x)
+{
+	uint64_t sig = 0, all = 0;
+	for (int i = 0; x->wp->nthr && i < x->wp->thr[0].ntl; i++) {
+		const struct ig_offcpu_rec *r = &x->wp->thr[0].tl[i];
+		if (r->part != IG_PART_SLEEP)
+			continue;
+		all += r->dur_ns;
+		if (IG_WAIT_SYS(r->wait) == IG_SYS_SIGNAL ||
+		    IG_WAIT_FDK(r->wait) == IG_FDK_SIGNALFD)
+			sig += r->dur_ns;
+	}
+	return all && sig * 2 > all;
+}
+
 static void detect_words_paced(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16];
@@ -583,7 +601,9 @@ static void detect_words_paced(struct ctx *x, const struct cause *c, struct find
 	double timed = x->parts->wall_ns ? (double)x->parts->timed_wait_ns / x->parts->wall_ns : 0;
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "paced by a timer: %s sleeps %s of its time between CUDA calls (%s)", fn, pct,
-		   timed > c->impact / 2 ? "waits with a timeout nobody ended" : "sleep calls");
+		   timed > c->impact / 2 ? "waits with a timeout nobody ended"
+		   : signal_paced(x)	 ? "waits for a timer's signal"
+					 : "sleep calls");
 	detect_put(
 	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread waits on its own timers between CUDA calls for %s of its wall "

@@ -270,6 +270,25 @@ struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec)
 	return s;
 }
 
+/* A thread's first CUDA call (its record, or an off-CPU interval inside
+ * it, which arrives first): its wall time starts there (read.c
+ * thread_wall), so its parts do too. What it did before was its start (a
+ * launcher's shell, imports, waits for its own children), not time the
+ * GPU waited for it: off CPU, its kernel time, none of it counts. */
+void thread_fed(struct ig_model *m, struct thread *t)
+{
+	if (t->fed)
+		return;
+	t->fed = 1;
+	memset(&t->life_raw, 0, sizeof(t->life_raw));
+	memset(t->life_off, 0, sizeof(t->life_off));
+	for (unsigned j = 0; j < m->W; j++) {
+		uint64_t sec = t->sl[j].sec;
+		memset(&t->sl[j], 0, sizeof(t->sl[j]));
+		t->sl[j].sec = sec;
+	}
+}
+
 static struct pslice *pslot(struct ig_model *m, struct proc *p, uint64_t sec)
 {
 	struct pslice *s = &p->sl[sec % m->W];
@@ -584,6 +603,7 @@ static void ingest_call(struct ig_model *m, const struct ig_event *e, uint64_t e
 	p->cuda = 1;
 	p->calls_life++;
 	t->calls_life++;
+	thread_fed(m, t);
 	if (!t->first_call_ns || e->ts_ns < t->first_call_ns)
 		t->first_call_ns = e->ts_ns;
 

@@ -205,6 +205,7 @@ struct thread {
 	 * was a round-trip idle one (its runtime wrapper, arriving after it, is
 	 * too) */
 	uint8_t q_empty, p_idle;
+	uint8_t fed; /* in or past its first CUDA call: its start is forgotten (thread_fed) */
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
 	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */
@@ -453,6 +454,7 @@ struct thread *event_thread(struct ig_model *m, const struct ig_event *e, uint64
 struct thread *thread_get(struct ig_model *m, uint32_t tid, uint32_t pid, uint64_t ts,
 			  uint64_t end);
 struct tslice *tslot(struct ig_model *m, struct thread *t, uint64_t sec);
+void thread_fed(struct ig_model *m, struct thread *t);
 
 /* ctab.c; aux: the culprit's process (tables of threads) or port (peers) */
 void ctab_add(struct ig_model *m, struct ctab *t, uint32_t pid, uint32_t aux, const char *comm,

@@ -327,6 +327,8 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	int in = src || (e->ts_ns >= t->call_start && e->ts_ns < t->call_end);
 	int bw = blocked_reason(e);
 	int thr = st == ST_PRE && (e->flags & IG_F_THROTTLED);
+	if (src)
+		thread_fed(m, t);
 	int timed = st == ST_BLK && bw == BW_SLEEP && (e->flags & IG_F_DETAIL) &&
 		    timed_kind(IG_WAIT_SYS(e->arg1));
 	int idx = t->tl_i;

@@ -41,7 +41,8 @@ MECH_CLASS = {
     "child-fork": "loader_wait", "child-spawn": "loader_wait",
     "full-pipe": "backpressure", "full-unix": "backpressure", "net-tcp": "net_wait",
     "net-udp": "net_wait", "paced-epoll": "timer_sleep", "paced-timerfd": "timer_sleep",
-    "paced-cond": "timer_sleep", "file-fsync": "file_io", "file-bigwrite": "file_io",
+    "paced-cond": "timer_sleep", "paced-sigwait": "timer_sleep",
+    "paced-sigsuspend": "timer_sleep", "file-fsync": "file_io", "file-bigwrite": "file_io",
     "file-dread": "file_io", "file-cread": "file_io", "cold-seq": "cold_read",
     "cold-rand": "cold_read", "fault-malloc": "page_faults", "fault-dontneed": "page_faults",
     "mem-swap": "memory_pressure", "mem-shm": "memory_pressure", "mem-thrash": "memory_pressure",
@@ -204,6 +205,7 @@ def _mechanisms():
                          ("full-pipe", (20, 50)), ("full-unix", (30,)),
                          ("net-tcp", (20, 50)), ("net-udp", (30,)),
                          ("paced-epoll", (30,)), ("paced-timerfd", (40,)), ("paced-cond", (20,)),
+                         ("paced-sigwait", (30,)), ("paced-sigsuspend", (30,)),
                          ("file-bigwrite", (20, 50)), ("file-dread", (30,)),
                          ("file-cread", (40,)), ("cold-seq", (30, 60)), ("cold-rand", (30,)),
                          ("fault-malloc", (20, 50)), ("fault-dontneed", (30,))):

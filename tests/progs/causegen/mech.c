@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ struct mst {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	pthread_rwlock_t rw;
+	timer_t timer; /* paced-sigwait, paced-sigsuspend */
 	int flag;
 };
 
@@ -438,6 +440,12 @@ static void main_net(struct mst *m)
 
 /* ---- loops paced by their own timer ------------------------------------------------ */
 
+#define TICK_SIG (SIGRTMIN + 3)
+static void on_tick(int sig)
+{
+	(void)sig;
+}
+
 static int setup_paced(struct mst *m)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -452,6 +460,20 @@ static int setup_paced(struct mst *m)
 	pthread_condattr_init(&c);
 	pthread_condattr_setclock(&c, CLOCK_MONOTONIC);
 	pthread_cond_init(&m->cv, &c);
+	if (!strcmp(m->d->name, "paced-sigwait") || !strcmp(m->d->name, "paced-sigsuspend")) {
+		/* a one-shot POSIX timer whose signal goes to this thread, blocked
+		 * but while it waits for it */
+		struct sigaction sa = {.sa_handler = on_tick};
+		struct sigevent se = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = TICK_SIG};
+		sigset_t s;
+		se._sigev_un._tid = gettid();
+		sigaction(TICK_SIG, &sa, NULL);
+		sigemptyset(&s);
+		sigaddset(&s, TICK_SIG);
+		pthread_sigmask(SIG_BLOCK, &s, NULL);
+		if (timer_create(CLOCK_MONOTONIC, &se, &m->timer))
+			die("timer_create");
+	}
 	return 0;
 }
 
@@ -470,6 +492,21 @@ static void main_paced(struct mst *m)
 		timerfd_settime(m->fd[2], 0, &it, NULL);
 		if (read(m->fd[2], &n, sizeof(n)) != sizeof(n))
 			die("read timerfd");
+	} else if (!strcmp(m->d->name, "paced-sigwait") ||
+		   !strcmp(m->d->name, "paced-sigsuspend")) {
+		struct itimerspec it = {.it_value = rel};
+		sigset_t s;
+		timer_settime(m->timer, 0, &it, NULL);
+		if (!strcmp(m->d->name, "paced-sigwait")) {
+			sigemptyset(&s);
+			sigaddset(&s, TICK_SIG);
+			while (sigwaitinfo(&s, NULL) < 0 && errno == EINTR)
+				;
+		} else { /* the handler runs, then sigsuspend returns */
+			pthread_sigmask(SIG_BLOCK, NULL, &s);
+			sigdelset(&s, TICK_SIG);
+			sigsuspend(&s);
+		}
 	} else { /* paced-cond: nobody signals it */
 		pthread_mutex_lock(&m->mu);
 		while (now_ns() < t)
@@ -697,6 +734,8 @@ static const struct mdef defs[] = {
     {"paced-epoll", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-timerfd", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-cond", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
+    {"paced-sigwait", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
+    {"paced-sigsuspend", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"file-fsync", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
     {"file-bigwrite", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
     {"file-dread", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
