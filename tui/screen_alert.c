@@ -94,6 +94,16 @@ static void build(struct tui *t, int width)
 			lines_add(&lines, TH_DIM, 1, "stack 0x%016llx: frames not known (yet)",
 				  (unsigned long long)c->stack_id);
 	}
+	if (c->wake_stack_id) { /* where the threads that ended the lock waits were */
+		char site[4][REPORT_SITE_LEN];
+		int ns = report_waker_site(session_stacks(t->s), c->wake_stack_id, site, 4);
+		lines_add(&lines, TH_SECTION, 0, "Waker at");
+		for (int i = 0; i < ns; i++)
+			lines_wrap(&lines, TH_NORMAL, 1, width, site[i]);
+		if (!ns)
+			lines_add(&lines, TH_DIM, 1, "stack 0x%016llx: frames not known (yet)",
+				  (unsigned long long)c->wake_stack_id);
+	}
 
 	lines_add(&lines, TH_SECTION, 0, "Timeline");
 	if (!c->ntimeline)

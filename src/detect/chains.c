@@ -343,7 +343,8 @@ static int content_differs(const struct ig_chain *a, const struct ig_chain *b)
 	return a->severity != b->severity || a->impact != b->impact ||
 	       strcmp(a->summary, b->summary) || a->culprit_pid != b->culprit_pid ||
 	       a->culprit_tid != b->culprit_tid || a->tid != b->tid ||
-	       strcmp(a->lacking, b->lacking) || a->stack_id != b->stack_id;
+	       strcmp(a->lacking, b->lacking) || a->stack_id != b->stack_id ||
+	       a->wake_stack_id != b->wake_stack_id;
 }
 
 void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now)
@@ -403,6 +404,7 @@ void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now)
 	memcpy(c->recs, f->c.recs, sizeof(c->recs));
 	memcpy(c->lacking, f->c.lacking, sizeof(c->lacking));
 	c->stack_id = f->c.stack_id;
+	c->wake_stack_id = f->c.wake_stack_id;
 	if (!old.fired || c->severity > c->max_severity)
 		c->max_severity = c->severity;
 	char t[112];

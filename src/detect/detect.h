@@ -101,6 +101,8 @@ struct ig_chain {
 	uint64_t stack_id; /* the call site of the cause (the user stack of a timer
 			    * sleep, a lock wait or a GIL wait: the stacks module's
 			    * id), 0 none */
+	uint64_t wake_stack_id; /* lock waits: where the threads that ended them
+				 * were (their unlock, signal, put), 0 none */
 	int ntimeline;	   /* entries in timeline[], oldest first, last ones kept */
 	struct ig_tl_entry timeline[IG_CHAIN_MAX_TIMELINE];
 	uint64_t first_seen_ns; /* event time of the first firing */

@@ -58,6 +58,43 @@ static void culprit_ev(struct finding *f, const struct cause *c)
 		detect_ev(f, "culprit_tid", c->culprit_tid, "");
 }
 
+/* Whether most of the feeder's time in part on its timeline (its last
+ * off-CPU intervals, by duration) was in waits match says. */
+static int tl_most(const struct ctx *x, int part, int (*match)(const struct ig_offcpu_rec *r))
+{
+	uint64_t yes = 0, all = 0;
+	for (int i = 0; x->wp->nthr && i < x->wp->thr[0].ntl; i++) {
+		const struct ig_offcpu_rec *r = &x->wp->thr[0].tl[i];
+		if (r->part != part)
+			continue;
+		all += r->dur_ns;
+		if (match(r))
+			yes += r->dur_ns;
+	}
+	return all && yes * 2 > all;
+}
+
+/* A send: room in a socket's buffer (write, send, sendfile). */
+static int is_send(const struct ig_offcpu_rec *r)
+{
+	int sys = IG_WAIT_SYS(r->wait);
+	return sys == IG_SYS_SEND || sys == IG_SYS_WRITE || sys == IG_SYS_SPLICE ||
+	       IG_WAIT_WFN(r->wait) == IG_WFN_SOCK_SEND;
+}
+
+/* A wait for a signal (sigwait, sigsuspend, pause, a signalfd read). */
+static int is_signal(const struct ig_offcpu_rec *r)
+{
+	return IG_WAIT_SYS(r->wait) == IG_SYS_SIGNAL || IG_WAIT_FDK(r->wait) == IG_FDK_SIGNALFD;
+}
+
+/* A write to a character device: a terminal (a pty of ssh or tmux, a
+ * console). */
+static int is_tty(const struct ig_offcpu_rec *r)
+{
+	return IG_WAIT_FDK(r->wait) == IG_FDK_CHR;
+}
+
 /* --- another thread or task ---------------------------------------------- */
 
 /* Whether most of the feeder's waits for another task (on its timeline)
@@ -102,8 +139,8 @@ static void words_child_wait(struct ctx *x, const struct cause *c, struct findin
 		   "capture_output=True, os.popen). The children ran while it waited, and the GPU "
 		   "had nothing queued. Not a data loader: no worker produces ahead of it.");
 	culprit_ev(f, c);
-	detect_rec(f, "Do not wait for it in the loop: start it with subprocess.Popen and collect "
-		      "it later (or from a thread), or run it every N steps instead of each");
+	detect_rec(f, "Do not wait for it in the loop (start it with subprocess.Popen and collect "
+		      "it later, or from a thread), or run it every N steps instead of each");
 	detect_rec(f,
 		   "See which programs it starts, as they start: strace -f -qq -e trace=execve -e "
 		   "signal=none -p %u",
@@ -223,10 +260,12 @@ static void words_lock_held(struct ctx *x, const struct cause *c, struct finding
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
 	if (f->c.stack_id)
-		detect_rec(f, "The call site it waits at most is under \"call site\": which %s",
+		detect_rec(f, "The call site it waits at most is under \"call site\": which %s%s",
 			   mutex ? "lock"
 				 : "lock or condition (a queue's get, a condition's wait: "
-				   "the producer's pace)");
+				   "the producer's pace)",
+			   f->c.wake_stack_id ? "; where the other thread let go, under \"waker at\""
+					      : "");
 	detect_rec(f,
 		   "See what the holder does while it holds it: py-spy dump --pid %u (Python), or "
 		   "gdb -p %u -batch -ex 'thread apply all bt'",
@@ -268,7 +307,8 @@ static void words_lock_signal(struct ctx *x, const struct cause *c, struct findi
 		   c->culprit_pid ? cn : "no thread that was recorded", c->culprit_share * 100);
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
-	detect_rec(f, "The call site it waits at most is under \"call site\"");
+	detect_rec(f, "The call site it waits at most is under \"call site\"%s",
+		   f->c.wake_stack_id ? "; where the other thread signalled, under \"waker at\"" : "");
 	detect_rec(f,
 		   "See what %s does for each item: py-spy dump --pid %u (Python), or gdb -p %u "
 		   "-batch -ex 'thread apply all bt'",
@@ -285,6 +325,8 @@ static void words_lock_signal(struct ctx *x, const struct cause *c, struct findi
 static void detect_words_lock(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	f->c.stack_id = x->p->lock_stack; /* where it waits most: shown with the chain */
+	if (f->c.stack_id) /* and where its wakers were: the holder's unlock, a producer's put */
+		f->c.wake_stack_id = x->p->lock_wake_stack;
 	int kind = site_kind(x);
 	if (kind == IG_LOCK_COND || kind == IG_LOCK_QGET || kind == IG_LOCK_QPUT)
 		words_lock_signal(x, c, f, kind);
@@ -321,12 +363,38 @@ static void detect_words_gil(struct ctx *x, const struct cause *c, struct findin
 	       "shortens each wait");
 }
 
+/* The feeder prints to a terminal whose reader does not keep up (an ssh
+ * session over a slow link, tmux, a serial console). */
+static void words_tty(struct ctx *x, const struct cause *c, struct finding *f, const char *fn,
+		      const char *cn, const char *pct)
+{
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "terminal back-pressure from %s: %s blocked %s of its time writing to a "
+		   "terminal",
+		   c->culprit_pid ? cn : "its reader", fn, pct);
+	detect_put(f->c.explanation, sizeof(f->c.explanation),
+		   "Between CUDA calls the feeding thread prints to a terminal (a pseudo-terminal "
+		   "of ssh, tmux or screen, a console) whose output buffer is full, and sleeps "
+		   "until the terminal's reader takes it: %s did for %.0f%% of that time. A slow "
+		   "ssh link or a busy terminal holds the training loop back.",
+		   c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
+	culprit_ev(f, c);
+	detect_rec(f, "Print less often (a progress line every N steps, tqdm's mininterval), or "
+		      "log to a file and follow it with tail -f");
+	detect_rec(f, "Run it with its output in a file instead of the terminal (nohup, or "
+		      "> train.log 2>&1 after the command) and follow the file");
+}
+
 static void detect_words_backpressure(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[96], pct[16];
 	detect_feeder_name(x, fn, sizeof(fn));
 	detect_thread_name(x, c, cn, sizeof(cn));
 	fmt_pct(pct, sizeof(pct), c->impact);
+	if (tl_most(x, IG_PART_BACKPRESSURE, is_tty)) {
+		words_tty(x, c, f, fn, cn, pct);
+		return;
+	}
 	detect_put(
 	    f->c.summary, sizeof(f->c.summary),
 	    "back-pressure from %s: %s blocked %s of its time writing to a full pipe or socket",
@@ -346,6 +414,39 @@ static void detect_words_backpressure(struct ctx *x, const struct cause *c, stru
 		   "that is slower on average; for logs, drop or sample instead of blocking");
 }
 
+/* The feeder sends to a peer that does not take the data as fast (its
+ * socket's send buffer full): the peer's reading or the path is slow. */
+static void words_net_send(struct ctx *x, const struct cause *c, struct finding *f,
+			   const char *peer)
+{
+	char fn[64], pct[16];
+	detect_feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "network send wait in %s: %s of its time sending to %s%s with its send "
+		   "buffer full",
+		   fn, pct, peer[0] ? "a socket to " : "sockets", peer);
+	detect_put(f->c.explanation, sizeof(f->c.explanation),
+		   "Between CUDA calls the feeding thread writes to a network socket (results, "
+		   "checkpoints, gradients, logs) whose send buffer is full, and sleeps until the "
+		   "peer has taken data: the peer reads slower than it sends, or the path is slow. "
+		   "The GPU has nothing queued meanwhile.");
+	if (x->p->npeers) {
+		detect_ev(f, "peer_share_pct", x->p->peers[0].share * 100, "%");
+		detect_ev(f, "peer_port", x->p->peers[0].aux, "");
+	}
+	detect_rec(f, "Send from a thread of its own (or with non-blocking, asynchronous I/O), so "
+		      "that the feeder queues the data and goes on");
+	if (peer[0])
+		detect_rec(f,
+			   "See whether the peer or the path is slow (a full Send-Q, the rtt, "
+			   "retransmits): ss -tin dst %.*s",
+			   (int)(strchr(peer, ':') - peer), peer);
+	else
+		detect_rec(f, "See which sockets it sends to: ss -tanp | grep 'pid=%u,'", x->p->pid);
+	detect_rec(f, "A bigger SO_SNDBUF absorbs bursts, not a peer that is slower on average");
+}
+
 static void detect_words_net(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], peer[40] = "";
@@ -356,6 +457,10 @@ static void detect_words_net(struct ctx *x, const struct cause *c, struct findin
 		uint32_t a = p->peers[0].pid;
 		detect_put(peer, sizeof(peer), "%u.%u.%u.%u:%u", a >> 24, (a >> 16) & 0xff,
 			   (a >> 8) & 0xff, a & 0xff, p->peers[0].aux);
+	}
+	if (tl_most(x, IG_PART_NET_WAIT, is_send)) {
+		words_net_send(x, c, f, peer);
+		return;
 	}
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "network wait in %s: %s of its time waiting on %s%s", fn, pct,
@@ -575,24 +680,6 @@ static void detect_words_faults(struct ctx *x, const struct cause *c, struct fin
 
 /* --- loops paced by their own timer --------------------------------------- */
 
-/* Whether most of the feeder's timer sleeps on its timeline waited for a
- * signal (sigwait, sigsuspend, pause, a signalfd): a timer's signal paces
- * it (timer_create, setitimer, alarm). */
-static int signal_paced(const struct ctx *x)
-{
-	uint64_t sig = 0, all = 0;
-	for (int i = 0; x->wp->nthr && i < x->wp->thr[0].ntl; i++) {
-		const struct ig_offcpu_rec *r = &x->wp->thr[0].tl[i];
-		if (r->part != IG_PART_SLEEP)
-			continue;
-		all += r->dur_ns;
-		if (IG_WAIT_SYS(r->wait) == IG_SYS_SIGNAL ||
-		    IG_WAIT_FDK(r->wait) == IG_FDK_SIGNALFD)
-			sig += r->dur_ns;
-	}
-	return all && sig * 2 > all;
-}
-
 static void detect_words_paced(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16];
@@ -602,7 +689,7 @@ static void detect_words_paced(struct ctx *x, const struct cause *c, struct find
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "paced by a timer: %s sleeps %s of its time between CUDA calls (%s)", fn, pct,
 		   timed > c->impact / 2 ? "waits with a timeout nobody ended"
-		   : signal_paced(x)	 ? "waits for a timer's signal"
+		   : tl_most(x, IG_PART_SLEEP, is_signal) ? "waits for a timer's signal"
 					 : "sleep calls");
 	detect_put(
 	    f->c.explanation, sizeof(f->c.explanation),

@@ -202,6 +202,9 @@ static void text_chain(struct tw *t, const json_t *c)
 	 * advice points at */
 	json_array_foreach(json_object_get(c, "call_site"), i, v)
 	    wrap(t, i ? "               " : "    Call site: ", 15, json_string_value(v));
+	/* where the threads that ended its lock waits were (an unlock, a put) */
+	json_array_foreach(json_object_get(c, "waker_site"), i, v)
+	    wrap(t, i ? "               " : "    Waker at:  ", 15, json_string_value(v));
 	if (json_array_size(json_object_get(c, "proof")))
 		fputs("    Proof:\n", t->f);
 	json_array_foreach(json_object_get(c, "proof"), i, v)
@@ -453,6 +456,11 @@ static void md_chain(FILE *f, const json_t *c)
 	json_array_foreach(json_object_get(c, "call_site"), i, v)
 	{
 		fputs(i ? "; " : "\n- **Call site:** ", f);
+		md(f, json_string_value(v));
+	}
+	json_array_foreach(json_object_get(c, "waker_site"), i, v)
+	{
+		fputs(i ? "; " : "\n- **Waker at:** ", f);
 		md(f, json_string_value(v));
 	}
 	fputs("\n", f);

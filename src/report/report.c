@@ -395,6 +395,12 @@ static void text_chain(FILE *f, const struct ig_chain *ch, int details, struct s
 	if (ch->stack_id && !ns)
 		fprintf(f, "    call site: stack 0x%016" PRIx64 " (frames not known)\n",
 			ch->stack_id);
+	ns = ch->wake_stack_id ? report_waker_site(stk, ch->wake_stack_id, site, 3) : 0;
+	for (int k = 0; k < ns; k++) { /* where the thread that ended the wait was */
+		fputs("    waker at: ", f);
+		esc_fputs(f, site[k], 0);
+		fputc('\n', f);
+	}
 	for (int k = 0; k < ch->nrecs; k++) {
 		fputs("    do: ", f);
 		esc_fputs(f, ch->recs[k], 0);
@@ -590,6 +596,17 @@ static json_t *json_chain(const struct ig_chain *c, struct stacks *stk)
 		bad |= ig_json_set(o, "call_site", a);
 	} else {
 		bad |= ig_json_set(o, "stack_id", json_null());
+	}
+	if (c->wake_stack_id) { /* where the threads that ended the waits were */
+		char h[24], site[3][REPORT_SITE_LEN];
+		snprintf(h, sizeof(h), "0x%016" PRIx64, c->wake_stack_id);
+		bad |= JS(o, "wake_stack_id", h);
+		json_t *a = json_array();
+		int ns = report_waker_site(stk, c->wake_stack_id, site, 3);
+		bad |= !a;
+		for (int k = 0; a && k < ns; k++)
+			bad |= ig_json_push(a, ig_json_str(site[k]));
+		bad |= ig_json_set(o, "waker_site", a);
 	}
 	bad |= json_chain_lists(o, c);
 	bad |= JU(o, "first_seen_ns", c->first_seen_ns);

@@ -261,7 +261,9 @@ static int libc_frame(const struct stacks_frame *f)
 		!strncmp(b, "libpthread", 10) || !strncmp(b, "ld-linux", 8));
 }
 
-int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max)
+/* The site of stack id; waker: keep its innermost native frame, the
+ * C library's unlock or signal that woke the waiter. */
+static int site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max, int waker)
 {
 	struct stacks_frame *fr = st && id ? malloc(sizeof(*fr) * MAX_FRAMES) : NULL;
 	int n = 0, py = 0, state;
@@ -271,6 +273,10 @@ int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_L
 	for (int k = 0, lead = 1; k < nf && n < max; k++) {
 		if (fr[k].kind == STACKS_NOTE || (py && fr[k].kind != STACKS_PY))
 			continue;
+		if (waker && !py && !n) { /* what the waker did */
+			snprintf(lines[n++], REPORT_SITE_LEN, "%s", fr[k].text);
+			continue;
+		}
 		if (lead && libc_frame(&fr[k]) && k + 1 < nf)
 			continue; /* the sleep's own frames, before the caller's */
 		lead = 0;
@@ -286,4 +292,14 @@ int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_L
 				snprintf(lines[n++], REPORT_SITE_LEN, "%s", fr[k].text);
 	free(fr);
 	return n;
+}
+
+int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max)
+{
+	return site(st, id, lines, max, 0);
+}
+
+int report_waker_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max)
+{
+	return site(st, id, lines, max, 1);
 }

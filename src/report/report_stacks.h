@@ -55,5 +55,11 @@ json_t *report_stacks_frames_json(struct stacks *st, uint64_t id, int frames, co
  * known). */
 #define REPORT_SITE_LEN 200
 int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max);
+/* The same for the stack of a thread that ended a lock wait (a chain's
+ * wake_stack_id): its innermost native frame first, whatever library it
+ * is in (the unlock or signal that woke the waiter: __lll_lock_wake,
+ * pthread_rwlock_unlock...), then the program's frames as above; a Python
+ * waker's frames as above (Condition.notify, Queue.put, its caller). */
+int report_waker_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max);
 
 #endif

@@ -108,6 +108,42 @@ static void queue_raw(struct stacks *st, int i, struct igb_stack *raw)
 	}
 }
 
+/* The text of /proc/PID/maps now (NULL when it cannot be read): the
+ * mappings of a process met for the first time, kept with its job in case
+ * it exits before the resolver reads them (it reads them again if not). */
+#define MAPS_MAX (4u << 20)
+static char *maps_text(uint32_t pid)
+{
+	char path[40];
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		n += fread(buf + n, 1, cap - 1 - n, f);
+		if (n < cap - 1 || cap >= MAPS_MAX)
+			break;
+		char *b = realloc(buf, cap * 2);
+		if (!b) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = b;
+		cap *= 2;
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = 0;
+	if (buf && !n) { /* a zombie's are empty */
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
 /* A call's stack (counted in its (op, stack) series), or the stack id of
  * an off-CPU wait in process pid (a sleep's or a lock's call site, or the
  * waker's at a lock: kept and resolved, in no series). */
@@ -137,7 +173,7 @@ static void note_stack(struct stacks *st, const struct ig_event *e, uint64_t id,
 	}
 	bool fresh = i < 0;
 	if (!stk_pid_known(st, pid, true) && live)
-		stk_job_post(st, (struct job){.type = J_PROC, .pid = pid});
+		stk_job_post(st, (struct job){.type = J_PROC, .pid = pid, .maps = maps_text(pid)});
 	if (fresh) {
 		i = stk_insert(st, id, pid);
 		if (raw)

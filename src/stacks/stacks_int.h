@@ -97,6 +97,10 @@ struct job {
 	uint32_t pid;
 	uint64_t id;
 	uint64_t due_ns; /* CLOCK_MONOTONIC, delayed jobs */
+	/* J_PROC: the text of /proc/PID/maps when the job was posted (owned,
+	 * NULL none), for a process that is gone by the time the resolver
+	 * gets to it (a short run on a busy machine) */
+	char *maps;
 };
 
 enum py_state { PYS_UNKNOWN = 0, PYS_NONE, PYS_ON, PYS_UNSUPPORTED, PYS_AGAIN };

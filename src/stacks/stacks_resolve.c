@@ -17,12 +17,16 @@
 bool stk_job_post(struct stacks *st, struct job j)
 {
 	if (j.due_ns) {
-		if (st->ndelayed == DELAY_CAP)
+		if (st->ndelayed == DELAY_CAP) {
+			free(j.maps);
 			return false;
+		}
 		st->delayed[st->ndelayed++] = j;
 	} else {
-		if (st->qlen == QUEUE_CAP)
+		if (st->qlen == QUEUE_CAP) {
+			free(j.maps);
 			return false;
+		}
 		st->queue[(st->qhead + st->qlen++) % QUEUE_CAP] = j;
 	}
 	if (st->threaded)
@@ -243,6 +247,10 @@ static void do_job(struct stacks *st, const struct job *j)
 		p = proc_get(st, j->pid, true);
 		if (!p->exited)
 			capture(st, p);
+		if (!p->maps && j->maps) { /* gone already: its mappings as they were */
+			p->maps = sym_proc_from_maps(st->sym, (int)j->pid, j->maps);
+			p->maps_ns = ig_mono_ns();
+		}
 		if (p->py_state == PYS_UNKNOWN || p->py_state == PYS_AGAIN)
 			stk_py_find(st, p);
 		break;
@@ -281,6 +289,10 @@ void stk_resolver_free(struct stacks *st)
 		sym_proc_free(st->procs[i].maps);
 		py_proc_free(st->procs[i].py);
 	}
+	for (unsigned i = 0; st->queue && i < st->qlen; i++)
+		free(st->queue[(st->qhead + i) % QUEUE_CAP].maps);
+	for (unsigned i = 0; i < st->ndelayed; i++)
+		free(st->delayed[i].maps);
 	free(st->queue);
 	free(st->procs);
 	sym_cache_free(st->sym);
@@ -298,6 +310,7 @@ static void *resolver_main(void *arg)
 			st->busy = true;
 			pthread_mutex_unlock(&st->mu);
 			do_job(st, &j);
+			free(j.maps);
 			pthread_mutex_lock(&st->mu);
 			st->busy = false;
 			pthread_cond_broadcast(&st->idle);
@@ -356,6 +369,7 @@ void stk_resolver_run_inline(struct stacks *st)
 		if (!got)
 			return;
 		do_job(st, &j);
+		free(j.maps);
 	}
 }
 

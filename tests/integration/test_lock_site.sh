@@ -29,6 +29,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: /usr/bin/python3 missing (make deps)"; exit 77; }
 QF=$ROOT/tests/progs/queuefeed.py
 line=$(grep -n '^    return batches.get()' "$QF" | cut -d: -f1)
+putline=$(grep -n '^        batches.put(object())' "$QF" | cut -d: -f1)
 
 judge() { # name, options...
 	local n=$1
@@ -41,9 +42,9 @@ judge stacks --record "$TMP/stacks.db"
 judge nostacks --no-stacks
 
 check() { # name, want a call site (1/0)
-	python3 - "$TMP/$1.json" "$TMP/$1.expect" "$2" "$line" <<'PY'
+	python3 - "$TMP/$1.json" "$TMP/$1.expect" "$2" "$line" "$putline" <<'PY'
 import json, sys
-path, expect, want, line = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+path, expect, want, line, putline = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], sys.argv[5]
 s = json.loads(open(path).read().splitlines()[-1])
 e = dict(l.split() for l in open(expect))
 out = []
@@ -61,12 +62,18 @@ if want:
           f"{name}: its call site is Condition.wait <- Queue.get <- queuefeed.py:{line}: {site}")
     check(any("call site" in r for r in (c or {}).get("recommendations", [])),
           f"{name}: the advice points at the call site")
+    waker = (c or {}).get("waker_site") or []
+    check(c is not None and c.get("wake_stack_id") and
+          any("Queue.put()" in w for w in waker) and
+          any(f"queuefeed.py:{putline} in produce()" in w for w in waker),
+          f"{name}: its waker was at Queue.put <- queuefeed.py:{putline} in produce(): {waker}")
     check(c is not None and c["summary"].startswith("waiting on the producer") and
           "in a queue's get until it put the next item" in c["summary"] and
           any("Produce ahead" in r for r in c["recommendations"]),
           f"{name}: worded as a queue's get: {c and c['summary']}")
 else:
-    check(c is not None and not c["stack_id"] and not site, f"{name}: no call site: {site}")
+    check(c is not None and not c["stack_id"] and not site and "waker_site" not in c,
+          f"{name}: no call site, no waker's: {site}")
     check(c is not None and c["summary"].startswith("lock contention with") and
           "a lock or condition it released" in c["summary"],
           f"{name}: worded as a lock or condition: {c and c['summary']}")
@@ -85,7 +92,14 @@ if grep -q "^    Call site: \[py\] .*threading.py:[0-9]* in Condition.wait()" "$
 else
 	bad "explain: no call site: $(grep -n -A3 'Call site' "$TMP/x.txt" | head -c 600)"
 fi
+grep -q "^    Waker at:  \[py\] .*threading.py:[0-9]* in Condition.notify()" "$TMP/x.txt" &&
+	grep -q "^  *\[py\] .*queuefeed.py:$putline in produce()" "$TMP/x.txt" &&
+	ok "explain: where its waker was" ||
+	bad "explain: no waker's site: $(grep -n -A3 'Waker at' "$TMP/x.txt" | head -c 600)"
 "$IG" explain --md --replay "$TMP/stacks.db" >"$TMP/x.md" 2>>"$TMP/x.err"
+grep -q '^- \*\*Waker at:\*\* \\\[py\\\] .*Condition.notify()' "$TMP/x.md" &&
+	ok "explain --md: where its waker was" ||
+	bad "explain --md: no waker's site: $(grep -n 'Waker at' "$TMP/x.md" | head -c 400)"
 grep -q '^- \*\*Call site:\*\* \\\[py\\\] .*Condition.wait()' "$TMP/x.md" &&
 	ok "explain --md: the lock wait's call site" ||
 	bad "explain --md: no call site: $(grep -n 'Call site\|Evidence' "$TMP/x.md" | head -c 400)"
@@ -114,6 +128,11 @@ start, words, kind = {
           "a condition"))
 ok = c is not None and c["stack_id"] and c["summary"].startswith(start) and words in c["summary"]
 print(("ok   " if ok else "FAIL ") + f"{m}: worded as {kind}: {c and c['summary']}")
+# the holder's stack as it woke the feeder: its unlock, or its signal
+fn = {"lock-timedmutex": "lll_lock_wake", "lock-rwlock": "pthread_rwlock_unlock"}.get(m, "pthread_cond_signal")
+waker = (c or {}).get("waker_site") or []
+ok = c is not None and c.get("wake_stack_id") and any(fn in w for w in waker)
+print(("ok   " if ok else "FAIL ") + f"{m}: its waker was in {fn}: {waker}")
 PY
 done
 

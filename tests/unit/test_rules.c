@@ -860,6 +860,53 @@ static void test_task_words(void)
 	}
 }
 
+/* Words that follow what the feeder's waits on its timeline were: a
+ * network send (its send buffer full) or a receive, a terminal's output or
+ * a pipe's, a timer's signal or a sleep. */
+static void test_mechanism_words(void)
+{
+	static const struct {
+		int part, cls, sys, fdk;
+		const char *want;
+	} k[] = {
+	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_SEND, IG_FDK_INET, "network send wait in train["},
+	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_WRITE, IG_FDK_INET, "network send wait in"},
+	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_RECV, IG_FDK_INET, "network wait in train["},
+	    {IG_PART_BACKPRESSURE, IG_CC_BACKPRESSURE, IG_SYS_WRITE, IG_FDK_CHR,
+	     "terminal back-pressure from"},
+	    {IG_PART_BACKPRESSURE, IG_CC_BACKPRESSURE, IG_SYS_WRITE, IG_FDK_FIFO,
+	     "writing to a full pipe or socket"},
+	    {IG_PART_SLEEP, IG_CC_TIMER_SLEEP, IG_SYS_SIGNAL, 0, "(waits for a timer's signal)"},
+	    {IG_PART_SLEEP, IG_CC_TIMER_SLEEP, IG_SYS_READ, IG_FDK_SIGNALFD,
+	     "(waits for a timer's signal)"},
+	    {IG_PART_SLEEP, IG_CC_TIMER_SLEEP, IG_SYS_SLEEP, 0, "(sleep calls)"},
+	};
+	for (int i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		double share[IG_PART_MAX] = {0};
+		share[k[i].part] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		fx.p.parts.waits_seen = 1;
+		culprit(&fx.p.drainers[0], 7700, "reader", 0.9);
+		fx.p.drainers[0].aux = 7700;
+		fx.p.ndrainers = 1;
+		struct ig_win_thread *t = &fx.thr[0];
+		for (int j = 0; j < 6; j++) {
+			struct ig_offcpu_rec *r = &t->tl[t->ntl++];
+			r->ts_ns = T0 - SEC + (uint64_t)j * 10000000ull;
+			r->dur_ns = 4000000ull;
+			r->state = IG_OFF_BLOCKED;
+			r->part = (int8_t)k[i].part;
+			r->wait = IG_WAIT_PACK(k[i].sys, k[i].fdk, 0, 0);
+		}
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, k[i].cls);
+		CHECKF(c && strstr(c->summary, k[i].want), "%d: want \"%s\": %s", i, k[i].want,
+		       c ? c->summary : "no chain");
+		detect_free(d);
+	}
+}
+
 /* ingero-top as a culprit is named as the tracer, with the CPU it used. */
 static void test_tracer_named(void)
 {
@@ -905,5 +952,6 @@ int main(void)
 	test_lock_site();
 	test_lock_words();
 	test_task_words();
+	test_mechanism_words();
 	return check_done("test_rules");
 }
