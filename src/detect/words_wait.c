@@ -264,8 +264,9 @@ static void words_lock_held(struct ctx *x, const struct cause *c, struct finding
 			   mutex ? "lock"
 				 : "lock or condition (a queue's get, a condition's wait: "
 				   "the producer's pace)",
-			   f->c.wake_stack_id ? "; where the other thread let go, under \"waker at\""
-					      : "");
+			   f->c.wake_stack_id
+			       ? "; where the other thread let go, under \"waker at\""
+			       : "");
 	detect_rec(f,
 		   "See what the holder does while it holds it: py-spy dump --pid %u (Python), or "
 		   "gdb -p %u -batch -ex 'thread apply all bt'",
@@ -308,7 +309,8 @@ static void words_lock_signal(struct ctx *x, const struct cause *c, struct findi
 	culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
 	detect_rec(f, "The call site it waits at most is under \"call site\"%s",
-		   f->c.wake_stack_id ? "; where the other thread signalled, under \"waker at\"" : "");
+		   f->c.wake_stack_id ? "; where the other thread signalled, under \"waker at\""
+				      : "");
 	detect_rec(f,
 		   "See what %s does for each item: py-spy dump --pid %u (Python), or gdb -p %u "
 		   "-batch -ex 'thread apply all bt'",
@@ -443,7 +445,8 @@ static void words_net_send(struct ctx *x, const struct cause *c, struct finding 
 			   "retransmits): ss -tin dst %.*s",
 			   (int)(strchr(peer, ':') - peer), peer);
 	else
-		detect_rec(f, "See which sockets it sends to: ss -tanp | grep 'pid=%u,'", x->p->pid);
+		detect_rec(f, "See which sockets it sends to: ss -tanp | grep 'pid=%u,'",
+			   x->p->pid);
 	detect_rec(f, "A bigger SO_SNDBUF absorbs bursts, not a peer that is slower on average");
 }
 
@@ -688,9 +691,9 @@ static void detect_words_paced(struct ctx *x, const struct cause *c, struct find
 	double timed = x->parts->wall_ns ? (double)x->parts->timed_wait_ns / x->parts->wall_ns : 0;
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "paced by a timer: %s sleeps %s of its time between CUDA calls (%s)", fn, pct,
-		   timed > c->impact / 2 ? "waits with a timeout nobody ended"
+		   timed > c->impact / 2		  ? "waits with a timeout nobody ended"
 		   : tl_most(x, IG_PART_SLEEP, is_signal) ? "waits for a timer's signal"
-					 : "sleep calls");
+							  : "sleep calls");
 	detect_put(
 	    f->c.explanation, sizeof(f->c.explanation),
 	    "The feeding thread waits on its own timers between CUDA calls for %s of its wall "

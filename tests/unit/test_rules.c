@@ -869,7 +869,8 @@ static void test_mechanism_words(void)
 		int part, cls, sys, fdk;
 		const char *want;
 	} k[] = {
-	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_SEND, IG_FDK_INET, "network send wait in train["},
+	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_SEND, IG_FDK_INET,
+	     "network send wait in train["},
 	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_WRITE, IG_FDK_INET, "network send wait in"},
 	    {IG_PART_NET_WAIT, IG_CC_NET_WAIT, IG_SYS_RECV, IG_FDK_INET, "network wait in train["},
 	    {IG_PART_BACKPRESSURE, IG_CC_BACKPRESSURE, IG_SYS_WRITE, IG_FDK_CHR,
