@@ -138,7 +138,11 @@ static void words_child_wait(struct ctx *x, const struct cause *c, struct findin
 		   "command) or for its output until it exits (subprocess.check_output, "
 		   "capture_output=True, os.popen). The children ran while it waited, and the GPU "
 		   "had nothing queued. Not a data loader: no worker produces ahead of it.");
-	culprit_ev(f, c);
+	/* each step's child ends a wait once: the last one is the culprit
+	 * named, the same live and in a replay (the top waker is any of them) */
+	f->c.culprit_pid = last->other_pid;
+	f->c.culprit_tid = 0;
+	memcpy(f->c.culprit_comm, last->other_comm, sizeof(f->c.culprit_comm));
 	detect_rec(f, "Do not wait for it in the loop (start it with subprocess.Popen and collect "
 		      "it later, or from a thread), or run it every N steps instead of each");
 	detect_rec(f,

@@ -315,6 +315,15 @@ def check_culprit(r, c, t, disturbed):
                          f"culprit {cc}[{cp}]: preempted by outside load (no hogs in this case)")
         return r.add(hogs.get(cp) == cc, f"culprit {cc}[{cp}] is a hog {sorted(hogs.items())}")
     if cls == "loader_wait":
+        # a program it ran each step and waited for (a new child each time):
+        # one of those children by name, and the words say so
+        kids = {"child-fork": t.get("comm"), "child-spawn": "sleep"}
+        kid = [kids[m["name"]] for m in t.get("mechs", []) if m["name"] in kids]
+        if kid:
+            return r.add(cc in kid and cp not in (None, 0, pid) and
+                         c.get("summary", "").startswith("child-process wait"),
+                         f"culprit {cc}[{cp}] is a child it ran ({kid}), worded as a "
+                         f"child-process wait: {c.get('summary', '')[:80]}")
         # a worker process by pid and name, or a producer thread of its own by name
         procs = {h["pid"]: h["comm"] for h in t["helpers"]
                  if h["role"] in ("loader", "producer") and not h.get("thread")}

@@ -853,7 +853,8 @@ static void test_task_words(void)
 		const char *want =
 		    child ? "child-process wait in train[" : "input wait on sleep[2003]";
 		CHECKF(c && strstr(c->summary, want) &&
-			   (!child || strstr(c->summary, "(the last: sleep[2008])")) &&
+			   (!child || (strstr(c->summary, "(the last: sleep[2008])") &&
+					c->culprit_pid == 2008 && !strcmp(c->culprit_comm, "sleep"))) &&
 			   !!rec_with(c, "subprocess.Popen") == child,
 		       "child %d: %s", child, c ? c->summary : "no chain");
 		detect_free(d);
