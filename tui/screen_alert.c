@@ -27,6 +27,21 @@ static void alert_update(struct tui *t, struct tui_view *v)
 	}
 }
 
+/* A section of a chain's stack: a call site, or a waker's (waker). */
+static void site_section(struct tui_lines *ls, struct tui *t, int width, const char *title,
+			 uint64_t id, int waker)
+{
+	char site[4][REPORT_SITE_LEN];
+	struct stacks *st = session_stacks(t->s);
+	int ns = waker ? report_waker_site(st, id, site, 4) : report_call_site(st, id, site, 4);
+	lines_add(ls, TH_SECTION, 0, "%s", title);
+	for (int i = 0; i < ns; i++)
+		lines_wrap(ls, TH_NORMAL, 1, width, site[i]);
+	if (!ns)
+		lines_add(ls, TH_DIM, 1, "stack 0x%016llx: frames not known (yet)",
+			  (unsigned long long)id);
+}
+
 static void build(struct tui *t, int width)
 {
 	const struct tui_alertdata *d = t->ald;
@@ -84,26 +99,12 @@ static void build(struct tui *t, int width)
 		lines_wrap(&lines, TH_DIM, 3, width, c->lacking);
 	}
 
-	if (c->stack_id) { /* where the cause happens: a paced loop's sleep, a lock wait */
-		char site[4][REPORT_SITE_LEN];
-		int ns = report_call_site(session_stacks(t->s), c->stack_id, site, 4);
-		lines_add(&lines, TH_SECTION, 0, "Call site");
-		for (int i = 0; i < ns; i++)
-			lines_wrap(&lines, TH_NORMAL, 1, width, site[i]);
-		if (!ns)
-			lines_add(&lines, TH_DIM, 1, "stack 0x%016llx: frames not known (yet)",
-				  (unsigned long long)c->stack_id);
-	}
-	if (c->wake_stack_id) { /* where the threads that ended the lock waits were */
-		char site[4][REPORT_SITE_LEN];
-		int ns = report_waker_site(session_stacks(t->s), c->wake_stack_id, site, 4);
-		lines_add(&lines, TH_SECTION, 0, "Waker at");
-		for (int i = 0; i < ns; i++)
-			lines_wrap(&lines, TH_NORMAL, 1, width, site[i]);
-		if (!ns)
-			lines_add(&lines, TH_DIM, 1, "stack 0x%016llx: frames not known (yet)",
-				  (unsigned long long)c->wake_stack_id);
-	}
+	/* where the cause happens (a paced loop's sleep, a lock wait), and
+	 * where the threads that ended the lock waits were */
+	if (c->stack_id)
+		site_section(&lines, t, width, "Call site", c->stack_id, 0);
+	if (c->wake_stack_id)
+		site_section(&lines, t, width, "Waker at", c->wake_stack_id, 1);
 
 	lines_add(&lines, TH_SECTION, 0, "Timeline");
 	if (!c->ntimeline)

@@ -317,12 +317,14 @@ static int op_key(struct tui *t, struct tui_view *v, int action, int key)
 		const struct ig_call_rec *c = &d->slow[i];
 		if (op_slow_key(c) != k)
 			continue;
+		int stayed = !c->switches && !c->preempt_ns && !c->blocked_ns;
 		struct tui_view nv = {.screen = SCR_THREAD,
 				      .pid = c->pid,
 				      .tid = c->tid,
 				      .call_ts_ns = c->ts_ns,
 				      .call_dur_ns = c->dur_ns,
-				      .call_op = c->op};
+				      .call_op = c->op,
+				      .call_stayed = stayed};
 		if (action == ACT_ENTER)
 			nv = (struct tui_view){.screen = SCR_STACK,
 					       .op = c->op,
@@ -331,7 +333,8 @@ static int op_key(struct tui *t, struct tui_view *v, int action, int key)
 					       .stack_id = c->stack_id,
 					       .call_ts_ns = c->ts_ns,
 					       .call_dur_ns = c->dur_ns,
-					       .call_op = c->op};
+					       .call_op = c->op,
+					       .call_stayed = stayed};
 		return tui_push(t, &nv);
 	}
 	return 0;

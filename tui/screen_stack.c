@@ -122,7 +122,8 @@ static int stack_key(struct tui *t, struct tui_view *v, int action, int key)
 				      .tid = v->tid,
 				      .call_ts_ns = v->call_ts_ns,
 				      .call_dur_ns = v->call_dur_ns,
-				      .call_op = v->call_op};
+				      .call_op = v->call_op,
+				      .call_stayed = v->call_stayed};
 		return tui_push(t, &nv);
 	}
 	if (action == ACT_OFFCPU) { /* a stack of many calls (top stacks): no one thread */

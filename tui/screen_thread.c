@@ -176,6 +176,10 @@ static int call_head(struct tui *t, struct tui_view *v, const struct tui_rect *r
 				    "the last %d intervals of the call are kept with it; earlier "
 				    "ones are gone",
 				    IG_CALLEV_TL);
+	} else if (v->call_stayed) {
+		draw_text(t, r, y++, 1, -1, TH_DIM,
+			  "the call never left the CPU (no context switch): time it lost was not "
+			  "the scheduler's (the hypervisor's, or the probes')");
 	} else if (!d->noff_kept)
 		draw_text(t, r, y++, 1, -1, TH_DIM,
 			  "no off-CPU interval of this thread is kept (evicted, or reset)");
@@ -209,7 +213,8 @@ static void thread_draw(struct tui *t, struct tui_view *v, const struct tui_rect
 	    .cell = o_cell,
 	    .num = o_num,
 	    .empty = !v->call_dur_ns ? "no off-CPU intervals recorded for this thread"
-		     : !d->with_call && (d->oldest_ns > v->call_ts_ns || !d->noff_kept)
+		     : !d->with_call && !v->call_stayed &&
+			     (d->oldest_ns > v->call_ts_ns || !d->noff_kept)
 			 ? "none kept for this call (see above)"
 			 : "no off-CPU interval during this call: it stayed on the CPU",
 	};

@@ -109,6 +109,7 @@ struct tui_view {
 	 * intervals are shown; call_dur_ns 0 = the thread's latest intervals */
 	uint64_t call_ts_ns, call_dur_ns;
 	int call_op;
+	int call_stayed; /* the call never left the CPU (no switch): none to show */
 	int focus;  /* focused list */
 	int nfocus; /* focusable lists shown by the last frame */
 	struct tui_list lists[TUI_LISTS];

@@ -584,30 +584,12 @@ static json_t *json_chain(const struct ig_chain *c, struct stacks *stk)
 	bad |= JS(o, "summary", c->summary);
 	bad |= JS(o, "explanation", c->explanation);
 	bad |= JS(o, "lacking", c->lacking);
-	if (c->stack_id) { /* the call site: its id, and its lines when known */
-		char h[24], site[3][REPORT_SITE_LEN];
-		snprintf(h, sizeof(h), "0x%016" PRIx64, c->stack_id);
-		bad |= JS(o, "stack_id", h);
-		json_t *a = json_array();
-		int ns = report_call_site(stk, c->stack_id, site, 3);
-		bad |= !a;
-		for (int k = 0; a && k < ns; k++)
-			bad |= ig_json_push(a, ig_json_str(site[k]));
-		bad |= ig_json_set(o, "call_site", a);
-	} else {
+	if (c->stack_id) /* the call site: its id, and its lines when known */
+		bad |= report_site_json(o, "stack_id", "call_site", stk, c->stack_id, 0);
+	else
 		bad |= ig_json_set(o, "stack_id", json_null());
-	}
-	if (c->wake_stack_id) { /* where the threads that ended the waits were */
-		char h[24], site[3][REPORT_SITE_LEN];
-		snprintf(h, sizeof(h), "0x%016" PRIx64, c->wake_stack_id);
-		bad |= JS(o, "wake_stack_id", h);
-		json_t *a = json_array();
-		int ns = report_waker_site(stk, c->wake_stack_id, site, 3);
-		bad |= !a;
-		for (int k = 0; a && k < ns; k++)
-			bad |= ig_json_push(a, ig_json_str(site[k]));
-		bad |= ig_json_set(o, "waker_site", a);
-	}
+	if (c->wake_stack_id) /* where the threads that ended the waits were */
+		bad |= report_site_json(o, "wake_stack_id", "waker_site", stk, c->wake_stack_id, 1);
 	bad |= json_chain_lists(o, c);
 	bad |= JU(o, "first_seen_ns", c->first_seen_ns);
 	bad |= JU(o, "last_seen_ns", c->last_seen_ns);

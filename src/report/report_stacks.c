@@ -303,3 +303,17 @@ int report_waker_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_
 {
 	return site(st, id, lines, max, 1);
 }
+
+int report_site_json(json_t *o, const char *idkey, const char *lineskey, struct stacks *stk,
+		     uint64_t id, int waker)
+{
+	char h[24], site[3][REPORT_SITE_LEN];
+	snprintf(h, sizeof(h), "0x%016" PRIx64, id);
+	int bad = ig_json_set(o, idkey, ig_json_str(h));
+	json_t *a = json_array();
+	int ns = waker ? report_waker_site(stk, id, site, 3) : report_call_site(stk, id, site, 3);
+	bad |= !a;
+	for (int k = 0; a && k < ns; k++)
+		bad |= ig_json_push(a, ig_json_str(site[k]));
+	return bad | ig_json_set(o, lineskey, a);
+}

@@ -61,5 +61,10 @@ int report_call_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_L
  * pthread_rwlock_unlock...), then the program's frames as above; a Python
  * waker's frames as above (Condition.notify, Queue.put, its caller). */
 int report_waker_site(struct stacks *st, uint64_t id, char (*lines)[REPORT_SITE_LEN], int max);
+/* A chain's stack id into o[idkey] ("0x...") and up to 3 display lines
+ * into o[lineskey] ([] when not resolved): a waker's (report_waker_site)
+ * or a call site. Nonzero on failure. */
+int report_site_json(json_t *o, const char *idkey, const char *lineskey, struct stacks *stk,
+		     uint64_t id, int waker);
 
 #endif

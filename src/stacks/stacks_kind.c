@@ -83,6 +83,17 @@ static int py_kind(const struct stacks_frame *fr, int n)
 	return kind;
 }
 
+/* The kind a native symbol names: one of a mutex's, a read-write lock's or
+ * a condition's functions (their names' parts), IG_LOCK_UNKNOWN none. */
+static int named_kind(const char *sym, const char *const *mutex, const char *const *rwlock,
+		      const char *const *cond)
+{
+	return has_any(sym, mutex)    ? IG_LOCK_MUTEX
+	       : has_any(sym, rwlock) ? IG_LOCK_RWLOCK
+	       : has_any(sym, cond)   ? IG_LOCK_COND
+				      : IG_LOCK_UNKNOWN;
+}
+
 /* The C library's and C++'s wait functions by name (the innermost named
  * frame decides): a mutex's, a read-write lock's, a condition's or a
  * semaphore's; *weak when only the futex wait they share says it. */
@@ -99,12 +110,9 @@ static int native_wait_kind(const struct stacks_frame *fr, int n, int *weak)
 	for (int k = 0; k < n; k++) {
 		if (fr[k].kind != STACKS_NATIVE || !fr[k].sym[0])
 			continue;
-		if (has_any(fr[k].sym, mutex))
-			return IG_LOCK_MUTEX;
-		if (has_any(fr[k].sym, rwlock))
-			return IG_LOCK_RWLOCK;
-		if (has_any(fr[k].sym, cond))
-			return IG_LOCK_COND;
+		int kind = named_kind(fr[k].sym, mutex, rwlock, cond);
+		if (kind)
+			return kind;
 		/* a condition's and a semaphore's, a timed mutex's and a
 		 * read-write lock's too */
 		shared |= strstr(fr[k].sym, "futex_abstimed_wait") != NULL;
@@ -175,14 +183,11 @@ int stacks_frames_wake_kind(const struct stacks_frame *fr, int n)
 	if (is_python(fr, n)) /* CPython's locks are semaphores: only its frames tell */
 		return fr && n > 0 ? py_wake_kind(fr, n) : IG_LOCK_UNKNOWN;
 	for (int k = 0; k < n; k++) {
-		if (fr[k].kind != STACKS_NATIVE || !fr[k].sym[0])
-			continue;
-		if (has_any(fr[k].sym, mutex))
-			return IG_LOCK_MUTEX;
-		if (has_any(fr[k].sym, rwlock))
-			return IG_LOCK_RWLOCK;
-		if (has_any(fr[k].sym, cond))
-			return IG_LOCK_COND;
+		int kind = fr[k].kind == STACKS_NATIVE && fr[k].sym[0]
+			       ? named_kind(fr[k].sym, mutex, rwlock, cond)
+			       : IG_LOCK_UNKNOWN;
+		if (kind)
+			return kind;
 	}
 	return IG_LOCK_UNKNOWN;
 }

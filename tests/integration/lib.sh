@@ -76,6 +76,18 @@ allowed_cpus() {
 	taskset -pc $$ | sed 's/.*: *//' | tr ',' '\n' |
 		awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) print i; next } NF == 1 { print $1 }' | sort -n
 }
+# mech_run MECH:US: causegen for 4 s (a 100 us kernel, 500 us of host work
+# and the mechanism a step; on the second of the CPUs pick_cpus 2 chose,
+# its helpers on the first) under ingero-top --json --summary: the summary
+# in $TMP/MECH.json, causegen's truth in $TMP/MECH.truth, checked to exit 0.
+mech_run() {
+	local m=${1%%:*}
+	timeout 120 "$IG" --json --summary --no-system-libs -- "$B/tests/progs/causegen" \
+		--seconds 4 --cpu "${CPUS[1]}" --helper-cpu "${CPUS[0]}" --kernels 1 \
+		--kernel-us 100 --host-us 500 --mech "$1" --truth "$TMP/$m.truth" \
+		>"$TMP/$m.json" 2>"$TMP/$m.err"
+	expect_eq "$m: exit status" "$?" 0
+}
 # pick_cpus N: CPUS=(the first N allowed CPUs), or exit 77 saying why.
 pick_cpus() {
 	mapfile -t CPUS < <(allowed_cpus)

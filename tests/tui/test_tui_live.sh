@@ -8,8 +8,11 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/tui/lib.sh
 need_live
 
-start 140 45 "$IG" -- "$WL" --iters 100000000 --threads 2 --kernel-us 200 --sync-every 1 \
-	--h2d 65536 --driver --host-us 100
+# SHIM_SYNC=block: every sync sleeps until its kernel ends, so the slowest
+# one left the CPU whatever else stretched it (a sync that spins can be the
+# slowest without a switch, when the hypervisor took its vCPU)
+start 140 45 env SHIM_SYNC=block "$IG" -- "$WL" --iters 100000000 --threads 2 --kernel-us 200 \
+	--sync-every 1 --h2d 65536 --driver --host-us 100
 wait_for '^ LIVE ' 15
 wait_for 'cudaLaunchKernel +[0-9]' 20
 expect 'probes [1-9][0-9]* +failed 0' "header: probes attached, none failed"
@@ -55,9 +58,9 @@ expect 'collection continues' "and says collection continues"
 keys p
 expect_not ' PAUSED ' "p resumes"
 
-# o on the slowest sync: its off-CPU intervals, kept with it (each sync of
-# this workload blocks, so the thread has left the CPU many more times than
-# the 32 intervals it keeps by the time one looks)
+# o on the slowest sync that left the CPU: its off-CPU intervals, kept with
+# it (each sync of this workload blocks, so the thread has left the CPU
+# many more times than the 32 intervals it keeps by the time one looks)
 keys p
 expect ' PAUSED ' "paused to look at a call"
 keys Tab # from the alerts back to the ops
@@ -69,6 +72,17 @@ expect '^ cudaStreamSynchronize  runtime API' "the sync op"
 keys Tab
 keys o
 expect '^ during cudaStreamSynchronize at [0-9:.]+, ' "o on the slowest sync: its thread during it"
+# a call can be slow without leaving the CPU (the hypervisor took the
+# vCPU): the screen says so, and the next slowest is looked at (4 at most)
+for i in 1 2 3 4; do
+	screen | grep -q 'the call never left the CPU' || break
+	screen | grep -q 'no off-CPU interval during this call: it stayed on the CPU' ||
+		fail "a call that stayed on the CPU: the table says otherwise"
+	ok "slow call $i stayed on the CPU, and the screen says so"
+	keys Escape
+	keys Down
+	keys o
+done
 expect '^[0-9:.]{12} +[0-9.]+(ns|us|ms|s) +(blocked|preempted) +in a CUDA( cal|…)' \
 	"live: the slowest sync's off-CPU interval is shown"
 expect_not 'intervals are gone|none kept for this call' "live: nothing said to be gone"
