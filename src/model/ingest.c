@@ -707,7 +707,10 @@ static void ingest_fork(struct ig_model *m, const struct ig_event *e, uint64_t e
 	if (e->arg0 && e->arg0 != e->pid) {
 		struct proc *c = proc_get(m, (uint32_t)e->arg0, end);
 		c->ppid = e->pid;
-		c->exited = 0; /* a reused pid: a new process */
+		if (c->exited) /* a reused pid: a new process */
+			c->first_ns = e->ts_ns;
+		c->exited = 0;
+		c->execd = 0;
 		c->exit_ns = 0;
 		if (!c->comm[0])
 			copy_comm(c->comm, comm);
@@ -743,6 +746,7 @@ static void ingest_name(struct ig_model *m, const struct ig_event *e, uint64_t e
 	if (e->kind == IG_EV_EXEC) {
 		p->exited = 0;
 		p->exit_ns = 0;
+		p->execd = 1;
 	}
 }
 

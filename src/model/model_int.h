@@ -107,6 +107,7 @@ struct proc {
 	uint64_t first_ns, last_ns;
 	uint32_t io_dev; /* device of the last block I/O (ig_event arg1) */
 	int exited, cuda;
+	int execd;	  /* it ran a program of its own (an exec was seen) */
 	uint64_t exit_ns; /* time of its exit event (when exited) */
 	uint64_t calls_life, page_life;
 	struct pslice *sl; /* W */

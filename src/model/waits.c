@@ -303,9 +303,10 @@ static void wait_site(struct proc *p, const struct ig_event *e, int bw, uint64_t
 }
 
 /* A wait for a program the process p ran, between calls: in wait4 or
- * waitid, or ended by a child of p younger than CHILD_AGE_NS under another
- * name (a program it started for this step and reads the output of; a
- * worker of a pool is forked under its parent's name and lives on). */
+ * waitid, or ended by a child of p younger than CHILD_AGE_NS that ran a
+ * program of another name (exec: one it started for this step and reads
+ * the output of; a pool's workers are forked, or exec the interpreter
+ * under its parent's name, and live on). */
 #define CHILD_AGE_NS 500000000ull
 static int ran_child(const struct ig_model *m, const struct proc *p, const struct ig_event *e,
 		     uint64_t end)
@@ -313,8 +314,9 @@ static int ran_child(const struct ig_model *m, const struct proc *p, const struc
 	if ((e->flags & IG_F_DETAIL) && IG_WAIT_SYS(e->arg1) == IG_SYS_WAIT)
 		return 1;
 	const struct proc *q = e->other_pid ? proc_find(m, e->other_pid) : NULL;
-	return q && q->ppid == p->pid && end >= q->first_ns && end - q->first_ns < CHILD_AGE_NS &&
-	       e->other_comm[0] && strncmp(e->other_comm, p->comm, IG_COMM_LEN) != 0;
+	return q && q->ppid == p->pid && q->execd && end >= q->first_ns &&
+	       end - q->first_ns < CHILD_AGE_NS && e->other_comm[0] &&
+	       strncmp(e->other_comm, p->comm, IG_COMM_LEN) != 0;
 }
 
 void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,

@@ -472,6 +472,56 @@ static void test_wait_sites(void)
 	       (unsigned long long)p.sleep_stack, (unsigned long long)p.gil_stack);
 }
 
+/* A feeder's wait for a program it ran (ig_offcpu_rec.child): in wait4,
+ * or ended by a young child of its own that exec'd a program of another
+ * name (it reads its output); not by a forked worker that did not exec,
+ * nor by a child that exec'd the interpreter under the feeder's name, nor
+ * by an exec'd child older than 0.5 s (a producer that lives on). */
+static void test_child_waits(void)
+{
+	static const struct {
+		const char *name, *comm;
+		int exec, sys;
+		uint64_t age; /* of the child at the wake-up */
+		int child;
+	} k[] = {
+	    {"wait4 for any child", "causegen", 0, IG_SYS_WAIT, 2 * MS, 1},
+	    {"output of sleep", "sleep", 1, IG_SYS_POLL, 2 * MS, 1},
+	    {"a forked worker", "pt_data_worker", 0, IG_SYS_READ, 2 * MS, 0},
+	    {"the interpreter again", "python3", 1, IG_SYS_READ, 2 * MS, 0},
+	    {"a producer that lives on", "producer", 1, IG_SYS_READ, 600 * MS, 0},
+	};
+	for (int i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		struct ig_model *m = model_new(NULL);
+		uint64_t t = T0 + SEC;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, T0, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_event f = {.kind = IG_EV_FORK, .pid = PID, .tid = PID, .arg0 = 4242};
+		f.ts_ns = t - k[i].age;
+		strcpy(f.comm, "python3");
+		model_ingest(m, &f);
+		if (k[i].exec) {
+			struct ig_event x = {.kind = IG_EV_EXEC, .pid = 4242, .tid = 4242};
+			x.ts_ns = f.ts_ns + 1000;
+			strcpy(x.comm, k[i].comm);
+			model_ingest(m, &x);
+		}
+		struct wait w = {.state = IG_OFF_BLOCKED,
+				 .wait = IG_WAIT_PACK(k[i].sys, IG_FDK_FIFO, 0, 0),
+				 .waker = 4242,
+				 .wpid = 4242};
+		struct ig_event o = off_ev(t, 5 * MS, &w);
+		strcpy(o.other_comm, k[i].comm);
+		model_ingest(m, &o);
+		struct ig_offcpu_rec r[IG_TL_MAX];
+		int n = model_thread_offcpu(m, PID, r, IG_TL_MAX);
+		CHECKF(n == 1 && r[0].part == IG_PART_TASK_WAIT && r[0].child == k[i].child,
+		       "%s: %d records, part %d, child %d (want %d)", k[i].name, n,
+		       n ? r[0].part : -1, n ? r[0].child : -1, k[i].child);
+		model_free(m);
+	}
+}
+
 static void test_codes(void)
 {
 	uint64_t w = IG_WAIT_PACK(IG_SYS_WRITE, IG_FDK_FIFO, IG_FLT_NONE, IG_WFN_PIPE_WRITE) |
@@ -544,6 +594,7 @@ int main(void)
 	test_quota_events();
 	test_culprit_threads();
 	test_wait_sites();
+	test_child_waits();
 	test_codes();
 	test_cgroup_texts();
 	return check_done("test_waits");
