@@ -67,14 +67,28 @@ cleanup_hooks+=("kill $hog $tick 2>/dev/null")
 ticker_running() { [ "$(cat /proc/$tick/comm 2>/dev/null)" = ig-ticker ]; }
 wait_until 30 hog_running || bad "the hog did not start"
 wait_until 30 ticker_running || bad "the ticker did not start"
+# the hypervisor's share of the workload's CPU meanwhile (/proc/stat steal,
+# in USER_HZ ticks): which task ran longest on a CPU the hypervisor keeps
+# taking is the hypervisor's choice, so such a run is not judged (as the
+# sweep does: tests/sweep/README.md)
+steal() { awk -v c="cpu$WLCPU" '$1 == c { print $9 + 0 }' /proc/stat; }
+s0=$(steal) t0=$(date +%s%N)
 SHIM_SYNC=spin taskset -c "$IGCPU" "$IG" --events --no-system-libs -- "$WL" --iters 60 --kernels 1 \
 	--kernel-us 4000 --sync-every 1 --cpu "$WLCPU" >"$TMP/t5.ev" 2>"$TMP/t5.err"
+stolen=$(awk -v a="$s0" -v b="$(steal)" -v t0="$t0" -v t1="$(date +%s%N)" \
+	-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", 100 * (b - a) / hz / ((t1 - t0) / 1e9) }')
 kill $hog $tick; wait $hog $tick 2>/dev/null
 syncs=$(grep " op=cudaStreamSynchronize " "$TMP/t5.ev" | grep -v " preempt_ns=0 ")
 n=$(grep -c . <<<"$syncs")
 by_hog=$(grep -c "other=$hog:ig-hog" <<<"$syncs")
 by_tick=$(grep -c "other=$tick:ig-ticker" <<<"$syncs")
-awk -v a="$by_hog" -v t="$by_tick" -v n="$n" 'BEGIN { exit !(n > 0 && a >= n / 2 && a > t) }' \
-	&& ok "hog and ticker: $by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker" \
-	|| bad "hog and ticker: $by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker"
+if awk -v a="$by_hog" -v t="$by_tick" -v n="$n" 'BEGIN { exit !(n > 0 && a >= n / 2 && a > t) }'; then
+	ok "hog and ticker: $by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker"
+elif awk -v s="$stolen" 'BEGIN { exit !(s > 2) }'; then
+	echo "note: hog and ticker not judged: the hypervisor took $stolen % of CPU $WLCPU" \
+		"($by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker)"
+else
+	bad "hog and ticker: $by_hog of $n preempted syncs name ig-hog, $by_tick ig-ticker" \
+		"(the hypervisor took $stolen % of CPU $WLCPU)"
+fi
 finish
