@@ -123,10 +123,10 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 #define IGB_SC_FD 0x1	/* the first argument is an fd: look it up */
 #define IGB_SC_IO 0x2	/* moves data through it: file I/O when it is a file */
 #define IGB_SC_SYNC 0x4 /* writes back a file (fsync...): file I/O whatever the fd */
-#define IGB_SC_PACE                                                                                \
-	0x8		  /* may wait for a timer (sleep, poll, epoll, a signal): the user stack   \
-			   * of its blocked waits is kept (stacks on), the call site of            \
-			   * a loop's pacing */
+/* IGB_SC_PACE: may wait for a timer (sleep, poll, epoll, a signal): the
+ * user stack of its blocked waits is kept (stacks on), the call site of a
+ * loop's pacing */
+#define IGB_SC_PACE 0x8
 #define IGB_SC_PROBE 0x10 /* the uprobe machinery's own (uretprobe, uprobe): the
 			   * tracer's cost, not the thread's syscall time */
 #define IGB_SC_LOCK 0x20 /* waits for another thread (futex, semop, flock, fcntl):

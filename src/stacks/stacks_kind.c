@@ -138,9 +138,7 @@ int stacks_frames_lock_kind(const struct stacks_frame *fr, int n)
 	for (int k = 0; k < n; k++)
 		if (fr[k].kind == STACKS_NOTE && strstr(fr[k].text, "interpreter"))
 			return IG_LOCK_UNKNOWN; /* a Python process seen without its frames */
-	if (is_python(fr, n))
-		return py_kind(fr, n);
-	return native_wait_kind(fr, n, &weak);
+	return is_python(fr, n) ? py_kind(fr, n) : native_wait_kind(fr, n, &weak);
 }
 
 /* The waker's Python frames: what the innermost ones of the standard
@@ -181,7 +179,7 @@ int stacks_frames_wake_kind(const struct stacks_frame *fr, int n)
 					   "notify_all",
 					   NULL};
 	if (is_python(fr, n)) /* CPython's locks are semaphores: only its frames tell */
-		return fr && n > 0 ? py_wake_kind(fr, n) : IG_LOCK_UNKNOWN;
+		return py_wake_kind(fr, n);
 	for (int k = 0; k < n; k++) {
 		int kind = fr[k].kind == STACKS_NATIVE && fr[k].sym[0]
 			       ? named_kind(fr[k].sym, mutex, rwlock, cond)
