@@ -57,29 +57,11 @@ ntasks() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
 wait_until 10 test "$(ntasks "$hog")" = 3 || bad "ig-hog has $(ntasks "$hog") threads, want 3"
 wait_until 10 test "$(ntasks "$wl")" -ge 3 || bad "workload has $(ntasks "$wl") threads, want 3"
 
-# live chains until the contention chain names our hog (another process of
-# the machine may preempt the workload too: its advice is not ours to run)
-out=$TMP/live.json
-taskset -c "$A" "$IG" --pid "$pids" --batch --json -d 1 -n 60 >"$out" 2>"$TMP/live.err" &
-ig=$!
-cleanup_hooks+=("kill $ig 2>/dev/null")
-# both chains in one frame: the commands below are taken from one frame
-have_chains() {
-	[ -f "$out" ] && grep "CPU contention by ig-hog\[$hog\]" "$out" |
-		{ if [ -n "$CG" ]; then grep -q '"cpu_quota"'; else grep -q .; fi; }
-}
-if ! wait_until 60 have_chains; then
-	bad "no contention chain naming ig-hog[$hog] (and quota chain) in 60 s"
-	sed 's/^/     | /' "$TMP/live.err" | tail -5
-	grep -o '"summary":"[^"]*"' "$out" | sort | uniq -c | sort -rn | head -5 | sed 's/^/     | /'
-fi
-kill "$ig" 2>/dev/null
-wait "$ig" 2>/dev/null
-
-# the commands of the last frame's chains of our workloads, placeholders filled
-python3 - "$out" "$hog" "$wl" "${wl2:-0}" "$others" >"$TMP/cmds" <<'PY' || bad "extracting the commands"
+# the frame's chains of our workloads, and their commands, placeholders
+# filled; "check" says only whether such a frame is there yet
+cat >"$TMP/frame.py" <<'PY'
 import json, re, sys
-path, hog, wl, wl2, others = sys.argv[1:]
+mode, path, hog, wl, wl2, others = sys.argv[1:]
 frame = None
 for line in open(path):
     try:
@@ -92,6 +74,10 @@ for line in open(path):
        (wl2 == "0" or any(c.get("class") == "cpu_quota" and str(c.get("pid")) == wl2
                           for c in chains)):
         frame = o
+if mode == "check":
+    sys.exit(0 if frame else 1)
+if not frame:
+    print("NOFRAME no frame holds both chains")
 cmd_re = re.compile(r": ((?:renice|chrt|taskset|echo|docker|systemctl|cat) .*)$")
 for c in frame["chains"] if frame else []:
     print("CHAIN", c.get("class"), c.get("pid"), c.get("summary", "")[:100])
@@ -118,6 +104,27 @@ for c in frame["chains"] if frame else []:
             if cmd_re.match(": " + cmd):
                 print("CMD", c["class"], c["pid"], cmd.replace("<cores>", others))
 PY
+
+# live chains until the contention chain names our hog (another process of
+# the machine may preempt the workload too: its advice is not ours to run)
+out=$TMP/live.json
+taskset -c "$A" "$IG" --pid "$pids" --batch --json -d 1 -n 60 >"$out" 2>"$TMP/live.err" &
+ig=$!
+cleanup_hooks+=("kill $ig 2>/dev/null")
+# both chains in one frame, read as the commands below are (a frame's
+# procs carry a "cpu_quota" object too: a grep for the word is not enough)
+have_chains() { [ -f "$out" ] && python3 "$TMP/frame.py" check "$out" "$hog" "$wl" "${wl2:-0}" "$others"; }
+if ! wait_until 60 have_chains; then
+	bad "no contention chain naming ig-hog[$hog] (and quota chain) in 60 s"
+	sed 's/^/     | /' "$TMP/live.err" | tail -5
+	grep -o '"summary":"[^"]*"' "$out" | sort | uniq -c | sort -rn | head -5 | sed 's/^/     | /'
+fi
+kill "$ig" 2>/dev/null
+wait "$ig" 2>/dev/null
+
+# the commands of the last such frame
+python3 "$TMP/frame.py" cmds "$out" "$hog" "$wl" "${wl2:-0}" "$others" >"$TMP/cmds" ||
+	bad "extracting the commands"
 sed 's/^/     /' "$TMP/cmds"
 
 nice_of() { awk '{ sub(/.*\) /, ""); print $17 }' "/proc/$1/task/$2/stat"; }   # field 19
@@ -130,6 +137,7 @@ ran=""
 while read -r kind cls pid cmd; do
 	case $kind in
 	BADFORM) bad "$cls: a command must end its recommendation: $pid $cmd"; continue ;;
+	NOFRAME) bad "no frame of the live run holds the contention and quota chains"; continue ;;
 	CMD) ;;
 	*) continue ;;
 	esac
