@@ -40,11 +40,23 @@ def pin(cpu):
 
 
 class Clocks:
+    """The thread's clocks, read without letting go of the GIL: os.pread
+    would, and each such release wakes the busy thread waiting for the GIL
+    before its 5 ms are up, so that it never asks for it (CPython restarts
+    the wait): the feeder would then hardly wait for the GIL at all."""
+
     def __init__(self):
         self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        self.libc = ctypes.PyDLL(None, use_errno=True)  # calls keep the GIL
+        self.libc.pread.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
+                                    ctypes.c_long]
+        self.buf = ctypes.create_string_buffer(128)
 
     def runq(self):
-        return int(os.pread(self.fd, 128, 0).split()[1])
+        n = self.libc.pread(self.fd, self.buf, 127, 0)
+        if n <= 0:
+            raise OSError(ctypes.get_errno(), "pread /proc/thread-self/schedstat")
+        return int(self.buf.raw[:n].split()[1])
 
     def mark(self):
         while True:
