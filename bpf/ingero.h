@@ -90,8 +90,13 @@ enum igb_state { IGB_PREEMPTED = 1, IGB_BLOCKED = 2 };
 #define IGB_F_RECLAIM 0x40   /* it slept during direct memory reclaim */
 #define IGB_F_DETAIL 0x80    /* the wait evidence above was recorded */
 
-#define IGB_WAIT(sys1, fdk, flt) ((__u64)(sys1)&0xffff) | ((__u64)(fdk)&0xff) << 16 | ((__u64)(flt)&0xff) << 24
-#define IGB_WAIT_SYS1(w) ((w)&0xffff)
+#define IGB_WAIT(sys1, fdk, flt)                                                                   \
+	((__u64)(sys1)&0xfff) | ((__u64)(fdk)&0xff) << 16 | ((__u64)(flt)&0xff) << 24
+#define IGB_WAIT_SYS1(w) ((w)&0xfff)
+/* A stopped thread (its task state), in bits 12-13 of the same word: it
+ * waits for a SIGCONT, its tracer or a thaw, whatever its syscall was. */
+#define IGB_WAIT_STOP(w) (((w) >> 12) & 3)
+enum igb_stop { IGB_STOP_NONE, IGB_STOP_SIGNAL, IGB_STOP_PTRACE, IGB_STOP_FROZEN };
 #define IGB_WAIT_FDK(w) (((w) >> 16) & 0xff)
 #define IGB_WAIT_FLT(w) (((w) >> 24) & 0xff)
 #define IGB_SYS_MAX 512 /* syscall numbers classified (sys_cls) */

@@ -147,6 +147,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		if (state & TASK_UNINTERRUPTIBLE)
 			st->off_flags |= IG_F_DSTATE;
 		blocked_why(ctx, st, prev_tid);
+		/* stopped (__TASK_STOPPED, __TASK_TRACED; TASK_FROZEN since
+		 * Linux 6.1, a bit no earlier state uses) */
+		if (st->off_flags & IGB_F_DETAIL)
+			st->off_wait |= (__u64)(state & 4	 ? IGB_STOP_SIGNAL
+						: state & 8	 ? IGB_STOP_PTRACE
+						: state & 0x8000 ? IGB_STOP_FROZEN
+								 : IGB_STOP_NONE)
+					<< 12;
 	}
 }
 
@@ -311,6 +319,11 @@ static __always_inline void on_wakeup(void *ctx, struct task_struct *p)
 	if (!st || st->off_state != IGB_BLOCKED || st->wake_ts)
 		return;
 	st->wake_ts = bpf_ktime_get_ns();
+	/* Frozen in place in a freezable sleep (Linux 6.1+: its state became
+	 * TASK_FROZEN while it slept): the thaw wakes it, not what it slept
+	 * on, and the wait was the freezer's from then */
+	if ((st->off_flags & IGB_F_DETAIL) && (task_state(p) & 0x8000))
+		st->off_wait = (st->off_wait & ~(3ull << 12)) | (__u64)IGB_STOP_FROZEN << 12;
 	/* The waker is the current task, unless the wake-up comes from an
 	 * interrupt (a timer, an I/O completion): then nobody, "[irq]". From
 	 * the idle task outside an interrupt it is nobody too, "[idle]". */

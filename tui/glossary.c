@@ -50,6 +50,9 @@ static const struct {
 		"between calls, writing to a full pipe or socket until its reader drained it" },
 	[IG_PART_NET_WAIT] = { "network wait", "net", 'N',
 		"between calls, waiting on a network socket (or poll/epoll woken by an interrupt)" },
+	/* T: the state ps shows for a stopped or traced task */
+	[IG_PART_STOPPED] = { "stopped", "stop", 'T',
+		"stopped by a signal (SIGSTOP), a tracer (ptrace) or its cgroup's freezer, in calls or between" },
 };
 
 static const struct {

@@ -234,6 +234,17 @@ static const struct {
     {"eventfd_read_iter", IG_WFN_EVENTFD},
     {"timerfd_read*", IG_WFN_TIMERFD},
     {"lock_mm_and_find_vma", IG_WFN_KLOCK},
+    /* stopped: the task state says so too (IGB_WAIT_STOP); these names
+     * for a freezer's wait in an interruptible sleep (cgroup v2, where
+     * do_freezer_trap is inlined into get_signal) and older kernels'
+     * __refrigerator in D state */
+    {"do_signal_stop", IG_WFN_STOP},
+    {"ptrace_stop", IG_WFN_TRACED},
+    {"ptrace_do_notify", IG_WFN_TRACED},
+    {"ptrace_notify", IG_WFN_TRACED},
+    {"do_freezer_trap", IG_WFN_FROZEN},
+    {"__refrigerator", IG_WFN_FROZEN},
+    {"get_signal", IG_WFN_FROZEN},
 };
 
 /* Scheduler functions (in the scheduler's text) that say the thread
@@ -393,8 +404,11 @@ void kwait_offcpu(const struct igb_event *b, struct ig_event *e)
 		return;
 	unsigned sys1 = IGB_WAIT_SYS1(b->arg1);
 	int sys = sys1 ? kwait_sys((long)sys1 - 1) : IG_SYS_NONE;
-	e->arg1 = IG_WAIT_PACK(sys, IGB_WAIT_FDK(b->arg1), IGB_WAIT_FLT(b->arg1),
-			       kwait_wfn(b->stream, sched_fn((uint32_t)(b->arg0 >> 32)))) |
+	static const uint8_t stop_wfn[4] = {0, IG_WFN_STOP, IG_WFN_TRACED, IG_WFN_FROZEN};
+	int wfn = stop_wfn[IGB_WAIT_STOP(b->arg1)];
+	if (!wfn)
+		wfn = kwait_wfn(b->stream, sched_fn((uint32_t)(b->arg0 >> 32)));
+	e->arg1 = IG_WAIT_PACK(sys, IGB_WAIT_FDK(b->arg1), IGB_WAIT_FLT(b->arg1), wfn) |
 		  (b->arg1 & 0xffffffff00000000ull);
 	e->arg0 = (uint32_t)b->arg0;
 	e->arg2 = b->cgroup_id;

@@ -82,6 +82,9 @@ static const char *const wfn_names[IG_WFN_MAX] = {
     [IG_WFN_EVENTFD] = "eventfd",
     [IG_WFN_TIMERFD] = "timerfd",
     [IG_WFN_OTHER] = "kernel",
+    [IG_WFN_STOP] = "signal stop",
+    [IG_WFN_TRACED] = "ptrace stop",
+    [IG_WFN_FROZEN] = "freezer",
 };
 
 static const char *const kcat_names[IG_K_N] = {

@@ -101,6 +101,11 @@ enum ig_wfn {
 	IG_WFN_EVENTFD,	   /* eventfd read */
 	IG_WFN_TIMERFD,	   /* timerfd read */
 	IG_WFN_OTHER,	   /* another kernel function */
+	/* stopped, not waiting for anything of its own (after OTHER: the
+	 * values above are in recordings) */
+	IG_WFN_STOP,   /* a job-control stop: SIGSTOP, SIGTSTP (do_signal_stop) */
+	IG_WFN_TRACED, /* a ptrace stop: a tracer or debugger holds it */
+	IG_WFN_FROZEN, /* its cgroup's freezer (docker pause, cgroup.freeze) */
 	IG_WFN_MAX,
 };
 

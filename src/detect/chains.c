@@ -33,6 +33,7 @@ static const char *const class_names[IG_CC_MAX] = {
     [IG_CC_NET_WAIT] = "net_wait",
     [IG_CC_PAGE_FAULTS] = "page_faults",
     [IG_CC_SLOW_BURST] = "slow_burst",
+    [IG_CC_STOPPED] = "stopped",
 };
 static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_CPU_CONTENTION] = "CPU contention",
@@ -58,6 +59,7 @@ static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_NET_WAIT] = "network wait",
     [IG_CC_PAGE_FAULTS] = "page faults",
     [IG_CC_SLOW_BURST] = "burst of slow calls",
+    [IG_CC_STOPPED] = "stopped",
 };
 static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
@@ -116,6 +118,7 @@ static const int8_t class_part[IG_CC_MAX] = {
     [IG_CC_NET_WAIT] = IG_PART_NET_WAIT,
     [IG_CC_PAGE_FAULTS] = IG_PART_FAULT,
     [IG_CC_SLOW_BURST] = -1,
+    [IG_CC_STOPPED] = IG_PART_STOPPED,
 };
 
 int detect_class_part(int cls)

@@ -93,6 +93,10 @@ void detect_words_wait(struct ctx *x, const struct cause *c, struct finding *f);
  * 4312) of other[900]" of another; helpers of words.c. */
 const char *detect_thread_name(const struct ctx *x, const struct cause *c, char *b, size_t n);
 const char *detect_feeder_name(const struct ctx *x, char *b, size_t n);
+/* words_wait.c: the culprit's share (and thread) as evidence */
+void detect_culprit_ev(struct finding *f, const struct cause *c);
+/* words_stop.c: a feeder stopped by a signal, a tracer or the freezer */
+void detect_words_stopped(struct ctx *x, const struct cause *c, struct finding *f);
 /* A process's name in the window, "" when it is not in it. */
 const char *detect_win_comm(const struct ctx *x, uint32_t pid);
 

@@ -208,7 +208,16 @@ static int culprit_gone(const struct ctx *x, const struct cause *c, int cls)
 }
 
 /* Who is behind each time class (rules below). */
-enum { WHO_SELF, WHO_PREEMPTOR, WHO_WAKER, WHO_THREAD, WHO_PEER, WHO_CGROUP, WHO_NONE };
+enum {
+	WHO_SELF,
+	WHO_PREEMPTOR,
+	WHO_WAKER,
+	WHO_THREAD,
+	WHO_STOPPER,
+	WHO_PEER,
+	WHO_CGROUP,
+	WHO_NONE
+};
 
 static const struct tclass {
 	int cls, who;
@@ -219,6 +228,7 @@ static const struct tclass {
     {IG_CC_LOCK_WAIT, WHO_THREAD},
     {IG_CC_GIL_WAIT, WHO_THREAD},
     {IG_CC_BACKPRESSURE, WHO_THREAD},
+    {IG_CC_STOPPED, WHO_STOPPER},
     {IG_CC_NET_WAIT, WHO_PEER},
     {IG_CC_BLOCK_IO, WHO_SELF},
     {IG_CC_FILE_IO, WHO_SELF},
@@ -276,6 +286,15 @@ static void time_causes(struct ctx *x)
 		case WHO_THREAD:
 			if ((k = thread_table(p, tc->cls, &n)) && n)
 				set_thread(&c, x, k);
+			named = c.culprit_pid != 0;
+			break;
+		case WHO_STOPPER: /* who let it go on, not the tracer's own holds */
+			for (n = 0; n < p->nstoppers && tracer(x, &p->stoppers[n]); n++)
+				;
+			if (n == p->nstoppers && n)
+				continue; /* only ingero-top's holds while it attached */
+			if (n < p->nstoppers)
+				set_thread(&c, x, &p->stoppers[n]);
 			named = c.culprit_pid != 0;
 			break;
 		case WHO_PEER:

@@ -49,7 +49,7 @@ static int worker_process(const struct ctx *x, uint32_t pid)
 	return 0;
 }
 
-static void culprit_ev(struct finding *f, const struct cause *c)
+void detect_culprit_ev(struct finding *f, const struct cause *c)
 {
 	if (!c->culprit_pid && !c->culprit_tid)
 		return;
@@ -182,7 +182,7 @@ static void detect_words_input(struct ctx *x, const struct cause *c, struct find
 	    "eventfd, a poll) until a producer sends it%s%s; that producer woke it for %.0f%% of "
 	    "the time. While it waits, the GPU has nothing queued: the producer does not keep up.",
 	    c->culprit_pid ? ": " : "", c->culprit_pid ? cn : "", c->culprit_share * 100);
-	culprit_ev(f, c);
+	detect_culprit_ev(f, c);
 	if (worker) {
 		detect_rec(
 		    f,
@@ -261,7 +261,7 @@ static void words_lock_held(struct ctx *x, const struct cause *c, struct finding
 	    : kind == IG_LOCK_RWLOCK ? "a read-write lock (pthread_rwlock, std::shared_mutex)"
 				     : lock_kind(x),
 	    c->culprit_pid ? cn : "no thread was recorded", c->culprit_share * 100);
-	culprit_ev(f, c);
+	detect_culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
 	if (f->c.stack_id)
 		detect_rec(f, "The call site it waits at most is under \"call site\": which %s%s",
@@ -310,7 +310,7 @@ static void words_lock_signal(struct ctx *x, const struct cause *c, struct findi
 		   : kind == IG_LOCK_QPUT ? "Queue.put"
 					  : "a condition's or a semaphore's wait",
 		   c->culprit_pid ? cn : "no thread that was recorded", c->culprit_share * 100);
-	culprit_ev(f, c);
+	detect_culprit_ev(f, c);
 	uint32_t pid = c->culprit_pid ? c->culprit_pid : x->p->pid;
 	detect_rec(f, "The call site it waits at most is under \"call site\"%s",
 		   f->c.wake_stack_id ? "; where the other thread signalled, under \"waker at\""
@@ -356,7 +356,7 @@ static void detect_words_gil(struct ctx *x, const struct cause *c, struct findin
 	    "waiter ask every 5 ms and the holder yield then: each step of the feeder waits up "
 	    "to that long while the GPU has nothing queued.",
 	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
-	culprit_ev(f, c);
+	detect_culprit_ev(f, c);
 	f->c.stack_id = x->p->gil_stack; /* where it waits most: shown with the chain */
 	if (f->c.stack_id)
 		detect_rec(f, "The call site it waits for the GIL at most is under \"call site\"");
@@ -384,7 +384,7 @@ static void words_tty(struct ctx *x, const struct cause *c, struct finding *f, c
 		   "until the terminal's reader takes it: %s did for %.0f%% of that time. A slow "
 		   "ssh link or a busy terminal holds the training loop back.",
 		   c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
-	culprit_ev(f, c);
+	detect_culprit_ev(f, c);
 	detect_rec(f, "Print less often (a progress line every N steps, tqdm's mininterval), or "
 		      "log to a file and follow it with tail -f");
 	detect_rec(f, "Run it with its output in a file instead of the terminal (nohup, or "
@@ -411,7 +411,7 @@ static void detect_words_backpressure(struct ctx *x, const struct cause *c, stru
 	    "socket whose buffer is full, and sleeps until its reader takes data out: %s did "
 	    "for %.0f%% of that time. The reader is the slow side, not the feeder's producers.",
 	    c->culprit_pid ? cn : "not recorded", c->culprit_share * 100);
-	culprit_ev(f, c);
+	detect_culprit_ev(f, c);
 	detect_rec(f,
 		   "Make the reader keep up (more readers, cheaper processing per item), or hand "
 		   "the data to a thread of the feeder's own that may block instead of it");
@@ -754,6 +754,9 @@ void detect_words_wait(struct ctx *x, const struct cause *c, struct finding *f)
 		break;
 	case IG_CC_TIMER_SLEEP:
 		detect_words_paced(x, c, f);
+		break;
+	case IG_CC_STOPPED:
+		detect_words_stopped(x, c, f);
 		break;
 	default:
 		break;

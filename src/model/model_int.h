@@ -117,6 +117,8 @@ struct proc {
 	 * or condition, on the GIL, on a full pipe or socket; by network peer
 	 * (key: IPv4 address, aux: port) */
 	struct ctab lock, gil, full, net;
+	struct ctab stop;      /* by thread: who let its stopped threads go on (in calls too) */
+	uint64_t stop_ns[3];   /* its feeders stopped, by IG_STOP_* (lifetime) */
 	uint32_t file_dev;     /* device of the file of its latest file wait */
 	struct ig_quota quota; /* window fields unused (the slices have them) */
 	/* where its feeding threads waited between calls, by time since the
@@ -143,6 +145,7 @@ enum {
 	BW_GIL,	   /* on CPython's GIL */
 	BW_FULL,   /* writing to a full pipe or socket */
 	BW_NET,	   /* on a network socket */
+	BW_STOP,   /* stopped: a signal, a tracer, the cgroup freezer (in calls too) */
 	BW_N
 };
 
@@ -164,6 +167,7 @@ struct tslice {
 	uint32_t rt_sync_n; /* of those, the syncs */
 	uint64_t rt_sync;
 	uint64_t thr[2];     /* [in call] preempted while its cgroup was throttled */
+	uint64_t stop_in;    /* stopped inside calls (between: bw[BW_STOP]) */
 	uint64_t kt[IG_K_N]; /* kernel CPU between calls (IG_EV_KTIME) */
 	uint64_t timed;	     /* of bw[BW_SLEEP], timed waits nobody ended */
 	uint32_t waits;	     /* blocked intervals with the kernel's evidence */
@@ -181,6 +185,7 @@ struct tparts_raw {
 				      * their time not preempted, and how many */
 	uint64_t rt_sync, rt_sync_n; /* of those, the syncs (ig_time_parts.rt_sync_ns) */
 	uint64_t thr[2];	     /* throttled, [in call] (tslice) */
+	uint64_t stop_in;	     /* stopped inside calls (tslice) */
 	uint64_t kt[IG_K_N];	     /* kernel CPU between calls */
 	uint64_t timed;		     /* timed waits nobody ended */
 	uint32_t waits;

@@ -81,6 +81,11 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	p[IG_PART_CALL_PREEMPTED] -= thr_in;
 	p[IG_PART_THROTTLED] = thr_in + thr_btw;
 	p[IG_PART_PREEMPTED] = r->off_btw[ST_PRE] - thr_btw;
+	/* stopped inside a call (a sync or a launch that slept): out of the
+	 * GPU wait its sleep counted in */
+	uint64_t stop_in = r->stop_in < p[IG_PART_GPU_WAIT] ? r->stop_in : p[IG_PART_GPU_WAIT];
+	p[IG_PART_GPU_WAIT] -= stop_in;
+	p[IG_PART_STOPPED] = stop_in;
 	static const int bw_part[BW_N] = {
 	    [BW_IO] = IG_PART_IO_WAIT,	      [BW_TASK] = IG_PART_TASK_WAIT,
 	    [BW_SLEEP] = IG_PART_SLEEP,	      [BW_FAULT] = IG_PART_FAULT,
@@ -88,6 +93,7 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	    [BW_COLD] = IG_PART_COLD_READ,    [BW_MEM] = IG_PART_MEM_PRESSURE,
 	    [BW_LOCK] = IG_PART_LOCK_WAIT,    [BW_GIL] = IG_PART_GIL_WAIT,
 	    [BW_FULL] = IG_PART_BACKPRESSURE, [BW_NET] = IG_PART_NET_WAIT,
+	    [BW_STOP] = IG_PART_STOPPED,
 	};
 	for (int k = 0; k < BW_N; k++)
 		p[bw_part[k]] += r->bw[k];

@@ -418,6 +418,7 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		s->raw.rt_sync_n += x->rt_sync_n;
 		s->raw.thr[0] += x->thr[0];
 		s->raw.thr[1] += x->thr[1];
+		s->raw.stop_in += x->stop_in;
 		for (int k = 0; k < IG_K_N; k++)
 			s->raw.kt[k] += x->kt[k];
 		s->raw.timed += x->timed;
@@ -494,6 +495,22 @@ static uint64_t site_top(const struct wait_site at[4])
 			id = at[i].id;
 		}
 	return id;
+}
+
+/* Who ended its feeding threads' waits, by kind of wait, and how they were
+ * stopped most. */
+static void proc_culprits(const struct ig_model *m, const struct proc *p, struct ig_proc_stats *o)
+{
+	o->nwakers = ctab_top(m, &p->wake, o->wakers, 4, 0);
+	o->nlockers = ctab_top(m, &p->lock, o->lockers, 4, 0);
+	o->ngil = ctab_top(m, &p->gil, o->gil_holders, 4, 0);
+	o->ndrainers = ctab_top(m, &p->full, o->drainers, 4, 0);
+	o->npeers = ctab_top(m, &p->net, o->peers, 4, 0);
+	o->nstoppers = ctab_top(m, &p->stop, o->stoppers, 4, 0);
+	o->stop_kind = IG_STOP_SIGNAL;
+	for (int k = IG_STOP_TRACED; k <= IG_STOP_FROZEN; k++)
+		if (p->stop_ns[k] > p->stop_ns[o->stop_kind])
+			o->stop_kind = k;
 }
 
 void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
@@ -604,11 +621,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->off_unknown_pct = pct(o->off_unknown_ns, o->wall_ns);
 	o->between_pct = pct(o->off_between_ns, o->wall_ns);
 	o->npreemptors = ctab_top(m, &p->pre, o->preemptors, 4, pre_all);
-	o->nwakers = ctab_top(m, &p->wake, o->wakers, 4, 0);
-	o->nlockers = ctab_top(m, &p->lock, o->lockers, 4, 0);
-	o->ngil = ctab_top(m, &p->gil, o->gil_holders, 4, 0);
-	o->ndrainers = ctab_top(m, &p->full, o->drainers, 4, 0);
-	o->npeers = ctab_top(m, &p->net, o->peers, 4, 0);
+	proc_culprits(m, p, o);
 	o->file_dev = p->file_dev;
 	o->gpu_mem_known = gpu_proc_mem(m, p->pid, &o->gpu_mem_bytes, &o->gpu_devs) == 0;
 }

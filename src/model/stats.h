@@ -72,8 +72,15 @@ enum ig_part {
 			       * reader does not keep up */
 	IG_PART_NET_WAIT,     /* between calls, on a network socket (or poll woken by
 			       * an interrupt: the network, a device) */
+	IG_PART_STOPPED,      /* stopped, in calls or between: by a signal (SIGSTOP), a
+			       * tracer (ptrace) or its cgroup's freezer, until another
+			       * task let it go on */
 	IG_PART_MAX,
 };
+/* How a thread was stopped (IG_PART_STOPPED): a job-control signal, a
+ * tracer's ptrace stops, its cgroup's freezer. */
+enum { IG_STOP_SIGNAL = 0, IG_STOP_TRACED, IG_STOP_FROZEN };
+
 struct ig_time_parts {
 	uint64_t wall_ns;	  /* the denominator: the threads' wall time */
 	uint64_t ns[IG_PART_MAX]; /* sum(ns) == wall_ns */
@@ -124,6 +131,7 @@ static inline const char *ig_part_name(int part)
 	    [IG_PART_GIL_WAIT] = "gil_wait",
 	    [IG_PART_BACKPRESSURE] = "backpressure",
 	    [IG_PART_NET_WAIT] = "net_wait",
+	    [IG_PART_STOPPED] = "stopped",
 	};
 	return part >= 0 && part < IG_PART_MAX ? part_names[part] : "?";
 }
@@ -294,8 +302,10 @@ struct ig_proc_stats {
 	/* The threads that ended the feeding threads' waits on a lock or
 	 * condition, on the GIL, on a full pipe or socket (its reader), and
 	 * the network peers it waited on, by waited time (docs/detection.md) */
-	int nlockers, ngil, ndrainers, npeers;
+	int nlockers, ngil, ndrainers, npeers, nstoppers;
 	struct ig_culprit lockers[4], gil_holders[4], drainers[4], peers[4];
+	struct ig_culprit stoppers[4]; /* who let its stopped threads go on */
+	int stop_kind;		       /* how its feeders were stopped most: IG_STOP_* */
 	/* the device (major << 20 | minor) of the file its file I/O and cold
 	 * reads were most on, 0 none */
 	uint32_t file_dev;

@@ -66,6 +66,10 @@ int blocked_reason(const struct ig_event *e)
 	uint64_t w = e->arg1;
 	int sys = IG_WAIT_SYS(w), fdk = IG_WAIT_FDK(w), flt = IG_WAIT_FLT(w), wfn = IG_WAIT_WFN(w);
 	int task = e->other_pid && IG_WAIT_WAKER(w) && !(f & IG_F_TIMER);
+	/* stopped: whatever it was doing, it waited for a SIGCONT, its tracer
+	 * or a thaw, not for its syscall */
+	if (wfn == IG_WFN_STOP || wfn == IG_WFN_TRACED || wfn == IG_WFN_FROZEN)
+		return BW_STOP;
 	if ((f & IG_F_RECLAIM) || wfn == IG_WFN_RECLAIM)
 		return BW_MEM;
 	if (flt) {
@@ -123,9 +127,13 @@ static struct ctab *culprits(struct proc *p, const struct ig_offcpu_rec *r, int 
 	case BW_LOCK:
 	case BW_GIL:
 	case BW_FULL:
+	case BW_STOP: /* who let it go on: SIGCONT's sender, the tracer, the thawer */
 		*key = waker;
 		*aux = r->other_pid;
-		return bw == BW_LOCK ? &p->lock : bw == BW_GIL ? &p->gil : &p->full;
+		return bw == BW_LOCK   ? &p->lock
+		       : bw == BW_GIL  ? &p->gil
+		       : bw == BW_STOP ? &p->stop
+				       : &p->full;
 	case BW_NET:
 		*key = fd_is_net(IG_WAIT_FDK(r->wait)) ? (uint32_t)(r->obj >> 16) : 0;
 		*aux = (uint32_t)(r->obj & 0xffff);
@@ -164,6 +172,8 @@ static void offcpu_sums(struct thread *t, struct tslice *s, int in, int st, int 
 		ADJ(L->timed, main);
 	if (st == ST_PRE && thr)
 		ADJ(L->thr[in], main);
+	if (st == ST_BLK && in && bw == BW_STOP)
+		ADJ(L->stop_in, main);
 	if (!s)
 		return;
 	ADJ(s->off[in][st], main);
@@ -174,6 +184,8 @@ static void offcpu_sums(struct thread *t, struct tslice *s, int in, int st, int 
 		ADJ(s->timed, main);
 	if (st == ST_PRE && thr)
 		ADJ(s->thr[in], main);
+	if (st == ST_BLK && in && bw == BW_STOP)
+		ADJ(s->stop_in, main);
 	if (sign > 0)
 		s->sw[in]++;
 	else if (s->sw[in])
@@ -202,20 +214,22 @@ static void move_entry(struct ig_model *m, struct thread *t, struct proc *p, int
 	int old = t->tl_bw[idx], timed = t->tl_timed[idx];
 	uint32_t key, aux;
 	offcpu_sums(t, s, r->in_call, st, old, main, pre, thr, timed, -1);
-	struct ctab *ct = st == ST_BLK && !r->in_call && counts_culprits(p, t)
+	/* a stop's culprit is counted on either side of a call: it stays */
+	int stop = old == BW_STOP && bw == BW_STOP;
+	struct ctab *ct = st == ST_BLK && !r->in_call && !stop && counts_culprits(p, t)
 			      ? culprits(p, r, old, &key, &aux)
 			      : NULL;
 	if (ct && key && s)
 		ctab_sub_wait(m, ct, key, r->ts_ns + main, main);
 	r->in_call = (uint8_t)to_in;
-	r->part = (int8_t)(to_in ? -1 : r->part);
+	r->part = (int8_t)(to_in && !stop ? -1 : r->part);
 	t->tl_bw[idx] = (uint8_t)bw;
 	if (bw != old) {
 		t->tl_timed[idx] = 0;
 		timed = 0;
 	}
 	offcpu_sums(t, s, r->in_call, st, bw, main, pre, thr, timed, 1);
-	if (to_in || st != ST_BLK || !s || !counts_culprits(p, t))
+	if (to_in || stop || st != ST_BLK || !s || !counts_culprits(p, t))
 		return;
 	if (waker) { /* the thread that ended the wait it belongs to */
 		r->wait = (r->wait & 0xffffffffull) | (uint64_t)waker << 32;
@@ -267,6 +281,7 @@ static const int8_t part_of_bw[BW_N] = {
     [BW_FAULT] = IG_PART_FAULT,	   [BW_OTHER] = IG_PART_UNKNOWN,     [BW_FILE] = IG_PART_FILE_IO,
     [BW_COLD] = IG_PART_COLD_READ, [BW_MEM] = IG_PART_MEM_PRESSURE,  [BW_LOCK] = IG_PART_LOCK_WAIT,
     [BW_GIL] = IG_PART_GIL_WAIT,   [BW_FULL] = IG_PART_BACKPRESSURE, [BW_NET] = IG_PART_NET_WAIT,
+    [BW_STOP] = IG_PART_STOPPED,
 };
 
 /* A wait between calls at user stack id: its call site's time. */
@@ -346,7 +361,8 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	r->flags = e->flags;
 	r->wait = e->flags & IG_F_DETAIL ? e->arg1 : 0;
 	r->obj = e->flags & IG_F_DETAIL ? e->arg2 : 0;
-	r->part = (int8_t)(in		  ? -1
+	r->part = (int8_t)(st == ST_BLK && bw == BW_STOP ? IG_PART_STOPPED /* in calls too */
+			   : in				 ? -1
 			   : st == ST_PRE ? (thr ? IG_PART_THROTTLED : IG_PART_PREEMPTED)
 			   : st == ST_BLK ? part_of_bw[bw]
 					  : IG_PART_UNKNOWN);
@@ -391,7 +407,13 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 		ctab_add_wait(m, &p->pre, (uint32_t)e->arg0, 0, q ? q->comm : "",
 			      e->ts_ns + e->dur_ns, pre);
 	}
-	if (st != ST_BLK || in)
+	if (st == ST_BLK && bw == BW_STOP) {
+		int wfn = IG_WAIT_WFN(r->wait);
+		p->stop_ns[wfn == IG_WFN_TRACED	  ? IG_STOP_TRACED
+			   : wfn == IG_WFN_FROZEN ? IG_STOP_FROZEN
+						  : IG_STOP_SIGNAL] += main;
+	}
+	if (st != ST_BLK || (in && bw != BW_STOP))
 		return;
 	uint32_t key, aux;
 	struct ctab *ct = culprits(p, r, bw, &key, &aux);

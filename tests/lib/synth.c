@@ -314,6 +314,10 @@ static void ph_wait(struct synth *s, const struct phase *ph, uint64_t d)
 	case PH_FRESH:
 		ktime(s, t + d, IG_K_MINOR, d);
 		break;
+	case PH_STOP: /* SIGSTOP in its sleep; cpulimit's SIGCONT let it go on */
+		wait_ev(s, t, d, 0, IG_SYS_SLEEP, 0, 0, IG_WFN_STOP, SYNTH_LIMITER, SYNTH_LIMITER,
+			"cpulimit", 0);
+		break;
 	default: /* PH_RECLAIM: asleep in reclaim (writeback), then reclaiming on the CPU */
 		a = d * 7 / 10;
 		wait_ev(s, t, a, IG_F_DSTATE | IG_F_FAULT | IG_F_RECLAIM, IG_SYS_NONE, 0,

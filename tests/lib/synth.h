@@ -49,6 +49,7 @@ enum synth_scenario {
 	SYNTH_FILE_IO,	    /* write + fsync of a file: kernel CPU 1.5 ms, disk 2.5 ms: 40 % */
 	SYNTH_COLD_READ,    /* page faults reading a mapped file from disk: 30 % */
 	SYNTH_PAGE_FAULTS,  /* minor faults of fresh memory, on the CPU: 30 % */
+	SYNTH_STOPPED,	    /* stopped by SIGSTOP until cpulimit[2200] sent SIGCONT: 30 % */
 	SYNTH_BENCH,	    /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };
@@ -62,6 +63,7 @@ enum synth_scenario {
 #define SYNTH_HOLDER 4830	/* a thread of the main process holding its lock: holder */
 #define SYNTH_PYBUSY 4831	/* a thread of the main process running Python: pybusy */
 #define SYNTH_CONSUMER 2100	/* the process reading the main process's pipe: consumer */
+#define SYNTH_LIMITER 2200	/* the process stopping and continuing it: cpulimit */
 
 struct synth_cfg {
 	int scenario;	   /* enum synth_scenario */

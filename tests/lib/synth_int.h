@@ -44,6 +44,7 @@ enum ph_kind {
 	PH_COLD,     /* a fault of a file mapping: asleep reading it (4/5), on the CPU */
 	PH_FRESH,    /* minor faults of fresh memory: on the CPU in the kernel */
 	PH_RECLAIM,  /* a fault in direct reclaim: asleep (7/10), on the CPU */
+	PH_STOP,     /* stopped (SIGSTOP) in a nanosleep, until cpulimit sent SIGCONT */
 };
 
 struct phase {

@@ -11,7 +11,7 @@ const char *const synth_names[SYNTH_MAX] = {
     "no_split",	      "host_work",	"timer_sleep",	   "launch_bound", "healthy_fast",
     "mixed",	      "nccl_straggler", "lock_wait",	   "gil_wait",	   "backpressure",
     "net_wait",	      "cpu_quota",	"file_io",	   "cold_read",	   "page_faults",
-    "bench",
+    "stopped",	      "bench",
 };
 
 /* clang-format off */
@@ -119,6 +119,10 @@ const struct recipe synth_recipes[SYNTH_MAX] = {
 	.base = {HOST(300 * US), OFF(PH_FRESH, 3 * MS), LAUNCH(20, 200 * US),
 		 SYNC(6480 * US, 0, 5)},
 	IDLE, .cause = "page_faults", .culprit = SYNTH_PID, .culprit_comm = "python3"},
+    [SYNTH_STOPPED] = {
+	.base = {HOST(300 * US), OFF(PH_STOP, 3 * MS), LAUNCH(20, 200 * US),
+		 SYNC(6480 * US, 0, 5)},
+	IDLE, .cause = "stopped", .culprit = SYNTH_LIMITER, .culprit_comm = "cpulimit"},
     [SYNTH_BENCH] = {IDLE},
 };
 /* clang-format on */
@@ -150,6 +154,8 @@ static int ph_part(int kind)
 		return IG_PART_COLD_READ;
 	case PH_FRESH:
 		return IG_PART_FAULT;
+	case PH_STOP:
+		return IG_PART_STOPPED;
 	default: /* PH_RECLAIM */
 		return IG_PART_MEM_PRESSURE;
 	}
@@ -240,10 +246,15 @@ static double impact_of(const char *cls, const struct synth_truth *t, double aco
 	static const struct {
 		const char *cls;
 		int part;
-	} one[] = {{"lock_wait", IG_PART_LOCK_WAIT},	   {"gil_wait", IG_PART_GIL_WAIT},
-		   {"backpressure", IG_PART_BACKPRESSURE}, {"net_wait", IG_PART_NET_WAIT},
-		   {"cpu_quota", IG_PART_THROTTLED},	   {"file_io", IG_PART_FILE_IO},
-		   {"cold_read", IG_PART_COLD_READ},	   {"page_faults", IG_PART_FAULT}};
+	} one[] = {{"lock_wait", IG_PART_LOCK_WAIT},
+		   {"gil_wait", IG_PART_GIL_WAIT},
+		   {"backpressure", IG_PART_BACKPRESSURE},
+		   {"net_wait", IG_PART_NET_WAIT},
+		   {"cpu_quota", IG_PART_THROTTLED},
+		   {"file_io", IG_PART_FILE_IO},
+		   {"cold_read", IG_PART_COLD_READ},
+		   {"page_faults", IG_PART_FAULT},
+		   {"stopped", IG_PART_STOPPED}};
 	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
 		if (!strcmp(cls, one[i].cls))
 			return p[one[i].part];

@@ -446,9 +446,10 @@ static void json_acct(FILE *f, const char *name, const struct acct *a, int final
  * a timer, or (busy loop, residue) unknown. They add up to the wall time. */
 /* The contract's part of a mechanism's class. */
 static const char *const part_names[] = {
-    "gpu_wait",	 "api",		 "call_preempted", "host_cpu", "preempted",    "io_wait",
-    "task_wait", "sleep",	 "fault",	   "unknown",  "throttled",    "file_io",
-    "cold_read", "mem_pressure", "lock_wait",	   "gil_wait", "backpressure", "net_wait"};
+    "gpu_wait",	 "api",		 "call_preempted", "host_cpu",	   "preempted",
+    "io_wait",	 "task_wait",	 "sleep",	   "fault",	   "unknown",
+    "throttled", "file_io",	 "cold_read",	   "mem_pressure", "lock_wait",
+    "gil_wait",	 "backpressure", "net_wait",	   "stopped"};
 enum {
 	P_GPU,
 	P_API,
@@ -468,6 +469,7 @@ enum {
 	P_GIL,
 	P_FULL,
 	P_NET,
+	P_STOP,
 	P_N
 };
 
@@ -479,7 +481,7 @@ static int class_part(const char *cls)
 	} m[] = {{"lock_wait", P_LOCK}, {"loader_wait", P_TASK},  {"backpressure", P_FULL},
 		 {"net_wait", P_NET},	{"timer_sleep", P_SLEEP}, {"file_io", P_FILE},
 		 {"cold_read", P_COLD}, {"page_faults", P_FAULT}, {"memory_pressure", P_MEM},
-		 {"gil_wait", P_GIL}};
+		 {"gil_wait", P_GIL},	{"stopped", P_STOP}};
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (!strcmp(cls, m[i].cls))
 			return m[i].part;

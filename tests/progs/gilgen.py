@@ -200,7 +200,7 @@ def main():
     parts = {p: 0 for p in ("gpu_wait", "api", "call_preempted", "host_cpu", "preempted",
                             "io_wait", "task_wait", "sleep", "fault", "unknown", "throttled",
                             "file_io", "cold_read", "mem_pressure", "lock_wait", "gil_wait",
-                            "backpressure", "net_wait")}
+                            "backpressure", "net_wait", "stopped")}
     parts.update(gpu_wait=S.cpu, api=L.cpu, call_preempted=L.pre + S.pre,
                  host_cpu=H.cpu + res.cpu + setup.cpu, preempted=H.pre + res.pre + setup.pre,
                  gil_wait=gil, sleep=setup.off)

@@ -46,6 +46,7 @@ MECH_CLASS = {
     "file-dread": "file_io", "file-cread": "file_io", "cold-seq": "cold_read",
     "cold-rand": "cold_read", "fault-malloc": "page_faults", "fault-dontneed": "page_faults",
     "mem-swap": "memory_pressure", "mem-shm": "memory_pressure", "mem-thrash": "memory_pressure",
+    "stop-signal": "stopped", "stop-ptrace": "stopped",
 }
 
 
@@ -208,7 +209,8 @@ def _mechanisms():
                          ("paced-sigwait", (30,)), ("paced-sigsuspend", (30,)),
                          ("file-bigwrite", (20, 50)), ("file-dread", (30,)),
                          ("file-cread", (40,)), ("cold-seq", (30, 60)), ("cold-rand", (30,)),
-                         ("fault-malloc", (20, 50)), ("fault-dontneed", (30,))):
+                         ("fault-malloc", (20, 50)), ("fault-dontneed", (30,)),
+                         ("stop-signal", (15, 40)), ("stop-ptrace", (15, 40))):
         for f in shares:
             m(f"{mech}-{f}", [MECH_CLASS[mech]], mech=[(mech, f / 100)],
               quick=(mech, f) in (("lock-mutex", 30), ("file-bigwrite", 50)))

@@ -18,17 +18,17 @@ import sys
 CLASSES = ["cpu_contention", "loader_wait", "block_io", "host_work", "timer_sleep", "gpu_bound",
            "sync_storm", "copy_dominated", "alloc_spikes", "memory_pressure", "cold_start",
            "cpu_quota", "file_io", "cold_read", "lock_wait", "gil_wait", "backpressure",
-           "net_wait", "page_faults", "slow_burst"]
+           "net_wait", "page_faults", "slow_burst", "stopped"]
 SEV = {"INFO": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 PARTS = ["gpu_wait", "api", "call_preempted", "host_cpu", "preempted", "io_wait", "task_wait",
          "sleep", "fault", "unknown", "throttled", "file_io", "cold_read", "mem_pressure",
-         "lock_wait", "gil_wait", "backpressure", "net_wait"]
+         "lock_wait", "gil_wait", "backpressure", "net_wait", "stopped"]
 # The part each class of the kernel's evidence is (the workload measures it
 # by its mechanisms' rules: tests/sweep/README.md).
 PART_OF = {"loader_wait": "task_wait", "timer_sleep": "sleep", "file_io": "file_io",
            "cold_read": "cold_read", "memory_pressure": "mem_pressure", "lock_wait": "lock_wait",
            "gil_wait": "gil_wait", "backpressure": "backpressure", "net_wait": "net_wait",
-           "page_faults": "fault", "cpu_quota": "throttled"}
+           "page_faults": "fault", "cpu_quota": "throttled", "stopped": "stopped"}
 # States that are no incident (INFO): the top chain only when no other cause
 # reaches LOW.
 INFO_CLASSES = {"gpu_bound", "timer_sleep"}
@@ -97,7 +97,7 @@ def truth_causes(t):
             "alloc_spikes": nopre("alloc") / W,
         }
         for cls, part in PART_OF.items():
-            out[cls] = p[part] / W
+            out[cls] = p.get(part, 0) / W  # "stopped" since 2026-11-28
         return out
     cuda = nopre("launch") + nopre("sync")
     gpu = min(t["gpu"]["work_ns"], cuda)
@@ -299,6 +299,16 @@ def check_culprit(r, c, t, disturbed):
         want = helper_threads(t, {"holder", "locker", "consumer", "pybusy"})
         return r.add(want.get(ctid or cp) == cc and cp in (pid, ctid or cp),
                      f"culprit thread {cc} (tid {ctid}) of [{cp}] is one of {sorted(want.items())}")
+    if cls == "stopped":
+        # the process that let it go on: the stopper's SIGCONT, the tracer
+        # and the words say how: a tracer's ptrace stops, or signals
+        want = helper_threads(t, {"stopper", "tracer"})
+        how = {"stop-signal": "stopped by signals", "stop-ptrace": "stopped by a tracer"}
+        words = [how[m["name"]] for m in t.get("mechs", []) if m["name"] in how]
+        said = c.get("summary", "")
+        return r.add(want.get(cp) == cc and not ctid and any(said.startswith(w) for w in words),
+                     f"culprit {cc}[{cp}] is the process that stopped it {sorted(want.items())}, "
+                     f"worded {words}: {said[:60]}")
     if cls == "net_wait":
         ports = [m["port"] for m in t.get("mechs", []) if m.get("port")]
         text = chain_text(c)

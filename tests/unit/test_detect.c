@@ -108,10 +108,13 @@ static const struct expect cases[] = {
     {SYNTH_FILE_IO, IG_SEV_HIGH, "40% of its time in file reads, writes and syncs (device 259:1)"},
     {SYNTH_COLD_READ, IG_SEV_HIGH, "30% of its time in page faults reading a mapped file"},
     {SYNTH_PAGE_FAULTS, IG_SEV_HIGH, "30% of its time faulting in fresh memory"},
+    {SYNTH_STOPPED, IG_SEV_HIGH,
+     "stopped by signals: python3[4821] stopped 30% of its time (SIGSTOP) until cpulimit[2200]"},
 };
 
 /* The evidence only the class's own stream can show. */
-static void class_checks(int sc, const struct ig_chain *c, const struct synth_truth *t)
+static void class_checks(int sc, const struct ig_model *m, const struct ig_chain *c,
+			 const struct synth_truth *t)
 {
 	const char *n = synth_name(sc);
 	switch (sc) {
@@ -202,6 +205,12 @@ static void class_checks(int sc, const struct ig_chain *c, const struct synth_tr
 	case SYNTH_PAGE_FAULTS:
 		CHECK(strstr(c->recs[1], "MALLOC_MMAP_THRESHOLD_") != NULL);
 		break;
+	case SYNTH_STOPPED: /* not the nanosleep it was stopped in: no sleep chain */
+		CHECK(strstr(c->recs[0], "ps -o pid,args -p 2200") != NULL);
+		CHECKF(strstr(c->recs[1], ": kill 2200; kill -CONT 4821") != NULL, "%s",
+		       c->recs[1]);
+		CHECK(!find(m, IG_CC_TIMER_SLEEP));
+		break;
 	}
 }
 
@@ -240,7 +249,7 @@ static void check_top(const struct expect *x, const struct ig_model *m, const st
 	CHECK(c->explanation[0] && c->nrecs >= 1 && c->nevidence >= 3 && c->ntimeline >= 1);
 	CHECK(!strncmp(c->id_str, "chain-", 6));
 	CHECK(t->unconfirmed || !c->lacking[0]);
-	class_checks(x->sc, c, t);
+	class_checks(x->sc, m, c, t);
 }
 
 static void test_causes(void)

@@ -24,6 +24,8 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -350,6 +352,64 @@ static void main_child(struct mst *m)
 	}
 	if (waitpid(pid, NULL, 0) != pid)
 		die("waitpid");
+}
+
+/* ---- stopped by another process ------------------------------------------------ */
+
+/* A helper process stops the whole feeder process for us and lets it go
+ * on, while the feeder spins in request() between calls: with SIGSTOP
+ * and SIGCONT, as a CPU limiter (cpulimit) or a job control does; or as
+ * its tracer (PTRACE_SEIZE once, then PTRACE_INTERRUPT and PTRACE_CONT),
+ * as strace or a debugger stops it. It answers only once the feeder runs
+ * again. */
+static void stop_once(struct mst *m, pid_t feeder)
+{
+	int st;
+	if (!strcmp(m->d->name, "stop-signal")) {
+		kill(feeder, SIGSTOP);
+		sleep_until(now_ns() + m->us * 1000);
+		kill(feeder, SIGCONT);
+		return;
+	}
+	ptrace(PTRACE_INTERRUPT, feeder, 0, 0);
+	while (waitpid(feeder, &st, __WALL) == feeder && WIFSTOPPED(st) &&
+	       st >> 16 != PTRACE_EVENT_STOP) /* a signal's stop: deliver it */
+		ptrace(PTRACE_CONT, feeder, 0, (void *)(long)WSTOPSIG(st));
+	sleep_until(now_ns() + m->us * 1000);
+	ptrace(PTRACE_CONT, feeder, 0, 0);
+}
+
+static int setup_stop(struct mst *m)
+{
+	pid_t feeder = getpid(), pid;
+	int tracer = !strcmp(m->d->name, "stop-ptrace");
+	if ((pid = spawn(tracer ? "tracer" : "stopper", (int)(m - mech), m->env.helper_cpu)) == 0) {
+		if (tracer && ptrace(PTRACE_SEIZE, feeder, 0, 0))
+			die("PTRACE_SEIZE");
+		for (;;) {
+			/* a tracer lets the signals the feeder gets between its
+			 * requests go on (a tracee stops at each) */
+			while (!atomic_load(&m->sh->req)) {
+				int st;
+				if (tracer && waitpid(feeder, &st, __WALL | WNOHANG) == feeder &&
+				    WIFSTOPPED(st))
+					ptrace(PTRACE_CONT, feeder, 0,
+					       (void *)(long)(st >> 16 ? 0 : WSTOPSIG(st)));
+				usleep(50);
+			}
+			atomic_store(&m->sh->req, 0);
+			stop_once(m, feeder);
+			atomic_store(&m->sh->ack, 1);
+		}
+	}
+	if (tracer) /* Yama's ptrace_scope 1: a child may trace us when we say so */
+		prctl(PR_SET_PTRACER, pid, 0, 0, 0);
+	return 0;
+}
+
+static void main_stop(struct mst *m)
+{
+	request(m->sh); /* stopped while it spins, on until the helper answers */
 }
 
 /* The consumer drains what the feeder wrote, us after it was asked to. */
@@ -727,6 +787,8 @@ static const struct mdef defs[] = {
     {"input-eventfd", "loader_wait", MR_OFF, NULL, setup_input, main_input, NULL},
     {"child-fork", "loader_wait", MR_OFF, NULL, setup_child, main_child, NULL},
     {"child-spawn", "loader_wait", MR_OFF, NULL, setup_child, main_child, NULL},
+    {"stop-signal", "stopped", MR_OFF, NULL, setup_stop, main_stop, NULL},
+    {"stop-ptrace", "stopped", MR_OFF, NULL, setup_stop, main_stop, NULL},
     {"full-pipe", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
     {"full-unix", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
     {"net-tcp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
