@@ -89,11 +89,13 @@ static void words_signal(struct ctx *x, const struct cause *c, struct finding *f
 	if (c->culprit_pid && !c->culprit_self) {
 		detect_put(cmd, sizeof(cmd), "ps -o pid,args -p %u", c->culprit_pid);
 		detect_rec_cmd(f, cmd, "See what stops and continues it");
+		/* the SIGCONT a second after the stopper is told to end: until it
+		 * has, it may stop the process once more */
 		if (is_shell(c->culprit_comm))
 			detect_put(cmd, sizeof(cmd), "kill -CONT %u", x->p->pid);
 		else
-			detect_put(cmd, sizeof(cmd), "kill %u; kill -CONT %u", c->culprit_pid,
-				   x->p->pid);
+			detect_put(cmd, sizeof(cmd), "kill %u; sleep 1; kill -CONT %u",
+				   c->culprit_pid, x->p->pid);
 		detect_rec_cmd(f, cmd,
 			       is_shell(c->culprit_comm)
 				   ? "A job suspended in that shell (fg or bg there), or let %s run on"

@@ -207,7 +207,7 @@ static void class_checks(int sc, const struct ig_model *m, const struct ig_chain
 		break;
 	case SYNTH_STOPPED: /* not the nanosleep it was stopped in: no sleep chain */
 		CHECK(strstr(c->recs[0], "ps -o pid,args -p 2200") != NULL);
-		CHECKF(strstr(c->recs[1], ": kill 2200; kill -CONT 4821") != NULL, "%s",
+		CHECKF(strstr(c->recs[1], ": kill 2200; sleep 1; kill -CONT 4821") != NULL, "%s",
 		       c->recs[1]);
 		CHECK(!find(m, IG_CC_TIMER_SLEEP));
 		break;
