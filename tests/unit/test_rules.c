@@ -909,6 +909,53 @@ static void test_mechanism_words(void)
 	}
 }
 
+/* A stopped feeder: worded by how it was stopped most, its advice fits the
+ * stopper (a shell's job control is not a program to end), and ingero-top's
+ * own holds are never a culprit. */
+static void test_stop_words(void)
+{
+	static const struct {
+		int kind;
+		const char *comm, *want, *cmd;
+	} k[] = {
+	    {IG_STOP_SIGNAL, "cpulimit", "stopped by signals: train[",
+	     ": kill 7700; sleep 1; kill -CONT 4821"},
+	    {IG_STOP_SIGNAL, "bash", "until bash[7700] continued it", ": kill -CONT 4821"},
+	    {IG_STOP_TRACED, "strace", "stopped by a tracer: strace[7700] held train[",
+	     ": kill 7700"},
+	    {IG_STOP_FROZEN, "dockerd", "frozen by its cgroup: train[", ": cat /proc/4821/cgroup"},
+	    {IG_STOP_SIGNAL, "ingero-top-hold", NULL, NULL},
+	};
+	for (int i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		double share[IG_PART_MAX] = {0};
+		share[IG_PART_STOPPED] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.stoppers[0], 7700, k[i].comm, 1.0);
+		fx.p.stoppers[0].aux = 7700;
+		fx.p.nstoppers = 1;
+		fx.p.stop_kind = k[i].kind;
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, IG_CC_STOPPED);
+		if (!k[i].want) {
+			CHECKF(!c, "%d: a hold of the tracer's is no chain: %s", i,
+			       c ? c->summary : "");
+			detect_free(d);
+			continue;
+		}
+		CHECKF(c && strstr(c->summary, k[i].want), "%d: want \"%s\": %s", i, k[i].want,
+		       c ? c->summary : "no chain");
+		int cmd = 0;
+		for (int r = 0; c && r < c->nrecs; r++)
+			cmd |=
+			    strlen(c->recs[r]) > strlen(k[i].cmd) &&
+			    !strcmp(c->recs[r] + strlen(c->recs[r]) - strlen(k[i].cmd), k[i].cmd);
+		CHECKF(cmd, "%d: a recommendation ends with \"%s\"", i, k[i].cmd);
+		CHECK(c && c->culprit_pid == 7700 && c->severity == IG_SEV_HIGH);
+		detect_free(d);
+	}
+}
+
 /* ingero-top as a culprit is named as the tracer, with the CPU it used. */
 static void test_tracer_named(void)
 {
@@ -955,5 +1002,6 @@ int main(void)
 	test_lock_words();
 	test_task_words();
 	test_mechanism_words();
+	test_stop_words();
 	return check_done("test_rules");
 }
