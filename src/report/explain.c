@@ -165,14 +165,14 @@ static int cmp_proof(const void *a, const void *b)
 }
 
 /* Whether an off-CPU interval of the chain's thread proves its class: a
- * preemption for CPU contention (in a call or between), else an interval
- * between calls counted in the class's part. */
+ * preemption for CPU contention (in a call or between), a stop (in a call
+ * or between), else an interval between calls counted in the class's part. */
 static int proves(int cls, const struct ig_offcpu_rec *r)
 {
 	if (cls == IG_CC_CPU_CONTENTION)
 		return r->state == IG_OFF_PREEMPTED && !(r->flags & IG_F_THROTTLED);
 	int part = detect_class_part(cls);
-	return part >= 0 && !r->in_call && r->part == part;
+	return part >= 0 && (!r->in_call || part == IG_PART_STOPPED) && r->part == part;
 }
 
 static int cmp_off(const void *a, const void *b)
@@ -205,9 +205,12 @@ static int proof_offcpu(const struct explain_in *in, const struct ig_chain *c, s
 	for (int i = 0; i < m && n < 3; i++, n++) {
 		char d[24], who[64] = "", why[128];
 		fmt_ns(d, sizeof(d), r[i].dur_ns);
+		int stop = r[i].part == IG_PART_STOPPED;
 		if (r[i].other_pid)
 			snprintf(who, sizeof(who), " %s %.16s[%u]",
-				 r[i].state == IG_OFF_PREEMPTED ? "by" : "woken by",
+				 r[i].state == IG_OFF_PREEMPTED ? "by"
+				 : stop				? "let go on by"
+								: "woken by",
 				 r[i].other_comm, r[i].other_pid);
 		ig_wait_text(why, sizeof(why), r[i].flags, r[i].wait);
 		p[n].ts = r[i].ts_ns;
@@ -217,8 +220,9 @@ static int proof_offcpu(const struct explain_in *in, const struct ig_chain *c, s
 				 r[i].in_call ? "inside a CUDA call" : "between calls", r[i].cpu,
 				 who, why[0] ? ": " : "", why);
 		else if (r[i].state == IG_OFF_BLOCKED)
-			put_text(p[n].text, sizeof(p[n].text),
-				 "tid %u asleep %s between calls%s%s%s", c->tid, d, who,
+			put_text(p[n].text, sizeof(p[n].text), "tid %u %s %s %s%s%s%s", c->tid,
+				 stop ? "stopped" : "asleep", d,
+				 r[i].in_call ? "inside a CUDA call" : "between calls", who,
 				 why[0] ? ": " : "", why);
 		else
 			snprintf(p[n].text, sizeof(p[n].text),
