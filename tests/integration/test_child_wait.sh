@@ -18,17 +18,11 @@ need_root
 pick_cpus 2
 for m in child-fork child-spawn input-unix; do
 	mech_run "$m:3000"
-	python3 - "$TMP/$m.json" "$TMP/$m.truth" "$m" >>"$TMP/check.txt" <<'PY'
-import json, sys
-s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-t = json.load(open(sys.argv[2]))
-m = sys.argv[3]
-mech = t["mechs"][0]
-share = mech["off_ns"] / t["wall_ns"]
+	PYTHONPATH=$ROOT/tests/integration python3 - "$TMP/$m.json" "$TMP/$m.truth" "$m" \
+		>>"$TMP/check.txt" <<'PY'
+from mech_case import s, t, m, share, check
 c = [x for x in s["chains"] if x["pid"] == t["pid"]]
 top = c[0] if c else None
-out = []
-def check(ok, what): out.append(("ok   " if ok else "FAIL ") + f"{m}: {what}")
 check(top is not None and top["class"] == "loader_wait",
       f"the top chain is loader_wait: {top and (top['class'], top['summary'])}")
 summary = top["summary"] if top else ""
@@ -48,7 +42,6 @@ else:
           any(r.endswith(f"strace -f -qq -e trace=execve -e signal=none -p {t['pid']}")
               for r in recs),
           f"advice: start it without waiting, strace its pid: {recs}")
-print("\n".join(out))
 PY
 done
 

@@ -14,16 +14,11 @@ need_root
 pick_cpus 2
 for m in paced-sigwait paced-sigsuspend; do
 	mech_run "$m:3000"
-	python3 - "$TMP/$m.json" "$TMP/$m.truth" "$m" >>"$TMP/check.txt" <<'PY'
-import json, sys
-s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-t = json.load(open(sys.argv[2]))
-m = sys.argv[3]
-share = t["mechs"][0]["off_ns"] / t["wall_ns"]
+	PYTHONPATH=$ROOT/tests/integration python3 - "$TMP/$m.json" "$TMP/$m.truth" "$m" \
+		>>"$TMP/check.txt" <<'PY'
+from mech_case import s, t, m, share, check
 mine = {x["class"]: x for x in s["chains"] if x["pid"] == t["pid"]}
 c = mine.get("timer_sleep")
-out = []
-def check(ok, what): out.append(("ok   " if ok else "FAIL ") + f"{m}: {what}")
 check(c is not None and "(waits for a timer's signal)" in c["summary"],
       f"a timer_sleep chain says a timer's signal: {c and c['summary']}")
 check(c is not None and abs(c["impact"] - share) <= 0.07,
@@ -31,7 +26,6 @@ check(c is not None and abs(c["impact"] - share) <= 0.07,
 check(c is not None and c.get("stack_id") and c.get("call_site"),
       f"with a call site: {c and c.get('call_site')}")
 check("offcpu_wait" not in mine, f"no off-CPU wait of unknown reason: {sorted(mine)}")
-print("\n".join(out))
 PY
 done
 cat "$TMP/check.txt"

@@ -18,17 +18,12 @@ need_root
 pick_cpus 2
 for m in stop-signal stop-ptrace; do
 	mech_run "$m:3000"
-	python3 - "$TMP/$m.json" "$TMP/$m.truth" "$m" >>"$TMP/check.txt" <<'PY'
-import json, sys
-s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-t = json.load(open(sys.argv[2]))
-m = sys.argv[3]
-share = t["mechs"][0]["off_ns"] / t["wall_ns"]
+	PYTHONPATH=$ROOT/tests/integration python3 - "$TMP/$m.json" "$TMP/$m.truth" "$m" \
+		>>"$TMP/check.txt" <<'PY'
+from mech_case import s, t, m, share, check
 helper = [h for h in t["helpers"] if h["role"] in ("stopper", "tracer")][0]
 c = [x for x in s["chains"] if x["pid"] == t["pid"]]
 top = c[0] if c else None
-out = []
-def check(ok, what): out.append(("ok   " if ok else "FAIL ") + f"{m}: {what}")
 check(top is not None and top["class"] == "stopped",
       f"the top chain is stopped: {top and (top['class'], top['summary'])}")
 summary = top["summary"] if top else ""
@@ -47,7 +42,6 @@ recs = top["recommendations"] if top else []
 cmd = (f"kill {helper['pid']}; sleep 1; kill -CONT {t['pid']}" if m == "stop-signal"
        else f"kill {helper['pid']}")
 check(any(r.endswith(": " + cmd) for r in recs), f"advice ends with '{cmd}': {recs}")
-print("\n".join(out))
 PY
 done
 
