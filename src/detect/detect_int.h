@@ -54,6 +54,7 @@ struct cause {
 	uint32_t culprit_pid; /* 0: none named */
 	char culprit_comm[16];
 	uint32_t culprit_tid; /* a thread named (its process in culprit_pid), 0 none */
+	uint32_t culprit_policy; /* a preemptor's scheduling policy (IG_POLICY_*), 0 unknown */
 	double culprit_share;	/* of the cause's time that the culprit explains */
 	int culprit_self;	/* the culprit is the process itself (its other threads) */
 	int unconfirmed;	/* the source lacks what would confirm it */

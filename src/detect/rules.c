@@ -269,8 +269,10 @@ static void time_causes(struct ctx *x)
 		const struct ig_culprit *k;
 		switch (tc->who) {
 		case WHO_PREEMPTOR:
-			if (p->npreemptors)
+			if (p->npreemptors) {
 				set_culprit(&c, x, &p->preemptors[0]);
+				c.culprit_policy = p->preemptors[0].aux;
+			}
 			preempted_tail(x, &c);
 			named = c.culprit_pid != 0;
 			confirmed = split;

@@ -186,17 +186,45 @@ static void tail_words(const struct cause *c, char *b, size_t n)
 
 /* --- CPU contention and data-loader waits: a named other task ------------- */
 
+/* A real-time preemptor (SCHED_FIFO, SCHED_RR) runs before every ordinary
+ * task whenever it wants: nice and a CFS quota do not hold it, changing
+ * its policy does. */
+static void words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn)
+{
+	char cmd[96], pn[40];
+	detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", c->culprit_pid);
+	detect_rec_cmd(f, cmd,
+		       "Make %s an ordinary task, all its threads (nice does not lower a "
+		       "real-time one)",
+		       cn);
+	detect_put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
+	detect_rec_cmd(f, cmd,
+		       "Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
+	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
+	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
+		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+	detect_rec(f,
+		   "Or give %s cores of its own (a cpuset): neither nice nor a CPU quota holds a "
+		   "real-time task",
+		   cn);
+}
+
 static void detect_words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 {
-	char fn[64], cn[112], tw[128], pct[16];
+	char fn[64], cn[112], tw[128], pct[16], rt[40] = "";
 	detect_feeder_name(x, fn, sizeof(fn));
 	culprit_name(x, c, cn, sizeof(cn));
 	tail_words(c, tw, sizeof(tw));
 	fmt_pct(pct, sizeof(pct), c->impact);
+	int is_rt = c->culprit_pid && IG_POLICY_RT(c->culprit_policy);
+	if (is_rt)
+		detect_put(rt, sizeof(rt), " (real-time: %s %d)",
+			   IG_POLICY_OF(c->culprit_policy) == 1 ? "SCHED_FIFO" : "SCHED_RR",
+			   IG_POLICY_RTPRIO(c->culprit_policy));
 	if (c->culprit_pid)
 		detect_put(f->c.summary, sizeof(f->c.summary),
-			   "CPU contention by %s: %s runnable but not running %s of its time%s", cn,
-			   fn, pct, tw);
+			   "CPU contention by %s%s: %s runnable but not running %s of its time%s",
+			   cn, rt, fn, pct, tw);
 	else
 		detect_put(f->c.summary, sizeof(f->c.summary),
 			   "CPU contention: %s runnable but not running %s of its time%s", fn, pct,
@@ -212,6 +240,12 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 	    c->culprit_pid ? cn : "");
 	if (c->culprit_pid)
 		detect_ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
+	if (is_rt && !c->culprit_self) {
+		words_cpu_rt(x, c, f, cn);
+		if (c->tail)
+			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
+		return;
+	}
 	if (c->culprit_pid && !c->culprit_self) {
 		/* every thread: renice -p and taskset -p without -a change one
 		 * task (the pid's own), not the threads that do the work */

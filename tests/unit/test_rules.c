@@ -672,6 +672,26 @@ static void test_contention_advice(void)
 		       "%s", c->recs[i]);
 	CHECK(c != NULL);
 	detect_free(d);
+	/* a real-time culprit: nice does not lower it, its policy is changed */
+	for (int pol = 1; pol <= 2; pol++) {
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.preemptors[0], 2231, "rt-hog", 0.9);
+		fx.p.preemptors[0].aux = 1u << 16 | 50u << 8 | (unsigned)pol;
+		fx.p.npreemptors = 1;
+		d = judge(&fx);
+		c = active(d, IG_CC_CPU_CONTENTION);
+		CHECKF(c && strstr(c->summary, pol == 1 ? "rt-hog[2231] (real-time: SCHED_FIFO 50):"
+							: "rt-hog[2231] (real-time: SCHED_RR 50):"),
+		       "%s", c ? c->summary : "no chain");
+		const char *rt[] = {"chrt -a -o -p 0 2231", "chrt -a --idle -p 0 2231", taskset};
+		for (size_t i = 0; c && i < sizeof(rt) / sizeof(rt[0]); i++) {
+			const char *r = rec_with(c, rt[i]);
+			CHECKF(r && ends_with_cmd(r, rt[i]), "no recommendation ending in '%s'",
+			       rt[i]);
+		}
+		CHECK(c && !rec_with(c, "renice"));
+		detect_free(d);
+	}
 	/* a long cgroup path: the text is cut, the command whole */
 	fixture_init(&fx, T0, (double[IG_PART_MAX]){[IG_PART_THROTTLED] = 0.40});
 	fx.p.parts.waits_seen = 1;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# needs: root
+# A real-time task (SCHED_FIFO, SCHED_RR) that takes the feeder's CPU is not
+# lowered by nice: the contention chain says it is real-time and its advice
+# changes its policy instead (docs/detection.md, "Advice you can paste").
+# For each of the two policies: ig-hog, two busy threads started under chrt,
+# on the workload's CPU (the kernel's RT throttling leaves the workload 5 %
+# of it); the live chain names it "(real-time: SCHED_FIFO 5)" and
+# recommends no renice; its "chrt -a -o -p 0" command, pasted, makes every
+# hog thread an ordinary one (policy 0), and the workload gets its share of
+# the CPU back (a third, with two busy threads beside it; at least 15 %).
+. "$(dirname "$0")/lib.sh"
+need_root
+pick_cpus 2
+command -v chrt >/dev/null || { echo "skip: needs chrt (util-linux)"; exit 77; }
+A=${CPUS[0]} H=${CPUS[1]}
+# this script and what it starts stay off the hogs' CPU: a shell there would
+# get 5 % of it while they are real-time
+taskset -pc "$A" $$ >/dev/null
+policy_of() { awk '{ sub(/.*\) /, ""); print $39 }' "/proc/$1/task/$2/stat"; } # field 41
+cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }      # utime + stime
+for pol in fifo rr; do
+	name=SCHED_${pol^^}
+	chrt "--$pol" 5 "$HOG" --threads 2 --cpu "$H" --seconds 120 &
+	hog=$!
+	SHIM_LAUNCH_US=200 "$WL" --cpu "$H" --threads 1 --iters 100000000 --kernels 10 \
+		--kernel-us 100 --sync-every 1 >/dev/null &
+	wl=$!
+	cleanup_hooks+=("kill $hog $wl 2>/dev/null")
+	wait_until 10 test "$(ls "/proc/$hog/task" | wc -l)" = 2 || bad "$pol: ig-hog has not 2 threads"
+	out=$TMP/$pol.json
+	taskset -c "$A" "$IG" --pid "$wl" --batch --json -n 60 >"$out" 2>"$TMP/$pol.err" &
+	ig=$!
+	cleanup_hooks+=("kill $ig 2>/dev/null")
+	want="ig-hog[$hog] (real-time: $name 5)"
+	wait_until 60 grep -qF "CPU contention by $want" "$out" || bad "$pol: no chain naming $want"
+	kill "$ig"
+	wait "$ig" 2>/dev/null
+	python3 - "$out" "$hog" >"$TMP/$pol.recs" <<'PY'
+import json, sys
+path, hog = sys.argv[1], sys.argv[2]
+recs = []
+for line in open(path):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    for c in o.get("chains", []):
+        if c["class"] == "cpu_contention" and f"ig-hog[{hog}]" in c["summary"]:
+            recs = c["recommendations"]
+print("\n".join(recs))
+PY
+	sed 's/^/     /' "$TMP/$pol.recs"
+	grep -q "renice" "$TMP/$pol.recs" && bad "$pol: renice recommended for a real-time task"
+	cmd=$(sed -n "s/.*: \(chrt -a -o -p 0 $hog\)$/\1/p" "$TMP/$pol.recs")
+	expect_eq "$pol: the command to make it ordinary" "$cmd" "chrt -a -o -p 0 $hog"
+	for t in $(ls "/proc/$hog/task"); do
+		expect_eq "$pol: ig-hog thread $t policy before" "$(policy_of "$hog" "$t")" "$([ $pol = fifo ] && echo 1 || echo 2)"
+	done
+	bash -c "$cmd" || bad "$pol: '$cmd' failed"
+	for t in $(ls "/proc/$hog/task"); do
+		expect_eq "$pol: ig-hog thread $t policy after (0: SCHED_OTHER)" "$(policy_of "$hog" "$t")" 0
+	done
+	# the workload's CPU share over 2 s of its CPU time: a third, beside two
+	# busy threads (at most 5 % while they were real-time)
+	t0=$(cpu_ticks "$wl") s0=$(awk '{ print $1 }' /proc/uptime)
+	sleep 2
+	t1=$(cpu_ticks "$wl") s1=$(awk '{ print $1 }' /proc/uptime)
+	hz=$(getconf CLK_TCK)
+	share=$(awk -v a="$t0" -v b="$t1" -v x="$s0" -v y="$s1" -v hz="$hz" 'BEGIN { printf "%.0f", (b - a) / hz / (y - x) * 100 }')
+	[ "$share" -ge 15 ] && ok "$pol: the workload runs again: $share % of its CPU" ||
+		bad "$pol: the workload got $share % of its CPU after the paste"
+	kill "$hog" "$wl" 2>/dev/null
+	wait "$hog" "$wl" 2>/dev/null
+done
+finish
