@@ -87,7 +87,9 @@ enum igb_state { IGB_PREEMPTED = 1, IGB_BLOCKED = 2 };
  * and of a preempted one: IGB_F_THROTTLED when the CPU quota of its cgroup
  * had run out; arg1 the scheduling policy of other_pid's task when it is
  * the one that took the CPU at the switch (IGB_POLICY: a real-time task
- * is not lowered by nice), 0 unknown. */
+ * is not lowered by nice), 0 unknown, and in its high half the thread's
+ * own (IGB_POLICY with nice + 20 for the priority: a thread at nice 19
+ * gets little beside any ordinary task). */
 #define IGB_POLICY(policy, rtprio) (1u << 16 | ((__u32)(rtprio)&0xff) << 8 | ((__u32)(policy)&0xff))
 #define IGB_F_THROTTLED 0x20 /* preempted because its cgroup's CPU quota ran out */
 #define IGB_F_RECLAIM 0x40   /* it slept during direct memory reclaim */

@@ -140,7 +140,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		BPF_CORE_READ_STR_INTO(&st->off_comm, next, comm);
 		/* off_wait is the blocked intervals' (wait_detail): free here */
 		st->off_wait =
-		    IGB_POLICY(BPF_CORE_READ(next, policy), BPF_CORE_READ(next, rt_priority));
+		    IGB_POLICY(BPF_CORE_READ(next, policy), BPF_CORE_READ(next, rt_priority)) |
+		    (__u64)IGB_POLICY(BPF_CORE_READ(prev, policy),
+				      BPF_CORE_READ(prev, static_prio) - 100)
+			<< 32;
 		if (waits_on && throttled(prev))
 			st->off_flags |= IGB_F_THROTTLED;
 	} else {
@@ -259,8 +262,9 @@ static __always_inline void on_switch(void *ctx, struct task_struct *prev, struc
 	__builtin_memcpy(e->other_comm, ocomm, IGB_COMM_LEN);
 	/* who held the CPU while the woken thread waited for it */
 	e->arg0 = state == IGB_BLOCKED && preempt_ns ? (longest ? longest : prev_tgid) : 0;
-	if (state == IGB_PREEMPTED && other == st->off_other)
-		e->arg1 = st->off_wait; /* its policy: the task named took the CPU */
+	if (state == IGB_PREEMPTED) /* the policies: the preemptor's if it is named */
+		e->arg1 = (st->off_wait & ~0xffffffffull) |
+			  (other == st->off_other ? (__u32)st->off_wait : 0);
 	if (state == IGB_BLOCKED && (st->off_flags & IGB_F_DETAIL)) {
 		e->arg1 = st->off_wait | (__u64)st->off_waker << 32;
 		e->arg0 |= (__u64)(__u32)st->off_how << 32; /* in the scheduler's text */

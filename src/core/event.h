@@ -71,12 +71,15 @@ enum ig_copy_dir {
 #define IG_F_DETAIL 0x80    /* arg1, arg2 say what it waited in (core/waits.h) */
 #define IG_F_GIL 0x100	    /* a futex wait on CPython's GIL */
 
-/* The scheduling policy of a preempted interval's preemptor (its arg1):
- * known, SCHED_* (1 FIFO, 2 RR: real-time), real-time priority. */
+/* The scheduling policy of a preempted interval's preemptor (the low half
+ * of its arg1): known, SCHED_* (1 FIFO, 2 RR: real-time, 3 BATCH, 5 IDLE),
+ * real-time priority; the high half is the thread's own, with nice + 20
+ * for the priority (IG_POLICY_NICE). */
 #define IG_POLICY_KNOWN(w) ((int)(((w) >> 16) & 1))
 #define IG_POLICY_OF(w) ((int)((w)&0xff))
 #define IG_POLICY_RTPRIO(w) ((int)(((w) >> 8) & 0xff))
 #define IG_POLICY_RT(w) (IG_POLICY_KNOWN(w) && (IG_POLICY_OF(w) == 1 || IG_POLICY_OF(w) == 2))
+#define IG_POLICY_NICE(w) (IG_POLICY_RTPRIO(w) - 20)
 
 struct ig_event {
 	uint64_t ts_ns;	 /* Unix ns: entry time for calls, switch-out for off-CPU */
@@ -94,7 +97,8 @@ struct ig_event {
 	uint64_t arg1;	 /* copy direction (enum ig_copy_dir); NCCL: type, op, peer
 			  * (core/ops.h); launch-ex: grid blocks << 16 | block threads;
 			  * a preempted interval: other_pid's scheduling policy
-			  * (IG_POLICY_*), 0 unknown */
+			  * (IG_POLICY_*), 0 unknown; the thread's own in the high
+			  * half */
 	uint64_t arg2;	 /* NCCL: the communicator (IG_NCCL_COMM, core/ops.h); else 0 */
 	uint64_t stream; /* CUDA stream handle, 0 = default stream; a blocked
 			  * interval's (IG_F_DETAIL) at a lock: the user stack id of the

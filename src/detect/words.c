@@ -186,6 +186,31 @@ static void tail_words(const struct cause *c, char *b, size_t n)
 
 /* --- CPU contention and data-loader waits: a named other task ------------- */
 
+/* The feeding threads run at a lowered priority (own: their IG_POLICY
+ * word): beside an ordinary task a thread at nice 19 gets about 1.5 % of
+ * a CPU (weights 15 and 1024), one under SCHED_IDLE less. Said first, with
+ * the command that gives it its priority back. */
+static void words_cpu_low(struct ctx *x, struct finding *f, uint32_t own)
+{
+	char cmd[96], pn[40];
+	detect_who(pn, sizeof(pn), x->p->comm, x->p->pid);
+	size_t n = strlen(f->c.explanation);
+	detect_put(f->c.explanation + n, sizeof(f->c.explanation) - n,
+		   " The feeding thread itself runs at a lowered priority (%s): beside an "
+		   "ordinary task the scheduler gives it a small fraction of the CPU.",
+		   IG_POLICY_OF(own) == 5 ? "SCHED_IDLE" : "a nice value above 0");
+	if (IG_POLICY_OF(own) == 5) {
+		detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", x->p->pid);
+		detect_rec_cmd(f, cmd, "Give %s, all its threads, the ordinary policy back", pn);
+	} else {
+		detect_put(cmd, sizeof(cmd), "renice 0 -p $(ls /proc/%u/task)", x->p->pid);
+		detect_rec_cmd(f, cmd,
+			       "Give %s, all its threads, the ordinary priority back (it "
+			       "runs at nice %d)",
+			       pn, IG_POLICY_NICE(own));
+	}
+}
+
 /* A real-time preemptor (SCHED_FIFO, SCHED_RR) runs before every ordinary
  * task whenever it wants: nice and a CFS quota do not hold it, changing
  * its policy does. */
@@ -221,10 +246,17 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 		detect_put(rt, sizeof(rt), " (real-time: %s %d)",
 			   IG_POLICY_OF(c->culprit_policy) == 1 ? "SCHED_FIFO" : "SCHED_RR",
 			   IG_POLICY_RTPRIO(c->culprit_policy));
+	/* the feeder's own priority lowered: nice above 0, or SCHED_IDLE */
+	char low[32] = "";
+	uint32_t own = x->p->feeder_sched;
+	if (IG_POLICY_KNOWN(own) && IG_POLICY_OF(own) == 5)
+		detect_put(low, sizeof(low), " (at SCHED_IDLE)");
+	else if (IG_POLICY_KNOWN(own) && !IG_POLICY_RT(own) && IG_POLICY_NICE(own) > 0)
+		detect_put(low, sizeof(low), " (at nice %d)", IG_POLICY_NICE(own));
 	if (c->culprit_pid)
 		detect_put(f->c.summary, sizeof(f->c.summary),
-			   "CPU contention by %s%s: %s runnable but not running %s of its time%s",
-			   cn, rt, fn, pct, tw);
+			   "CPU contention by %s%s: %s%s runnable but not running %s of its time%s",
+			   cn, rt, fn, low, pct, tw);
 	else
 		detect_put(f->c.summary, sizeof(f->c.summary),
 			   "CPU contention: %s runnable but not running %s of its time%s", fn, pct,
@@ -240,6 +272,8 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 	    c->culprit_pid ? cn : "");
 	if (c->culprit_pid)
 		detect_ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
+	if (low[0])
+		words_cpu_low(x, f, own);
 	if (is_rt && !c->culprit_self) {
 		words_cpu_rt(x, c, f, cn);
 		if (c->tail)

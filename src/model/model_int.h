@@ -119,6 +119,7 @@ struct proc {
 	struct ctab lock, gil, full, net;
 	struct ctab stop;      /* by thread: who let its stopped threads go on (in calls too) */
 	uint64_t stop_ns[3];   /* its feeders stopped, by IG_STOP_* (lifetime) */
+	uint32_t feed_sched;   /* its feeding threads' own policy, nice (IG_POLICY_*), latest */
 	uint32_t file_dev;     /* device of the file of its latest file wait */
 	struct ig_quota quota; /* window fields unused (the slices have them) */
 	/* where its feeding threads waited between calls, by time since the

@@ -507,6 +507,7 @@ static void proc_culprits(const struct ig_model *m, const struct proc *p, struct
 	o->ndrainers = ctab_top(m, &p->full, o->drainers, 4, 0);
 	o->npeers = ctab_top(m, &p->net, o->peers, 4, 0);
 	o->nstoppers = ctab_top(m, &p->stop, o->stoppers, 4, 0);
+	o->feeder_sched = p->feed_sched;
 	o->stop_kind = IG_STOP_SIGNAL;
 	for (int k = IG_STOP_TRACED; k <= IG_STOP_FROZEN; k++)
 		if (p->stop_ns[k] > p->stop_ns[o->stop_kind])

@@ -289,6 +289,8 @@ struct ig_proc_stats {
 	 * start), and the busiest of them (most calls, then CUDA time). */
 	struct ig_time_parts parts, life_parts;
 	uint32_t feeder_tid;
+	uint32_t
+	    feeder_sched; /* the feeding threads' own policy and nice (IG_POLICY_*), 0 unknown */
 	uint32_t io_dev; /* device (major << 20 | minor) of its last block I/O, 0 none */
 	/* The same since start/reset (threads evicted meanwhile are lost), for
 	 * --summary: feeding threads = those with CUDA calls since the start. */

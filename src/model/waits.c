@@ -399,6 +399,8 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 		return;
 	if (st == ST_BLK && !in && e->stack_id && t->first_call_ns)
 		wait_site(p, e, bw, main);
+	if (st == ST_PRE && (e->arg1 >> 32) && t->first_call_ns)
+		p->feed_sched = (uint32_t)(e->arg1 >> 32);
 	if (st == ST_PRE && e->other_pid) /* aux: its scheduling policy, when known */
 		ctab_add_wait(m, &p->pre, e->other_pid, (uint32_t)(e->arg1 & 0x1ffff),
 			      e->other_comm, e->ts_ns + e->dur_ns, e->dur_ns);

@@ -692,6 +692,25 @@ static void test_contention_advice(void)
 		CHECK(c && !rec_with(c, "renice"));
 		detect_free(d);
 	}
+	/* the feeder's own priority lowered (nice 19, SCHED_IDLE): said, and
+	 * the command that gives it back comes first */
+	for (int idle = 0; idle < 2; idle++) {
+		fixture_init(&fx, T0, share);
+		culprit(&fx.p.preemptors[0], 2231, "stress-ng", 0.9);
+		fx.p.npreemptors = 1;
+		fx.p.feeder_sched = idle ? 1u << 16 | 20u << 8 | 5u : 1u << 16 | 39u << 8;
+		d = judge(&fx);
+		c = active(d, IG_CC_CPU_CONTENTION);
+		char own[64];
+		snprintf(own, sizeof(own), idle ? "chrt -a -o -p 0 %u" : "renice 0 -p $(ls /proc/%u/task)",
+			 (unsigned)PID);
+		CHECKF(c && strstr(c->summary, idle ? "train[4821] (at SCHED_IDLE) runnable"
+						     : "train[4821] (at nice 19) runnable"),
+		       "%s", c ? c->summary : "no chain");
+		CHECKF(c && c->nrecs && ends_with_cmd(c->recs[0], own), "first: %s",
+		       c && c->nrecs ? c->recs[0] : "none");
+		detect_free(d);
+	}
 	/* a long cgroup path: the text is cut, the command whole */
 	fixture_init(&fx, T0, (double[IG_PART_MAX]){[IG_PART_THROTTLED] = 0.40});
 	fx.p.parts.waits_seen = 1;

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # needs: root
+# Priorities in CPU contention (docs/detection.md, "Advice you can paste").
 # A real-time task (SCHED_FIFO, SCHED_RR) that takes the feeder's CPU is not
 # lowered by nice: the contention chain says it is real-time and its advice
-# changes its policy instead (docs/detection.md, "Advice you can paste").
+# changes its policy instead.
 # For each of the two policies: ig-hog, two busy threads started under chrt,
 # on the workload's CPU (the kernel's RT throttling leaves the workload 5 %
 # of it); the live chain names it "(real-time: SCHED_FIFO 5)" and
 # recommends no renice; its "chrt -a -o -p 0" command, pasted, makes every
 # hog thread an ordinary one (policy 0), and the workload gets its share of
 # the CPU back (a third, with two busy threads beside it; at least 15 %).
+# And a feeder started under nice 19 beside an ordinary ig-hog: the chain
+# says "(at nice 19)", its first advice "renice 0 -p $(ls /proc/PID/task)",
+# pasted, gives every workload thread nice 0 and half the CPU (1.5 %
+# before).
 . "$(dirname "$0")/lib.sh"
 need_root
 pick_cpus 2
@@ -73,4 +78,50 @@ PY
 	kill "$hog" "$wl" 2>/dev/null
 	wait "$hog" "$wl" 2>/dev/null
 done
+
+# the feeder's own priority lowered
+nice_of() { awk '{ sub(/.*\) /, ""); print $17 }' "/proc/$1/task/$2/stat"; } # field 19
+"$HOG" --cpu "$H" --seconds 120 &
+hog=$!
+SHIM_LAUNCH_US=200 nice -n 19 "$WL" --cpu "$H" --threads 1 --iters 100000000 --kernels 10 \
+	--kernel-us 100 --sync-every 1 >/dev/null &
+wl=$!
+cleanup_hooks+=("kill $hog $wl 2>/dev/null")
+out=$TMP/nice.json
+taskset -c "$A" "$IG" --pid "$wl" --batch --json -n 60 >"$out" 2>"$TMP/nice.err" &
+ig=$!
+cleanup_hooks+=("kill $ig 2>/dev/null")
+wait_until 60 grep -qF "(at nice 19) runnable but not running" "$out" ||
+	bad "nice: no contention chain saying the workload runs at nice 19"
+kill "$ig"
+wait "$ig" 2>/dev/null
+python3 - "$out" "$hog" >"$TMP/nice.recs" <<'PY'
+import json, sys
+path, hog = sys.argv[1], sys.argv[2]
+recs = []
+for line in open(path):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    for c in o.get("chains", []):
+        if c["class"] == "cpu_contention" and "(at nice 19)" in c["summary"]:
+            recs = c["recommendations"]
+print("\n".join(recs))
+PY
+sed 's/^/     /' "$TMP/nice.recs"
+cmd=$(head -1 "$TMP/nice.recs" | sed -n 's/.*: \(renice 0 -p .*\)$/\1/p')
+expect_eq "nice: the first advice" "$cmd" "renice 0 -p \$(ls /proc/$wl/task)"
+bash -c "$cmd" >/dev/null || bad "nice: '$cmd' failed"
+for t in $(ls "/proc/$wl/task"); do
+	expect_eq "nice: workload thread $t nice after" "$(nice_of "$wl" "$t")" 0
+done
+t0=$(cpu_ticks "$wl") s0=$(awk '{ print $1 }' /proc/uptime)
+sleep 2
+t1=$(cpu_ticks "$wl") s1=$(awk '{ print $1 }' /proc/uptime)
+share=$(awk -v a="$t0" -v b="$t1" -v x="$s0" -v y="$s1" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", (b - a) / hz / (y - x) * 100 }')
+[ "$share" -ge 25 ] && ok "nice: the workload runs again: $share % of its CPU" ||
+	bad "nice: the workload got $share % of its CPU after the paste"
+kill "$hog" "$wl" 2>/dev/null
+wait "$hog" "$wl" 2>/dev/null
 finish
