@@ -246,3 +246,54 @@ void cgcpu_tick(struct cgcpu *cc, const uint32_t *pids, int n, uint64_t now_ns, 
 		emit(ctx, &e);
 	}
 }
+
+int cgcpu_sched_group(uint32_t pid, struct ig_sched_group *g)
+{
+	static struct cgcpu roots; /* only its v1_root and v2_cpu, read once */
+	static int inited;
+	char path[96], text[2048], rel[IG_DETAIL_LEN];
+	if (!inited) {
+		cgcpu_init(&roots);
+		inited = 1;
+	}
+	memset(g, 0, sizeof(*g));
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	int r = read_text(path, text, sizeof(text));
+	if (r)
+		return r;
+	int v2 = roots.v2_cpu;
+	if ((v2 || roots.v1_root[0]) && !cgcpu_path(text, v2, rel, sizeof(rel)) &&
+	    strcmp(rel, "/")) {
+		/* v2: the controller may stop above it (no cpu.weight there) */
+		char dir[IG_DETAIL_LEN + 96], top[IG_DETAIL_LEN + 96];
+		snprintf(dir, sizeof(dir), "%s%s/%s", v2 ? V2_ROOT : roots.v1_root, rel,
+			 v2 ? "cpu.weight" : "cpu.shares");
+		while (v2 && access(dir, F_OK)) {
+			char *slash = strrchr(rel, '/');
+			if (!slash || slash == rel)
+				break;
+			*slash = 0;
+			snprintf(dir, sizeof(dir), "%s%s/cpu.weight", V2_ROOT, rel);
+		}
+		int k = snprintf(top, sizeof(top), "%s%s", v2 ? V2_ROOT : roots.v1_root, rel);
+		if (!access(dir, F_OK) && k > 0 && (size_t)k < sizeof(g->dir)) {
+			memcpy(g->dir, top, (size_t)k + 1);
+			g->kind = v2 ? IG_SG_CGROUP2 : IG_SG_CGROUP1;
+			return 0;
+		}
+	}
+	/* a task of the root group: in its session's autogroup, when on */
+	unsigned long ag;
+	if (!read_text("/proc/sys/kernel/sched_autogroup_enabled", text, sizeof(text)) &&
+	    text[0] == '1') {
+		snprintf(path, sizeof(path), "/proc/%u/autogroup", pid);
+		if (!read_text(path, text, sizeof(text)) &&
+		    sscanf(text, "/autogroup-%lu", &ag) == 1) {
+			g->kind = IG_SG_AUTOGROUP;
+			snprintf(g->dir, sizeof(g->dir), "%lu", ag);
+			return 0;
+		}
+	}
+	g->kind = IG_SG_ROOT;
+	return 0;
+}

@@ -11,6 +11,7 @@
 
 #include "core/event.h"
 #include "core/source.h"
+#include "core/waits.h"
 
 #define CGCPU_PROCS 64 /* processes followed at once */
 
@@ -38,6 +39,11 @@ void cgcpu_init(struct cgcpu *cc);
  * each one whose CPU is limited. now_ns: event time. */
 void cgcpu_tick(struct cgcpu *cc, const uint32_t *pids, int n, uint64_t now_ns, ig_emit_fn emit,
 		void *ctx);
+
+/* The CPU scheduling group of pid (core/waits.h), from /proc: its cgroup
+ * when the cpu controller has one for it, else its autogroup when the
+ * kernel has them on, else the root. 0, or -errno. */
+int cgcpu_sched_group(uint32_t pid, struct ig_sched_group *g);
 
 /* /proc/PID/cgroup text: the path of the cpu controller's cgroup (v1 line
  * naming "cpu" among its controllers when v2 is 0, else the "0::" line).

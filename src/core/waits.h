@@ -171,4 +171,17 @@ enum ig_lock_kind {
  * at user stack wake_id ended (0: not known; ctx: their stacks). */
 typedef int (*ig_lock_kind_fn)(void *ctx, uint64_t stack_id, uint64_t wake_id);
 
+/* The group whose tasks the CPU scheduler weighs together: nice and a
+ * task's policy count only among them, a group against another by its
+ * weight. A cgroup with the cpu controller (v1 or v2: its directory),
+ * else the autogroup (its session: "N" of /proc/PID/autogroup) while the
+ * kernel has them on, else the root. */
+enum ig_sgroup { IG_SG_UNKNOWN = 0, IG_SG_ROOT, IG_SG_AUTOGROUP, IG_SG_CGROUP1, IG_SG_CGROUP2 };
+struct ig_sched_group {
+	int kind;      /* enum ig_sgroup */
+	char dir[128]; /* the cgroup's directory, or the autogroup's number */
+};
+/* pid's group (0), or -errno (gone, not readable) */
+typedef int (*ig_sched_group_fn)(void *ctx, uint32_t pid, struct ig_sched_group *g);
+
 #endif

@@ -507,3 +507,15 @@ int detect_severity(const struct ig_detect *d, int op, uint32_t pid)
 	}
 	return sev;
 }
+
+void detect_set_lock_kind(struct ig_detect *d, ig_lock_kind_fn fn, void *ctx)
+{
+	d->lock_kind = fn;
+	d->lock_kind_ctx = ctx;
+}
+
+void detect_set_sched_group(struct ig_detect *d, ig_sched_group_fn fn, void *ctx)
+{
+	d->sched_group = fn;
+	d->sched_group_ctx = ctx;
+}

@@ -191,6 +191,11 @@ void detect_set_end(struct ig_detect *d, int end);
  * the chain's stack id and the stack id of the threads that ended its
  * waits; without it (NULL), lock waits are worded as a lock or condition. */
 void detect_set_lock_kind(struct ig_detect *d, ig_lock_kind_fn fn, void *ctx);
+/* The CPU scheduling group of a process (core/waits.h), asked of fn live:
+ * a culprit of CPU contention in another group than the feeder's is not
+ * held by renice or SCHED_IDLE, its group's weight is (docs/detection.md,
+ * "Advice you can paste"). Not set: the advice assumes one group. */
+void detect_set_sched_group(struct ig_detect *d, ig_sched_group_fn fn, void *ctx);
 /* Why no process was judged in the last window, "" when one was or none
  * made CUDA calls: "causegen[4821]'s feeding thread ran 0.12 s in the
  * window (judged from 0.25 s)". Owned by d. */

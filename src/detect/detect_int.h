@@ -36,6 +36,8 @@ struct ig_detect {
 	int end;	      /* detect_set_end */
 	ig_lock_kind_fn lock_kind; /* detect_set_lock_kind */
 	void *lock_kind_ctx;
+	ig_sched_group_fn sched_group; /* detect_set_sched_group */
+	void *sched_group_ctx;
 	char why_none[160];   /* detect_why_none */
 };
 
@@ -96,6 +98,12 @@ const char *detect_thread_name(const struct ctx *x, const struct cause *c, char 
 const char *detect_feeder_name(const struct ctx *x, char *b, size_t n);
 /* words_wait.c: the culprit's share (and thread) as evidence */
 void detect_culprit_ev(struct finding *f, const struct cause *c);
+/* words_cpu.c: CPU contention's advice by priority and scheduling group:
+ * the feeder's own priority lowered (own: its IG_POLICY word), a culprit in
+ * another group (1 when so advised), a real-time culprit */
+void detect_words_cpu_low(struct ctx *x, struct finding *f, uint32_t own);
+int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding *f, const char *cn);
+void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn);
 /* words_stop.c: a feeder stopped by a signal, a tracer or the freezer */
 void detect_words_stopped(struct ctx *x, const struct cause *c, struct finding *f);
 /* A process's name in the window, "" when it is not in it. */

@@ -291,8 +291,8 @@ static void time_causes(struct ctx *x)
 			named = c.culprit_pid != 0;
 			break;
 		case WHO_STOPPER: /* who let it go on, not the tracer's own holds */
-			for (n = 0; n < p->nstoppers && tracer(x, &p->stoppers[n]); n++)
-				;
+			for (n = 0; n < p->nstoppers && tracer(x, &p->stoppers[n]);)
+				n++;
 			if (n == p->nstoppers && n)
 				continue; /* only ingero-top's holds while it attached */
 			if (n < p->nstoppers)
@@ -766,12 +766,6 @@ static void not_judged(struct ctx *x)
 void detect_set_end(struct ig_detect *d, int end)
 {
 	d->end = end;
-}
-
-void detect_set_lock_kind(struct ig_detect *d, ig_lock_kind_fn fn, void *ctx)
-{
-	d->lock_kind = fn;
-	d->lock_kind_ctx = ctx;
 }
 
 const char *detect_why_none(const struct ig_detect *d)

@@ -186,54 +186,6 @@ static void tail_words(const struct cause *c, char *b, size_t n)
 
 /* --- CPU contention and data-loader waits: a named other task ------------- */
 
-/* The feeding threads run at a lowered priority (own: their IG_POLICY
- * word): beside an ordinary task a thread at nice 19 gets about 1.5 % of
- * a CPU (weights 15 and 1024), one under SCHED_IDLE less. Said first, with
- * the command that gives it its priority back. */
-static void words_cpu_low(struct ctx *x, struct finding *f, uint32_t own)
-{
-	char cmd[96], pn[40];
-	detect_who(pn, sizeof(pn), x->p->comm, x->p->pid);
-	size_t n = strlen(f->c.explanation);
-	detect_put(f->c.explanation + n, sizeof(f->c.explanation) - n,
-		   " The feeding thread itself runs at a lowered priority (%s): beside an "
-		   "ordinary task the scheduler gives it a small fraction of the CPU.",
-		   IG_POLICY_OF(own) == 5 ? "SCHED_IDLE" : "a nice value above 0");
-	if (IG_POLICY_OF(own) == 5) {
-		detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", x->p->pid);
-		detect_rec_cmd(f, cmd, "Give %s, all its threads, the ordinary policy back", pn);
-	} else {
-		detect_put(cmd, sizeof(cmd), "renice 0 -p $(ls /proc/%u/task)", x->p->pid);
-		detect_rec_cmd(f, cmd,
-			       "Give %s, all its threads, the ordinary priority back (it "
-			       "runs at nice %d)",
-			       pn, IG_POLICY_NICE(own));
-	}
-}
-
-/* A real-time preemptor (SCHED_FIFO, SCHED_RR) runs before every ordinary
- * task whenever it wants: nice and a CFS quota do not hold it, changing
- * its policy does. */
-static void words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn)
-{
-	char cmd[96], pn[40];
-	detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", c->culprit_pid);
-	detect_rec_cmd(f, cmd,
-		       "Make %s an ordinary task, all its threads (nice does not lower a "
-		       "real-time one)",
-		       cn);
-	detect_put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
-	detect_rec_cmd(f, cmd,
-		       "Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
-	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
-	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
-		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
-	detect_rec(f,
-		   "Or give %s cores of its own (a cpuset): neither nice nor a CPU quota holds a "
-		   "real-time task",
-		   cn);
-}
-
 static void detect_words_cpu(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], cn[112], tw[128], pct[16], rt[40] = "";
@@ -273,9 +225,14 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 	if (c->culprit_pid)
 		detect_ev(f, "culprit_share_pct", c->culprit_share * 100, "%");
 	if (low[0])
-		words_cpu_low(x, f, own);
+		detect_words_cpu_low(x, f, own);
 	if (is_rt && !c->culprit_self) {
-		words_cpu_rt(x, c, f, cn);
+		detect_words_cpu_rt(x, c, f, cn);
+		if (c->tail)
+			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
+		return;
+	}
+	if (c->culprit_pid && !c->culprit_self && detect_words_cpu_group(x, c, f, cn)) {
 		if (c->tail)
 			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
 		return;

@@ -7,6 +7,7 @@
 #include "session/session_int.h"
 
 #include "collect/check.h"
+#include "collect/cgcpu.h"
 #include "collect/collector.h"
 #include "detect/detect.h"
 #include "model/model.h"
@@ -154,6 +155,33 @@ static int lock_kind_of(void *ctx, uint64_t stack_id, uint64_t wake_id)
 	return stacks_lock_kind(ctx, stack_id, wake_id);
 }
 
+/* The CPU scheduling group of pid, and the last ones read: a process that
+ * has exited keeps its group for the words of the chains it still has
+ * (the summary of a run is worded after its end). */
+static int sched_group_of(void *ctx, uint32_t pid, struct ig_sched_group *g)
+{
+	static struct {
+		uint32_t pid;
+		struct ig_sched_group g;
+	} seen[32];
+	static unsigned next;
+	(void)ctx;
+	int r = cgcpu_sched_group(pid, g);
+	for (unsigned i = 0; i < 32; i++)
+		if (seen[i].pid == pid) {
+			if (r)
+				*g = seen[i].g;
+			else
+				seen[i].g = *g;
+			return 0;
+		}
+	if (r)
+		return r;
+	seen[next % 32].pid = pid;
+	seen[next++ % 32].g = *g;
+	return 0;
+}
+
 int session_open(struct session *s, char *err, size_t errlen)
 {
 	if (s->cli.demo && choose_demo(s, err, errlen))
@@ -162,5 +190,8 @@ int session_open(struct session *s, char *err, size_t errlen)
 	/* a lock wait's words follow what its call site waited on */
 	if (!r && s->stacks)
 		detect_set_lock_kind(s->an->d, lock_kind_of, s->stacks);
+	/* live, the CPU scheduling groups of a contention's two sides */
+	if (!r && !s->cli.nreplay)
+		detect_set_sched_group(s->an->d, sched_group_of, NULL);
 	return r;
 }

@@ -10,6 +10,11 @@
 # recommends no renice; its "chrt -a -o -p 0" command, pasted, makes every
 # hog thread an ordinary one (policy 0), and the workload gets its share of
 # the CPU back (a third, with two busy threads beside it; at least 15 %).
+# And the CPU scheduling groups: an ig-hog in another session (its own
+# autogroup) or in a cgroup of its own is not held by renice: the advice
+# lowers its group's weight instead ("echo 19 > /proc/PID/autogroup", "echo 2
+# > DIR/cpu.shares" or "echo 1 > DIR/cpu.weight"), and pasted it gives the
+# workload most of the CPU (half before); in one group, renice does.
 # And a feeder started under nice 19 beside an ordinary ig-hog: the chain
 # says "(at nice 19)", its first advice "renice 0 -p $(ls /proc/PID/task)",
 # pasted, gives every workload thread nice 0 and half the CPU (1.5 %
@@ -78,6 +83,66 @@ PY
 	kill "$hog" "$wl" 2>/dev/null
 	wait "$hog" "$wl" 2>/dev/null
 done
+
+# the CPU scheduling groups: the contention chain's first command, pasted,
+# must give the workload most of its CPU (its share before: about half)
+share_of() { # pid: its CPU share over 2 s, %
+	local t0 t1 s0 s1
+	t0=$(cpu_ticks "$1") s0=$(awk '{ print $1 }' /proc/uptime)
+	sleep 2
+	t1=$(cpu_ticks "$1") s1=$(awk '{ print $1 }' /proc/uptime)
+	awk -v a="$t0" -v b="$t1" -v x="$s0" -v y="$s1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.0f", (b - a) / hz / (y - x) * 100 }'
+}
+group_case() { # name, the command the advice must end with (HOG for its pid)
+	local name=$1 want=$2 out=$TMP/$1.json ig cmd share
+	SHIM_LAUNCH_US=200 "$WL" --cpu "$H" --threads 1 --iters 100000000 --kernels 10 \
+		--kernel-us 100 --sync-every 1 >/dev/null &
+	wl=$!
+	cleanup_hooks+=("kill $hog $wl 2>/dev/null")
+	want=${want//HOG/$hog}
+	taskset -c "$A" "$IG" --pid "$wl" --batch --json -n 60 >"$out" 2>"$TMP/$name.err" &
+	ig=$!
+	cleanup_hooks+=("kill $ig 2>/dev/null")
+	wait_until 60 grep -qF ": $want\"" "$out" || bad "$name: no advice ending in '$want'"
+	kill "$ig"
+	wait "$ig" 2>/dev/null
+	cmd=$(grep -oF ": $want\"" "$out" | head -1 | sed 's/^: //; s/"$//')
+	expect_eq "$name: the command" "$cmd" "$want"
+	bash -c "$cmd" >/dev/null || bad "$name: '$cmd' failed"
+	share=$(share_of "$wl")
+	[ "$share" -ge 75 ] && ok "$name: after the paste the workload gets $share % of its CPU" ||
+		bad "$name: after the paste the workload gets $share % of its CPU"
+	kill "$hog" "$wl" 2>/dev/null
+	wait "$hog" "$wl" 2>/dev/null
+}
+"$HOG" --cpu "$H" --seconds 120 &
+hog=$!
+group_case same-group 'renice 19 -p $(ls /proc/HOG/task)'
+if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ]; then
+	setsid "$HOG" --cpu "$H" --seconds 120 &
+	wait_until 10 pgrep -f "hog --cpu $H --seconds 120" >/dev/null
+	hog=$(pgrep -nf "hog --cpu $H --seconds 120")
+	group_case autogroup "echo 19 > /proc/HOG/autogroup"
+else
+	echo "note: autogroups are off here: the session case not run"
+fi
+# a cgroup of its own with the cpu controller: v2 (cpu.weight) or v1 (cpu.shares)
+CG=""
+if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null && mkdir /sys/fs/cgroup/ig-prio.$$ 2>/dev/null; then
+	CG=/sys/fs/cgroup/ig-prio.$$ want="echo 1 > $CG/cpu.weight"
+elif [ -w /sys/fs/cgroup/cpu/cgroup.procs ] && mkdir /sys/fs/cgroup/cpu/ig-prio.$$ 2>/dev/null; then
+	CG=/sys/fs/cgroup/cpu/ig-prio.$$ want="echo 2 > $CG/cpu.shares"
+fi
+if [ -n "$CG" ]; then
+	cleanup_hooks+=("for p in \$(cat $CG/cgroup.procs 2>/dev/null); do kill -9 \$p; done; sleep 0.2; rmdir $CG")
+	"$HOG" --cpu "$H" --seconds 120 &
+	hog=$!
+	echo "$hog" >"$CG/cgroup.procs"
+	group_case cgroup "$want"
+else
+	echo "note: no cgroup with the cpu controller can be made here: the cgroup case not run"
+fi
 
 # the feeder's own priority lowered
 nice_of() { awk '{ sub(/.*\) /, ""); print $17 }' "/proc/$1/task/$2/stat"; } # field 19

@@ -1,0 +1,95 @@
+/* The advice of CPU contention that depends on priorities and scheduling
+ * groups (words.c detect_words_cpu): a feeder at a lowered priority, a
+ * culprit in another scheduling group than the feeder, a real-time
+ * culprit. docs/detection.md, "Advice you can paste". */
+#include "detect/detect_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The feeding threads run at a lowered priority (own: their IG_POLICY
+ * word): beside an ordinary task a thread at nice 19 gets about 1.5 % of
+ * a CPU (weights 15 and 1024), one under SCHED_IDLE less. Said first, with
+ * the command that gives it its priority back. */
+void detect_words_cpu_low(struct ctx *x, struct finding *f, uint32_t own)
+{
+	char cmd[96], pn[40];
+	detect_who(pn, sizeof(pn), x->p->comm, x->p->pid);
+	size_t n = strlen(f->c.explanation);
+	detect_put(f->c.explanation + n, sizeof(f->c.explanation) - n,
+		   " The feeding thread itself runs at a lowered priority (%s): beside an "
+		   "ordinary task the scheduler gives it a small fraction of the CPU.",
+		   IG_POLICY_OF(own) == 5 ? "SCHED_IDLE" : "a nice value above 0");
+	if (IG_POLICY_OF(own) == 5) {
+		detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", x->p->pid);
+		detect_rec_cmd(f, cmd, "Give %s, all its threads, the ordinary policy back", pn);
+	} else {
+		detect_put(cmd, sizeof(cmd), "renice 0 -p $(ls /proc/%u/task)", x->p->pid);
+		detect_rec_cmd(f, cmd,
+			       "Give %s, all its threads, the ordinary priority back (it "
+			       "runs at nice %d)",
+			       pn, IG_POLICY_NICE(own));
+	}
+}
+
+/* The culprit in another CPU scheduling group than the feeder (its own
+ * cgroup with the cpu controller, or its session's autogroup): the two
+ * groups share the CPU by their weights, so renice and SCHED_IDLE on the
+ * culprit change nothing for the feeder; its group's weight does. 1 when
+ * so advised, 0 when both are in one group or it is not known (replay). */
+int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding *f, const char *cn)
+{
+	struct ig_sched_group cg, fg;
+	const struct ig_detect *d = x->d;
+	if (!d->sched_group || d->sched_group(d->sched_group_ctx, c->culprit_pid, &cg) ||
+	    d->sched_group(d->sched_group_ctx, x->p->pid, &fg) || cg.kind <= IG_SG_ROOT ||
+	    (cg.kind == fg.kind && !strcmp(cg.dir, fg.dir)))
+		return 0;
+	char cmd[192], pn[40];
+	size_t n = strlen(f->c.explanation);
+	detect_put(f->c.explanation + n, sizeof(f->c.explanation) - n,
+		   " %s is in another CPU scheduling group than the feeder (%s): the groups share "
+		   "the CPU by their weights, and nice or SCHED_IDLE on it alone changes nothing.",
+		   cn, cg.kind == IG_SG_AUTOGROUP ? "its session's autogroup" : "its own cgroup");
+	if (cg.kind == IG_SG_AUTOGROUP) {
+		detect_put(cmd, sizeof(cmd), "echo 19 > /proc/%u/autogroup", c->culprit_pid);
+		detect_rec_cmd(f, cmd, "Lower the priority of %s's session, all its processes", cn);
+	} else {
+		detect_put(cmd, sizeof(cmd), "echo %s > %s/%s",
+			   cg.kind == IG_SG_CGROUP2 ? "1" : "2", cg.dir,
+			   cg.kind == IG_SG_CGROUP2 ? "cpu.weight" : "cpu.shares");
+		detect_rec_cmd(f, cmd, "Lower the CPU weight of %s's cgroup", cn);
+	}
+	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
+	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
+		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+	detect_rec(f,
+		   "Or cap %s's group with a CPU quota, or give the job a dedicated cpuset; "
+		   "keep a core free per GPU-feeding thread",
+		   cn);
+	return 1;
+}
+
+/* A real-time preemptor (SCHED_FIFO, SCHED_RR) runs before every ordinary
+ * task whenever it wants: nice and a CFS quota do not hold it, changing
+ * its policy does. */
+void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn)
+{
+	char cmd[96], pn[40];
+	detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", c->culprit_pid);
+	detect_rec_cmd(f, cmd,
+		       "Make %s an ordinary task, all its threads (nice does not lower a "
+		       "real-time one)",
+		       cn);
+	detect_put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
+	detect_rec_cmd(f, cmd,
+		       "Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
+	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
+	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
+		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+	detect_rec(f,
+		   "Or give %s cores of its own (a cpuset): neither nice nor a CPU quota holds a "
+		   "real-time task",
+		   cn);
+}
+
