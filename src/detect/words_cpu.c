@@ -36,7 +36,8 @@ void detect_words_cpu_low(struct ctx *x, struct finding *f, uint32_t own)
  * cgroup with the cpu controller, or its session's autogroup): the two
  * groups share the CPU by their weights, so renice and SCHED_IDLE on the
  * culprit change nothing for the feeder; its group's weight does. 1 when
- * so advised, 0 when both are in one group or it is not known (replay). */
+ * so advised, 0 when both are in one group, the culprit's is above the
+ * feeder's, or it is not known (replay). */
 int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding *f, const char *cn)
 {
 	struct ig_sched_group cg, fg;
@@ -44,6 +45,12 @@ int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding 
 	if (!d->sched_group || d->sched_group(d->sched_group_ctx, c->culprit_pid, &cg) ||
 	    d->sched_group(d->sched_group_ctx, x->p->pid, &fg) || cg.kind <= IG_SG_ROOT ||
 	    (cg.kind == fg.kind && !strcmp(cg.dir, fg.dir)))
+		return 0;
+	/* a cgroup above the feeder's: the culprit competes there with the
+	 * feeder's group as one task with another, and renice holds it */
+	size_t k = strlen(cg.dir);
+	if (cg.kind == fg.kind && cg.kind != IG_SG_AUTOGROUP && !strncmp(cg.dir, fg.dir, k) &&
+	    fg.dir[k] == '/')
 		return 0;
 	char cmd[192], pn[40];
 	size_t n = strlen(f->c.explanation);
