@@ -54,8 +54,12 @@ if [ -n "$CG" ]; then
 	pids=$pids,$wl2
 fi
 ntasks() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
-wait_until 10 test "$(ntasks "$hog")" = 3 || bad "ig-hog has $(ntasks "$hog") threads, want 3"
-wait_until 10 test "$(ntasks "$wl")" -ge 3 || bad "workload has $(ntasks "$wl") threads, want 3"
+# functions, so that each try counts again ("$(...)" in the arguments of
+# wait_until would be counted once, before the first try)
+hog_started() { [ "$(ntasks "$hog")" = 3 ]; }
+wl_started() { [ "$(ntasks "$wl")" -ge 3 ]; }
+wait_until 10 hog_started || bad "ig-hog has $(ntasks "$hog") threads, want 3"
+wait_until 10 wl_started || bad "workload has $(ntasks "$wl") threads, want 3"
 
 # the frame's chains of our workloads, and their commands, placeholders
 # filled; "check" says only whether such a frame is there yet

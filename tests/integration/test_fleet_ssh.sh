@@ -66,8 +66,9 @@ out=$(timeout 60 bash -c "ssh -F '$SSHD_CONFIG' -T -o BatchMode=yes hpw -- true"
 : >"$SSHD_DIR/hok/commands"
 
 # wait_leftovers RUN: nothing the hosts' sessions started is still running.
+no_leftovers() { [ -z "$(sshd_leftovers)" ]; } # looked at again at each try
 wait_leftovers() {
-	if wait_until 60 test -z "$(sshd_leftovers)"; then
+	if wait_until 60 no_leftovers; then
 		ok "$1: no process left on the hosts (every remote ingero-top ended with its stdin)"
 	else
 		bad "$1: left running on the hosts: $(sshd_leftovers | xargs -r ps -o pid=,args= -p | tr '\n' ';')"
