@@ -102,6 +102,7 @@ void detect_culprit_ev(struct finding *f, const struct cause *c);
  * the feeder's own priority lowered (own: its IG_POLICY word), a culprit in
  * another group (1 when so advised), a real-time culprit */
 void detect_words_cpu_low(struct ctx *x, struct finding *f, uint32_t own);
+void detect_rec_pin(struct ctx *x, struct finding *f, const char *cn);
 int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding *f, const char *cn);
 void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn);
 /* words_stop.c: a feeder stopped by a signal, a tracer or the freezer */

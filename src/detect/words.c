@@ -228,16 +228,7 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 		detect_words_cpu_low(x, f, own);
 	if (is_rt && !c->culprit_self) {
 		detect_words_cpu_rt(x, c, f, cn);
-		if (c->tail)
-			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
-		return;
-	}
-	if (c->culprit_pid && !c->culprit_self && detect_words_cpu_group(x, c, f, cn)) {
-		if (c->tail)
-			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
-		return;
-	}
-	if (c->culprit_pid && !c->culprit_self) {
+	} else if (c->culprit_pid && !c->culprit_self && !detect_words_cpu_group(x, c, f, cn)) {
 		/* every thread: renice -p and taskset -p without -a change one
 		 * task (the pid's own), not the threads that do the work */
 		char cmd[96];
@@ -246,24 +237,19 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 		detect_put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
 		detect_rec_cmd(
 		    f, cmd, "Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
-		char pn[40];
-		detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
-		detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
-			       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+		detect_rec_pin(x, f, cn);
 		detect_rec(
 		    f,
 		    "Or cap %s with a cgroup CPU quota, or give the job a dedicated cpuset; keep "
 		    "a core free per GPU-feeding thread",
 		    cn);
-		if (c->tail)
-			detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
-		return;
+	} else if (!c->culprit_pid || c->culprit_self) {
+		detect_rec(f,
+			   "Give the feeding thread a core of its own: fewer worker threads than "
+			   "cores (torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
+		detect_rec(f, "Keep at least one core free per GPU-feeding thread: count the busy "
+			      "threads on this host (ingero-top process pane) against the cores");
 	}
-	detect_rec(f, "Give the feeding thread a core of its own: fewer worker threads than cores "
-		      "(torch.set_num_threads, OMP_NUM_THREADS), or a dedicated cpuset");
-	detect_rec(f,
-		   "Keep at least one core free per GPU-feeding thread: count the busy threads on "
-		   "this host (ingero-top process pane) against the cores");
 	if (c->tail)
 		detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
 }

@@ -7,6 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Pin the feeder's process, all its threads, away from the culprit cn
+ * (taskset -p without -a moves one task: the pid's own). */
+void detect_rec_pin(struct ctx *x, struct finding *f, const char *cn)
+{
+	char cmd[64], pn[40];
+	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
+	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
+		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+}
+
 /* The feeding threads run at a lowered priority (own: their IG_POLICY
  * word): beside an ordinary task a thread at nice 19 gets about 1.5 % of
  * a CPU (weights 15 and 1024), one under SCHED_IDLE less. Said first, with
@@ -52,7 +62,7 @@ int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding 
 	if (cg.kind == fg.kind && cg.kind != IG_SG_AUTOGROUP && !strncmp(cg.dir, fg.dir, k) &&
 	    fg.dir[k] == '/')
 		return 0;
-	char cmd[192], pn[40];
+	char cmd[192];
 	size_t n = strlen(f->c.explanation);
 	detect_put(f->c.explanation + n, sizeof(f->c.explanation) - n,
 		   " %s is in another CPU scheduling group than the feeder (%s): the groups share "
@@ -67,9 +77,7 @@ int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding 
 			   cg.kind == IG_SG_CGROUP2 ? "cpu.weight" : "cpu.shares");
 		detect_rec_cmd(f, cmd, "Lower the CPU weight of %s's cgroup", cn);
 	}
-	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
-	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
-		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+	detect_rec_pin(x, f, cn);
 	detect_rec(f,
 		   "Or cap %s's group with a CPU quota, or give the job a dedicated cpuset; "
 		   "keep a core free per GPU-feeding thread",
@@ -82,7 +90,7 @@ int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding 
  * its policy does. */
 void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn)
 {
-	char cmd[96], pn[40];
+	char cmd[96];
 	detect_put(cmd, sizeof(cmd), "chrt -a -o -p 0 %u", c->culprit_pid);
 	detect_rec_cmd(f, cmd,
 		       "Make %s an ordinary task, all its threads (nice does not lower a "
@@ -91,9 +99,7 @@ void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f
 	detect_put(cmd, sizeof(cmd), "chrt -a --idle -p 0 %u", c->culprit_pid);
 	detect_rec_cmd(f, cmd,
 		       "Or let it run only when a CPU is idle (SCHED_IDLE, all its threads)");
-	detect_put(cmd, sizeof(cmd), "taskset -a -cp <cores> %u", x->p->pid);
-	detect_rec_cmd(f, cmd, "Pin %s, all its threads, to cores %s does not use",
-		       detect_who(pn, sizeof(pn), x->p->comm, x->p->pid), cn);
+	detect_rec_pin(x, f, cn);
 	detect_rec(f,
 		   "Or give %s cores of its own (a cpuset): neither nice nor a CPU quota holds a "
 		   "real-time task",
