@@ -64,9 +64,8 @@ static void words_frozen(struct ctx *x, const struct cause *c, struct finding *f
 	char cmd[48];
 	detect_put(cmd, sizeof(cmd), "cat /proc/%u/cgroup", x->p->pid);
 	detect_rec_cmd(f, cmd, "See which cgroup is frozen");
-	detect_rec(f, "Find what freezes it (a paused container, a scheduler preempting the job) "
-		      "and thaw it with that manager (docker unpause, systemctl thaw), or write 0 "
-		      "to the cgroup's cgroup.freeze (v2) or THAWED to its freezer.state (v1)");
+	detect_rec(f, "Thaw it with what froze it (docker unpause, systemctl thaw), or write 0 to "
+		      "its cgroup.freeze (v2) or THAWED to its freezer.state (v1)");
 }
 
 /* A job-control stop: SIGSTOP or SIGTSTP, then a SIGCONT. */
@@ -102,9 +101,9 @@ static void words_signal(struct ctx *x, const struct cause *c, struct finding *f
 				   : "End what stops it and let %s run on",
 			       pn);
 	}
-	detect_rec(f, "To cap the job's CPU, use a cgroup quota (cpu.max, docker --cpus, "
-		      "systemd CPUQuota=) instead: its threads then run in every period, not the "
-		      "whole process frozen for tens of milliseconds at a time");
+	detect_rec(f, "To cap the job's CPU, use a cgroup quota instead (cpu.max, docker --cpus, "
+		      "systemd CPUQuota=): its threads run in every period, the process is "
+		      "never frozen whole");
 }
 
 void detect_words_stopped(struct ctx *x, const struct cause *c, struct finding *f)
