@@ -141,6 +141,8 @@ static void init_once(void)
 				"shim: ignoring SHIM_SYNC=%s: want auto, block, spin or yield\n",
 				s);
 	}
+	s = getenv("CUDA_LAUNCH_BLOCKING");
+	sim_cfg.launch_blocking = s && !strcmp(s, "1");
 	pthread_atfork(drv_atfork_prepare, drv_atfork_parent, drv_atfork_unlock);
 }
 
@@ -470,9 +472,12 @@ u64 sim_legacy_queue_wait(u64 dur)
 	return end == SIM_TIME_UNSET ? stream_end_wait(&sim_legacy) : end;
 }
 
+/* With CUDA_LAUNCH_BLOCKING=1, as the driver does, the launch returns once
+ * its work has ended, waiting the way a synchronisation does (SHIM_SYNC). */
 int sim_launch(void *h, u64 dur, unsigned int nodes, int spin)
 {
 	struct sim_stream *s;
+	u64 end = 0;
 
 	if (spin)
 		sim_spin(sim_launch_ns());
@@ -483,8 +488,12 @@ int sim_launch(void *h, u64 dur, unsigned int nodes, int spin)
 		s->cap_nodes += nodes;
 	} else if (s) {
 		queue(s, sim_now(), dur);
+		if (sim_cfg.launch_blocking)
+			end = stream_end_wait(s);
 	}
 	pthread_mutex_unlock(&sim_lock);
+	if (end)
+		sim_wait_until(end);
 	return s ? SIM_OK : SIM_EHANDLE;
 }
 

@@ -69,6 +69,7 @@ struct sim_config {
 	double copy_gbps; /* GB/s == bytes per ns */
 	u64 spin_ns;
 	int sync_mode;
+	int launch_blocking; /* CUDA_LAUNCH_BLOCKING=1: launches wait for their work */
 	u64 mem_limit;
 	u64 module_ns;	    /* CPU cost of a module or library load */
 	u64 module_cold_ns; /* extra for the first load of the process */
