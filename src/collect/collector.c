@@ -361,9 +361,11 @@ void collector_tick(struct collector *c, uint64_t now_ns, ig_emit_fn emit, void 
 		coll_poll_pages(c, now_ns, emit, ctx);
 		c->last_pages_ns = now_ns;
 	}
-	if (now_ns - c->last_cg_ns >= 1000000000ULL) { /* the targets' CPU quotas */
+	if (now_ns - c->last_cg_ns >= 1000000000ULL) { /* their CPU quotas, environments */
 		uint32_t pids[CGCPU_PROCS];
-		cgcpu_tick(&c->cg, pids, coll_target_pids(c, pids, CGCPU_PROCS), now_ns, emit, ctx);
+		int n = coll_target_pids(c, pids, CGCPU_PROCS);
+		cgcpu_tick(&c->cg, pids, n, now_ns, emit, ctx);
+		procenv_tick(&c->env, pids, n, now_ns, emit, ctx);
 		c->last_cg_ns = now_ns;
 		if (c->waits)
 			coll_sys_hooks_tick(c);

@@ -6,6 +6,7 @@
 #define IG_COLLECTOR_PRIV_H
 
 #include "collect/cgcpu.h"
+#include "collect/procenv.h"
 #include "collect/collector.h"
 #include "core/ops.h"
 
@@ -101,6 +102,7 @@ struct collector {
 	int ntargets;
 	uint64_t targets_counted_ms;
 	struct cgcpu cg; /* the CPU quota of the targets' cgroups */
+	struct procenv env; /* the targets' CUDA and PyTorch settings */
 	uint64_t user_drops;
 	uint32_t calib_pid; /* the probe-cost child (calib.c): its records are dropped */
 	uint32_t probe_ns;  /* measured cost of tracing one call, 0 unknown */

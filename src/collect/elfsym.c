@@ -112,6 +112,27 @@ int elfsym_values(const char *path, const char *const *names, int n, uint64_t *v
 	return lookup(path, names, n, values, true);
 }
 
+int elfsym_load_base(const char *path, uint64_t *vaddr)
+{
+	Elf *elf;
+	size_t n;
+	int fd = elf_open(path, &elf), r = -ENOEXEC;
+	if (fd < 0)
+		return fd;
+	if (!elf_getphdrnum(elf, &n))
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (r || ph.p_vaddr < *vaddr)
+				*vaddr = ph.p_vaddr & ~(uint64_t)0xfff;
+			r = 0;
+		}
+	elf_end(elf);
+	close(fd);
+	return r;
+}
+
 int elfsym_has_any(const char *path, const char *const *names, int n)
 {
 	uint64_t offs[16];

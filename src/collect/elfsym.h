@@ -16,6 +16,10 @@ int elfsym_offsets(const char *path, const char *const *names, int n, uint64_t *
  * value (the virtual address in the file's own layout), 0 when absent. */
 int elfsym_values(const char *path, const char *const *names, int n, uint64_t *values);
 
+/* The page of the lowest loadable segment's virtual address (what the
+ * start of the file's first mapping holds): 0, or -errno / -ENOEXEC. */
+int elfsym_load_base(const char *path, uint64_t *vaddr);
+
 /* 1 when path defines any of the names (a quick check for statically linked
  * CUDA runtimes in executables), 0 when not, -errno on error. */
 int elfsym_has_any(const char *path, const char *const *names, int n);

@@ -30,6 +30,11 @@ enum ig_kind {
 			   * since the last, stream nr_throttled << 32 | nr_periods since
 			   * the last, flags 1 on cgroup v2, container the cgroup's
 			   * directory (collect/cgcpu.h) */
+	IG_EV_ENV,	  /* what process pid's environment says about how CUDA and
+			   * PyTorch run: arg0 IG_ENV_* set, arg1 where it was read
+			   * (IG_ENV_SRC_*), arg2 IG_ENV_* of the environment it
+			   * was started with; sent when it changes and every 10 s
+			   * while any is set (collect/procenv.h) */
 	IG_EV_KIND_MAX,
 };
 
@@ -80,6 +85,13 @@ enum ig_copy_dir {
 #define IG_POLICY_RTPRIO(w) ((int)(((w) >> 8) & 0xff))
 #define IG_POLICY_RT(w) (IG_POLICY_KNOWN(w) && (IG_POLICY_OF(w) == 1 || IG_POLICY_OF(w) == 2))
 #define IG_POLICY_NICE(w) (IG_POLICY_RTPRIO(w) - 20)
+
+/* IG_EV_ENV: the settings found (arg0), and where (arg1). */
+#define IG_ENV_LAUNCH_BLOCKING 0x1 /* CUDA_LAUNCH_BLOCKING=1: launches wait for their work */
+#define IG_ENV_NO_ALLOC_CACHE 0x2  /* PYTORCH_NO_CUDA_MEMORY_CACHING=1: no caching allocator */
+#define IG_ENV_ALL 0x3
+#define IG_ENV_SRC_LIVE 1    /* the C library's environ: settings made at run time count */
+#define IG_ENV_SRC_INITIAL 2 /* /proc/PID/environ: the environment it was started with */
 
 struct ig_event {
 	uint64_t ts_ns;	 /* Unix ns: entry time for calls, switch-out for off-CPU */

@@ -819,6 +819,13 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 	case IG_EV_CGROUP:
 		ingest_cgroup(m, e, end, sec, inwin);
 		break;
+	case IG_EV_ENV: {
+		struct proc *ep = proc_get(m, e->pid, end);
+		ep->env = (uint32_t)e->arg0;
+		ep->env_src = (uint32_t)e->arg1;
+		ep->env_initial = (uint32_t)e->arg2;
+		break;
+	}
 	default:
 		break;
 	}

@@ -142,6 +142,9 @@ void model_reset(struct ig_model *m)
 		p->quota.quota_us = keep.quota.quota_us; /* the limit, not its counts */
 		p->quota.period_us = keep.quota.period_us;
 		p->quota.v2 = keep.quota.v2;
+		p->env = keep.env;
+		p->env_src = keep.env_src;
+		p->env_initial = keep.env_initial;
 		memcpy(p->quota.dir, keep.quota.dir, sizeof(p->quota.dir));
 		p->exited = keep.exited;
 		p->exit_ns = keep.exit_ns;

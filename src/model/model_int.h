@@ -122,6 +122,7 @@ struct proc {
 	uint32_t feed_sched;   /* its feeding threads' own policy, nice (IG_POLICY_*), latest */
 	uint32_t file_dev;     /* device of the file of its latest file wait */
 	struct ig_quota quota; /* window fields unused (the slices have them) */
+	uint32_t env, env_src, env_initial; /* its environment's settings (IG_EV_ENV) */
 	/* where its feeding threads waited between calls, by time since the
 	 * start (user stack ids; the least waited makes room): on a timer, on
 	 * a lock or condition, on the GIL; and where the threads that ended

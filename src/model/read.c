@@ -530,6 +530,9 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->calls_life = p->calls_life;
 	o->page_bytes_life = p->page_life;
 	o->quota = p->quota;
+	o->env = p->env;
+	o->env_src = p->env_src;
+	o->env_initial = p->env_initial;
 	o->sleep_stack = site_top(p->sleep_at);
 	o->lock_stack = site_top(p->lock_at);
 	o->gil_stack = site_top(p->gil_at);

@@ -292,6 +292,10 @@ struct ig_proc_stats {
 	uint32_t
 	    feeder_sched; /* the feeding threads' own policy and nice (IG_POLICY_*), 0 unknown */
 	uint32_t io_dev; /* device (major << 20 | minor) of its last block I/O, 0 none */
+	/* What its environment says (IG_ENV_*, core/event.h), where it was
+	 * read (IG_ENV_SRC_*, 0: never: an older recording, or not live), and
+	 * what the environment it was started with said */
+	uint32_t env, env_src, env_initial;
 	/* The same since start/reset (threads evicted meanwhile are lost), for
 	 * --summary: feeding threads = those with CUDA calls since the start. */
 	uint64_t life_wall_ns, life_cuda_ns;

@@ -16,7 +16,7 @@ static const char *const kinds[IG_EV_KIND_MAX] = {
     [IG_EV_FORK] = "fork",	  [IG_EV_EXEC] = "exec",	[IG_EV_EXIT] = "exit",
     [IG_EV_PAGE_ALLOC] = "pages", [IG_EV_BLOCK_IO] = "blockio", [IG_EV_SNAPSHOT] = "snapshot",
     [IG_EV_COMM] = "comm",	  [IG_EV_GPU] = "gpu",		[IG_EV_GPU_PROC] = "gpuproc",
-    [IG_EV_KTIME] = "ktime",	  [IG_EV_CGROUP] = "cgroup",
+    [IG_EV_KTIME] = "ktime",	  [IG_EV_CGROUP] = "cgroup",	[IG_EV_ENV] = "env",
 };
 
 const char *evfmt_kind(int kind)
@@ -182,6 +182,11 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 			 " nr_throttled=%u nr_periods=%u v2=%u dir=%s",
 			 e->arg0, e->arg1, e->arg2, (unsigned)(e->stream >> 32),
 			 (unsigned)e->stream, e->flags & 1, container(ct, sizeof(ct), e));
+		break;
+	case IG_EV_ENV:
+		snprintf(p, left, " launch_blocking=%u no_alloc_cache=%u live=%u initial=%" PRIu64,
+			 !!(e->arg0 & IG_ENV_LAUNCH_BLOCKING), !!(e->arg0 & IG_ENV_NO_ALLOC_CACHE),
+			 e->arg1 == IG_ENV_SRC_LIVE, e->arg2);
 		break;
 	case IG_EV_FORK:
 		snprintf(p, left, " child=%" PRIu64 " comm=%s", e->arg0, name(c, e->comm));
@@ -373,6 +378,12 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 		jstr(o, "dir", u);
 		break;
 	}
+	case IG_EV_ENV:
+		jint(o, "launch_blocking", !!(e->arg0 & IG_ENV_LAUNCH_BLOCKING));
+		jint(o, "no_alloc_cache", !!(e->arg0 & IG_ENV_NO_ALLOC_CACHE));
+		jint(o, "live", e->arg1 == IG_ENV_SRC_LIVE);
+		jint(o, "initial", e->arg2);
+		break;
 	case IG_EV_FORK:
 		jint(o, "child", e->arg0);
 		jname(o, "comm", e->comm);
