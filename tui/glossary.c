@@ -107,6 +107,11 @@ static const struct {
 	{ "quota_cpus", "the CPU quota of its cgroup, in CPUs: quota per period (cpu.max, cpu.cfs_quota_us)" },
 	{ "periods_throttled_pct", "share of its cgroup's CPU periods in which the quota ran out (cpu.stat)" },
 	{ "timed_wait_pct", "sleep that was waits with a timeout nobody ended (futex, poll, epoll), not sleep calls" },
+	{ "launch_pct", "share of its wall time inside kernel launches (not preempted)" },
+	{ "launch_mean_ns", "mean time of a launch (not preempted); a launch's own CPU work is a few us" },
+	{ "launches", "kernel launches of the feeding threads in the window" },
+	{ "wait_per_sync_ns", "mean time of a synchronisation after them: short when the launches already waited" },
+	{ "env_launch_blocking", "CUDA_LAUNCH_BLOCKING=1 in its environment: 1 yes, 0 no, -1 not recorded" },
 	{ "kernel_pct", "share of the host work spent in the kernel, in syscalls other than file I/O" },
 };
 /* clang-format on */

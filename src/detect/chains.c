@@ -34,6 +34,7 @@ static const char *const class_names[IG_CC_MAX] = {
     [IG_CC_PAGE_FAULTS] = "page_faults",
     [IG_CC_SLOW_BURST] = "slow_burst",
     [IG_CC_STOPPED] = "stopped",
+    [IG_CC_LAUNCH_BLOCKING] = "launch_blocking",
 };
 static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_CPU_CONTENTION] = "CPU contention",
@@ -60,6 +61,7 @@ static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_PAGE_FAULTS] = "page faults",
     [IG_CC_SLOW_BURST] = "burst of slow calls",
     [IG_CC_STOPPED] = "stopped",
+    [IG_CC_LAUNCH_BLOCKING] = "synchronous launches",
 };
 static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
@@ -119,6 +121,7 @@ static const int8_t class_part[IG_CC_MAX] = {
     [IG_CC_PAGE_FAULTS] = IG_PART_FAULT,
     [IG_CC_SLOW_BURST] = -1,
     [IG_CC_STOPPED] = IG_PART_STOPPED,
+    [IG_CC_LAUNCH_BLOCKING] = -1,
 };
 
 int detect_class_part(int cls)
@@ -169,6 +172,7 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->storm_gpu_max_ns = 500000;
 	c->storm_host_max_ns = 500000;
 	c->launch_api = 0.30;
+	c->launch_wait_ns = 100000;
 	c->copy_min_bytes = 65536;
 	c->alloc_min_outliers = 3;
 	c->alloc_period_tol = 0.25;

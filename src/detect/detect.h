@@ -40,16 +40,17 @@ enum ig_chain_class {
 	IG_CC_COLD_START,	  /* first calls slow, then settle (INFO) */
 	IG_CC_STRAGGLER,	  /* an NCCL rank waits on collectives for a late peer (named) */
 	/* from the kernel's evidence of the waits (core/waits.h) */
-	IG_CC_CPU_QUOTA,    /* runnable, but its cgroup's CPU quota ran out (the cgroup) */
-	IG_CC_FILE_IO,	    /* in file syscalls: kernel CPU and disk waits (the device) */
-	IG_CC_COLD_READ,    /* major faults of a file mapping: its pages read from disk */
-	IG_CC_LOCK_WAIT,    /* a lock or condition another thread let go (named thread) */
-	IG_CC_GIL_WAIT,	    /* CPython's GIL, held by another thread (named thread) */
-	IG_CC_BACKPRESSURE, /* writing to a full pipe or socket: its reader (named) is slow */
-	IG_CC_NET_WAIT,	    /* on a network socket (the peer when known) */
-	IG_CC_PAGE_FAULTS,  /* page faults of fresh memory (minor faults) */
-	IG_CC_SLOW_BURST,   /* a burst of slow calls of one op: when, how many, cost */
-	IG_CC_STOPPED,	    /* stopped by a signal, a tracer or the freezer (who let go) */
+	IG_CC_CPU_QUOTA,       /* runnable, but its cgroup's CPU quota ran out (the cgroup) */
+	IG_CC_FILE_IO,	       /* in file syscalls: kernel CPU and disk waits (the device) */
+	IG_CC_COLD_READ,       /* major faults of a file mapping: its pages read from disk */
+	IG_CC_LOCK_WAIT,       /* a lock or condition another thread let go (named thread) */
+	IG_CC_GIL_WAIT,	       /* CPython's GIL, held by another thread (named thread) */
+	IG_CC_BACKPRESSURE,    /* writing to a full pipe or socket: its reader (named) is slow */
+	IG_CC_NET_WAIT,	       /* on a network socket (the peer when known) */
+	IG_CC_PAGE_FAULTS,     /* page faults of fresh memory (minor faults) */
+	IG_CC_SLOW_BURST,      /* a burst of slow calls of one op: when, how many, cost */
+	IG_CC_STOPPED,	       /* stopped by a signal, a tracer or the freezer (who let go) */
+	IG_CC_LAUNCH_BLOCKING, /* launches wait for their kernels (CUDA_LAUNCH_BLOCKING=1) */
 	IG_CC_MAX,
 };
 
@@ -138,6 +139,7 @@ struct ig_detect_cfg {
 				      * that works longer between syncs is the bottleneck
 				      * itself (launch overhead, host work) */
 	double launch_api;	     /* API share beyond GPU wait for launch-bound (0.30) */
+	uint64_t launch_wait_ns;     /* launches averaging this long wait for something (100 us) */
 	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */
 	unsigned alloc_min_outliers; /* outliers needed for allocator spikes (3) */
 	double alloc_period_tol;     /* gaps within this fraction of the median (0.25) */

@@ -64,6 +64,35 @@ struct cause {
 	const struct ig_win_series *tail_ws;
 };
 
+/* Severity of an impact: LOW, MEDIUM, HIGH at the configured shares; HIGH
+ * needs a named culprit and a confirmed split, else it stops at MEDIUM. */
+static inline int sev_of(const struct ig_detect_cfg *cfg, double impact, int named, int confirmed)
+{
+	int s = impact >= cfg->sev_high	    ? IG_SEV_HIGH
+		: impact >= cfg->sev_medium ? IG_SEV_MEDIUM
+		: impact >= cfg->sev_low    ? IG_SEV_LOW
+					    : IG_SEV_INFO;
+	if ((!named || !confirmed) && s > IG_SEV_MEDIUM)
+		s = IG_SEV_MEDIUM;
+	return s;
+}
+
+/* An op called mostly from inside another traced call of the same thread: a
+ * driver call made by the runtime (cuLaunchKernel in cudaLaunchKernel). Its
+ * calls are the outer op's calls: rules leave it to the outer op. */
+static inline int nested(const struct ig_series_stats *s)
+{
+	return s->nested_life * 2 > s->calls_life;
+}
+
+/* The time of an op's calls in the window that was not spent preempted:
+ * what a chain about the op can claim of the feeding thread's wall time
+ * (its preempted part is CPU contention's). */
+static inline uint64_t op_own_ns(const struct ig_series_stats *s)
+{
+	return s->time_win_ns > s->preempt_ns_win ? s->time_win_ns - s->preempt_ns_win : 0;
+}
+
 /* The window of one process as the rules see it. */
 struct ctx {
 	struct ig_detect *d;
@@ -77,7 +106,31 @@ struct ctx {
 	double win_s;
 	int host_causes; /* the process's chains at LOW or above fired this round
 			  * (rule_gpu_bound: the host does not keep up) */
+	const struct launch_waits *lw; /* its launches (rules_launch.c) */
+	int launch_sync;	       /* the synchronous launches chain fired */
 };
+
+/* rules_launch.c: the outer launches of the window, and whether they wait
+ * for their kernels */
+struct launch_waits {
+	uint64_t own_ns, calls;	 /* in launch calls, not preempted, warm-up left out */
+	uint64_t blk_ns;	 /* of which asleep */
+	uint64_t sync_ns, syncs; /* in explicit synchronisations */
+	double mean_ns, sync_per_ns;
+	uint64_t top_ns, top_p50; /* the launch op with the most time, its p50 */
+	int top_op;
+	int env;      /* CUDA_LAUNCH_BLOCKING=1 in its environment */
+	int longer;   /* launches take launch_wait_ns or more: their CPU work is a small part */
+	int waits;    /* and are asleep most of it: not CPU work */
+	int blocking; /* and return once their kernels end: env, or the syncs find
+		       * less than a launch's time to wait for */
+};
+void detect_launch_waits(const struct ctx *x, struct launch_waits *lw);
+/* 1 when it fired */
+int detect_rule_launch_blocking(struct ctx *x, const struct launch_waits *lw);
+/* words_launch.c; in: the share of the wall time in launches */
+void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct finding *f,
+				  const struct launch_waits *lw, double in);
 
 /* chains.c */
 void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now);

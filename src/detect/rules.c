@@ -11,27 +11,6 @@
 
 #include "core/ops.h"
 
-/* Severity of an impact: LOW, MEDIUM, HIGH at the configured shares; HIGH
- * needs a named culprit and a confirmed split, else it stops at MEDIUM. */
-static int sev_of(const struct ig_detect_cfg *cfg, double impact, int named, int confirmed)
-{
-	int s = impact >= cfg->sev_high	    ? IG_SEV_HIGH
-		: impact >= cfg->sev_medium ? IG_SEV_MEDIUM
-		: impact >= cfg->sev_low    ? IG_SEV_LOW
-					    : IG_SEV_INFO;
-	if ((!named || !confirmed) && s > IG_SEV_MEDIUM)
-		s = IG_SEV_MEDIUM;
-	return s;
-}
-
-/* An op called mostly from inside another traced call of the same thread: a
- * driver call made by the runtime (cuLaunchKernel in cudaLaunchKernel). Its
- * calls are the outer op's calls: rules leave it to the outer op. */
-static int nested(const struct ig_series_stats *s)
-{
-	return s->nested_life * 2 > s->calls_life;
-}
-
 static int has_tail(const struct ctx *x, const struct ig_series_stats *s)
 {
 	return s->calls_win >= x->cfg->min_calls && s->win.p50 &&
@@ -94,14 +73,6 @@ static void emit(struct ctx *x, struct cause *c, int op)
 	}
 	detect_words_time_cause(x, c, &f);
 	detect_fire(x->d, &f, x->now);
-}
-
-/* The time of an op's calls in the window that was not spent preempted:
- * what a chain about the op can claim of the feeding thread's wall time
- * (its preempted part is CPU contention's). */
-static uint64_t op_own_ns(const struct ig_series_stats *s)
-{
-	return s->time_win_ns > s->preempt_ns_win ? s->time_win_ns - s->preempt_ns_win : 0;
 }
 
 /* The copies of the window (outer calls) and what the copy rule claims. */
@@ -263,6 +234,10 @@ static void time_causes(struct ctx *x)
 		memset(&c, 0, sizeof(c));
 		c.cls = tc->cls;
 		c.impact = detect_class_share(tc->cls, P);
+		/* with synchronous launches, the host work that the GPU's work
+		 * would hide once they are queued is theirs */
+		if (tc->cls == IG_CC_HOST_WORK && x->launch_sync)
+			c.impact -= (double)x->lw->own_ns / (double)P->wall_ns;
 		if (c.impact < cfg->sev_low)
 			continue;
 		int named = 1, confirmed = 1, n;
@@ -344,8 +319,16 @@ static void rule_gpu_bound(struct ctx *x, const struct copies *k)
 	c.impact = ig_part_share(P, IG_PART_GPU_WAIT);
 	if (k->claimed && P->wall_ns)
 		c.impact -= (double)k->wait_ns / (double)P->wall_ns;
-	if (P->wall_ns)
+	if (P->wall_ns) {
 		c.impact = fmax(0, c.impact - (double)P->rt_sync_ns / (double)P->wall_ns);
+		/* synchronous launches that waited for the GPU spinning, long
+		 * enough that their own CPU work is a small part of it */
+		if (x->lw->blocking && x->lw->longer)
+			c.impact +=
+			    (double)(x->lw->own_ns < P->ns[IG_PART_API] ? x->lw->own_ns
+									: P->ns[IG_PART_API]) /
+			    (double)P->wall_ns;
+	}
 	c.unconfirmed = P->split_unknown;
 	c.sev = IG_SEV_INFO;
 	if (c.impact < x->cfg->gpu_info)
@@ -383,6 +366,8 @@ static int sync_op(const struct ctx *x)
  * large API share is launch overhead. */
 static void api_causes(struct ctx *x)
 {
+	if (x->lw->blocking) /* synchronous launches: every launch a round trip */
+		return;
 	const struct ig_detect_cfg *cfg = x->cfg;
 	const struct ig_time_parts *P = x->parts;
 	const struct ig_thread_stats *t = x->feeder;
@@ -868,6 +853,10 @@ void detect_run(struct ig_detect *d, const struct ig_window *w)
 		d->why_none[0] = 0;
 		struct copies cp;
 		copies_of(&x, &cp); /* the copy chain's and GPU-bound's both */
+		struct launch_waits lw;
+		detect_launch_waits(&x, &lw);
+		x.lw = &lw;
+		x.launch_sync = detect_rule_launch_blocking(&x, &lw);
 		time_causes(&x);
 		api_causes(&x);
 		rule_copy(&x, &cp);

@@ -285,6 +285,8 @@ static void detect_words_self(struct ctx *x, const struct cause *c, struct findi
 		       "wait on the disk");
 		break;
 	case IG_CC_HOST_WORK:
+		if (x->launch_sync) /* the impact is what queued launches leave */
+			fmt_pct(pct, sizeof(pct), ig_part_share(x->parts, IG_PART_HOST_CPU));
 		detect_put(f->c.summary, sizeof(f->c.summary),
 			   "host work in %s: busy on the CPU %s of its time between CUDA calls%s",
 			   fn, pct, c->unconfirmed ? " (off-CPU state not recorded)" : "");
@@ -297,7 +299,15 @@ static void detect_words_self(struct ctx *x, const struct cause *c, struct findi
 		double rate = x->feeder ? (double)x->feeder->sync_calls_win * 1e9 /
 					      (double)(x->parts->wall_ns ? x->parts->wall_ns : 1)
 					: 0;
-		if (rate >= 5 && x->parts->ns[IG_PART_GPU_WAIT]) {
+		if (x->launch_sync) {
+			detect_put(f->c.explanation + strlen(f->c.explanation),
+				   sizeof(f->c.explanation) - strlen(f->c.explanation),
+				   " Its launches wait for their kernels (synchronous launches): "
+				   "once they are queued, the GPU's work hides part of this; the "
+				   "impact is the rest.");
+			detect_rec(f, "Make the launches asynchronous first (the synchronous "
+				      "launches alert): this work then overlaps the GPU's");
+		} else if (rate >= 5 && x->parts->ns[IG_PART_GPU_WAIT]) {
 			detect_put(
 			    f->c.explanation + strlen(f->c.explanation),
 			    sizeof(f->c.explanation) - strlen(f->c.explanation),

@@ -484,6 +484,11 @@ static void snapshot(struct synth *s, uint64_t ts)
 	ig_snapshot_fill(e, ts, r->cpu, r->mem, r->avail_mb, r->swap_mb, r->load);
 	e->pid = pid;
 	e->tid = pid;
+	if (r->env && (e = push(s, IG_EV_ENV, ts, 0))) {
+		e->arg0 = r->env;
+		e->arg1 = IG_ENV_SRC_LIVE;
+		e->arg2 = r->env;
+	}
 	if (!r->quota_pct || !(e = push(s, IG_EV_CGROUP, ts, 0)))
 		return;
 	/* the cgroup throttled in 7 of its 10 periods each second, 350 ms */

@@ -39,18 +39,20 @@ enum synth_scenario {
 	SYNTH_NCCL_STRAGGLER,  /* rank 0 waits 9.5 ms per AllReduce for rank 1 (python3[4822],
 				* 8 ms of host work per step): 77 % */
 	/* one per class of the kernel's wait evidence (core/waits.h) */
-	SYNTH_LOCK_WAIT,    /* a futex its sibling thread holder[4830] releases, after a
-			     * timed try on it that ran out: 30 % */
-	SYNTH_GIL_WAIT,	    /* CPython's GIL, asked for every 5 ms, given back by
-			     * pybusy[4831]: 40 % */
-	SYNTH_BACKPRESSURE, /* writes to a full pipe drained by consumer[2100]: 30 % */
-	SYNTH_NET_WAIT,	    /* recv on a socket to 10.0.0.5:5555, woken by interrupts: 30 % */
-	SYNTH_CPU_QUOTA,    /* runnable but its cgroup throttled: 35 % */
-	SYNTH_FILE_IO,	    /* write + fsync of a file: kernel CPU 1.5 ms, disk 2.5 ms: 40 % */
-	SYNTH_COLD_READ,    /* page faults reading a mapped file from disk: 30 % */
-	SYNTH_PAGE_FAULTS,  /* minor faults of fresh memory, on the CPU: 30 % */
-	SYNTH_STOPPED,	    /* stopped by SIGSTOP until cpulimit[2200] sent SIGCONT: 30 % */
-	SYNTH_BENCH,	    /* high-rate mix: 8 processes x 4 threads, all kinds */
+	SYNTH_LOCK_WAIT,       /* a futex its sibling thread holder[4830] releases, after a
+				* timed try on it that ran out: 30 % */
+	SYNTH_GIL_WAIT,	       /* CPython's GIL, asked for every 5 ms, given back by
+				* pybusy[4831]: 40 % */
+	SYNTH_BACKPRESSURE,    /* writes to a full pipe drained by consumer[2100]: 30 % */
+	SYNTH_NET_WAIT,	       /* recv on a socket to 10.0.0.5:5555, woken by interrupts: 30 % */
+	SYNTH_CPU_QUOTA,       /* runnable but its cgroup throttled: 35 % */
+	SYNTH_FILE_IO,	       /* write + fsync of a file: kernel CPU 1.5 ms, disk 2.5 ms: 40 % */
+	SYNTH_COLD_READ,       /* page faults reading a mapped file from disk: 30 % */
+	SYNTH_PAGE_FAULTS,     /* minor faults of fresh memory, on the CPU: 30 % */
+	SYNTH_STOPPED,	       /* stopped by SIGSTOP until cpulimit[2200] sent SIGCONT: 30 % */
+	SYNTH_LAUNCH_BLOCKING, /* CUDA_LAUNCH_BLOCKING=1 in its environment: each launch waits
+				* for its kernel (300 us), host work 37 % cannot overlap */
+	SYNTH_BENCH,	       /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };
 

@@ -69,6 +69,7 @@ struct recipe {
 	uint64_t peer_host; /* an NCCL peer rank (SYNTH_PEER) that works this long on
 			     * the CPU before its AllReduce, every step */
 	uint32_t quota_pct; /* its cgroup v2's CPU quota (IG_EV_CGROUP each second), 0 none */
+	uint32_t env;	    /* IG_ENV_* of its environment (IG_EV_ENV each second), 0 none */
 	const char *cause, *cause2;
 	uint32_t culprit, culprit_tid;
 	const char *culprit_comm;

@@ -3,15 +3,16 @@
 #include "synth_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 const char *const synth_names[SYNTH_MAX] = {
-    "healthy",	      "cpu_contention", "gpu_bound",	   "loader_wait",  "sync_storm",
-    "copy_dominated", "alloc_spikes",	"memory_pressure", "block_io",	   "cold_start",
-    "no_split",	      "host_work",	"timer_sleep",	   "launch_bound", "healthy_fast",
-    "mixed",	      "nccl_straggler", "lock_wait",	   "gil_wait",	   "backpressure",
-    "net_wait",	      "cpu_quota",	"file_io",	   "cold_read",	   "page_faults",
-    "stopped",	      "bench",
+    "healthy",	      "cpu_contention",	 "gpu_bound",	    "loader_wait",  "sync_storm",
+    "copy_dominated", "alloc_spikes",	 "memory_pressure", "block_io",	    "cold_start",
+    "no_split",	      "host_work",	 "timer_sleep",	    "launch_bound", "healthy_fast",
+    "mixed",	      "nccl_straggler",	 "lock_wait",	    "gil_wait",	    "backpressure",
+    "net_wait",	      "cpu_quota",	 "file_io",	    "cold_read",    "page_faults",
+    "stopped",	      "launch_blocking", "bench",
 };
 
 /* clang-format off */
@@ -123,6 +124,10 @@ const struct recipe synth_recipes[SYNTH_MAX] = {
 	.base = {HOST(300 * US), OFF(PH_STOP, 3 * MS), LAUNCH(20, 200 * US),
 		 SYNC(6480 * US, 0, 5)},
 	IDLE, .cause = "stopped", .culprit = SYNTH_LIMITER, .culprit_comm = "cpulimit"},
+    [SYNTH_LAUNCH_BLOCKING] = {
+	.base = {HOST(3500 * US), LAUNCH(20, 6 * MS), SYNC(30 * US, 0, 5)},
+	IDLE, .env = IG_ENV_LAUNCH_BLOCKING, .cause = "launch_blocking", .culprit = SYNTH_PID,
+	.culprit_comm = "python3"},
     [SYNTH_BENCH] = {IDLE},
 };
 /* clang-format on */
@@ -262,6 +267,8 @@ static double impact_of(const char *cls, const struct synth_truth *t, double aco
 		return p[IG_PART_GPU_WAIT];
 	if (!strcmp(cls, "sync_storm") || !strcmp(cls, "launch_bound"))
 		return p[IG_PART_API] - acopy; /* async copies are the copy rule's */
+	if (!strcmp(cls, "launch_blocking"))   /* what overlap gives back */
+		return fmin(p[IG_PART_API] - acopy, 1 - (p[IG_PART_API] - acopy));
 	if (!strcmp(cls, "copy_dominated"))
 		return t->copy;
 	if (!strcmp(cls, "alloc_spikes"))

@@ -110,6 +110,9 @@ static const struct expect cases[] = {
     {SYNTH_PAGE_FAULTS, IG_SEV_HIGH, "30% of its time faulting in fresh memory"},
     {SYNTH_STOPPED, IG_SEV_HIGH,
      "stopped by signals: python3[4821] stopped 30% of its time (SIGSTOP) until cpulimit[2200]"},
+    {SYNTH_LAUNCH_BLOCKING, IG_SEV_HIGH,
+     "synchronous launches in python3[4821]: CUDA_LAUNCH_BLOCKING=1 makes each launch wait for "
+     "its kernel (300us on average, 63% of its time), so its other 37% cannot overlap"},
 };
 
 /* The evidence only the class's own stream can show. */
@@ -204,6 +207,14 @@ static void class_checks(int sc, const struct ig_model *m, const struct ig_chain
 		break;
 	case SYNTH_PAGE_FAULTS:
 		CHECK(strstr(c->recs[1], "MALLOC_MMAP_THRESHOLD_") != NULL);
+		break;
+	case SYNTH_LAUNCH_BLOCKING: /* its launches are not launch overhead */
+		CHECKF(strstr(c->recs[0], ": xargs -0 -n1 < /proc/4821/environ | grep CUDA_LAUNCH"),
+		       "%s", c->recs[0]);
+		CHECK(detect_evidence(c, "env_launch_blocking", -1) == 1);
+		CHECK(!find(m, IG_CC_LAUNCH_BOUND) && !find(m, IG_CC_SYNC_STORM));
+		/* its host work (37 %) hides behind the GPU's (63 %) once queued */
+		CHECK(!find(m, IG_CC_HOST_WORK));
 		break;
 	case SYNTH_STOPPED: /* not the nanosleep it was stopped in: no sleep chain */
 		CHECK(strstr(c->recs[0], "ps -o pid,args -p 2200") != NULL);

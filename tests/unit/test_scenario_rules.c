@@ -106,9 +106,14 @@ static struct ig_model *launch_sync_loop(int steps_per_s, uint64_t api_ns, uint6
 {
 	struct ig_model *m = an_model_new(NULL);
 	uint64_t step = SEC / (uint64_t)steps_per_s;
+	/* the API work as launches of 10 us each: launch overhead is many
+	 * short launches (rules_launch.c: long ones wait for something) */
+	uint64_t n = api_ns / (10 * US);
 	for (int i = 0; i < steps_per_s * secs; i++) {
 		uint64_t t = T0 + (uint64_t)i * step;
-		pair(m, call(500, IG_OP_CUDA_LAUNCH_KERNEL, t, api_ns), IG_OP_CU_LAUNCH_KERNEL, 1);
+		for (uint64_t k = 0; k < n; k++)
+			pair(m, call(500, IG_OP_CUDA_LAUNCH_KERNEL, t + k * api_ns / n, api_ns / n),
+			     IG_OP_CU_LAUNCH_KERNEL, 1);
 		struct ig_event s = call(500, IG_OP_CUDA_STREAM_SYNC, t + api_ns, sync_ns);
 		s.blocked_ns = sync_ns - 20 * US;
 		s.switches = 1;
