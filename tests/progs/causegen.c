@@ -54,6 +54,7 @@ static struct {
 	size_t alloc_bytes;
 	int cpu, helper_cpu;
 	int cpu_quota, quota_burners, own_hogs, mem_limit;
+	int launch_blocking; /* CUDA_LAUNCH_BLOCKING=1 set at start */
 	const char *mech[CG_MAX_MECHS];
 	int nmech;
 } opt;
@@ -650,7 +651,8 @@ static void write_truth(const struct mark *b, const struct mark *e, u64 setup_ns
 		sub0(quota_end[1], quota.nr_throttled), sub0(quota_end[2], quota.nr_periods),
 		opt.quota_burners);
 	json_str(f, quota.path);
-	fprintf(f, "},\n  \"mem_limit_mb\": %d, \"own_hogs\": %d,\n", opt.mem_limit, opt.own_hogs);
+	fprintf(f, "},\n  \"mem_limit_mb\": %d, \"own_hogs\": %d, \"launch_blocking\": %d,\n",
+		opt.mem_limit, opt.own_hogs, opt.launch_blocking);
 	json_helpers(f);
 	fprintf(f, "}\n");
 	if (opt.truth) {
@@ -701,6 +703,7 @@ static const struct optdef {
     {"quota-burners", T_INT, &opt.quota_burners, 0, CG_MAX_HELPERS, 0},
     {"own-hogs", T_INT, &opt.own_hogs, 0, CG_MAX_HELPERS, 0},
     {"mem-limit", T_INT, &opt.mem_limit, 16, 1 << 20, 0},
+    {"launch-blocking", T_INT, &opt.launch_blocking, 0, 1, 0},
     {"mech", T_STR, NULL, 0, 0, 0}, /* repeated: opt.mech[] */
 };
 #define NDEFS (int)(sizeof(defs) / sizeof(defs[0]))
@@ -720,7 +723,8 @@ static void usage(FILE *f)
 	       "  waits:   [--mech NAME:US]... (lock-mutex, input-unix, file-fsync, ...: mech.c)\n"
 	       "  cgroups: [--cpu-quota PCT [--quota-burners N]] [--mem-limit MB]\n"
 	       "  threads: [--own-hogs N]   (busy threads of its own on its CPU)\n"
-	       "  CPUs:    [--cpu N] [--helper-cpu N]   (tests/sweep/README.md)\n");
+	       "  CPUs:    [--cpu N] [--helper-cpu N]   (tests/sweep/README.md)\n"
+	       "  env:     [--launch-blocking 1]   (sets CUDA_LAUNCH_BLOCKING=1 at start)\n");
 }
 
 static void set_num(const struct optdef *d, double v)
@@ -885,6 +889,8 @@ int main(int argc, char **argv)
 	choose_cpus();
 	if (opt.sync_mode) /* read by the shim at the first CUDA call */
 		setenv("SHIM_SYNC", opt.sync_mode, 1);
+	if (opt.launch_blocking) /* as a program's own setenv (os.environ) does */
+		setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
 	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	if (schedstat_fd < 0)
 		die("/proc/thread-self/schedstat");

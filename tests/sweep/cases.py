@@ -253,8 +253,29 @@ def _gil():
              quick=(mode, busy) == ("py", 3000), bare_floor={"gil_wait": 0.03})
 
 
+def _launch():
+    """Synchronous launches: the loop sets CUDA_LAUNCH_BLOCKING=1 at its start
+    (causegen --launch-blocking, as os.environ does), each launch then waits
+    for its kernel, spinning (the driver's default). Design: what overlap
+    gives back, the smaller of the GPU's share and the host work's; with
+    little host work (3 %) there is nothing to give back and no chain; with
+    much (70 %), the host work left once launches overlap (40 %) is the top
+    cause."""
+    for host, k_us, quick in ((0.03, 1000, False), (0.2, 1000, False), (0.4, 1000, True),
+                              (0.4, 25, False), (0.7, 1000, False)):
+        args, design = loop(host=host, kernel_us=k_us)
+        design = {"launch_blocking": round(min(host, 1 - host), 3),
+                  "host_work": round(max(0.0, 2 * host - 1), 3)}
+        intended = (["gpu_bound"] if host < 0.05 else
+                    ["host_work", "launch_blocking"] if host > 0.5 else ["launch_blocking"])
+        case(f"launch-blocking-{round(100 * host)}" + ("-short" if k_us < 100 else ""),
+             (args, design), intended, quick=quick,
+             extra=["--launch-blocking", "1", "--sync-mode", "spin"])
+
+
 _healthy()
 _single()
 _pairs()
 _mechanisms()
+_launch()
 _gil()

@@ -18,7 +18,7 @@ import sys
 CLASSES = ["cpu_contention", "loader_wait", "block_io", "host_work", "timer_sleep", "gpu_bound",
            "sync_storm", "copy_dominated", "alloc_spikes", "memory_pressure", "cold_start",
            "cpu_quota", "file_io", "cold_read", "lock_wait", "gil_wait", "backpressure",
-           "net_wait", "page_faults", "slow_burst", "stopped"]
+           "net_wait", "page_faults", "slow_burst", "stopped", "launch_blocking"]
 SEV = {"INFO": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 PARTS = ["gpu_wait", "api", "call_preempted", "host_cpu", "preempted", "io_wait", "task_wait",
          "sleep", "fault", "unknown", "throttled", "file_io", "cold_read", "mem_pressure",
@@ -43,7 +43,8 @@ PARTS_SUM_TOL = 0.01  # the parts add up to wall_ns within 1 %
 RESIDUE_MAX = 0.03  # the generator's unaccounted time, share of wall
 DISTURBED = 0.08  # preempted share above which a case without hogs was disturbed
 SELF_CULPRIT = {"host_work", "timer_sleep", "gpu_bound", "sync_storm", "copy_dominated",
-                "alloc_spikes", "memory_pressure", "cold_start", "page_faults", "cpu_quota"}
+                "alloc_spikes", "memory_pressure", "cold_start", "page_faults", "cpu_quota",
+                "launch_blocking"}
 
 
 def pct(x):
@@ -74,7 +75,11 @@ def truth_causes(t):
                       (the kernel's copies on the CPU and the disk's waits)
       cold_read, page_faults, lock_wait, gil_wait, backpressure, net_wait,
       memory_pressure  their mechanisms (off time, or all of it)
-      cpu_quota       off time of a loop that never sleeps, under a CPU quota"""
+      cpu_quota       off time of a loop that never sleeps, under a CPU quota
+      launch_blocking with CUDA_LAUNCH_BLOCKING=1 (truth "launch_blocking"):
+                      the smaller of the time in launches (not preempted) and
+                      the rest, what overlap gives back; host work less the
+                      launches' time (what the GPU's work would hide)"""
     W = t["wall_ns"]
     ph = t["phases"]
 
@@ -98,6 +103,13 @@ def truth_causes(t):
         }
         for cls, part in PART_OF.items():
             out[cls] = p.get(part, 0) / W  # "stopped" since 2026-11-28
+        if t.get("launch_blocking"):
+            # each launch waited for its kernel: overlap would give back the
+            # smaller of the launches' share and the rest; the host work the
+            # GPU's would then hide is not host work's to claim
+            launch = nopre("launch") / W
+            out["launch_blocking"] = min(launch, 1 - launch)
+            out["host_work"] = max(0.0, out["host_work"] - launch)
         return out
     cuda = nopre("launch") + nopre("sync")
     gpu = min(t["gpu"]["work_ns"], cuda)
