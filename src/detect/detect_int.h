@@ -131,6 +131,9 @@ int detect_rule_launch_blocking(struct ctx *x, const struct launch_waits *lw);
 /* words_launch.c; in: the share of the wall time in launches */
 void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct finding *f,
 				  const struct launch_waits *lw, double in);
+/* The allocation chains' first advice when the environment sets
+ * PYTORCH_NO_CUDA_MEMORY_CACHING=1; 1 when given. */
+int detect_words_env_alloc(struct ctx *x, struct finding *f);
 
 /* chains.c */
 void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now);

@@ -700,6 +700,7 @@ void detect_words_alloc(struct ctx *x, const struct cause *c, struct finding *f,
 	detect_ev(f, "outlier_max_ns", (double)omax, "ns");
 	detect_ev(f, "p99_ns", (double)s->win.p99, "ns");
 	detect_ev(f, "tail_ratio", s->tail_ratio, "x");
+	detect_words_env_alloc(x, f);
 	if (periodic)
 		detect_rec(
 		    f,
@@ -743,6 +744,7 @@ void detect_words_alloc_steady(struct ctx *x, const struct cause *c, struct find
 	detect_ev(f, "calls_per_s", x->win_s > 0 ? (double)s->calls_win / x->win_s : 0, "/s");
 	detect_ev(f, "p50_ns", (double)s->win.p50, "ns");
 	detect_ev(f, "p99_ns", (double)s->win.p99, "ns");
+	detect_words_env_alloc(x, f);
 	detect_rec(
 	    f,
 	    "Allocate once outside the loop and reuse the buffers instead of calling %s every "

@@ -1,6 +1,7 @@
 /* The words of synchronous launches (IG_CC_LAUNCH_BLOCKING, rules_launch.c):
  * what set them (the environment the job was started with, the program at
- * run time, or not known), and how to undo it. */
+ * run time, or not known), and how to undo it; and the allocation chains'
+ * advice when the environment turns PyTorch's caching allocator off. */
 #include "detect/detect_int.h"
 
 #include <string.h>
@@ -18,8 +19,8 @@ static void words_how(struct ctx *x, struct finding *f, const struct launch_wait
 			   p->pid);
 		detect_rec_cmd(
 		    f, cmd,
-		    "Unset CUDA_LAUNCH_BLOCKING where the job is started (the shell, its "
-		    "script, the container's env) and restart it; it came with the job");
+		    "Unset CUDA_LAUNCH_BLOCKING where the job is started (its shell, script or "
+		    "container env) and restart it; it came with the job");
 	} else if (lw->env) {
 		detect_put(how, n, "the program set it at run time");
 		detect_put(cmd, sizeof(cmd), "ps -o args= -p %u", p->pid);
@@ -99,4 +100,29 @@ void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct f
 	detect_ev(f, "feeder_wall_ns", (double)x->parts->wall_ns, "ns");
 	detect_rec(f, "Keep CUDA_LAUNCH_BLOCKING=1 for debugging runs: without it an error shows "
 		      "at a later call (cudaGetLastError, torch.cuda.synchronize())");
+}
+
+/* PYTORCH_NO_CUDA_MEMORY_CACHING=1: PyTorch allocates and frees device
+ * memory for every tensor; the first thing to undo. 1 when said. */
+int detect_words_env_alloc(struct ctx *x, struct finding *f)
+{
+	const struct ig_proc_stats *p = x->p;
+	if (!((p->env | p->env_initial) & IG_ENV_NO_ALLOC_CACHE))
+		return 0;
+	char cmd[80];
+	size_t o = strlen(f->c.explanation);
+	detect_put(f->c.explanation + o, sizeof(f->c.explanation) - o,
+		   " Its environment sets PYTORCH_NO_CUDA_MEMORY_CACHING=1: PyTorch's caching "
+		   "allocator is off, every tensor is a cudaMalloc and a cudaFree.");
+	if (p->env_initial & IG_ENV_NO_ALLOC_CACHE)
+		detect_put(cmd, sizeof(cmd), "xargs -0 -n1 < /proc/%u/environ | grep CUDA_MEMORY",
+			   p->pid);
+	else
+		detect_put(cmd, sizeof(cmd), "ps -o args= -p %u", p->pid);
+	detect_rec_cmd(f, cmd,
+		       "Unset PYTORCH_NO_CUDA_MEMORY_CACHING and restart: the caching "
+		       "allocator reuses freed blocks; %s",
+		       p->env_initial & IG_ENV_NO_ALLOC_CACHE ? "it came with the job"
+							      : "the program sets it");
+	return 1;
 }

@@ -18,6 +18,8 @@
 # chain. A recording keeps the environment's evidence: its replay says the
 # same; with those rows deleted, launches asleep in the driver (sync mode
 # block) whose syncs find nothing left say it unconfirmed (MEDIUM).
+# PYTORCH_NO_CUDA_MEMORY_CACHING=1 beside allocations every step: the
+# allocation chain's first advice unsets it.
 . "$(dirname "$0")/lib.sh"
 need_root
 pick_cpus 2
@@ -111,6 +113,23 @@ sqlite3 "$TMP/asleep.db" "DELETE FROM events WHERE kind = 14"
 "$IG" --replay "$TMP/asleep.db" --json --summary >"$TMP/noenv.json" 2>"$TMP/noenv.err"
 expect_eq "replay without the environment: exit status" "$?" 0
 judge "$TMP/noenv.json" "$TMP/asleep.truth" asleep-noenv unconfirmed
+
+# PyTorch's caching allocator off: a loop that allocates every step (as
+# PyTorch then does) started with PYTORCH_NO_CUDA_MEMORY_CACHING=1; the
+# allocation chain's first advice unsets it
+run_ig nocache -- env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$B/tests/progs/causegen" --seconds 4 \
+	--cpu "${CPUS[1]}" --kernels 4 --kernel-us 400 --host-us 500 --allocs 4 --alloc-us 300 \
+	--truth "$TMP/nocache.truth"
+python3 - "$TMP/nocache.json" "$TMP/nocache.truth" >>"$TMP/check.txt" <<'PY'
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+pid = json.load(open(sys.argv[2]))["pid"]
+c = [x for x in s["chains"] if x["pid"] == pid and x["class"] == "alloc_spikes"]
+recs = c[0]["recommendations"] if c else []
+want = f": xargs -0 -n1 < /proc/{pid}/environ | grep CUDA_MEMORY"
+ok = bool(recs) and recs[0].startswith("Unset PYTORCH_NO_CUDA_MEMORY_CACHING") and recs[0].endswith(want)
+print(("ok   " if ok else "FAIL ") + f"nocache: the allocation chain's first advice unsets it: {recs[:1]}")
+PY
 
 # the advice pasted on a live chain: it prints the variable
 env CUDA_LAUNCH_BLOCKING=1 "$B/tests/progs/causegen" --seconds 60 --cpu "${CPUS[1]}" \

@@ -13,7 +13,9 @@
  * - the environment set, launches of 8 us: what overlap would give back is
  *   under 5 %: nothing said;
  * - launches of 10 us with a 5 ms one asleep every other step (lazy module
- *   loads): their mean is 260 us, their p50 10 us: not synchronous. */
+ *   loads): their mean is 260 us, their p50 10 us: not synchronous;
+ * - PYTORCH_NO_CUDA_MEMORY_CACHING=1 and an allocation each step: the
+ *   allocation chain's first advice unsets it. */
 #include "analysis.h"
 #include "check.h"
 #include "core/ops.h"
@@ -34,7 +36,9 @@ struct loop {
 	uint64_t slow_every, slow_ns; /* one launch this long every N steps */
 	int launch_sleep;	      /* launches asleep all but 5 us (slow ones always) */
 	uint64_t sync_ns;	      /* the sync, asleep all but 5 us when > 20 us */
-	int env;		      /* IG_EV_ENV with CUDA_LAUNCH_BLOCKING=1 each second */
+	uint64_t malloc_ns;	      /* a cudaMalloc this long and a cudaFree each step */
+	uint32_t env;		      /* IG_EV_ENV with these IG_ENV_* each second */
+	int initial;		      /* and in what it was started with */
 };
 
 static void pair(struct ig_model *m, int op, int inner, uint64_t t, uint64_t d, uint64_t blk)
@@ -56,8 +60,9 @@ static struct ig_model *run(const struct loop *l, int secs)
 		if (l->env && t >= next_env) {
 			struct ig_event e = ev_call(PID, PID, 0, t, 0, "train");
 			e.kind = IG_EV_ENV;
-			e.arg0 = IG_ENV_LAUNCH_BLOCKING;
+			e.arg0 = l->env;
 			e.arg1 = IG_ENV_SRC_LIVE;
+			e.arg2 = l->initial ? l->env : 0;
 			model_ingest(m, &e);
 			next_env += SEC;
 		}
@@ -67,6 +72,12 @@ static struct ig_model *run(const struct loop *l, int secs)
 					     IG_OFF_PREEMPTED, 0, 0, NULL);
 		model_ingest(m, &off);
 		t += l->host_ns;
+		if (l->malloc_ns) {
+			pair(m, IG_OP_CUDA_MALLOC, IG_OP_CU_MEM_ALLOC, t, l->malloc_ns, 0);
+			t += l->malloc_ns;
+			pair(m, IG_OP_CUDA_FREE, IG_OP_CU_MEM_FREE, t, 20 * US, 0);
+			t += 20 * US;
+		}
 		for (int k = 0; k < l->launches; k++) {
 			int slow = l->slow_every && step % l->slow_every == 0 && !k;
 			uint64_t d = slow ? l->slow_ns : l->launch_ns;
@@ -180,7 +191,7 @@ static void test_full_queue(void)
 static void test_short_launches(void)
 {
 	struct loop l = {
-	    .host_ns = 3 * MS, .launches = 20, .launch_ns = 8 * US, .sync_ns = 2 * MS, .env = 1};
+	    .host_ns = 3 * MS, .launches = 20, .launch_ns = 8 * US, .sync_ns = 2 * MS, .env = IG_ENV_LAUNCH_BLOCKING};
 	struct ig_model *m = run(&l, 12);
 	CHECK(!find(m, IG_CC_LAUNCH_BLOCKING));
 	an_model_free(m);
@@ -201,6 +212,34 @@ static void test_lazy_loads(void)
 	an_model_free(m);
 }
 
+/* PYTORCH_NO_CUDA_MEMORY_CACHING=1: the allocation chain's first advice
+ * undoes it, worded by where it was set */
+static void test_no_alloc_cache(void)
+{
+	for (int initial = 0; initial < 2; initial++) {
+		struct loop l = {.host_ns = 1 * MS, .launches = 10, .launch_ns = 10 * US,
+				 .malloc_ns = 2 * MS, .sync_ns = 5 * MS,
+				 .env = IG_ENV_NO_ALLOC_CACHE, .initial = initial};
+		struct ig_model *m = run(&l, 12);
+		const struct ig_chain *c = find(m, IG_CC_ALLOC_SPIKES);
+		const char *want = initial ? "it came with the job: xargs -0 -n1 < /proc/700/environ "
+					     "| grep CUDA_MEMORY"
+					   : "the program sets it: ps -o args= -p 700";
+		CHECKF(c && strstr(c->recs[0], "Unset PYTORCH_NO_CUDA_MEMORY_CACHING") &&
+			   strstr(c->recs[0], want),
+		       "%s", c ? c->recs[0] : "no allocation chain");
+		CHECK(c && strstr(c->explanation, "caching allocator is off"));
+		CHECK(!find(m, IG_CC_LAUNCH_BLOCKING));
+		an_model_free(m);
+	}
+	struct loop l = {.host_ns = 1 * MS, .launches = 10, .launch_ns = 10 * US,
+			 .malloc_ns = 2 * MS, .sync_ns = 5 * MS};
+	struct ig_model *m = run(&l, 12);
+	const struct ig_chain *c = find(m, IG_CC_ALLOC_SPIKES);
+	CHECK(c && !strstr(c->recs[0], "PYTORCH_NO_CUDA_MEMORY_CACHING"));
+	an_model_free(m);
+}
+
 int main(void)
 {
 	test_confirmed();
@@ -208,5 +247,6 @@ int main(void)
 	test_full_queue();
 	test_short_launches();
 	test_lazy_loads();
+	test_no_alloc_cache();
 	return check_done("test_rules_launch");
 }
