@@ -366,11 +366,12 @@ static void detect_words_gpu(struct ctx *x, const struct cause *c, struct findin
 		    fn, pct, x->host_causes, x->host_causes == 1 ? "" : "s");
 		detect_put(
 		    f->c.explanation, sizeof(f->c.explanation),
-		    "The feeding thread spends %s of its wall time inside synchronising CUDA calls "
-		    "waiting for queued GPU work to finish. The rest of its time goes to what the "
-		    "other alerts of this process name, and through it the GPU waits for the "
-		    "host: those come first.",
-		    pct);
+		    "The feeding thread spends %s of its wall time inside %s to finish. The rest "
+		    "of its time goes to what the other alerts of this "
+		    "process name, and through it the GPU waits for the host: those come first.",
+		    pct,
+		    x->launch_sync ? "its launches, each waiting for its kernel"
+				   : "synchronising CUDA calls waiting for queued GPU work");
 		detect_rec(
 		    f,
 		    "Fix the other alerts of this process first; then, to go faster, look at the "

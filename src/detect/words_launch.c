@@ -93,7 +93,7 @@ void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct f
 	detect_ev(f, "impact_pct", c->impact * 100, "%");
 	detect_ev(f, "launch_pct", in * 100, "%");
 	detect_ev(f, "launch_mean_ns", lw->mean_ns, "ns");
-	detect_ev(f, "launches", (double)lw->calls, "calls");
+	detect_ev(f, "launches", (double)lw->calls, "");
 	if (lw->syncs)
 		detect_ev(f, "wait_per_sync_ns", lw->sync_per_ns, "ns");
 	detect_ev(f, "env_launch_blocking", x->p->env_src ? lw->env : -1, "");
