@@ -997,6 +997,59 @@ static void test_wait_rows(void)
 	CHECK(kp.cgroup == 0 && kp.ktime == 1);
 }
 
+/* A process's environment settings (IG_EV_ENV): recorded and replayed
+ * equal; a row with a setting no version writes is refused. */
+static int env_rows;
+static struct ig_event env_back;
+static void on_env(void *ctx, const struct ig_event *e)
+{
+	(void)ctx;
+	if (e->kind == IG_EV_ENV) {
+		env_rows++;
+		env_back = *e;
+	}
+}
+
+static int replay_env(const char *path)
+{
+	const char *paths[] = {path}, *err = NULL;
+	struct ig_source *s = replay_open(paths, 1, &err);
+	env_rows = 0;
+	CHECKF(s, "%s", err ? err : "?");
+	while (s && s->ops->poll(s, on_env, NULL, 100) > 0)
+		;
+	if (s)
+		s->ops->free(s);
+	return env_rows;
+}
+
+static void test_env_rows(void)
+{
+	char path[512];
+	const char *err;
+	path_in(path, sizeof(path), "env.db");
+	struct rec *r = rec_open(path, NULL, &err);
+	CHECKF(r, "%s", err ? err : "?");
+	struct ig_event e = {.kind = IG_EV_ENV,
+			     .ts_ns = 1700000000000000000ull,
+			     .pid = 10,
+			     .tid = 10,
+			     .arg0 = IG_ENV_ALL,
+			     .arg1 = IG_ENV_SRC_LIVE,
+			     .arg2 = IG_ENV_NO_ALLOC_CACHE};
+	CHECK(rec_event(r, &e) == 0);
+	CHECK(rec_close(r) == 0);
+	CHECK(replay_env(path) == 1);
+	CHECK(env_back.arg0 == IG_ENV_ALL && env_back.arg1 == IG_ENV_SRC_LIVE &&
+	      env_back.arg2 == IG_ENV_NO_ALLOC_CACHE && env_back.pid == 10);
+	sqlite3 *db;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "UPDATE events SET arg0 = 4 WHERE kind = 14", NULL, NULL, NULL) ==
+	      SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(replay_env(path) == 0);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ig-test-rec.XXXXXX");
@@ -1014,6 +1067,7 @@ int main(void)
 	test_crash();
 	test_container();
 	test_wait_rows();
+	test_env_rows();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd)) {
