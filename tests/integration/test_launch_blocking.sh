@@ -143,21 +143,7 @@ wait_until 40 grep -q '"class":"launch_blocking"' "$TMP/live.json" ||
 	bad "no live launch_blocking chain in 40 s"
 kill "$ig"
 wait "$ig" 2>/dev/null
-cmd=$(python3 - "$TMP/live.json" <<'PY'
-import json, sys
-cmd = ""
-for line in open(sys.argv[1]):
-    try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    for c in o.get("chains", []):
-        for r in c.get("recommendations", []) if c["class"] == "launch_blocking" else []:
-            if ": xargs " in r:
-                cmd = r.rsplit(": ", 1)[1]
-print(cmd)
-PY
-)
+cmd=$(python3 "$ROOT/tests/integration/rec_cmd.py" "$TMP/live.json" launch_blocking "xargs ")
 expect_eq "the pasted command" "$cmd" "xargs -0 -n1 < /proc/$cg/environ | grep CUDA_LAUNCH"
 expect_eq "what it prints" "$(bash -c "$cmd")" "CUDA_LAUNCH_BLOCKING=1"
 kill "$cg"

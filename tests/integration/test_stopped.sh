@@ -110,20 +110,7 @@ cleanup_hooks+=("kill $ig 2>/dev/null")
 wait_until 40 grep -q '"class":"stopped"' "$TMP/live.json" || bad "no live stopped chain in 40 s"
 kill "$ig"
 wait "$ig" 2>/dev/null
-cmd=$(python3 - "$TMP/live.json" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    for c in o.get("chains", []):
-        for r in c.get("recommendations", []) if c["class"] == "stopped" else []:
-            if ": kill " in r:
-                cmd = r.rsplit(": ", 1)[1]
-print(cmd)
-PY
-)
+cmd=$(python3 "$ROOT/tests/integration/rec_cmd.py" "$TMP/live.json" stopped "kill ")
 stopper=$(pgrep -P "$cg" -x cg-stopper-0)
 expect_eq "the pasted command" "$cmd" "kill $stopper; sleep 1; kill -CONT $cg"
 bash -c "$cmd"

@@ -59,3 +59,13 @@ void an_model_free(struct ig_model *m)
 		}
 	model_free(m);
 }
+
+const struct ig_chain *an_active_chain(const struct ig_model *m, int cls)
+{
+	for (int i = 0; i < detect_count(an_detect(m)); i++) {
+		const struct ig_chain *c = detect_chain(an_detect(m), i);
+		if (c->cls == cls && c->active)
+			return c;
+	}
+	return NULL;
+}

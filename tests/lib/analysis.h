@@ -15,5 +15,7 @@ void an_model_free(struct ig_model *m);
 /* model_reset and detect_reset together (what the r key does). */
 void an_model_reset(struct ig_model *m);
 struct ig_detect *an_detect(const struct ig_model *m);
+/* The first active chain of class cls (in the detector's order), or NULL. */
+const struct ig_chain *an_active_chain(const struct ig_model *m, int cls);
 
 #endif

@@ -42,12 +42,7 @@ static struct ig_model *run(int sc, double seconds, uint64_t start)
 
 static const struct ig_chain *find(const struct ig_model *m, int cls)
 {
-	for (int i = 0; i < detect_count(an_detect(m)); i++) {
-		const struct ig_chain *c = detect_chain(an_detect(m), i);
-		if (c->cls == cls && c->active)
-			return c;
-	}
-	return NULL;
+	return an_active_chain(m, cls);
 }
 
 static int worst(const struct ig_model *m)

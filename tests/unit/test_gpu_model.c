@@ -265,12 +265,7 @@ static void test_devices(void)
 
 static const struct ig_chain *find(const struct ig_model *m, int cls)
 {
-	for (int i = 0; i < detect_count(an_detect(m)); i++) {
-		const struct ig_chain *c = detect_chain(an_detect(m), i);
-		if (c->cls == cls && c->active)
-			return c;
-	}
-	return NULL;
+	return an_active_chain(m, cls);
 }
 
 /* The synthetic straggler: rank 0 waits for rank 1, which works on the CPU
