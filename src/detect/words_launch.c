@@ -90,6 +90,12 @@ void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct f
 		    "waiting for the queue). Here %s. Host work and GPU work take turns; the "
 		    "impact is the smaller share, what overlap gives back.",
 		    mean, sync, how);
+	if (!lw->env)
+		detect_put(
+		    f->c.lacking, sizeof(f->c.lacking),
+		    "CUDA_LAUNCH_BLOCKING=1 in the process's environment (%s): the launches' "
+		    "waits are measured, what made them synchronous is inferred",
+		    x->p->env_src ? "not set" : "not recorded");
 	detect_ev(f, "impact_pct", c->impact * 100, "%");
 	detect_ev(f, "launch_pct", in * 100, "%");
 	detect_ev(f, "launch_mean_ns", lw->mean_ns, "ns");

@@ -70,6 +70,7 @@ elif want == "confirmed":
           f"advice: {recs}")
 else:
     check("did not record its environment" in x["explanation"], f"why: {x['explanation']}")
+    check("(not recorded)" in (x.get("lacking") or ""), f"lacking: {x.get('lacking')}")
 PY
 }
 

@@ -153,6 +153,8 @@ static void test_unconfirmed(void)
 	       "unconfirmed: %s %.1f %%", c ? detect_sev_name(c->severity) : "none",
 	       c ? c->impact * 100 : -1);
 	CHECK(c && detect_evidence(c, "env_launch_blocking", 0) == -1);
+	CHECK(c && strstr(c->lacking, "CUDA_LAUNCH_BLOCKING=1 in the process's environment (not "
+				      "recorded)"));
 	CHECK(c && strstr(c->explanation, "did not record its environment"));
 	CHECK(c && strstr(c->recs[0], "/proc/700/environ"));
 	if (!c)
