@@ -304,6 +304,27 @@ def check_attach():
     check_split("attach", summ, rep)
 
 
+# ---- CUDA_LAUNCH_BLOCKING=1 ---------------------------------------------------------------
+def report_blocking():
+    """INFO: the launches' p50 beside the run without it, the feeding
+    thread's parts (a spinning wait is api, a sleeping one gpu_wait), the
+    chains, and whether the environment was read."""
+    b, n = summary("blocking.json"), summary("nostacks.json")
+    if not b:
+        return
+    def p50(s, op):
+        return next((o.get("p50_ns", 0) for o in (s or {}).get("ops", []) if o.get("op") == op), 0)
+    pid = next((p.get("pid") for p in b.get("procs", []) if p.get("cuda")), None)
+    parts = next((p.get("time", {}).get("parts", {}) for p in b.get("procs", [])
+                  if p.get("pid") == pid), {})
+    wall = sum(parts.values()) or 1
+    top = {k: round(100 * v / wall, 1) for k, v in parts.items() if v >= 0.02 * wall}
+    chains = [f"{c['class']} {c['severity']} {100 * c['impact']:.0f}%" for c in b.get("chains", [])]
+    say("INFO", "CUDA_LAUNCH_BLOCKING=1: cudaLaunchKernel p50",
+        f"{fmt_us(p50(b, 'cudaLaunchKernel'))} (without it {fmt_us(p50(n, 'cudaLaunchKernel'))}); "
+        f"parts % {top}; chains {chains}; exit {read_text('blocking.rc').strip()}")
+
+
 # ---- cost -----------------------------------------------------------------------------------
 def report_cost(reps):
     base = reps.get("untraced")
@@ -351,6 +372,7 @@ def main():
         check_durations(calls, reps["stacks"], sums["stacks"])
     check_nvml(gpus, procs, reps["stacks"])
     check_attach()
+    report_blocking()
     report_cost(reps)
     write(1 if failed else 0)
 

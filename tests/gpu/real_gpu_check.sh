@@ -144,6 +144,16 @@ run_wl nostacks "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --no-stacks 
 kill $lst 2>/dev/null
 wait 2>/dev/null
 
+# What the driver does with CUDA_LAUNCH_BLOCKING=1 (INFO only: where a
+# launch's wait lands, spinning in the API or asleep, and what the chains
+# say; docs/detection.md, "Synchronous launches").
+say "traced, CUDA_LAUNCH_BLOCKING=1"
+lst=$(lister)
+run_wl blocking "$IG" "${IGOPT[@]}" --batch --json --summary -d 0.5 --no-stacks -- \
+	env CUDA_LAUNCH_BLOCKING=1
+kill $lst 2>/dev/null
+wait 2>/dev/null
+
 # The incident case: ingero-top started against a process already running
 # (sudo ingero-top --pid PID), stopped with Ctrl-C once it exited (batch
 # mode goes on after its --pid processes, as top -b -p does).
