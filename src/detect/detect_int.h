@@ -106,6 +106,7 @@ struct ctx {
 	double win_s;
 	int host_causes; /* the process's chains at LOW or above fired this round
 			  * (rule_gpu_bound: the host does not keep up) */
+	double paced;	 /* and the share of its timer sleep (INFO) when >= sev_low */
 	const struct launch_waits *lw; /* its launches (rules_launch.c) */
 	int launch_sync;	       /* the synchronous launches chain fired */
 };

@@ -334,9 +334,16 @@ static void rule_gpu_bound(struct ctx *x, const struct copies *k)
 	if (c.impact < x->cfg->gpu_info)
 		return;
 	x->host_causes = 0;
-	for (int i = 0; i < x->d->n; i++)
-		x->host_causes += x->d->fired_now[i] && x->d->c[i].pid == x->p->pid &&
-				  x->d->c[i].severity >= IG_SEV_LOW;
+	x->paced = 0;
+	for (int i = 0; i < x->d->n; i++) {
+		const struct ig_chain *o = &x->d->c[i];
+		if (!x->d->fired_now[i] || o->pid != x->p->pid)
+			continue;
+		x->host_causes += o->severity >= IG_SEV_LOW;
+		/* its own timers (INFO): the host sleeps, it does not keep up */
+		if (o->cls == IG_CC_TIMER_SLEEP && o->impact >= x->cfg->sev_low)
+			x->paced = o->impact;
+	}
 	emit(x, &c, x->feeder->main_op);
 }
 

@@ -378,6 +378,26 @@ static void detect_words_gpu(struct ctx *x, const struct cause *c, struct findin
 		    "GPU work itself (Nsight Systems, then Nsight Compute on the longest kernels)");
 		return;
 	}
+	if (x->paced > 0) {
+		/* not "the host keeps up": it sleeps on its own timers */
+		char sl[16];
+		fmt_pct(sl, sizeof(sl), x->paced);
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "GPU-bound: %s waits for the GPU %s of its time (and sleeps %s on its own "
+			   "timers)",
+			   fn, pct, sl);
+		detect_put(f->c.explanation, sizeof(f->c.explanation),
+			   "The feeding thread spends %s of its wall time inside synchronising CUDA "
+			   "calls waiting for queued GPU work to finish, and %s asleep on its own "
+			   "timers between calls (the paced-by-a-timer alert), while the GPU idles: "
+			   "by design if the loop paces itself, not if it polls for its data with "
+			   "sleeps.",
+			   pct, sl);
+		detect_rec(f, "If the loop should not sleep, find the sleep (the paced alert's "
+			      "call site) and wait on what it polls instead (queue.get(), an "
+			      "event): its wait then names who it waits for");
+		return;
+	}
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "GPU-bound: %s waits for the GPU %s of its time (the host keeps up)", fn, pct);
 	detect_put(f->c.explanation, sizeof(f->c.explanation),
