@@ -112,6 +112,8 @@ static const struct {
 	{ "launches", "kernel launches of the feeding threads in the window" },
 	{ "wait_per_sync_ns", "mean time of a synchronisation after them: short when the launches already waited" },
 	{ "env_launch_blocking", "CUDA_LAUNCH_BLOCKING=1 in its environment: 1 yes, 0 no, -1 not recorded" },
+	{ "sleeps_per_gap", "timer sleeps between two CUDA calls, where it slept: 1 a loop paced by its clock, more one that polls" },
+	{ "sleep_ns", "mean time of one of those sleeps" },
 	{ "kernel_pct", "share of the host work spent in the kernel, in syscalls other than file I/O" },
 };
 /* clang-format on */

@@ -35,6 +35,7 @@ static const char *const class_names[IG_CC_MAX] = {
     [IG_CC_SLOW_BURST] = "slow_burst",
     [IG_CC_STOPPED] = "stopped",
     [IG_CC_LAUNCH_BLOCKING] = "launch_blocking",
+    [IG_CC_POLL_WAIT] = "poll_wait",
 };
 static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_CPU_CONTENTION] = "CPU contention",
@@ -62,6 +63,7 @@ static const char *const class_titles[IG_CC_MAX] = {
     [IG_CC_SLOW_BURST] = "burst of slow calls",
     [IG_CC_STOPPED] = "stopped",
     [IG_CC_LAUNCH_BLOCKING] = "synchronous launches",
+    [IG_CC_POLL_WAIT] = "polling wait",
 };
 static const char *const sev_names[] = {"INFO", "LOW", "MEDIUM", "HIGH"};
 
@@ -122,6 +124,7 @@ static const int8_t class_part[IG_CC_MAX] = {
     [IG_CC_SLOW_BURST] = -1,
     [IG_CC_STOPPED] = IG_PART_STOPPED,
     [IG_CC_LAUNCH_BLOCKING] = -1,
+    [IG_CC_POLL_WAIT] = IG_PART_SLEEP,
 };
 
 int detect_class_part(int cls)
@@ -173,6 +176,7 @@ void detect_cfg_default(struct ig_detect_cfg *c)
 	c->storm_host_max_ns = 500000;
 	c->launch_api = 0.30;
 	c->launch_wait_ns = 100000;
+	c->poll_sleeps = 2.0;
 	c->copy_min_bytes = 65536;
 	c->alloc_min_outliers = 3;
 	c->alloc_period_tol = 0.25;

@@ -51,6 +51,7 @@ enum ig_chain_class {
 	IG_CC_SLOW_BURST,      /* a burst of slow calls of one op: when, how many, cost */
 	IG_CC_STOPPED,	       /* stopped by a signal, a tracer or the freezer (who let go) */
 	IG_CC_LAUNCH_BLOCKING, /* launches wait for their kernels (CUDA_LAUNCH_BLOCKING=1) */
+	IG_CC_POLL_WAIT,       /* sleeps again and again between calls: polls for something */
 	IG_CC_MAX,
 };
 
@@ -140,6 +141,7 @@ struct ig_detect_cfg {
 				      * itself (launch overhead, host work) */
 	double launch_api;	     /* API share beyond GPU wait for launch-bound (0.30) */
 	uint64_t launch_wait_ns;     /* launches averaging this long wait for something (100 us) */
+	double poll_sleeps;	     /* timer sleeps a gap from which a loop polls (2) */
 	uint64_t copy_min_bytes;     /* mean copy size to call it copy-bound (65536) */
 	unsigned alloc_min_outliers; /* outliers needed for allocator spikes (3) */
 	double alloc_period_tol;     /* gaps within this fraction of the median (0.25) */

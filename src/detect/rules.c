@@ -220,6 +220,15 @@ static const struct ig_culprit *thread_table(const struct ig_proc_stats *p, int 
 				       : p->drainers;
 }
 
+/* The feeding thread sleeps poll_sleeps times or more between two calls,
+ * where it sleeps: it checks something between its sleeps. */
+static int polls(const struct ctx *x)
+{
+	const struct ig_thread_stats *t = x->feeder;
+	return t && t->slept_gaps_win >= x->cfg->min_calls &&
+	       (double)t->gap_sleeps_win >= x->cfg->poll_sleeps * (double)t->slept_gaps_win;
+}
+
 /* The causes that are a part of the wall time, one chain each: the part
  * is the impact; the culprit and the confidence decide the severity. */
 static void time_causes(struct ctx *x)
@@ -298,9 +307,15 @@ static void time_causes(struct ctx *x)
 		if (culprit_gone(x, &c, tc->cls))
 			continue;
 		c.sev = sev_of(cfg, c.impact, named, confirmed);
-		/* a loop paced by its own timer idles by design: said, never an alarm */
-		if (tc->cls == IG_CC_TIMER_SLEEP)
+		/* a loop paced by its own timer idles by design: said, never an
+		 * alarm; one that sleeps again and again between two calls polls
+		 * for something (what, the kernel does not see: none named) */
+		if (tc->cls == IG_CC_TIMER_SLEEP && polls(x)) {
+			c.cls = IG_CC_POLL_WAIT;
+			c.sev = sev_of(cfg, c.impact, 0, confirmed);
+		} else if (tc->cls == IG_CC_TIMER_SLEEP) {
 			c.sev = IG_SEV_INFO;
+		}
 		emit(x, &c, c.tail ? c.tail->op : x->feeder->main_op);
 	}
 }

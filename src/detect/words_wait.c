@@ -706,6 +706,10 @@ static void detect_words_paced(struct ctx *x, const struct cause *c, struct find
 	    "training loop it is time the GPU idles: find the sleep.",
 	    pct);
 	detect_ev(f, "timed_wait_pct", timed * 100, "%");
+	if (x->feeder && x->feeder->slept_gaps_win)
+		detect_ev(f, "sleeps_per_gap",
+			  (double)x->feeder->gap_sleeps_win / (double)x->feeder->slept_gaps_win,
+			  "");
 	f->c.stack_id = x->p->sleep_stack; /* where it sleeps most: shown with the chain */
 	if (f->c.stack_id)
 		detect_rec(
@@ -720,6 +724,47 @@ static void detect_words_paced(struct ctx *x, const struct cause *c, struct find
 	detect_rec(
 	    f, "Wait on the event itself (a blocking queue get, a condition) instead of polling "
 	       "with a timeout");
+}
+
+/* A loop that sleeps again and again between two calls: it polls. */
+static void detect_words_poll(struct ctx *x, const struct cause *c, struct finding *f)
+{
+	const struct ig_thread_stats *t = x->feeder;
+	char fn[64], pct[16], nap[16];
+	detect_feeder_name(x, fn, sizeof(fn));
+	fmt_pct(pct, sizeof(pct), c->impact);
+	double per = (double)t->gap_sleeps_win / (double)t->slept_gaps_win;
+	uint64_t each = x->parts->ns[IG_PART_SLEEP] / t->gap_sleeps_win;
+	fmt_ns(nap, sizeof(nap), each);
+	detect_put(f->c.summary, sizeof(f->c.summary),
+		   "polling wait in %s: sleeps %s of its time between CUDA calls, %.1f sleeps of "
+		   "%s at a time: it checks for something between its sleeps",
+		   fn, pct, per, nap);
+	detect_put(
+	    f->c.explanation, sizeof(f->c.explanation),
+	    "Between two CUDA calls the feeding thread sleeps again and again (%.1f times where "
+	    "it sleeps at all, %s a sleep), checking something between its sleeps: a queue "
+	    "read with get_nowait(), a flag, a file. The GPU idles while it polls. What it "
+	    "waits for does not wake it (its timer does), so the kernel cannot name it: often "
+	    "a data loader or producer that does not keep up. A loop that paces itself in small "
+	    "sleeps looks the same.",
+	    per, nap);
+	detect_ev(f, "sleeps_per_gap", per, "");
+	detect_ev(f, "sleep_ns", (double)each, "ns");
+	f->c.stack_id = x->p->sleep_stack;
+	if (f->c.stack_id)
+		detect_rec(f, "The call site it sleeps at most is under \"call site\": the poll "
+			      "to look at");
+	else
+		detect_rec(f,
+			   "Find the poll in the loop: py-spy dump --pid %u (Python), or the stack "
+			   "of the feeding thread",
+			   x->p->pid);
+	detect_rec(f, "Wait on what it polls instead of sleeping (queue.get() with a timeout, a "
+		      "threading.Event, a condition): it wakes as soon as the data is there, and "
+		      "its wait then names who it waited for");
+	detect_rec(f, "If it polls for batches, make their producer keep up (more DataLoader "
+		      "workers, prefetch_factor)");
 }
 
 void detect_words_wait(struct ctx *x, const struct cause *c, struct finding *f)
@@ -754,6 +799,9 @@ void detect_words_wait(struct ctx *x, const struct cause *c, struct finding *f)
 		break;
 	case IG_CC_TIMER_SLEEP:
 		detect_words_paced(x, c, f);
+		break;
+	case IG_CC_POLL_WAIT:
+		detect_words_poll(x, c, f);
 		break;
 	case IG_CC_STOPPED:
 		detect_words_stopped(x, c, f);

@@ -549,10 +549,14 @@ static void call_account(struct ig_model *m, const struct ig_event *e, const str
 	t->life_raw.in_pre[k] += ct->pre;
 	t->life_raw.in_blk[k] += ct->blk;
 	t->life_raw.nosplit += (uint32_t)ct->nosplit;
+	uint32_t gap = t->gap_sleeps; /* the gap this call ends */
+	t->gap_sleeps = 0;
 	if (!inwin)
 		return;
 	slow_add(m, t, e, sec);
 	struct tslice *ts = tslot(m, t, sec);
+	ts->slept_gaps += gap > 0;
+	ts->gap_sleeps += gap;
 	ts->calls++;
 	ts->call_ns += e->dur_ns;
 	ts->cuda_ns += ct->busy;

@@ -173,6 +173,10 @@ struct tslice {
 	uint64_t kt[IG_K_N]; /* kernel CPU between calls (IG_EV_KTIME) */
 	uint64_t timed;	     /* of bw[BW_SLEEP], timed waits nobody ended */
 	uint32_t waits;	     /* blocked intervals with the kernel's evidence */
+	/* gaps between calls in which it slept on its own timers, and those
+	 * sleeps: a loop paced by its clock sleeps once a gap, one that polls
+	 * for something sleeps and checks, again and again */
+	uint32_t slept_gaps, gap_sleeps;
 };
 
 /* The raw sums behind struct ig_time_parts (a slice or a lifetime). */
@@ -214,6 +218,7 @@ struct thread {
 	 * too) */
 	uint8_t q_empty, p_idle;
 	uint8_t fed; /* in or past its first CUDA call: its start is forgotten (thread_fed) */
+	uint16_t gap_sleeps; /* timer sleeps since its last call (tslice.gap_sleeps) */
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
 	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */

@@ -379,6 +379,7 @@ int slow_calls(const struct ig_model *m, int op, uint32_t pid, struct ig_call_re
 /* Window sums of one thread. */
 struct tsum {
 	uint64_t calls, call_ns, cuda_ns, sync_calls, sync_ns, sync_nested, sync_nested_ns;
+	uint32_t slept_gaps, gap_sleeps;
 	uint64_t off[2][3];
 	uint32_t sw;
 	struct tparts_raw raw;
@@ -398,6 +399,8 @@ static void thread_sum(const struct ig_model *m, const struct thread *t, struct 
 		s->sync_ns += x->sync_ns;
 		s->sync_nested += x->sync_nested;
 		s->sync_nested_ns += x->sync_nested_ns;
+		s->slept_gaps += x->slept_gaps;
+		s->gap_sleeps += x->gap_sleeps;
 		for (int a = 0; a < 2; a++)
 			for (int b = 0; b < 3; b++)
 				s->off[a][b] += x->off[a][b];
@@ -699,6 +702,8 @@ void thread_fill(const struct ig_model *m, uint64_t end, const struct thread *t,
 	o->sync_ns_win = s.sync_ns;
 	o->sync_nested_win = s.sync_nested;
 	o->sync_nested_ns_win = s.sync_nested_ns;
+	o->slept_gaps_win = s.slept_gaps;
+	o->gap_sleeps_win = s.gap_sleeps;
 	parts_of(&s.raw, judged_wall(m, end, t, o->wall_ns), m->probe_ns, &o->parts);
 	life_parts(t, m->probe_ns, &o->life_parts);
 	o->last_preemptor_pid = t->pre_pid;

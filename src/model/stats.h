@@ -350,6 +350,9 @@ struct ig_thread_stats {
 	/* Of those, the calls made inside another such call (a runtime sync and
 	 * its driver sync are one synchronisation) and their time. */
 	uint64_t sync_nested_win, sync_nested_ns_win;
+	/* Gaps between its calls in which it slept on its own timers, and
+	 * those sleeps (a loop that polls sleeps many times a gap) */
+	uint32_t slept_gaps_win, gap_sleeps_win;
 	uint32_t last_preemptor_pid;
 	char last_preemptor_comm[IG_COMM_LEN];
 	struct ig_time_parts parts, life_parts; /* window, since the start */

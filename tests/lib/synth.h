@@ -52,6 +52,8 @@ enum synth_scenario {
 	SYNTH_STOPPED,	       /* stopped by SIGSTOP until cpulimit[2200] sent SIGCONT: 30 % */
 	SYNTH_LAUNCH_BLOCKING, /* CUDA_LAUNCH_BLOCKING=1 in its environment: each launch waits
 				* for its kernel (300 us), host work 37 % cannot overlap */
+	SYNTH_POLL_WAIT,       /* three 800 us sleeps between its calls, checking between them:
+				* it polls, 30 % */
 	SYNTH_BENCH,	       /* high-rate mix: 8 processes x 4 threads, all kinds */
 	SYNTH_MAX,
 };

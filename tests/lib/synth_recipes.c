@@ -12,7 +12,7 @@ const char *const synth_names[SYNTH_MAX] = {
     "no_split",	      "host_work",	 "timer_sleep",	    "launch_bound", "healthy_fast",
     "mixed",	      "nccl_straggler",	 "lock_wait",	    "gil_wait",	    "backpressure",
     "net_wait",	      "cpu_quota",	 "file_io",	    "cold_read",    "page_faults",
-    "stopped",	      "launch_blocking", "bench",
+    "stopped",	      "launch_blocking", "poll_wait",	    "bench",
 };
 
 /* clang-format off */
@@ -128,6 +128,10 @@ const struct recipe synth_recipes[SYNTH_MAX] = {
 	.base = {HOST(3500 * US), LAUNCH(20, 6 * MS), SYNC(30 * US, 0, 5)},
 	IDLE, .env = IG_ENV_LAUNCH_BLOCKING, .cause = "launch_blocking", .culprit = SYNTH_PID,
 	.culprit_comm = "python3"},
+    [SYNTH_POLL_WAIT] = {
+	.base = {HOST(300 * US), OFF(PH_TIMER, 800 * US), HOST(20 * US), OFF(PH_TIMER, 800 * US),
+		 HOST(20 * US), OFF(PH_TIMER, 800 * US), LAUNCH(20, 200 * US), SYNC(5060 * US, 0, 5)},
+	IDLE, .cause = "poll_wait", .culprit = SYNTH_PID, .culprit_comm = "python3"},
     [SYNTH_BENCH] = {IDLE},
 };
 /* clang-format on */
@@ -251,15 +255,11 @@ static double impact_of(const char *cls, const struct synth_truth *t, double aco
 	static const struct {
 		const char *cls;
 		int part;
-	} one[] = {{"lock_wait", IG_PART_LOCK_WAIT},
-		   {"gil_wait", IG_PART_GIL_WAIT},
-		   {"backpressure", IG_PART_BACKPRESSURE},
-		   {"net_wait", IG_PART_NET_WAIT},
-		   {"cpu_quota", IG_PART_THROTTLED},
-		   {"file_io", IG_PART_FILE_IO},
-		   {"cold_read", IG_PART_COLD_READ},
-		   {"page_faults", IG_PART_FAULT},
-		   {"stopped", IG_PART_STOPPED}};
+	} one[] = {{"lock_wait", IG_PART_LOCK_WAIT},	   {"gil_wait", IG_PART_GIL_WAIT},
+		   {"backpressure", IG_PART_BACKPRESSURE}, {"net_wait", IG_PART_NET_WAIT},
+		   {"cpu_quota", IG_PART_THROTTLED},	   {"file_io", IG_PART_FILE_IO},
+		   {"cold_read", IG_PART_COLD_READ},	   {"page_faults", IG_PART_FAULT},
+		   {"stopped", IG_PART_STOPPED},	   {"poll_wait", IG_PART_SLEEP}};
 	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
 		if (!strcmp(cls, one[i].cls))
 			return p[one[i].part];

@@ -482,7 +482,7 @@ static int class_part(const char *cls)
 	} m[] = {{"lock_wait", P_LOCK}, {"loader_wait", P_TASK},  {"backpressure", P_FULL},
 		 {"net_wait", P_NET},	{"timer_sleep", P_SLEEP}, {"file_io", P_FILE},
 		 {"cold_read", P_COLD}, {"page_faults", P_FAULT}, {"memory_pressure", P_MEM},
-		 {"gil_wait", P_GIL},	{"stopped", P_STOP}};
+		 {"gil_wait", P_GIL},	{"stopped", P_STOP},	  {"poll_wait", P_SLEEP}};
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (!strcmp(cls, m[i].cls))
 			return m[i].part;

@@ -18,7 +18,7 @@ import sys
 CLASSES = ["cpu_contention", "loader_wait", "block_io", "host_work", "timer_sleep", "gpu_bound",
            "sync_storm", "copy_dominated", "alloc_spikes", "memory_pressure", "cold_start",
            "cpu_quota", "file_io", "cold_read", "lock_wait", "gil_wait", "backpressure",
-           "net_wait", "page_faults", "slow_burst", "stopped", "launch_blocking"]
+           "net_wait", "page_faults", "slow_burst", "stopped", "launch_blocking", "poll_wait"]
 SEV = {"INFO": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 PARTS = ["gpu_wait", "api", "call_preempted", "host_cpu", "preempted", "io_wait", "task_wait",
          "sleep", "fault", "unknown", "throttled", "file_io", "cold_read", "mem_pressure",
@@ -44,7 +44,7 @@ RESIDUE_MAX = 0.03  # the generator's unaccounted time, share of wall
 DISTURBED = 0.08  # preempted share above which a case without hogs was disturbed
 SELF_CULPRIT = {"host_work", "timer_sleep", "gpu_bound", "sync_storm", "copy_dominated",
                 "alloc_spikes", "memory_pressure", "cold_start", "page_faults", "cpu_quota",
-                "launch_blocking"}
+                "launch_blocking", "poll_wait"}
 
 
 def pct(x):
@@ -76,6 +76,8 @@ def truth_causes(t):
       cold_read, page_faults, lock_wait, gil_wait, backpressure, net_wait,
       memory_pressure  their mechanisms (off time, or all of it)
       cpu_quota       off time of a loop that never sleeps, under a CPU quota
+      poll_wait       the off time of the polling mechanisms (poll-*), the
+                      part sleep less it is timer_sleep's
       launch_blocking with CUDA_LAUNCH_BLOCKING=1 (truth "launch_blocking"):
                       the smaller of the time in launches (not preempted) and
                       the rest, what overlap gives back; host work less the
@@ -103,6 +105,11 @@ def truth_causes(t):
         }
         for cls, part in PART_OF.items():
             out[cls] = p.get(part, 0) / W  # "stopped" since 2026-11-28
+        # sleeping while it polls is the same part as a paced loop's sleep:
+        # the polling mechanisms' off time is poll_wait's, the rest the timer's
+        poll = sum(m["off_ns"] for m in t.get("mechs", []) if m.get("class") == "poll_wait")
+        out["poll_wait"] = poll / W
+        out["timer_sleep"] = max(0.0, out["timer_sleep"] - poll / W)
         if t.get("launch_blocking"):
             # each launch waited for its kernel: overlap would give back the
             # smaller of the launches' share and the rest; the host work the

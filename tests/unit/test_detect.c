@@ -105,6 +105,9 @@ static const struct expect cases[] = {
     {SYNTH_PAGE_FAULTS, IG_SEV_HIGH, "30% of its time faulting in fresh memory"},
     {SYNTH_STOPPED, IG_SEV_HIGH,
      "stopped by signals: python3[4821] stopped 30% of its time (SIGSTOP) until cpulimit[2200]"},
+    {SYNTH_POLL_WAIT, IG_SEV_MEDIUM,
+     "polling wait in python3[4821]: sleeps 30% of its time between CUDA calls, 3.0 sleeps of "
+     "800us at a time"},
     {SYNTH_LAUNCH_BLOCKING, IG_SEV_HIGH,
      "synchronous launches in python3[4821]: CUDA_LAUNCH_BLOCKING=1 makes each launch wait for "
      "its kernel (300us on average, 63% of its time), so its other 37% cannot overlap"},
@@ -202,6 +205,12 @@ static void class_checks(int sc, const struct ig_model *m, const struct ig_chain
 		break;
 	case SYNTH_PAGE_FAULTS:
 		CHECK(strstr(c->recs[1], "MALLOC_MMAP_THRESHOLD_") != NULL);
+		break;
+	case SYNTH_POLL_WAIT: /* not paced by design: GPU-bound does not say the host keeps up */
+		CHECK(detect_evidence(c, "sleeps_per_gap", 0) == 3);
+		CHECK(!find(m, IG_CC_TIMER_SLEEP));
+		CHECK(find(m, IG_CC_GPU_BOUND) &&
+		      !strstr(find(m, IG_CC_GPU_BOUND)->summary, "host keeps up"));
 		break;
 	case SYNTH_LAUNCH_BLOCKING: /* its launches are not launch overhead */
 		CHECKF(strstr(c->recs[0], ": xargs -0 -n1 < /proc/4821/environ | grep CUDA_LAUNCH"),

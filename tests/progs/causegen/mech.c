@@ -265,7 +265,7 @@ static void produce(struct mst *m, int fd)
 {
 	char item[64] = {0};
 	sleep_until(now_ns() + m->us * 1000);
-	if (!strcmp(m->d->name, "input-eventfd")) {
+	if (!strcmp(m->d->name, "input-eventfd") || !strcmp(m->d->name, "poll-eventfd")) {
 		uint64_t one = 1;
 		if (write(fd, &one, sizeof(one)) != sizeof(one))
 			_exit(0);
@@ -318,6 +318,54 @@ static void main_input(struct mst *m)
 			die("read eventfd");
 	} else if (io_full(m->fd[0], item, sizeof(item), 0)) {
 		die("recv");
+	}
+}
+
+/* ---- polling: the feeder checks without blocking and sleeps between checks ------ */
+
+/* What a consumer that polls does (q.get_nowait() then time.sleep): the
+ * item comes from a producer thread through an eventfd (poll-eventfd) or
+ * from a producer process through a unix socket (poll-unix), both read
+ * without blocking, with a POLL_NAP_US sleep after each miss. */
+#define POLL_NAP_US 200
+static int setup_poll(struct mst *m)
+{
+	if (!strcmp(m->d->name, "poll-eventfd")) {
+		m->fd[0] = m->fd[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		helper_thread("producer", (int)(m - mech), m->env.helper_cpu, producer_thread, m);
+		return 0;
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		die("socketpair");
+	if (spawn("producer", (int)(m - mech), m->env.helper_cpu) == 0) {
+		close(sv[0]);
+		for (;;) {
+			helper_wait_req(m->sh);
+			atomic_store(&m->sh->ack, 1);
+			produce(m, sv[1]);
+		}
+	}
+	close(sv[1]);
+	m->fd[0] = sv[0];
+	return 0;
+}
+
+static void main_poll(struct mst *m)
+{
+	char item[64];
+	size_t got = 0;
+	request(m->sh);
+	for (;;) {
+		ssize_t n = !strcmp(m->d->name, "poll-eventfd")
+				? read(m->fd[0], item, 8)
+				: recv(m->fd[0], item + got, sizeof(item) - got, MSG_DONTWAIT);
+		if (n > 0 &&
+		    (!strcmp(m->d->name, "poll-eventfd") || (got += (size_t)n) == sizeof(item)))
+			return;
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			die("poll read");
+		sleep_until(now_ns() + POLL_NAP_US * 1000);
 	}
 }
 
@@ -793,6 +841,8 @@ static const struct mdef defs[] = {
     {"full-unix", "backpressure", MR_OFF, NULL, setup_full, main_full, NULL},
     {"net-tcp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
     {"net-udp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
+    {"poll-eventfd", "poll_wait", MR_OFF, NULL, setup_poll, main_poll, NULL},
+    {"poll-unix", "poll_wait", MR_OFF, NULL, setup_poll, main_poll, NULL},
     {"paced-epoll", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-timerfd", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-cond", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},

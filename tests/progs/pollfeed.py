@@ -1,0 +1,83 @@
+"""A consumer that polls a multiprocessing.Queue (get_nowait, then
+time.sleep) fed by a producer process that makes a batch every
+--producer-ms of busy work, with a launch and a stream sync through the
+shim CUDA runtime per batch; or, with --paced, a loop that paces itself
+with one sleep of --producer-ms a step and no producer. It measures the
+time it spent waiting (polling or paced) and writes a JSON truth:
+
+    python3 pollfeed.py --lib LIBCUDART [--seconds S] [--producer-ms MS]
+        [--nap-ms MS] [--paced] [--truth FILE]
+"""
+import argparse
+import ctypes
+import json
+import multiprocessing as mp
+import os
+import queue
+import sys
+import time
+
+
+def producer(q, ms):
+    while True:
+        t = time.perf_counter() + ms / 1000
+        while time.perf_counter() < t:
+            pass
+        q.put(b"x" * 100)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--producer-ms", type=float, default=5)
+    ap.add_argument("--nap-ms", type=float, default=0.5)
+    ap.add_argument("--kernel-us", type=float, default=2000)
+    ap.add_argument("--paced", action="store_true")
+    ap.add_argument("--truth")
+    a = ap.parse_args()
+    q = mp.Queue(maxsize=4)
+    if not a.paced:
+        p = mp.Process(target=producer, args=(q, a.producer_ms), daemon=True)
+        p.start()
+    lib = ctypes.CDLL(a.lib)
+    lib.shimSetKernelTime(ctypes.c_ulonglong(int(a.kernel_us * 1000)))
+    stream, buf = ctypes.c_void_p(), ctypes.c_void_p()
+    lib.cudaStreamCreate(ctypes.byref(stream))
+    lib.cudaMalloc(ctypes.byref(buf), ctypes.c_size_t(4096))
+    args = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
+    launch = lib.cudaLaunchKernel
+    launch.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64,
+                       ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    func = ctypes.cast(lib.cudaMalloc, ctypes.c_void_p)
+    now = time.perf_counter_ns
+    first = now()
+    end = first + int(a.seconds * 1e9)
+    waited = steps = 0
+    t = first
+    while t < end:
+        w = now()
+        if a.paced:
+            time.sleep(a.producer_ms / 1000)
+        else:
+            while True:
+                try:
+                    q.get_nowait()
+                    break
+                except queue.Empty:
+                    time.sleep(a.nap_ms / 1000)
+        waited += now() - w
+        launch(func, 64 | (1 << 32), 1, 256 | (1 << 32), 1, args, 0, stream)
+        lib.cudaStreamSynchronize(stream)
+        steps += 1
+        t = now()
+    truth = {"generator": "pollfeed", "pid": os.getpid(), "steps": steps, "wall_ns": t - first,
+             "wait_ns": waited, "paced": a.paced}
+    if a.truth:
+        with open(a.truth, "w") as f:
+            json.dump(truth, f)
+    print(json.dumps(truth))
+    return 0
+
+
+sys.exit(main())
