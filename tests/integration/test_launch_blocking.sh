@@ -24,7 +24,7 @@
 need_root
 pick_cpus 2
 PY_LIB=$B/shim/libcudart.so.12
-CG=(--seconds 4 --cpu "${CPUS[1]}" --kernels 4 --kernel-us 400 --host-us 1500)
+CG=(--seconds 3 --cpu "${CPUS[1]}" --kernels 4 --kernel-us 400 --host-us 1500)
 
 # judge SUMMARY TRUTH NAME WANT: WANT is "confirmed", "unconfirmed" or "none"
 judge() {
@@ -82,10 +82,10 @@ run_ig() { # NAME CMD...: a --json --summary run
 }
 
 # the program sets it itself; the same program without it
-run_ig python -- python3 "$ROOT/tests/progs/launchblock.py" --lib "$PY_LIB" --seconds 4 \
+run_ig python -- python3 "$ROOT/tests/progs/launchblock.py" --lib "$PY_LIB" --seconds 3 \
 	--truth "$TMP/python.truth"
 judge "$TMP/python.json" "$TMP/python.truth" python confirmed
-run_ig python-none -- python3 "$ROOT/tests/progs/launchblock.py" --lib "$PY_LIB" --seconds 4 \
+run_ig python-none -- python3 "$ROOT/tests/progs/launchblock.py" --lib "$PY_LIB" --seconds 3 \
 	--no-env --truth "$TMP/python-none.truth"
 judge "$TMP/python-none.json" "$TMP/python-none.truth" python-none none
 
@@ -118,7 +118,7 @@ judge "$TMP/noenv.json" "$TMP/asleep.truth" asleep-noenv unconfirmed
 # PyTorch's caching allocator off: a loop that allocates every step (as
 # PyTorch then does) started with PYTORCH_NO_CUDA_MEMORY_CACHING=1; the
 # allocation chain's first advice unsets it
-run_ig nocache -- env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$B/tests/progs/causegen" --seconds 4 \
+run_ig nocache -- env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$B/tests/progs/causegen" --seconds 3 \
 	--cpu "${CPUS[1]}" --kernels 4 --kernel-us 400 --host-us 500 --allocs 4 --alloc-us 300 \
 	--truth "$TMP/nocache.truth"
 python3 - "$TMP/nocache.json" "$TMP/nocache.truth" >>"$TMP/check.txt" <<'PY'
