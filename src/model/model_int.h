@@ -218,7 +218,7 @@ struct thread {
 	 * too) */
 	uint8_t q_empty, p_idle;
 	uint8_t fed; /* in or past its first CUDA call: its start is forgotten (thread_fed) */
-	uint16_t gap_sleeps; /* timer sleeps since its last call (tslice.gap_sleeps) */
+	uint16_t gap_sleeps; /* sleep calls since its last call (tslice.gap_sleeps) */
 	uint32_t pre_pid;
 	char pre_comm[IG_COMM_LEN];
 	char comm[IG_COMM_LEN]; /* the thread's own name, from its latest event */

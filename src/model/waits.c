@@ -385,7 +385,9 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	    st == ST_BLK && e->arg0 ? (e->preempt_ns < e->dur_ns ? e->preempt_ns : e->dur_ns) : 0;
 	uint64_t main = e->dur_ns - pre;
 	t->tl_pre[idx] = pre;
-	if (st == ST_BLK && !in && bw == BW_SLEEP && t->gap_sleeps < UINT16_MAX)
+	/* sleep calls (a poll's naps), not waits with a timeout nobody ended:
+	 * a server idle between requests times out again and again too */
+	if (st == ST_BLK && !in && bw == BW_SLEEP && !timed && t->gap_sleeps < UINT16_MAX)
 		t->gap_sleeps++;
 	struct tslice *s = inwin ? tslot(m, t, sec) : NULL;
 	offcpu_sums(t, s, in, st, bw, main, pre, thr, timed, 1);
