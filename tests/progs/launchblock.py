@@ -13,11 +13,12 @@ the driver does at cuInit: with it, each launch returns once its kernel has
 ended (tests/shim/simgpu.c sim_launch).
 """
 import argparse
-import ctypes
 import json
 import os
 import sys
 import time
+
+from shimloop import open_shim
 
 
 def main():
@@ -33,19 +34,7 @@ def main():
     if not a.no_env:
         os.environ["CUDA_LAUNCH_BLOCKING"] = "1"  # the line advice tells to remove
     os.environ.setdefault("SHIM_SYNC", "spin")  # the driver's default with a free core
-    lib = ctypes.CDLL(a.lib)
-    lib.shimSetKernelTime(ctypes.c_ulonglong(int(a.kernel_us * 1000)))
-    stream = ctypes.c_void_p()
-    buf = ctypes.c_void_p()
-    lib.cudaStreamCreate(ctypes.byref(stream))
-    lib.cudaMalloc(ctypes.byref(buf), ctypes.c_size_t(4096))
-    args = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
-    # cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem, stream): a
-    # dim3 (12 bytes) goes in two registers on x86-64, x | y << 32 and z
-    launch = lib.cudaLaunchKernel
-    launch.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64,
-                       ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    func = ctypes.cast(lib.cudaMalloc, ctypes.c_void_p)
+    launch, sync = open_shim(a.lib, a.kernel_us)
     now = time.perf_counter_ns
     launch_ns = steps = 0
     first = now()
@@ -57,10 +46,10 @@ def main():
             pass
         b = now()
         for _ in range(a.kernels):
-            launch(func, 64 | (1 << 32), 1, 256 | (1 << 32), 1, args, 0, stream)
+            launch()
         t = now()
         launch_ns += t - b
-        lib.cudaStreamSynchronize(stream)
+        sync()
         t = now()
         steps += 1
     truth = {"generator": "launchblock", "pid": os.getpid(), "steps": steps,

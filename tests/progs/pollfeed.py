@@ -9,13 +9,14 @@ time it spent waiting (polling or paced) and writes a JSON truth:
         [--nap-ms MS] [--paced] [--truth FILE]
 """
 import argparse
-import ctypes
 import json
 import multiprocessing as mp
 import os
 import queue
 import sys
 import time
+
+from shimloop import open_shim
 
 
 def producer(q, ms):
@@ -40,16 +41,7 @@ def main():
     if not a.paced:
         p = mp.Process(target=producer, args=(q, a.producer_ms), daemon=True)
         p.start()
-    lib = ctypes.CDLL(a.lib)
-    lib.shimSetKernelTime(ctypes.c_ulonglong(int(a.kernel_us * 1000)))
-    stream, buf = ctypes.c_void_p(), ctypes.c_void_p()
-    lib.cudaStreamCreate(ctypes.byref(stream))
-    lib.cudaMalloc(ctypes.byref(buf), ctypes.c_size_t(4096))
-    args = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
-    launch = lib.cudaLaunchKernel
-    launch.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64,
-                       ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    func = ctypes.cast(lib.cudaMalloc, ctypes.c_void_p)
+    launch, sync = open_shim(a.lib, a.kernel_us)
     now = time.perf_counter_ns
     first = now()
     end = first + int(a.seconds * 1e9)
@@ -67,8 +59,8 @@ def main():
                 except queue.Empty:
                     time.sleep(a.nap_ms / 1000)
         waited += now() - w
-        launch(func, 64 | (1 << 32), 1, 256 | (1 << 32), 1, args, 0, stream)
-        lib.cudaStreamSynchronize(stream)
+        launch()
+        sync()
         steps += 1
         t = now()
     truth = {"generator": "pollfeed", "pid": os.getpid(), "steps": steps, "wall_ns": t - first,

@@ -285,10 +285,12 @@ static void *producer_thread(void *arg)
 	return NULL;
 }
 
-static int setup_input(struct mst *m)
+/* A producer of items for the feeder: a thread writing an eventfd
+ * (nonblock: the feeder polls it), or a process writing a unix socket. */
+static int setup_producer(struct mst *m, int thread, int nonblock)
 {
-	if (!strcmp(m->d->name, "input-eventfd")) {
-		m->fd[0] = m->fd[1] = eventfd(0, EFD_CLOEXEC);
+	if (thread) {
+		m->fd[0] = m->fd[1] = eventfd(0, EFD_CLOEXEC | (nonblock ? EFD_NONBLOCK : 0));
 		helper_thread("producer", (int)(m - mech), m->env.helper_cpu, producer_thread, m);
 		return 0;
 	}
@@ -306,6 +308,11 @@ static int setup_input(struct mst *m)
 	close(sv[1]);
 	m->fd[0] = sv[0];
 	return 0;
+}
+
+static int setup_input(struct mst *m)
+{
+	return setup_producer(m, !strcmp(m->d->name, "input-eventfd"), 0);
 }
 
 static void main_input(struct mst *m)
@@ -330,25 +337,7 @@ static void main_input(struct mst *m)
 #define POLL_NAP_US 200
 static int setup_poll(struct mst *m)
 {
-	if (!strcmp(m->d->name, "poll-eventfd")) {
-		m->fd[0] = m->fd[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		helper_thread("producer", (int)(m - mech), m->env.helper_cpu, producer_thread, m);
-		return 0;
-	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		die("socketpair");
-	if (spawn("producer", (int)(m - mech), m->env.helper_cpu) == 0) {
-		close(sv[0]);
-		for (;;) {
-			helper_wait_req(m->sh);
-			atomic_store(&m->sh->ack, 1);
-			produce(m, sv[1]);
-		}
-	}
-	close(sv[1]);
-	m->fd[0] = sv[0];
-	return 0;
+	return setup_producer(m, !strcmp(m->d->name, "poll-eventfd"), 1);
 }
 
 static void main_poll(struct mst *m)
