@@ -44,7 +44,6 @@ static void words_how(struct ctx *x, struct finding *f, const struct launch_wait
 			   p->pid);
 		detect_rec_cmd(f, cmd, "Look for CUDA_LAUNCH_BLOCKING=1 in its environment");
 	}
-	(void)x;
 }
 
 void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct finding *f,

@@ -12,24 +12,18 @@ The shim reads CUDA_LAUNCH_BLOCKING and SHIM_SYNC at its first call, as
 the driver does at cuInit: with it, each launch returns once its kernel has
 ended (tests/shim/simgpu.c sim_launch).
 """
-import argparse
-import json
 import os
 import sys
 import time
 
-from shimloop import open_shim
+from shimloop import open_shim, parser, write_truth
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--seconds", type=float, default=5)
+    ap = parser(500)
     ap.add_argument("--host-us", type=float, default=1500)
     ap.add_argument("--kernels", type=int, default=4)
-    ap.add_argument("--kernel-us", type=float, default=500)
     ap.add_argument("--no-env", action="store_true")
-    ap.add_argument("--truth")
     a = ap.parse_args()
     if not a.no_env:
         os.environ["CUDA_LAUNCH_BLOCKING"] = "1"  # the line advice tells to remove
@@ -52,12 +46,8 @@ def main():
         sync()
         t = now()
         steps += 1
-    truth = {"generator": "launchblock", "pid": os.getpid(), "steps": steps,
-             "wall_ns": t - first, "launch_ns": launch_ns, "env": not a.no_env}
-    if a.truth:
-        with open(a.truth, "w") as f:
-            json.dump(truth, f)
-    print(json.dumps(truth))
+    write_truth(a, {"generator": "launchblock", "steps": steps, "wall_ns": t - first,
+                    "launch_ns": launch_ns, "env": not a.no_env})
     return 0
 
 

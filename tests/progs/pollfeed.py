@@ -8,15 +8,12 @@ time it spent waiting (polling or paced) and writes a JSON truth:
     python3 pollfeed.py --lib LIBCUDART [--seconds S] [--producer-ms MS]
         [--nap-ms MS] [--paced] [--truth FILE]
 """
-import argparse
-import json
 import multiprocessing as mp
-import os
 import queue
 import sys
 import time
 
-from shimloop import open_shim
+from shimloop import open_shim, parser, write_truth
 
 
 def producer(q, ms):
@@ -28,14 +25,10 @@ def producer(q, ms):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--seconds", type=float, default=5)
+    ap = parser(2000)
     ap.add_argument("--producer-ms", type=float, default=5)
     ap.add_argument("--nap-ms", type=float, default=0.5)
-    ap.add_argument("--kernel-us", type=float, default=2000)
     ap.add_argument("--paced", action="store_true")
-    ap.add_argument("--truth")
     a = ap.parse_args()
     q = mp.Queue(maxsize=4)
     if not a.paced:
@@ -63,12 +56,8 @@ def main():
         sync()
         steps += 1
         t = now()
-    truth = {"generator": "pollfeed", "pid": os.getpid(), "steps": steps, "wall_ns": t - first,
-             "wait_ns": waited, "paced": a.paced}
-    if a.truth:
-        with open(a.truth, "w") as f:
-            json.dump(truth, f)
-    print(json.dumps(truth))
+    write_truth(a, {"generator": "pollfeed", "steps": steps, "wall_ns": t - first,
+                    "wait_ns": waited, "paced": a.paced})
     return 0
 
 

@@ -1,11 +1,33 @@
 """The shim CUDA runtime through ctypes for the Python test loops
 (launchblock.py, pollfeed.py): a stream, a device buffer and one kernel
-launch on it, each call one traced call.
+launch on it, each call one traced call; and the options and the JSON
+truth both loops have.
 
-    lib, step = shimloop.open_shim(path, kernel_us)
-    step(sync=True)   # cudaLaunchKernel, then cudaStreamSynchronize
+    ap = shimloop.parser(kernel_us)    # --lib, --seconds, --kernel-us, --truth
+    launch, sync = shimloop.open_shim(a.lib, a.kernel_us)
+    shimloop.write_truth(a, {...})    # to --truth and stdout
 """
+import argparse
 import ctypes
+import json
+import os
+
+
+def parser(kernel_us):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--kernel-us", type=float, default=kernel_us)
+    ap.add_argument("--truth")
+    return ap
+
+
+def write_truth(a, truth):
+    truth = dict(truth, pid=os.getpid())
+    if a.truth:
+        with open(a.truth, "w") as f:
+            json.dump(truth, f)
+    print(json.dumps(truth))
 
 
 def open_shim(path, kernel_us):
