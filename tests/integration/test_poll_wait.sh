@@ -6,7 +6,8 @@
 #   poll   a consumer that polls a multiprocessing.Queue (get_nowait, then a
 #          0.5 ms time.sleep) fed by a producer process slower than the GPU:
 #          the top chain is poll_wait, MEDIUM (what it polls is not named),
-#          its impact within 5 points of the wait it measured, the poll's
+#          its impact within 5 points of the time it measured asleep in
+#          the wait (not its checks between naps, nor its run-queue wait), the poll's
 #          line as its call site; GPU-bound does not say the host keeps up;
 #   paced  the same loop pacing itself with one sleep a step: timer_sleep,
 #          INFO, no poll_wait.
@@ -27,7 +28,7 @@ import json, sys
 s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 t = json.load(open(sys.argv[2]))
 mode = sys.argv[3]
-share = t["wait_ns"] / t["wall_ns"]
+share = t["asleep_ns"] / t["wall_ns"]  # the checks between naps are host work
 c = [x for x in s["chains"] if x["pid"] == t["pid"]]
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + f"{mode}: {what}")

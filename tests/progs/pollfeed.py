@@ -3,7 +3,8 @@ time.sleep) fed by a producer process that makes a batch every
 --producer-ms of busy work, with a launch and a stream sync through the
 shim CUDA runtime per batch; or, with --paced, a loop that paces itself
 with one sleep of --producer-ms a step and no producer. It measures the
-time it spent waiting (polling or paced) and writes a JSON truth:
+time it spent waiting (polling or paced), and of that the time asleep (less
+its CPU time and run-queue wait meanwhile), and writes a JSON truth:
 
     python3 pollfeed.py --lib LIBCUDART [--seconds S] [--producer-ms MS]
         [--nap-ms MS] [--paced] [--truth FILE]
@@ -38,10 +39,17 @@ def main():
     now = time.perf_counter_ns
     first = now()
     end = first + int(a.seconds * 1e9)
-    waited = steps = 0
+    waited = asleep = steps = 0
+    # the wait's own CPU (the checks between naps) and run-queue wait are
+    # not its sleep: the sleep is what is left (schedstat's second field)
+    rq = open("/proc/thread-self/schedstat", "rb", buffering=0)
+
+    def cpu_rq():
+        rq.seek(0)
+        return time.thread_time_ns() + int(rq.read().split()[1])
     t = first
     while t < end:
-        w = now()
+        w, c = now(), cpu_rq()
         if a.paced:
             time.sleep(a.producer_ms / 1000)
         else:
@@ -52,12 +60,13 @@ def main():
                 except queue.Empty:
                     time.sleep(a.nap_ms / 1000)
         waited += now() - w
+        asleep += now() - w - (cpu_rq() - c)
         launch()
         sync()
         steps += 1
         t = now()
     write_truth(a, {"generator": "pollfeed", "steps": steps, "wall_ns": t - first,
-                    "wait_ns": waited, "paced": a.paced})
+                    "wait_ns": waited, "asleep_ns": asleep, "paced": a.paced})
     return 0
 
 
