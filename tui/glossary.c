@@ -106,7 +106,7 @@ static const struct {
 	{ "peer_port", "the TCP/UDP port of that peer" },
 	{ "quota_cpus", "the CPU quota of its cgroup, in CPUs: quota per period (cpu.max, cpu.cfs_quota_us)" },
 	{ "periods_throttled_pct", "share of its cgroup's CPU periods in which the quota ran out (cpu.stat)" },
-	{ "timed_wait_pct", "sleep that was waits with a timeout nobody ended (futex, poll, epoll), not sleep calls" },
+	{ "timed_wait_pct", "sleep that was waits with a timeout nobody ended (futex, poll, epoll), not sleep calls (a poll or select with no fds is one)" },
 	{ "launch_pct", "share of its wall time inside kernel launches (not preempted)" },
 	{ "launch_mean_ns", "mean time of a launch (not preempted); a launch's own CPU work is a few us" },
 	{ "launches", "kernel launches of the feeding threads in the window" },

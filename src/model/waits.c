@@ -25,10 +25,12 @@ static int legacy_reason(uint32_t flags, uint32_t waker_pid)
 }
 
 /* A wait with a timeout that might end in a wake-up by another thread:
- * a timer ending it says only that nobody did in time. */
-static int timed_kind(int sys)
+ * a timer ending it says only that nobody did in time. A poll or select
+ * with nothing to wait for (no fd array, no fds: its first argument 0) is a
+ * sleep call: time.sleep in Python 3.10 and older, poll(NULL, 0, ms). */
+static int timed_kind(int sys, uint64_t obj)
 {
-	return sys == IG_SYS_FUTEX || sys == IG_SYS_POLL || sys == IG_SYS_EPOLL ||
+	return sys == IG_SYS_FUTEX || (sys == IG_SYS_POLL && obj) || sys == IG_SYS_EPOLL ||
 	       sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK;
 }
 
@@ -347,7 +349,7 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	if (src)
 		thread_fed(m, t);
 	int timed = st == ST_BLK && bw == BW_SLEEP && (e->flags & IG_F_DETAIL) &&
-		    timed_kind(IG_WAIT_SYS(e->arg1));
+		    timed_kind(IG_WAIT_SYS(e->arg1), e->arg2);
 	int idx = t->tl_i;
 
 	struct ig_offcpu_rec *r = &t->tl[idx];
@@ -425,7 +427,8 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 	struct ctab *ct = culprits(p, r, bw, &key, &aux);
 	if (ct && key)
 		ctab_add_wait(m, ct, key, aux, e->other_comm, e->ts_ns + main, main);
-	if ((bw == BW_LOCK || bw == BW_TASK || bw == BW_GIL) && timed_kind(IG_WAIT_SYS(r->wait)))
+	if ((bw == BW_LOCK || bw == BW_TASK || bw == BW_GIL) &&
+	    timed_kind(IG_WAIT_SYS(r->wait), r->obj))
 		merge_timed(m, t, p, idx, bw);
 }
 

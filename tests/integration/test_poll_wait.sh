@@ -10,15 +10,19 @@
 #          the wait (not its checks between naps, nor its run-queue wait), the poll's
 #          line as its call site; GPU-bound does not say the host keeps up;
 #   paced  the same loop pacing itself with one sleep a step: timer_sleep,
-#          INFO, no poll_wait.
+#          INFO, no poll_wait;
+#   poll-select, paced-select  the same two with naps that are what
+#          time.sleep is in Python 3.10 and older, a select() with no file
+#          descriptors: a sleep call, not a wait with a timeout.
 # (causegen's poll-eventfd and poll-unix, C consumers of a thread and of a
 # process, are in the sweep.)
 . "$(dirname "$0")/lib.sh"
 need_root
 PY=$ROOT/tests/progs/pollfeed.py
-for mode in poll paced; do
+for mode in poll paced poll-select paced-select; do
 	extra=()
-	[ $mode = paced ] && extra=(--paced)
+	case $mode in paced*) extra=(--paced) ;; esac
+	case $mode in *-select) extra+=(--nap select) ;; esac
 	timeout 120 "$IG" --json --summary --no-system-libs -- python3 "$PY" \
 		--lib "$B/shim/libcudart.so.12" --seconds 5 --producer-ms 5 "${extra[@]}" \
 		--truth "$TMP/$mode.truth" >"$TMP/$mode.json" 2>"$TMP/$mode.err"
@@ -33,10 +37,11 @@ c = [x for x in s["chains"] if x["pid"] == t["pid"]]
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + f"{mode}: {what}")
 classes = [(x["class"], x["severity"], round(x["impact"] * 100, 1)) for x in c]
-if mode == "paced":
+if mode.startswith("paced"):
     ts = [x for x in c if x["class"] == "timer_sleep"]
     check(ts and ts[0]["severity"] == "INFO" and not [x for x in c if x["class"] == "poll_wait"],
           f"timer_sleep INFO, no poll_wait: {classes}")
+    check(ts and ts[0]["summary"].endswith("(sleep calls)"), f"sleep calls: {ts and ts[0]['summary']}")
     sys.exit(0)
 top = c[0] if c else None
 check(top is not None and top["class"] == "poll_wait" and top["severity"] == "MEDIUM",

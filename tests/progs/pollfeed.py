@@ -2,15 +2,18 @@
 time.sleep) fed by a producer process that makes a batch every
 --producer-ms of busy work, with a launch and a stream sync through the
 shim CUDA runtime per batch; or, with --paced, a loop that paces itself
-with one sleep of --producer-ms a step and no producer. It measures the
+with one sleep of --producer-ms a step and no producer. Its naps are
+time.sleep, or with --nap select what time.sleep is in Python 3.10 and
+older (a select() with no file descriptors). It measures the
 time it spent waiting (polling or paced), and of that the time asleep (less
 its CPU time and run-queue wait meanwhile), and writes a JSON truth:
 
     python3 pollfeed.py --lib LIBCUDART [--seconds S] [--producer-ms MS]
-        [--nap-ms MS] [--paced] [--truth FILE]
+        [--nap-ms MS] [--nap sleep|select] [--paced] [--truth FILE]
 """
 import multiprocessing as mp
 import queue
+import select
 import sys
 import time
 
@@ -29,8 +32,10 @@ def main():
     ap = parser(2000)
     ap.add_argument("--producer-ms", type=float, default=5)
     ap.add_argument("--nap-ms", type=float, default=0.5)
+    ap.add_argument("--nap", choices=("sleep", "select"), default="sleep")
     ap.add_argument("--paced", action="store_true")
     a = ap.parse_args()
+    nap = time.sleep if a.nap == "sleep" else lambda s: select.select([], [], [], s)
     q = mp.Queue(maxsize=4)
     if not a.paced:
         p = mp.Process(target=producer, args=(q, a.producer_ms), daemon=True)
@@ -51,14 +56,14 @@ def main():
     while t < end:
         w, c = now(), cpu_rq()
         if a.paced:
-            time.sleep(a.producer_ms / 1000)
+            nap(a.producer_ms / 1000)
         else:
             while True:
                 try:
                     q.get_nowait()
                     break
                 except queue.Empty:
-                    time.sleep(a.nap_ms / 1000)
+                    nap(a.nap_ms / 1000)
         waited += now() - w
         asleep += now() - w - (cpu_rq() - c)
         launch()
@@ -66,7 +71,8 @@ def main():
         steps += 1
         t = now()
     write_truth(a, {"generator": "pollfeed", "steps": steps, "wall_ns": t - first,
-                    "wait_ns": waited, "asleep_ns": asleep, "paced": a.paced})
+                    "wait_ns": waited, "asleep_ns": asleep, "paced": a.paced,
+                    "nap": a.nap})
     return 0
 
 

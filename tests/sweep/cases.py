@@ -47,7 +47,8 @@ MECH_CLASS = {
     "cold-rand": "cold_read", "fault-malloc": "page_faults", "fault-dontneed": "page_faults",
     "mem-swap": "memory_pressure", "mem-shm": "memory_pressure", "mem-thrash": "memory_pressure",
     "stop-signal": "stopped", "stop-ptrace": "stopped",
-    "poll-eventfd": "poll_wait", "poll-unix": "poll_wait",
+    "poll-eventfd": "poll_wait", "poll-unix": "poll_wait", "poll-select": "poll_wait",
+    "poll-ppoll": "poll_wait", "paced-select": "timer_sleep",
 }
 
 
@@ -212,7 +213,9 @@ def _mechanisms():
                          ("file-cread", (40,)), ("cold-seq", (30, 60)), ("cold-rand", (30,)),
                          ("fault-malloc", (20, 50)), ("fault-dontneed", (30,)),
                          ("stop-signal", (15, 40)), ("stop-ptrace", (15, 40)),
-                         ("poll-eventfd", (15, 40)), ("poll-unix", (30,))):
+                         ("poll-eventfd", (15, 40)), ("poll-unix", (30,)),
+                         ("poll-select", (20, 45)), ("poll-ppoll", (30,)),
+                         ("paced-select", (30,))):
         for f in shares:
             m(f"{mech}-{f}", [MECH_CLASS[mech]], mech=[(mech, f / 100)],
               quick=(mech, f) in (("lock-mutex", 30), ("file-bigwrite", 50)))

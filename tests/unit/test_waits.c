@@ -263,6 +263,56 @@ static void test_timed_merge(void)
 	model_free(m);
 }
 
+/* Naps between two calls: a select() or poll() with nothing to wait for
+ * (its first argument 0: time.sleep in Python 3.10 and older, poll(NULL,
+ * 0, ms)) is a sleep call, counted as the naps of a poll; the same with a
+ * file descriptor set is a wait with a timeout nobody ended, counted as
+ * neither. Four 5 ms naps a step. */
+static void test_nap_calls(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t obj;
+		int naps;
+	} k[] = {
+	    {"select(0, ...)", 0, 4},
+	    {"poll(fds, 1, ms)", 0x7ffd00001000ull, 0},
+	};
+	for (int i = 0; i < 2; i++) {
+		struct ig_model *m = model_new(NULL);
+		struct wait nap = {.state = IG_OFF_BLOCKED,
+				   .flags = IG_F_TIMER,
+				   .wait = IG_WAIT_PACK(IG_SYS_POLL, 0, 0, IG_WFN_POLL),
+				   .obj = k[i].obj};
+		for (int j = 0; j < STEPS; j++) {
+			uint64_t t = T0 + (uint64_t)j * STEP;
+			struct ig_event c =
+			    ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+			model_ingest(m, &c);
+			for (int n = 0; n < 4; n++) {
+				struct ig_event o =
+				    off_ev(t + 2 * MS + (uint64_t)n * 6 * MS, 5 * MS, &nap);
+				model_ingest(m, &o);
+			}
+		}
+		struct ig_proc_stats p;
+		struct ig_thread_stats th;
+		CHECK(model_proc(m, PID, &p) == 0);
+		CHECK(model_threads(m, PID, &th, 1) == 1);
+		CHECKF(fabs(share(&p, IG_PART_SLEEP) - 20.0 / 50) < 0.02, "%s: sleep %.3f",
+		       k[i].what, share(&p, IG_PART_SLEEP));
+		double per_gap =
+		    th.slept_gaps_win ? (double)th.gap_sleeps_win / th.slept_gaps_win : 0;
+		CHECKF(fabs(per_gap - k[i].naps) < 0.01, "%s: %.2f naps a gap, want %d", k[i].what,
+		       per_gap, k[i].naps);
+		double timed =
+		    p.parts.wall_ns ? (double)p.parts.timed_wait_ns / p.parts.wall_ns : 0;
+		CHECKF(k[i].naps ? timed == 0 : fabs(timed - 20.0 / 50) < 0.02,
+		       "%s: timed waits %.3f", k[i].what, timed);
+		model_free(m);
+	}
+}
+
 /* Kernel CPU between calls by what it served: file syscalls are file I/O,
  * major faults of files cold reads, reclaim memory pressure; the rest of
  * the on-CPU time is the host's. */
@@ -589,6 +639,7 @@ int main(void)
 {
 	test_mechanisms();
 	test_timed_merge();
+	test_nap_calls();
 	test_ktime();
 	test_swap_cache_faults();
 	test_quota_events();

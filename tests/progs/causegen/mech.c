@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -261,11 +262,13 @@ static void main_flock(struct mst *m)
 
 /* ---- input from a producer, and a slow consumer ---------------------------------- */
 
-static void produce(struct mst *m, int fd)
+/* An item after m->us of work: to a producer thread's eventfd, or a
+ * producer process's socket. */
+static void produce(struct mst *m, int fd, int eventfd)
 {
 	char item[64] = {0};
 	sleep_until(now_ns() + m->us * 1000);
-	if (!strcmp(m->d->name, "input-eventfd") || !strcmp(m->d->name, "poll-eventfd")) {
+	if (eventfd) {
 		uint64_t one = 1;
 		if (write(fd, &one, sizeof(one)) != sizeof(one))
 			_exit(0);
@@ -280,7 +283,7 @@ static void *producer_thread(void *arg)
 	for (;;) {
 		helper_wait_req(m->sh);
 		atomic_store(&m->sh->ack, 1);
-		produce(m, m->fd[1]);
+		produce(m, m->fd[1], 1);
 	}
 	return NULL;
 }
@@ -302,7 +305,7 @@ static int setup_producer(struct mst *m, int thread, int nonblock)
 		for (;;) {
 			helper_wait_req(m->sh);
 			atomic_store(&m->sh->ack, 1);
-			produce(m, sv[1]);
+			produce(m, sv[1], 0);
 		}
 	}
 	close(sv[1]);
@@ -331,13 +334,44 @@ static void main_input(struct mst *m)
 /* ---- polling: the feeder checks without blocking and sleeps between checks ------ */
 
 /* What a consumer that polls does (q.get_nowait() then time.sleep): the
- * item comes from a producer thread through an eventfd (poll-eventfd) or
- * from a producer process through a unix socket (poll-unix), both read
- * without blocking, with a POLL_NAP_US sleep after each miss. */
+ * item comes from a producer thread through an eventfd (poll-eventfd,
+ * poll-select) or from a producer process through a unix socket
+ * (poll-unix, poll-ppoll), both read without blocking, with a POLL_NAP_US
+ * nap after each miss: a nanosleep, or a select() or ppoll() with nothing
+ * to wait for (poll-select: time.sleep in Python 3.10 and older;
+ * poll-ppoll: poll(NULL, 0, ms)). */
 #define POLL_NAP_US 200
+static int from_thread(const struct mst *m)
+{
+	return !strcmp(m->d->name, "poll-eventfd") || !strcmp(m->d->name, "poll-select");
+}
+
 static int setup_poll(struct mst *m)
 {
-	return setup_producer(m, !strcmp(m->d->name, "poll-eventfd"), 1);
+	return setup_producer(m, from_thread(m), 1);
+}
+
+/* A nap of us microseconds the way the mechanism naps. */
+static void nap(const struct mst *m, u64 us)
+{
+	u64 end = now_ns() + us * 1000;
+	if (!strcmp(m->d->name, "poll-select") || !strcmp(m->d->name, "paced-select")) {
+		for (u64 t; (t = now_ns()) < end;) {
+			struct timeval tv = {(time_t)((end - t) / 1000000000ull),
+					     (long)((end - t) % 1000000000ull / 1000)};
+			if (!tv.tv_sec && !tv.tv_usec)
+				break;
+			select(0, NULL, NULL, NULL, &tv);
+		}
+	} else if (!strcmp(m->d->name, "poll-ppoll")) {
+		for (u64 t; (t = now_ns()) < end;) {
+			struct timespec ts = {(time_t)((end - t) / 1000000000ull),
+					      (long)((end - t) % 1000000000ull)};
+			ppoll(NULL, 0, &ts, NULL);
+		}
+	} else {
+		sleep_until(end);
+	}
 }
 
 static void main_poll(struct mst *m)
@@ -346,15 +380,14 @@ static void main_poll(struct mst *m)
 	size_t got = 0;
 	request(m->sh);
 	for (;;) {
-		ssize_t n = !strcmp(m->d->name, "poll-eventfd")
+		ssize_t n = from_thread(m)
 				? read(m->fd[0], item, 8)
 				: recv(m->fd[0], item + got, sizeof(item) - got, MSG_DONTWAIT);
-		if (n > 0 &&
-		    (!strcmp(m->d->name, "poll-eventfd") || (got += (size_t)n) == sizeof(item)))
+		if (n > 0 && (from_thread(m) || (got += (size_t)n) == sizeof(item)))
 			return;
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			die("poll read");
-		sleep_until(now_ns() + POLL_NAP_US * 1000);
+		nap(m, POLL_NAP_US);
 	}
 }
 
@@ -580,7 +613,9 @@ static void main_paced(struct mst *m)
 	struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
 	struct timespec rel = {(time_t)(m->us / 1000000), (long)(m->us % 1000000) * 1000};
 	struct epoll_event ev;
-	if (!strcmp(m->d->name, "paced-epoll")) {
+	if (!strcmp(m->d->name, "paced-select")) {
+		nap(m, m->us);
+	} else if (!strcmp(m->d->name, "paced-epoll")) {
 		while (epoll_pwait2(m->fd[0], &ev, 1, &rel, NULL) < 0 && errno == EINTR)
 			;
 	} else if (!strcmp(m->d->name, "paced-timerfd")) {
@@ -832,6 +867,9 @@ static const struct mdef defs[] = {
     {"net-udp", "net_wait", MR_OFF, NULL, setup_net, main_net, NULL},
     {"poll-eventfd", "poll_wait", MR_OFF, NULL, setup_poll, main_poll, NULL},
     {"poll-unix", "poll_wait", MR_OFF, NULL, setup_poll, main_poll, NULL},
+    {"poll-select", "poll_wait", MR_OFF, NULL, setup_poll, main_poll, NULL},
+    {"poll-ppoll", "poll_wait", MR_OFF, NULL, setup_poll, main_poll, NULL},
+    {"paced-select", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-epoll", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-timerfd", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
     {"paced-cond", "timer_sleep", MR_OFF, NULL, setup_paced, main_paced, NULL},
