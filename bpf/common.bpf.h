@@ -88,14 +88,14 @@ struct tstate {
 	__u32 off_waker; /* the waking thread */
 	__u32 pad3;
 	/* the page fault in flight (flt_on) */
-	__u8 flt_on, flt_kind, flt_major, pad4;
+	__u8 flt_on, flt_kind, flt_major, flt_cow; /* flt_cow: a write to a present page */
 	__u64 flt_ts, flt_off, flt_claim, flt_addr;
 	/* direct reclaim in flight (rcl_on) */
 	__u64 rcl_ts, rcl_off;
 	__u64 claimed; /* reclaim CPU so far: not the syscall's or the fault's */
 	__u8 rcl_on, pad5[7];
 	/* kernel CPU not yet sent (IGB_KTIME) */
-	__u64 k[IGB_K_N];
+	__u64 k[8]; /* by enum igb_kcat */
 	__u64 k_first, k_pend;
 	__u32 k_major, k_n;
 	__u16 kc[8]; /* syscalls and faults counted, by category */

@@ -148,13 +148,16 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 /* IGB_KTIME: kernel CPU time of one target thread outside CUDA calls,
  * summed since its last record (at least every 200 ms or 1 ms of time):
  *   ts_ns      when (the time is counted there)
- *   dur_ns     the sum of the six below
+ *   dur_ns     the sum of the seven below
  *   arg0       in file syscalls (read/write of files, fsync...)
  *   arg1       in other syscalls
- *   stream     in minor page faults
+ *   stream     in minor page faults, but for the copy-on-write ones
  *   cgroup_id  in major faults of file mappings (reading the file)
  *   preempt_ns in major faults of anonymous memory (swap-in)
  *   blocked_ns in direct reclaim (not counted in the call around it)
+ *   other_pid  in minor faults that were writes to a present page: copy on
+ *              write (of a page shared with a forked process, or the zero
+ *              page); op: how many (at most 65535)
  *   switches   major page faults; ret: syscalls and faults counted
  *   stack_id   how many of each: IGB_KCOUNTS (a record holds at most ~1 ms of
  *              them: 16 bits each, 8 for the major faults) */
@@ -164,7 +167,16 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 #define IGB_KCOUNT(c, cat)                                                                 \
 	((cat) < 3 ? (unsigned)(((c) >> (16 * (cat))) & 0xffff)                            \
 		   : (unsigned)(((c) >> (48 + 8 * ((cat)-3))) & 0xff))
-enum igb_kcat { IGB_K_FILE = 0, IGB_K_SYS, IGB_K_MINOR, IGB_K_MAJ_FILE, IGB_K_MAJ_ANON, IGB_K_RECLAIM, IGB_K_N };
+enum igb_kcat {
+	IGB_K_FILE = 0,
+	IGB_K_SYS,
+	IGB_K_MINOR,
+	IGB_K_MAJ_FILE,
+	IGB_K_MAJ_ANON,
+	IGB_K_RECLAIM,
+	IGB_K_COW,
+	IGB_K_N
+};
 
 /* The kernel time of the calibration child (collect/calib.c), summed here
  * instead of sent as records: user space reads it while the ring buffer

@@ -177,6 +177,9 @@ static __always_inline void k_add(struct tstate *st, __u32 tid, __u32 cat, __u64
 		e->cgroup_id = st->k[IGB_K_MAJ_FILE];
 		e->preempt_ns = st->k[IGB_K_MAJ_ANON];
 		e->blocked_ns = st->k[IGB_K_RECLAIM];
+		e->other_pid =
+		    st->k[IGB_K_COW] > 0xffffffffull ? 0xffffffffu : (__u32)st->k[IGB_K_COW];
+		e->op = st->kc[IGB_K_COW];
 		e->switches = st->k_major;
 		e->ret = (__s32)st->k_n;
 		e->stack_id =
@@ -342,6 +345,9 @@ int BPF_PROG(w_fault, unsigned long address, struct pt_regs *regs, unsigned long
 	st->flt_on = 1;
 	st->flt_kind = IGB_FLT_ANON;
 	st->flt_major = 0;
+	/* x86's error code: bit 0 a present page (a protection fault), bit 1
+	 * a write: a write to a page it may not write yet, copy on write */
+	st->flt_cow = (error_code & 3) == 3;
 	st->flt_addr = address;
 	st->flt_off = st->off_total;
 	st->flt_claim = st->claimed;
@@ -385,9 +391,9 @@ int BPF_PROG(w_memcg_event, struct mem_cgroup *memcg, int item, unsigned long va
 	 * most a few hundred ns, counted as the thread's own work */
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cpu = on_cpu_since(st, now, st->flt_ts, st->flt_off, st->flt_claim);
-	__u32 cat = !st->flt_major		   ? IGB_K_MINOR
-		    : st->flt_kind == IGB_FLT_FILE ? IGB_K_MAJ_FILE
-						   : IGB_K_MAJ_ANON;
+	__u32 cat = st->flt_major ? (st->flt_kind == IGB_FLT_FILE ? IGB_K_MAJ_FILE : IGB_K_MAJ_ANON)
+		    : st->flt_cow && st->flt_kind == IGB_FLT_ANON ? IGB_K_COW
+								  : IGB_K_MINOR;
 	st->flt_on = 0;
 	if (st->flt_major)
 		st->k_major++;

@@ -428,7 +428,8 @@ void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns,
 		   [IG_K_MINOR] = b->stream,
 		   [IG_K_MAJ_FILE] = b->cgroup_id,
 		   [IG_K_MAJ_ANON] = b->preempt_ns,
-		   [IG_K_RECLAIM] = b->blocked_ns},
+		   [IG_K_RECLAIM] = b->blocked_ns,
+		   [IG_K_COW] = b->other_pid},
 	    .majors = b->switches,
 	    .n = b->ret > 0 ? (uint32_t)b->ret : 0,
 	};
@@ -438,6 +439,7 @@ void kwait_ktime(const struct igb_event *b, struct ig_event *e, uint32_t sys_ns,
 	for (int i = 0; i < IG_K_RECLAIM; i++)
 		k.ns[i] += (uint64_t)IGB_KCOUNT(b->stack_id, i) *
 			   (i == IG_K_FILE || i == IG_K_SYS ? sys_ns : fault_ns);
+	k.ns[IG_K_COW] += (uint64_t)b->op * fault_ns;
 	uint64_t ts = e->ts_ns;
 	char comm[IG_COMM_LEN];
 	memcpy(comm, e->comm, sizeof(comm));

@@ -91,6 +91,7 @@ static const char *const kcat_names[IG_K_N] = {
     [IG_K_FILE] = "file",	   [IG_K_SYS] = "syscalls",
     [IG_K_MINOR] = "minor_faults", [IG_K_MAJ_FILE] = "file_faults",
     [IG_K_MAJ_ANON] = "swap_in",   [IG_K_RECLAIM] = "reclaim",
+    [IG_K_COW] = "cow_faults",
 };
 
 #define NAME(tab, max, i) ((i) >= 0 && (i) < (max) && (tab)[i] ? (tab)[i] : "?")
@@ -134,6 +135,7 @@ void ig_ktime_pack(struct ig_event *e, uint64_t ts_ns, uint32_t pid, uint32_t ti
 	e->stream = k->ns[IG_K_MAJ_FILE];
 	e->preempt_ns = k->ns[IG_K_MAJ_ANON];
 	e->blocked_ns = k->ns[IG_K_RECLAIM];
+	e->cgroup_id = k->ns[IG_K_COW];
 	e->switches = k->majors;
 	e->ret = (int32_t)(k->n & 0x7fffffff);
 }
@@ -147,6 +149,7 @@ void ig_ktime_unpack(const struct ig_event *e, struct ig_ktime *k)
 	k->ns[IG_K_MAJ_FILE] = e->stream;
 	k->ns[IG_K_MAJ_ANON] = e->preempt_ns;
 	k->ns[IG_K_RECLAIM] = e->blocked_ns;
+	k->ns[IG_K_COW] = e->cgroup_id;
 	k->majors = e->switches;
 	k->n = e->ret > 0 ? (uint32_t)e->ret : 0;
 }

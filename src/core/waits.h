@@ -126,6 +126,8 @@ enum ig_kcat {
 	IG_K_MAJ_FILE, /* in major faults of file mappings: reading the file */
 	IG_K_MAJ_ANON, /* in major faults of anonymous memory: swap-in */
 	IG_K_RECLAIM,  /* in direct memory reclaim */
+	IG_K_COW,      /* in minor faults that wrote to a present page: copy on write
+			* (a page shared with a forked process, the zero page) */
 	IG_K_N,
 };
 
@@ -136,8 +138,9 @@ struct ig_ktime {
 };
 
 /* IG_EV_KTIME's fields: arg0 file, arg1 sys, arg2 minor, stream major file,
- * preempt_ns major anon, blocked_ns reclaim, switches majors, ret n; dur_ns
- * 0 (the time is counted at ts_ns). The only writer and reader of that. */
+ * preempt_ns major anon, blocked_ns reclaim, cgroup_id copy on write (0 in
+ * recordings before it), switches majors, ret n; dur_ns 0 (the time is
+ * counted at ts_ns). The only writer and reader of that. */
 void ig_ktime_pack(struct ig_event *e, uint64_t ts_ns, uint32_t pid, uint32_t tid,
 		   const struct ig_ktime *k);
 void ig_ktime_unpack(const struct ig_event *e, struct ig_ktime *k);

@@ -136,6 +136,9 @@ void detect_words_launch_blocking(struct ctx *x, const struct cause *c, struct f
  * PYTORCH_NO_CUDA_MEMORY_CACHING=1; 1 when given. */
 int detect_words_env_alloc(struct ctx *x, struct finding *f);
 
+/* words_fault.c: fresh memory, or copy on write after a fork */
+void detect_words_faults(struct ctx *x, const struct cause *c, struct finding *f);
+
 /* chains.c */
 void detect_fire(struct ig_detect *d, struct finding *f, uint64_t now);
 void detect_age_and_sort(struct ig_detect *d, uint64_t now);

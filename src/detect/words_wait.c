@@ -1,8 +1,8 @@
 /* What the chains of the kernel's evidence say (core/waits.h): a lock or
  * condition and the thread that let go of it, the GIL and its holder, a
  * full pipe and its slow reader, the network and its peer, a CPU quota,
- * file I/O and its device, cold reads of a mapped file, page faults of
- * fresh memory, memory pressure; and the classes worded anew by mechanism:
+ * file I/O and its device, cold reads of a mapped file, memory pressure
+ * (page faults: words_fault.c); and the classes worded anew by mechanism:
  * input waits (a data loader only when its workers feed the thread) and
  * loops paced by their own timer. Each recommendation fits its mechanism
  * and, where it is a command, does what it says when pasted. */
@@ -660,29 +660,6 @@ static void detect_words_cold_read(struct ctx *x, const struct cause *c, struct 
 	detect_rec(f,
 		   "Or load it into memory instead of mapping it (np.load without mmap_mode), or "
 		   "put it on faster storage");
-}
-
-static void detect_words_faults(struct ctx *x, const struct cause *c, struct finding *f)
-{
-	char fn[64], pct[16];
-	detect_feeder_name(x, fn, sizeof(fn));
-	fmt_pct(pct, sizeof(pct), c->impact);
-	detect_put(f->c.summary, sizeof(f->c.summary),
-		   "page faults in %s: %s of its time faulting in fresh memory", fn, pct);
-	detect_put(
-	    f->c.explanation, sizeof(f->c.explanation),
-	    "Between CUDA calls the feeding thread touches memory it was just given (large "
-	    "buffers allocated and freed every step, memory returned with madvise): each new "
-	    "page faults and the kernel zeroes it, %s of its wall time. The host is not short "
-	    "of memory; the program keeps asking for new pages.",
-	    pct);
-	detect_rec(f,
-		   "Reuse buffers across steps instead of allocating them per step (preallocate; "
-		   "pinned memory from a pool)");
-	detect_rec(
-	    f, "Keep glibc from returning large blocks to the kernel: MALLOC_MMAP_THRESHOLD_="
-	       "4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 before the command, or use jemalloc "
-	       "or tcmalloc");
 }
 
 /* --- loops paced by their own timer --------------------------------------- */

@@ -710,6 +710,9 @@ static void ingest_fork(struct ig_model *m, const struct ig_event *e, uint64_t e
 	copy_comm(comm, parent->comm);
 	if (e->arg0 && e->arg0 != e->pid) {
 		struct proc *c = proc_get(m, (uint32_t)e->arg0, end);
+		parent->forks++;
+		parent->fork_pid = (uint32_t)e->arg0;
+		c->shares = 1;
 		c->ppid = e->pid;
 		if (c->exited) /* a reused pid: a new process */
 			c->first_ns = e->ts_ns;
@@ -751,6 +754,15 @@ static void ingest_name(struct ig_model *m, const struct ig_event *e, uint64_t e
 		p->exited = 0;
 		p->exit_ns = 0;
 		p->execd = 1;
+		/* a new program: it shares no memory with its parent, nor with
+		 * the children it forked before */
+		struct proc *pp = p->shares && p->ppid ? proc_find(m, p->ppid) : NULL;
+		if (pp && pp->forks)
+			pp->forks--;
+		if (pp && pp->fork_pid == p->pid)
+			pp->fork_pid = 0;
+		p->shares = 0;
+		p->forks = p->fork_pid = 0;
 	}
 }
 

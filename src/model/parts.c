@@ -107,7 +107,9 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	 * unmapped but did not free yet (found in the swap cache), memory
 	 * pressure's; else fresh memory */
 	int swapping = r->kt[IG_K_MAJ_ANON] || r->kt[IG_K_RECLAIM] || r->bw[BW_MEM];
-	p[swapping ? IG_PART_MEM_PRESSURE : IG_PART_FAULT] += r->kt[IG_K_MINOR];
+	int fpart = swapping ? IG_PART_MEM_PRESSURE : IG_PART_FAULT;
+	p[fpart] += r->kt[IG_K_MINOR] + r->kt[IG_K_COW];
+	out->cow_ns = r->kt[IG_K_COW];
 	out->ksys_ns = r->kt[IG_K_SYS];
 	out->timed_wait_ns = r->timed;
 	out->waits_seen = r->waits > 0;
@@ -151,6 +153,7 @@ void parts_of(const struct tparts_raw *r, uint64_t wall_ns, uint32_t probe_ns,
 	out->ksys_ns = 0; /* host_cpu is 0 */
 	if (out->timed_wait_ns > p[IG_PART_SLEEP])
 		out->timed_wait_ns = p[IG_PART_SLEEP];
+	out->cow_ns = (uint64_t)((double)out->cow_ns * (double)wall_ns / (double)measured);
 	if (sum < wall_ns)
 		p[big] += wall_ns - sum;
 	else if (sum > wall_ns)
@@ -168,5 +171,6 @@ void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src)
 	dst->sync_trap_ns += src->sync_trap_ns;
 	dst->ksys_ns += src->ksys_ns;
 	dst->timed_wait_ns += src->timed_wait_ns;
+	dst->cow_ns += src->cow_ns;
 	dst->waits_seen |= src->waits_seen;
 }

@@ -536,6 +536,11 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->env = p->env;
 	o->env_src = p->env_src;
 	o->env_initial = p->env_initial;
+	o->forks = p->forks;
+	o->fork_pid = p->fork_pid;
+	const struct proc *fc = p->fork_pid ? proc_find(m, p->fork_pid) : NULL;
+	if (fc)
+		copy_comm(o->fork_comm, fc->comm);
 	o->sleep_stack = site_top(p->sleep_at);
 	o->lock_stack = site_top(p->lock_at);
 	o->gil_stack = site_top(p->gil_at);

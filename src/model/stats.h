@@ -106,6 +106,10 @@ struct ig_time_parts {
 	 * epoll or a poll that nobody ended (a wait with a timeout: a loop
 	 * paced by its own timer, a queue polled with a timeout) */
 	uint64_t timed_wait_ns;
+	/* Not a part: the kernel CPU of minor faults that wrote to a present
+	 * page (copy on write: of pages shared with a forked process, or of the
+	 * zero page), inside fault (mem_pressure while the thread swaps in) */
+	uint64_t cow_ns;
 	int waits_seen; /* some blocked intervals came with the kernel's evidence */
 };
 
@@ -296,6 +300,11 @@ struct ig_proc_stats {
 	 * read (IG_ENV_SRC_*, 0: never: an older recording, or not live), and
 	 * what the environment it was started with said */
 	uint32_t env, env_src, env_initial;
+	/* The processes it forked that share its memory (none has run a
+	 * program since; since its own last exec), and the last one: its pid
+	 * (0: it ran a program) and name */
+	uint32_t forks, fork_pid;
+	char fork_comm[IG_COMM_LEN];
 	/* The same since start/reset (threads evicted meanwhile are lost), for
 	 * --summary: feeding threads = those with CUDA calls since the start. */
 	uint64_t life_wall_ns, life_cuda_ns;

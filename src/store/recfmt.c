@@ -82,7 +82,8 @@ static const struct op_row {
     {3, 13, "kernel_time",
      "Kernel CPU of a thread between CUDA calls, by what it served: arg0 "
      "file syscalls, arg1 other syscalls, arg2 minor faults, stream file faults, preempt_ns "
-     "swap-in, blocked_ns reclaim (ns; ingero-top, docs/recording.md)",
+     "swap-in, blocked_ns reclaim, cgroup_id copy-on-write faults (ns; ingero-top, "
+     "docs/recording.md)",
      IG_EV_KTIME, 0},
     {3, 14, "cgroup_cpu",
      "CPU quota of a process's cgroup, once a second: arg0 quota us, "

@@ -66,6 +66,7 @@ enum {
 	EC_ARG0 = 4,
 	EC_ARG1 = 5,
 	EC_RET = 6,
+	EC_CGROUP = 8,
 	EC_KIND = 11,
 	EC_START = 12,
 	EC_CPU = 13,
@@ -104,8 +105,9 @@ int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 		return -ERANGE;
 	if (kind != IG_EV_CALL && kind != IG_EV_OFFCPU && (v[EC_PRE] < 0 || v[EC_BLK] < 0))
 		return -ERANGE;
-	/* kernel time: six sums, none longer than the file (core/waits.h) */
-	static const int kt_cols[] = {EC_ARG0, EC_ARG1, EC_STREAM, EC_PRE, EC_BLK, EC_ARG2};
+	/* kernel time: seven sums, none longer than the file (core/waits.h) */
+	static const int kt_cols[] = {EC_ARG0, EC_ARG1, EC_STREAM, EC_PRE,
+				      EC_BLK,  EC_ARG2, EC_CGROUP};
 	for (size_t i = 0; kind == IG_EV_KTIME && i < sizeof(kt_cols) / sizeof(kt_cols[0]); i++)
 		if (!in(v[kt_cols[i]], 0, dur_max))
 			return -ERANGE;

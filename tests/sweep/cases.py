@@ -48,7 +48,7 @@ MECH_CLASS = {
     "mem-swap": "memory_pressure", "mem-shm": "memory_pressure", "mem-thrash": "memory_pressure",
     "stop-signal": "stopped", "stop-ptrace": "stopped",
     "poll-eventfd": "poll_wait", "poll-unix": "poll_wait", "poll-select": "poll_wait",
-    "poll-ppoll": "poll_wait", "paced-select": "timer_sleep",
+    "poll-ppoll": "poll_wait", "paced-select": "timer_sleep", "cow-fork": "page_faults",
 }
 
 
@@ -212,6 +212,7 @@ def _mechanisms():
                          ("file-bigwrite", (20, 50)), ("file-dread", (30,)),
                          ("file-cread", (40,)), ("cold-seq", (30, 60)), ("cold-rand", (30,)),
                          ("fault-malloc", (20, 50)), ("fault-dontneed", (30,)),
+                         ("cow-fork", (20, 45)),
                          ("stop-signal", (15, 40)), ("stop-ptrace", (15, 40)),
                          ("poll-eventfd", (15, 40)), ("poll-unix", (30,)),
                          ("poll-select", (20, 45)), ("poll-ppoll", (30,)),

@@ -371,6 +371,14 @@ def check_culprit(r, c, t, disturbed):
         ok = r.add(cp in (0, pid), f"culprit {cc}[{cp}] is none or the process itself")
         return r.add(q["path"] in text and cpus in text and f"{q['path']}/{knob}" in text,
                      f"the chain names the cgroup {q['path']}, its {cpus} and {knob}") and ok
+    if cls == "page_faults":
+        # worded by mechanism: pages shared with a child it forked, copied
+        # on write, or fresh memory
+        cow = any(m["name"] == "cow-fork" for m in t.get("mechs", []))
+        said = c.get("summary", "")
+        ok = r.add(cp in (0, pid), f"culprit {cc}[{cp}] is none or the process itself")
+        want = "copy-on-write faults in" if cow else "faulting in fresh memory"
+        return r.add(want in said, f"worded \"{want}\": {said[:70]}") and ok
     if cls in SELF_CULPRIT:
         return r.add(cp in (0, pid), f"culprit {cc}[{cp}] is none or the process itself")
     return r.add(False, f"class {cls} has no culprit rule")

@@ -940,7 +940,7 @@ static void test_wait_rows(void)
 	path_in(path, sizeof(path), "waits.db");
 	struct rec *r = rec_open(path, NULL, &err);
 	CHECKF(r, "%s", err ? err : "?");
-	struct ig_ktime kt = {.ns = {11, 22, 33, 44, 55, 66}, .majors = 7, .n = 99};
+	struct ig_ktime kt = {.ns = {11, 22, 33, 44, 55, 66, 77}, .majors = 7, .n = 99};
 	struct ig_event k;
 	ig_ktime_pack(&k, 1700000000000000000ull, 10, 11, &kt);
 	strcpy(k.comm, "trainer");

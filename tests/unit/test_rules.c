@@ -948,6 +948,50 @@ static void test_mechanism_words(void)
 	}
 }
 
+/* Page faults worded by mechanism: most of their time copies on write and
+ * the process forked a child that shares its memory: the fork, its child
+ * named, advice to fork less; copies on write without a fork (zero pages
+ * read first, a fork before tracing): fresh memory, saying so; a fork but
+ * faults of fresh pages: fresh memory. */
+static void test_fault_words(void)
+{
+	static const struct {
+		double cow; /* of the fault part */
+		uint32_t forks, last;
+		const char *want, *rec, *why;
+	} k[] = {
+	    {0.8, 2, 5150,
+	     "copy-on-write faults in train[4821]: 30% of its time copying pages it "
+	     "shares with processes it forked (the last: worker[5150])",
+	     "Fork less often", "80% of it in faults that copied"},
+	    {0.8, 1, 0, "processes it forked", "Fork less often", "(1 that run no program"},
+	    {0.8, 0, 0, "faulting in fresh memory", "Reuse buffers", "before tracing began"},
+	    {0.2, 3, 5150, "faulting in fresh memory", "Reuse buffers", "keeps asking"},
+	};
+	for (int i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+		double share[IG_PART_MAX] = {0};
+		share[IG_PART_FAULT] = 0.30;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		fx.p.parts.waits_seen = 1;
+		fx.p.parts.cow_ns = (uint64_t)(k[i].cow * (double)fx.p.parts.ns[IG_PART_FAULT]);
+		fx.p.forks = k[i].forks;
+		fx.p.fork_pid = k[i].last;
+		snprintf(fx.p.fork_comm, sizeof(fx.p.fork_comm), "worker");
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, IG_CC_PAGE_FAULTS);
+		CHECKF(c && strstr(c->summary, k[i].want) &&
+			   !strncmp(c->recs[0], k[i].rec, strlen(k[i].rec)) &&
+			   strstr(c->explanation, k[i].why),
+		       "%d: want \"%s\", \"%s\", \"%s\": %s | %s | %s", i, k[i].want, k[i].rec,
+		       k[i].why, c ? c->summary : "no chain", c ? c->recs[0] : "",
+		       c ? c->explanation : "");
+		if (c && k[i].last)
+			CHECK(!strstr(c->summary, "the last") == !(k[i].cow >= 0.5));
+		detect_free(d);
+	}
+}
+
 /* A stopped feeder: worded by how it was stopped most, its advice fits the
  * stopper (a shell's job control is not a program to end), and ingero-top's
  * own holds are never a culprit. */
@@ -1024,6 +1068,7 @@ static void test_tracer_named(void)
 int main(void)
 {
 	test_each_time_cause();
+	test_fault_words();
 	test_thresholds();
 	test_healthy();
 	test_sync_storm();

@@ -313,6 +313,61 @@ static void test_nap_calls(void)
 	}
 }
 
+/* Copy-on-write faults' kernel CPU is page faults' part, and said apart
+ * (cow_ns); the process's forks count while their children share its
+ * memory: a child that runs a program no longer does, nor do children
+ * forked before the process itself ran a new program. */
+static void test_cow_faults(void)
+{
+	struct ig_model *m = model_new(NULL);
+	for (int k = 0; k < STEPS; k++) {
+		uint64_t t = T0 + (uint64_t)k * STEP;
+		struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, t, MS, "python3");
+		model_ingest(m, &c);
+		struct ig_ktime kt = {.ns = {[IG_K_MINOR] = 5 * MS, [IG_K_COW] = 15 * MS}, .n = 9};
+		struct ig_event e;
+		ig_ktime_pack(&e, t + STEP - 10 * US, PID, PID, &kt);
+		model_ingest(m, &e);
+	}
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECKF(fabs(share(&p, IG_PART_FAULT) - 0.40) < 0.02, "fault %.3f",
+	       share(&p, IG_PART_FAULT));
+	CHECKF(fabs((double)p.parts.cow_ns / (double)p.parts.wall_ns - 0.30) < 0.02, "cow %.3f",
+	       (double)p.parts.cow_ns / (double)p.parts.wall_ns);
+	CHECK(p.forks == 0 && p.fork_pid == 0);
+
+	static const struct {
+		uint32_t pid, arg0; /* a fork's child, a name's or exec's parent */
+		int kind;
+		const char *comm;
+		uint32_t forks, last; /* PID's after it */
+	} ev[] = {
+	    {PID, 4001, IG_EV_FORK, "python3", 1, 4001},
+	    {PID, 4002, IG_EV_FORK, "python3", 2, 4002},
+	    {4002, PID, IG_EV_EXEC, "sh", 1, 0},	     /* 4002 runs a program */
+	    {4001, PID, IG_EV_COMM, "pt_data_worker", 1, 0}, /* a rename: still shares */
+	    {PID, 0, IG_EV_EXEC, "python3", 0, 0},	     /* PID runs a new one */
+	    {4001, PID, IG_EV_EXEC, "sh", 0, 0},	     /* no count below 0 */
+	    {PID, 4003, IG_EV_FORK, "python3", 1, 4003},
+	};
+	for (int i = 0; i < (int)(sizeof(ev) / sizeof(ev[0])); i++) {
+		struct ig_event e = {.kind = (uint16_t)ev[i].kind,
+				     .pid = ev[i].pid,
+				     .tid = ev[i].pid,
+				     .arg0 = ev[i].arg0};
+		e.ts_ns = T0 + (uint64_t)STEPS * STEP + (uint64_t)i * MS;
+		strcpy(e.comm, ev[i].comm);
+		model_ingest(m, &e);
+		CHECK(model_proc(m, PID, &p) == 0);
+		CHECKF(p.forks == ev[i].forks && p.fork_pid == ev[i].last,
+		       "%d: forks %u, last %u; want %u, %u", i, p.forks, p.fork_pid, ev[i].forks,
+		       ev[i].last);
+	}
+	CHECKF(!strcmp(p.fork_comm, "python3"), "%s", p.fork_comm);
+	model_free(m);
+}
+
 /* Kernel CPU between calls by what it served: file syscalls are file I/O,
  * major faults of files cold reads, reclaim memory pressure; the rest of
  * the on-CPU time is the host's. */
@@ -640,6 +695,7 @@ int main(void)
 	test_mechanisms();
 	test_timed_merge();
 	test_nap_calls();
+	test_cow_faults();
 	test_ktime();
 	test_swap_cache_faults();
 	test_quota_events();

@@ -59,6 +59,7 @@ struct mst {
 	pthread_cond_t cv;
 	pthread_rwlock_t rw;
 	timer_t timer; /* paced-sigwait, paced-sigsuspend */
+	pid_t child;   /* cow-fork: the child that shares its pages */
 	int flag;
 };
 
@@ -765,6 +766,62 @@ static void post_fresh(struct mst *m)
 	m->pos = 0;
 }
 
+/* ---- copy-on-write after a fork ------------------------------------------------------- */
+
+/* A buffer of its own, written page by page each step, while a child it
+ * forked (an asynchronous checkpoint, a worker started with fork) still
+ * shares its pages: every first write to a page copies it. Once every page
+ * is its own again, the clean-up after the step (host work, as the fork's
+ * copy of the page tables is) ends the child and forks a new one. */
+#define COW_BYTES (256u << 20)
+static void cow_refork(struct mst *m)
+{
+	if (m->child > 0) {
+		kill(m->child, SIGKILL);
+		waitpid(m->child, NULL, 0);
+	}
+	fflush(NULL);
+	m->child = fork();
+	if (m->child < 0)
+		die("fork");
+	if (m->child == 0) {
+		prctl(PR_SET_NAME, "cg-cowchild", 0, 0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		for (;;)
+			pause();
+	}
+}
+
+static int setup_cow(struct mst *m)
+{
+	m->len = COW_BYTES;
+	m->map = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->map == MAP_FAILED)
+		die("mmap");
+	for (size_t i = 0; i < m->len; i += 4096)
+		m->map[i] = 1; /* its own pages before any fork */
+	cow_refork(m);
+	return 0;
+}
+
+static void main_cow(struct mst *m)
+{
+	u64 end = now_ns() + m->us * 1000;
+	do {
+		m->map[m->pos] = 2;
+		m->pos += 4096;
+		m->faults++;
+		if (m->pos >= m->len)
+			m->pos = 0;
+	} while (m->pos && now_ns() < end);
+}
+
+static void post_cow(struct mst *m)
+{
+	if (!m->pos)
+		cow_refork(m);
+}
+
 /* ---- memory pressure under the cgroup's limit --------------------------------------- */
 
 static int swap_on(void)
@@ -883,6 +940,8 @@ static const struct mdef defs[] = {
     {"cold-rand", "cold_read", MR_ALL, NULL, setup_cold, main_cold, post_cold},
     {"fault-malloc", "page_faults", MR_ALL, NULL, setup_fresh, main_fresh, post_fresh},
     {"fault-dontneed", "page_faults", MR_ALL, NULL, setup_fresh, main_fresh, post_fresh},
+    /* every write a copy on write (faults counts them) */
+    {"cow-fork", "page_faults", MR_ALL, NULL, setup_cow, main_cow, post_cow},
     /* every touch a swap-in: all of it pressure (majors counts them) */
     {"mem-swap", "memory_pressure", MR_ALL, NULL, setup_mem, main_mem, NULL},
     {"mem-shm", "memory_pressure", MR_ALL, NULL, setup_mem, main_mem, NULL},
