@@ -30,7 +30,7 @@ static const struct {
 	[IG_PART_SLEEP] = { "sleep", "sleep", 'S',
 		"between calls, asleep until its own timer: sleep(), waits with a timeout nobody ended" },
 	[IG_PART_FAULT] = { "page faults", "fault", 'F',
-		"between calls, faulting in fresh memory (minor faults), or in faults of unrecorded kind" },
+		"between calls, faulting in fresh memory or copying pages on write (minor faults), or in faults of unrecorded kind" },
 	/* "unknown" at every width: "unk" was read as a number's unit */
 	[IG_PART_UNKNOWN] = { "unknown", "unknown", '?',
 		"between calls, off CPU for a reason the source did not record" },

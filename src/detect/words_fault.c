@@ -29,12 +29,12 @@ static void words_cow(struct ctx *x, struct finding *f, const char *fn, const ch
 	    f->c.explanation, sizeof(f->c.explanation),
 	    "After a fork the parent and the child share every page, write-protected, and the "
 	    "first write to a page copies it. The feeding thread writes to memory it shares "
-	    "with processes it forked (%u that run no program of their own): %s of its wall "
-	    "time in page faults, "
+	    "with processes it forked (%u fork%s, no child running a program of its own): %s "
+	    "of its wall time in page faults, "
 	    "%s of it in faults that copied a page on its first write. The more memory the "
 	    "process has, the more each fork costs: its page tables are copied, then each "
 	    "page it writes.",
-	    p->forks, pct, cow);
+	    p->forks, p->forks == 1 ? "" : "s", pct, cow);
 	detect_rec(f,
 		   "Fork less often: start worker processes once and keep them "
 		   "(DataLoader(persistent_workers=True), a Pool made before the loop), before "

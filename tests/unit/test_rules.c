@@ -964,7 +964,7 @@ static void test_fault_words(void)
 	     "copy-on-write faults in train[4821]: 30% of its time copying pages it "
 	     "shares with processes it forked (the last: worker[5150])",
 	     "Fork less often", "80% of it in faults that copied"},
-	    {0.8, 1, 0, "processes it forked", "Fork less often", "(1 that run no program"},
+	    {0.8, 1, 0, "processes it forked", "Fork less often", "(1 fork, no child running"},
 	    {0.8, 0, 0, "faulting in fresh memory", "Reuse buffers", "before tracing began"},
 	    {0.2, 3, 5150, "faulting in fresh memory", "Reuse buffers", "keeps asking"},
 	};
