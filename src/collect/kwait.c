@@ -88,6 +88,13 @@ static const struct {
     {SYS_copy_file_range, IG_SYS_SPLICE, IO},
     {SYS_tee, IG_SYS_SPLICE, FD},
     {SYS_sendfile, IG_SYS_SPLICE, FD},
+    /* asynchronous I/O: Linux AIO (files and block devices alone) and
+     * io_uring (taken as files too: docs/detection.md); their kernel CPU
+     * is file I/O whatever the first argument (a context, a ring) */
+    {SYS_io_submit, IG_SYS_AIO, IGB_SC_SYNC},
+    {SYS_io_getevents, IG_SYS_AIO, IGB_SC_SYNC},
+    {SYS_io_pgetevents, IG_SYS_AIO, IGB_SC_SYNC},
+    {SYS_io_uring_enter, IG_SYS_AIO, IGB_SC_SYNC},
 #ifdef SYS_poll /* not on every architecture */
     {SYS_poll, IG_SYS_POLL, 0},
     {SYS_select, IG_SYS_POLL, 0},

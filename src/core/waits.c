@@ -28,6 +28,7 @@ static const char *const sys_names[IG_SYS_MAX] = {
     [IG_SYS_SPLICE] = "splice",
     [IG_SYS_FALLOC] = "fallocate",
     [IG_SYS_OTHER] = "syscall",
+    [IG_SYS_AIO] = "async I/O",
 };
 
 static const char *const fdk_names[IG_FDK_MAX] = {

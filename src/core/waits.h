@@ -45,6 +45,9 @@ enum ig_sys {
 	IG_SYS_SPLICE,	 /* sendfile, splice, copy_file_range, tee */
 	IG_SYS_FALLOC,	 /* fallocate, ftruncate */
 	IG_SYS_OTHER,	 /* any other syscall */
+	/* after OTHER: the values above are in recordings */
+	IG_SYS_AIO, /* io_submit, io_getevents, io_pgetevents, io_uring_enter:
+		     * asynchronous I/O, waited for */
 	IG_SYS_MAX,
 };
 

@@ -610,12 +610,40 @@ static void dev_words(const struct ctx *x, char *b, size_t n)
 		detect_put(b, n, " (device %u:%u)", d >> 20, d & 0xfffff);
 }
 
+/* A wait for asynchronous I/O to complete (io_getevents, io_uring_enter). */
+static int is_aio(const struct ig_offcpu_rec *r)
+{
+	return IG_WAIT_SYS(r->wait) == IG_SYS_AIO;
+}
+
 static void detect_words_file(struct ctx *x, const struct cause *c, struct finding *f)
 {
 	char fn[64], pct[16], dev[32];
 	detect_feeder_name(x, fn, sizeof(fn));
 	fmt_pct(pct, sizeof(pct), c->impact);
 	dev_words(x, dev, sizeof(dev));
+	uint32_t d = x->p->file_dev ? x->p->file_dev : x->p->io_dev;
+	if (d)
+		detect_ev(f, "io_dev", (double)d, "");
+	if (tl_most(x, IG_PART_FILE_IO, is_aio)) {
+		detect_put(f->c.summary, sizeof(f->c.summary),
+			   "file I/O in %s: %s of its time waiting for asynchronous reads and "
+			   "writes (io_uring, Linux AIO)%s",
+			   fn, pct, dev);
+		detect_put(
+		    f->c.explanation, sizeof(f->c.explanation),
+		    "Between CUDA calls the feeding thread submits file I/O asynchronously and "
+		    "then waits for it to complete (io_getevents, io_uring_enter) for %s of its "
+		    "wall time: the disk's latency, with nothing of its own overlapping it. The "
+		    "GPU idles meanwhile.",
+		    pct);
+		detect_rec(f, "Wait later: submit the next reads before waiting for these (more "
+			      "requests in flight), or complete them on another thread, so the "
+			      "disk works while the GPU does");
+		detect_rec(f, "Or stage the data in RAM (/dev/shm) or on local NVMe before the "
+			      "run; iostat -x 1 shows the device's latency and queue");
+		return;
+	}
 	detect_put(f->c.summary, sizeof(f->c.summary),
 		   "file I/O in %s: %s of its time in file reads, writes and syncs%s", fn, pct,
 		   dev);
@@ -625,9 +653,6 @@ static void detect_words_file(struct ctx *x, const struct cause *c, struct findi
 	    "files) for %s of its wall time: the kernel copying data and writing it back on the "
 	    "CPU, and waiting for the disk. The GPU idles meanwhile.",
 	    pct);
-	uint32_t d = x->p->file_dev ? x->p->file_dev : x->p->io_dev;
-	if (d)
-		detect_ev(f, "io_dev", (double)d, "");
 	detect_rec(f, "Move checkpoint and log writes off the training path: write from a separate "
 		      "thread or process, and do not fsync every step");
 	detect_rec(

@@ -31,7 +31,7 @@ static int legacy_reason(uint32_t flags, uint32_t waker_pid)
 static int timed_kind(int sys, uint64_t obj)
 {
 	return sys == IG_SYS_FUTEX || (sys == IG_SYS_POLL && obj) || sys == IG_SYS_EPOLL ||
-	       sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK;
+	       sys == IG_SYS_SEMOP || sys == IG_SYS_FLOCK || sys == IG_SYS_AIO;
 }
 
 static int fd_is_file(int fdk)
@@ -88,6 +88,8 @@ int blocked_reason(const struct ig_event *e)
 	case IG_SYS_FSYNC:
 	case IG_SYS_FALLOC:
 		return BW_FILE;
+	case IG_SYS_AIO: /* the completions it waits for; a timeout: nothing came */
+		return (f & IG_F_TIMER) ? BW_SLEEP : BW_FILE;
 	case IG_SYS_READ:
 		if (fdk == IG_FDK_TIMERFD)
 			return BW_SLEEP; /* its own timer */

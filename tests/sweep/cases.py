@@ -49,6 +49,7 @@ MECH_CLASS = {
     "stop-signal": "stopped", "stop-ptrace": "stopped",
     "poll-eventfd": "poll_wait", "poll-unix": "poll_wait", "poll-select": "poll_wait",
     "poll-ppoll": "poll_wait", "paced-select": "timer_sleep", "cow-fork": "page_faults",
+    "file-aio": "file_io", "file-uring": "file_io",
 }
 
 
@@ -210,7 +211,8 @@ def _mechanisms():
                          ("paced-epoll", (30,)), ("paced-timerfd", (40,)), ("paced-cond", (20,)),
                          ("paced-sigwait", (30,)), ("paced-sigsuspend", (30,)),
                          ("file-bigwrite", (20, 50)), ("file-dread", (30,)),
-                         ("file-cread", (40,)), ("cold-seq", (30, 60)), ("cold-rand", (30,)),
+                         ("file-cread", (40,)), ("file-aio", (20, 45)), ("file-uring", (30,)),
+                         ("cold-seq", (30, 60)), ("cold-rand", (30,)),
                          ("fault-malloc", (20, 50)), ("fault-dontneed", (30,)),
                          ("cow-fork", (20, 45)),
                          ("stop-signal", (15, 40)), ("stop-ptrace", (15, 40)),

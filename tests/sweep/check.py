@@ -334,7 +334,14 @@ def check_culprit(r, c, t, disturbed):
         named = [p for p in ports if f"127.0.0.1:{p}" in text]
         return r.add(bool(named), f"the chain names the peer 127.0.0.1:{ports}")
     if cls in ("file_io", "cold_read"):
-        return names_device(r, c, t, pid, cp, cc)
+        ok = names_device(r, c, t, pid, cp, cc)
+        aio = any(m["name"] in ("file-aio", "file-uring") for m in t.get("mechs", []))
+        said = c.get("summary", "")
+        if cls == "file_io" and (aio or "asynchronous" in said):
+            # waits for asynchronous I/O are worded so, and only those
+            ok = r.add(aio == ("asynchronous reads and writes" in said),
+                       f"asynchronous I/O worded so ({aio}): {said[:80]}") and ok
+        return ok
     if cls == "cpu_contention" and t.get("own_hogs"):
         return r.add(cp == pid, f"culprit {cc}[{cp}] is the process itself: its own threads")
     if cls == "cpu_contention":

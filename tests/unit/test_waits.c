@@ -118,6 +118,19 @@ static void test_mechanisms(void)
 	expect_part("gil", &gil, IG_PART_GIL_WAIT, &p);
 	CHECK(p.ngil == 1 && p.gil_holders[0].pid == 102);
 
+	/* asynchronous I/O waited for (io_getevents, io_uring_enter): its
+	 * completion comes from an interrupt, or from the ring's worker thread
+	 * of the process; either way file I/O. A timeout: nothing came, a sleep */
+	struct wait aio = {.state = IG_OFF_BLOCKED, .wait = IG_WAIT_PACK(IG_SYS_AIO, 0, 0, 0)};
+	expect_part("aio, an interrupt", &aio, IG_PART_FILE_IO, &p);
+	aio.waker = 104;
+	aio.wpid = PID;
+	expect_part("io_uring, its worker", &aio, IG_PART_FILE_IO, &p);
+	aio.flags = IG_F_TIMER;
+	aio.waker = aio.wpid = 0;
+	expect_part("aio, a timeout", &aio, IG_PART_SLEEP, &p);
+	CHECK(p.parts.timed_wait_ns == p.parts.ns[IG_PART_SLEEP]);
+
 	/* input: a pipe read a producer ended, an eventfd read */
 	struct wait pipe_in = {.state = IG_OFF_BLOCKED,
 			       .wait = IG_WAIT_PACK(IG_SYS_READ, IG_FDK_FIFO, 0, IG_WFN_PIPE_READ),
@@ -652,6 +665,8 @@ static void test_codes(void)
 	CHECK(kwait_sys(SYS_fdatasync) == IG_SYS_FSYNC && kwait_sys(SYS_futex) == IG_SYS_FUTEX);
 	CHECK(kwait_sys(SYS_epoll_wait) == IG_SYS_EPOLL && kwait_sys(SYS_ppoll) == IG_SYS_POLL);
 	CHECK(kwait_sys(SYS_clock_nanosleep) == IG_SYS_SLEEP);
+	CHECK(kwait_sys(SYS_io_getevents) == IG_SYS_AIO &&
+	      kwait_sys(SYS_io_uring_enter) == IG_SYS_AIO);
 	CHECK(kwait_sys(SYS_recvfrom) == IG_SYS_RECV && kwait_sys(SYS_sendmsg) == IG_SYS_SEND);
 	CHECK(kwait_sys(SYS_flock) == IG_SYS_FLOCK && kwait_sys(SYS_madvise) == IG_SYS_MEM);
 	CHECK(kwait_sys(SYS_getpid) == IG_SYS_OTHER && kwait_sys(-1) == IG_SYS_NONE);

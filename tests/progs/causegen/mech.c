@@ -20,6 +20,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/aio_abi.h>
+#include <linux/io_uring.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
@@ -30,6 +32,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +63,8 @@ struct mst {
 	pthread_rwlock_t rw;
 	timer_t timer; /* paced-sigwait, paced-sigsuspend */
 	pid_t child;   /* cow-fork: the child that shares its pages */
+	aio_context_t aio;   /* file-aio */
+	struct uring *uring; /* file-uring */
 	int flag;
 };
 
@@ -694,6 +699,118 @@ static void post_drop(struct mst *m)
 	posix_fadvise(m->fd[0], 0, 0, POSIX_FADV_DONTNEED);
 }
 
+/* ---- asynchronous file reads ---------------------------------------------------------- */
+
+/* O_DIRECT reads of CHUNK bytes submitted asynchronously and waited for at
+ * once, as an offloading trainer's I/O library does: Linux AIO (file-aio:
+ * io_submit, then io_getevents; libaio's calls) or io_uring (file-uring:
+ * one read, io_uring_enter waiting for its completion). Raw syscalls: no
+ * library needed. */
+struct uring {
+	int fd;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+static int setup_uring(struct mst *m)
+{
+	struct io_uring_params p;
+	memset(&p, 0, sizeof(p));
+	struct uring *u = calloc(1, sizeof(*u));
+	if (!u || (u->fd = (int)syscall(SYS_io_uring_setup, 4, &p)) < 0)
+		die("io_uring_setup");
+	size_t sqn = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	size_t cqn = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (p.features & IORING_FEAT_SINGLE_MMAP)
+		sqn = cqn = sqn > cqn ? sqn : cqn;
+	char *sq = mmap(NULL, sqn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+			IORING_OFF_SQ_RING);
+	char *cq = p.features & IORING_FEAT_SINGLE_MMAP
+		       ? sq
+		       : mmap(NULL, cqn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+			      IORING_OFF_CQ_RING);
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
+		die("io_uring mmap");
+	u->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	u->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	u->sq_array = (unsigned *)(sq + p.sq_off.array);
+	u->cq_head = (unsigned *)(cq + p.cq_off.head);
+	u->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+	u->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	m->uring = u;
+	return 0;
+}
+
+static int setup_aio(struct mst *m)
+{
+	m->fd[0] = data_file(m, O_DIRECT);
+	if (posix_memalign((void **)&m->buf, 4096, CHUNK))
+		return -1;
+	if (!strcmp(m->d->name, "file-uring"))
+		return setup_uring(m);
+	if (syscall(SYS_io_setup, 4, &m->aio))
+		die("io_setup");
+	return 0;
+}
+
+/* One read of CHUNK at off through the ring, waited for. */
+static long uring_read(struct uring *u, int fd, void *buf, u64 off)
+{
+	unsigned tail = *u->sq_tail, i = tail & *u->sq_mask;
+	struct io_uring_sqe *e = &u->sqes[i];
+	memset(e, 0, sizeof(*e));
+	e->opcode = IORING_OP_READ;
+	e->fd = fd;
+	e->addr = (u64)(uintptr_t)buf;
+	e->len = CHUNK;
+	e->off = off;
+	u->sq_array[i] = i;
+	__atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, u->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return -1;
+	unsigned head = *u->cq_head;
+	if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
+		return -1;
+	long res = u->cqes[head & *u->cq_mask].res;
+	__atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+static void main_aio(struct mst *m)
+{
+	u64 end = now_ns() + m->us * 1000;
+	do {
+		if (m->pos + CHUNK > m->len)
+			m->pos = 0;
+		long r;
+		if (m->uring) {
+			r = uring_read(m->uring, m->fd[0], m->buf, m->pos);
+		} else {
+			struct iocb cb;
+			memset(&cb, 0, sizeof(cb));
+			cb.aio_fildes = (uint32_t)m->fd[0];
+			cb.aio_lio_opcode = IOCB_CMD_PREAD;
+			cb.aio_buf = (u64)(uintptr_t)m->buf;
+			cb.aio_nbytes = CHUNK;
+			cb.aio_offset = (long long)m->pos;
+			struct iocb *cbs[1] = {&cb};
+			struct io_event ev;
+			r = syscall(SYS_io_submit, m->aio, 1, cbs) == 1 &&
+				    syscall(SYS_io_getevents, m->aio, 1, 1, &ev, NULL) == 1
+				? (long)ev.res
+				: -1;
+		}
+		if (r != CHUNK)
+			die("async read");
+		m->pos += CHUNK;
+		m->bytes += CHUNK;
+	} while (now_ns() < end);
+}
+
 /* ---- mappings: cold file pages, fresh memory -------------------------------------- */
 
 static int setup_cold(struct mst *m)
@@ -936,6 +1053,8 @@ static const struct mdef defs[] = {
     {"file-bigwrite", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
     {"file-dread", "file_io", MR_ALL, NULL, setup_file, main_file, NULL},
     {"file-cread", "file_io", MR_ALL, NULL, setup_file, main_file, post_drop},
+    {"file-aio", "file_io", MR_ALL, NULL, setup_aio, main_aio, NULL},
+    {"file-uring", "file_io", MR_ALL, NULL, setup_aio, main_aio, NULL},
     {"cold-seq", "cold_read", MR_ALL, NULL, setup_cold, main_cold, post_cold},
     {"cold-rand", "cold_read", MR_ALL, NULL, setup_cold, main_cold, post_cold},
     {"fault-malloc", "page_faults", MR_ALL, NULL, setup_fresh, main_fresh, post_fresh},
