@@ -14,8 +14,11 @@ enum igb_kind {
 	IGB_EXEC = 4,
 	IGB_EXIT = 5,
 	IGB_BLOCK_IO = 7,
-	IGB_COMM = 9, /* a target thread renamed itself (prctl, setproctitle): comm */
-	IGB_KTIME = 12, /* kernel CPU time of a target thread between calls (below) */
+	IGB_COMM = 9,	    /* a target thread renamed itself (prctl, setproctitle): comm */
+	IGB_KTIME = 12,	    /* kernel CPU time of a target thread between calls (below) */
+	IGB_SAMPLE = 15,    /* a thread that makes CUDA calls caught by the tick running
+			     * its own code between calls: stack_id its user stack,
+			     * dur_ns the tick (stacks on) */
 	IGB_DL_CHANGE = 32, /* a process loaded or unloaded a library: a hint, not an event */
 	IGB_HOLD = 33,	    /* a target must not run before user space looks (struct below) */
 };

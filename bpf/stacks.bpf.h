@@ -173,6 +173,8 @@ static __always_inline __u64 mix(__u64 h, __u64 v)
 struct hash_walk {
 	__u64 h;
 	__u32 nips, npy;
+	__u32 first;  /* the first native frame hashed */
+	__u32 py0_fn; /* the innermost Python frame by its function alone */
 };
 
 static long hash_step(__u32 i, void *ctx)
@@ -185,6 +187,8 @@ static long hash_step(__u32 i, void *ctx)
 	if (!sc)
 		return 1;
 	if (i < hw->nips) {
+		if (i < hw->first)
+			return 0;
 		__u32 k = i;
 		asm volatile("" : "+r"(k));
 		hw->h = mix(hw->h, sc->s.ips[k & (IGB_STACK_MAX - 1)]);
@@ -196,13 +200,19 @@ static long hash_step(__u32 i, void *ctx)
 	asm volatile("" : "+r"(j)); /* keep the mask: the verifier needs it */
 	j &= IGB_PY_MAX - 1;
 	hw->h = mix(hw->h, sc->s.py[j].code);
-	hw->h = mix(hw->h, sc->s.py[j].instr);
+	if (j || !hw->py0_fn)
+		hw->h = mix(hw->h, sc->s.py[j].instr);
 	return 0;
 }
 
 /* Captures the user stack of the current call, stores it once in the
- * stacks map and returns its id (0 = no stack). */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u32 tgid, __u32 tid)
+ * stacks map and returns its id (0 = no stack). With site, the id is the
+ * call site's, for a sample of running code: the Python frames alone when
+ * there are some (the interpreter's own frames differ at every sample),
+ * the innermost by its function, not its line; else the native frames
+ * less the sampled instruction (the return addresses name the function
+ * it is in and the path to it). The stack stored is the first sample's. */
+static __always_inline __u64 capture_stack_as(struct pt_regs *ctx, __u32 tgid, __u32 tid, int site)
 {
 	struct hash_walk hw;
 	struct stack_scratch *sc;
@@ -230,12 +240,14 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u32 tgid, __u3
 	if (!nips && !npy)
 		return 0;
 
-	hw.h = 0xcbf29ce484222325ULL;
-	hw.nips = nips;
+	hw.h = site ? 0x84222325cbf29ce4ULL : 0xcbf29ce484222325ULL; /* apart from calls' */
+	hw.nips = site && npy ? 0 : nips;
 	hw.npy = npy;
+	hw.first = site && !npy && nips > 1 ? 1 : 0;
+	hw.py0_fn = site;
 	bpf_loop(IGB_STACK_MAX + IGB_PY_MAX, hash_step, &hw, 0);
 	h = hw.h;
-	h = mix(h, ((__u64)nips << 8) | npy);
+	h = mix(h, ((__u64)hw.nips << 8) | npy);
 	h ^= h >> 31;
 	if (!h)
 		h = 1;
@@ -247,4 +259,15 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u32 tgid, __u3
 			count(IGB_CNT_STACK_MAPFAIL, 1);
 	}
 	return h;
+}
+
+static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u32 tgid, __u32 tid)
+{
+	return capture_stack_as(ctx, tgid, tid, 0);
+}
+
+/* The call site of running code (a sample): capture_stack_as's site id. */
+static __always_inline __u64 capture_site(struct pt_regs *ctx, __u32 tgid, __u32 tid)
+{
+	return capture_stack_as(ctx, tgid, tid, 1);
 }

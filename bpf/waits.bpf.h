@@ -251,6 +251,28 @@ const volatile __u64 tick_ns = 0;
  * to the exact count */
 __u32 sys_hooked = 0;
 
+/* A thread that makes CUDA calls, caught running its own code between
+ * them: where (its user stack), for the host work's call site. */
+static __always_inline void host_sample(struct bpf_perf_event_data *ctx, struct tstate *st,
+					__u32 tid)
+{
+	__u64 id = capture_site((struct pt_regs *)ctx, st->tgid, tid);
+	if (!id)
+		return;
+	struct igb_event *e = reserve();
+	if (!e)
+		return;
+	e->kind = IGB_SAMPLE;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->dur_ns = tick_ns;
+	e->pid = st->tgid;
+	e->tid = tid;
+	e->stack_id = id;
+	e->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	submit(e);
+}
+
 SEC("perf_event")
 int w_tick(struct bpf_perf_event_data *ctx)
 {
@@ -260,6 +282,8 @@ int w_tick(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (PT_REGS_IP(&ctx->regs) < IG_KERNEL_IP) {
 		st->flt_on = 0; /* running its own code: a fault whose end went unseen is over */
+		if (stacks_on && !st->depth && st->nrec)
+			host_sample(ctx, st, tid);
 		return 0;
 	}
 	if (st->flt_on || st->rcl_on || sys_hooked)

@@ -115,6 +115,7 @@ static const struct {
 	{ "sleeps_per_gap", "timer sleeps between two CUDA calls, where it slept: 1 a loop paced by its clock, more one that polls" },
 	{ "sleep_ns", "mean time of one of those sleeps" },
 	{ "kernel_pct", "share of the host work spent in the kernel, in syscalls other than file I/O" },
+	{ "call_site_pct", "share of its sampled host work (stacks taken 100 times a second between calls) at the call site shown" },
 	{ "cow_fault_pct", "share of the page-fault time in faults that copied a page at its first write (copy on write: after a fork, or of a zero page read first)" },
 };
 /* clang-format on */

@@ -18,7 +18,8 @@
 _Static_assert((int)IGB_FDK_OTHER == (int)IG_FDK_OTHER && (int)IGB_FLT_SHMEM == (int)IG_FLT_SHMEM,
 	       "fd and fault kinds of bpf/ingero.h and core/waits.h differ");
 _Static_assert(IGB_F_THROTTLED == IG_F_THROTTLED && IGB_F_RECLAIM == IG_F_RECLAIM &&
-		   IGB_F_DETAIL == IG_F_DETAIL && (int)IGB_KTIME == (int)IG_EV_KTIME,
+		   IGB_F_DETAIL == IG_F_DETAIL && (int)IGB_KTIME == (int)IG_EV_KTIME &&
+		   (int)IGB_SAMPLE == (int)IG_EV_SAMPLE,
 	       "wait flags of bpf/ingero.h and core/event.h differ");
 
 /* ---- syscalls ---------------------------------------------------------------- */

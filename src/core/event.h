@@ -35,6 +35,10 @@ enum ig_kind {
 			   * (IG_ENV_SRC_*), arg2 IG_ENV_* of the environment it
 			   * was started with; sent when it changes and every 10 s
 			   * while any is set (collect/procenv.h) */
+	IG_EV_SAMPLE,	  /* thread tid, which makes CUDA calls, caught on the CPU in its
+			   * own code between them by the sampling tick: stack_id its
+			   * user stack, dur_ns the tick's period (the time it stands
+			   * for); with stacks on */
 	IG_EV_KIND_MAX,
 };
 

@@ -329,6 +329,15 @@ static void detect_words_self(struct ctx *x, const struct cause *c, struct findi
 			    f,
 			    "Move the per-step CPU work off the feeding thread: a DataLoader with "
 			    "num_workers > 0, or a producer thread with a queue");
+		f->c.stack_id = x->p->host_stack; /* where it runs most: shown with the chain */
+		if (f->c.stack_id) {
+			detect_ev(f, "call_site_pct",
+				  100.0 * (double)x->p->host_stack_ns /
+				      (double)(x->p->host_sampled_ns ? x->p->host_sampled_ns : 1),
+				  "%");
+			detect_rec(f, "Where it runs most, from the stacks sampled 100 times a "
+				      "second, is under \"call site\": the code to look at first");
+		}
 		detect_rec(
 		    f,
 		    "Profile the feeding thread's CPU time (py-spy, perf top -p %u) and queue "

@@ -802,6 +802,9 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 	case IG_EV_KTIME:
 		ingest_ktime(m, e, end, sec, inwin);
 		break;
+	case IG_EV_SAMPLE:
+		ingest_sample(m, e, end);
+		break;
 	case IG_EV_FORK:
 		ingest_fork(m, e, end);
 		break;

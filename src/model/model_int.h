@@ -134,6 +134,8 @@ struct proc {
 	 * a lock or condition, on the GIL; and where the threads that ended
 	 * its lock waits were (ig_event.stream) */
 	struct wait_site sleep_at[4], lock_at[4], gil_at[4], wake_at[4];
+	struct wait_site host_at[4]; /* where they ran their own code (IG_EV_SAMPLE) */
+	uint64_t host_sampled;	     /* the time all those samples stand for */
 };
 
 enum { ST_UNK = 0, ST_PRE = 1, ST_BLK = 2 };
@@ -460,6 +462,7 @@ void parts_add(struct ig_time_parts *dst, const struct ig_time_parts *src);
 int blocked_reason(const struct ig_event *e);
 void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 		   int inwin);
+void ingest_sample(struct ig_model *m, const struct ig_event *e, uint64_t end);
 void ingest_ktime(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 		  int inwin);
 /* Off-CPU intervals of t in [a, b) that arrived before the call that holds

@@ -489,7 +489,8 @@ static double pct(uint64_t a, uint64_t b)
 }
 
 /* The call site waited at most, 0 none. */
-static uint64_t site_top(const struct wait_site at[4])
+/* The site with the most time, and its time in *ns when asked. */
+static uint64_t site_top(const struct wait_site at[4], uint64_t *ns)
 {
 	uint64_t most = 0, id = 0;
 	for (int i = 0; i < 4; i++)
@@ -497,7 +498,26 @@ static uint64_t site_top(const struct wait_site at[4])
 			most = at[i].ns;
 			id = at[i].id;
 		}
+	if (ns)
+		*ns = most;
 	return id;
+}
+
+/* Its call sites (where its feeding threads slept, waited, ran), and the
+ * children it forked that share its memory. */
+static void proc_sites(const struct ig_model *m, const struct proc *p, struct ig_proc_stats *o)
+{
+	o->sleep_stack = site_top(p->sleep_at, NULL);
+	o->host_stack = site_top(p->host_at, &o->host_stack_ns);
+	o->host_sampled_ns = p->host_sampled;
+	o->lock_stack = site_top(p->lock_at, NULL);
+	o->gil_stack = site_top(p->gil_at, NULL);
+	o->lock_wake_stack = site_top(p->wake_at, NULL);
+	o->forks = p->forks;
+	o->fork_pid = p->fork_pid;
+	const struct proc *fc = p->fork_pid ? proc_find(m, p->fork_pid) : NULL;
+	if (fc)
+		copy_comm(o->fork_comm, fc->comm);
 }
 
 /* Who ended its feeding threads' waits, by kind of wait, and how they were
@@ -536,15 +556,7 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->env = p->env;
 	o->env_src = p->env_src;
 	o->env_initial = p->env_initial;
-	o->forks = p->forks;
-	o->fork_pid = p->fork_pid;
-	const struct proc *fc = p->fork_pid ? proc_find(m, p->fork_pid) : NULL;
-	if (fc)
-		copy_comm(o->fork_comm, fc->comm);
-	o->sleep_stack = site_top(p->sleep_at);
-	o->lock_stack = site_top(p->lock_at);
-	o->gil_stack = site_top(p->gil_at);
-	o->lock_wake_stack = site_top(p->wake_at);
+	proc_sites(m, p, o);
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct pslice *s = &p->sl[j];
 		if (!in_window(m, s->sec))

@@ -340,6 +340,11 @@ struct ig_proc_stats {
 	/* the user stack of the threads that ended those lock waits (their
 	 * unlock, signal or post), where they ended the most: 0 none */
 	uint64_t lock_wake_stack;
+	/* where its threads that make CUDA calls ran their own code between
+	 * calls most (the sampling tick's stacks, IG_EV_SAMPLE): the call
+	 * site of its host work; 0 none sampled */
+	uint64_t host_stack;
+	uint64_t host_stack_ns, host_sampled_ns; /* the time its samples and all stand for */
 };
 struct ig_thread_stats {
 	uint32_t tid, pid;

@@ -434,6 +434,18 @@ void ingest_offcpu(struct ig_model *m, const struct ig_event *e, uint64_t end, u
 		merge_timed(m, t, p, idx, bw);
 }
 
+/* A thread that makes CUDA calls, caught by the tick in its own code
+ * between them: the time the tick stands for, to its stack's call site. */
+void ingest_sample(struct ig_model *m, const struct ig_event *e, uint64_t end)
+{
+	struct proc *p = proc_get(m, e->pid, end);
+	uint64_t ns = e->dur_ns ? e->dur_ns : 1;
+	if (!e->stack_id)
+		return;
+	site_add(p->host_at, e->stack_id, ns);
+	p->host_sampled += ns;
+}
+
 void ingest_ktime(struct ig_model *m, const struct ig_event *e, uint64_t end, uint64_t sec,
 		  int inwin)
 {

@@ -17,6 +17,7 @@ static const char *const kinds[IG_EV_KIND_MAX] = {
     [IG_EV_PAGE_ALLOC] = "pages", [IG_EV_BLOCK_IO] = "blockio", [IG_EV_SNAPSHOT] = "snapshot",
     [IG_EV_COMM] = "comm",	  [IG_EV_GPU] = "gpu",		[IG_EV_GPU_PROC] = "gpuproc",
     [IG_EV_KTIME] = "ktime",	  [IG_EV_CGROUP] = "cgroup",	[IG_EV_ENV] = "env",
+    [IG_EV_SAMPLE] = "sample",
 };
 
 const char *evfmt_kind(int kind)
@@ -182,6 +183,10 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 			 " nr_throttled=%u nr_periods=%u v2=%u dir=%s",
 			 e->arg0, e->arg1, e->arg2, (unsigned)(e->stream >> 32),
 			 (unsigned)e->stream, e->flags & 1, container(ct, sizeof(ct), e));
+		break;
+	case IG_EV_SAMPLE:
+		snprintf(p, left, " stack=%016" PRIx64 " period_ns=%" PRIu64, e->stack_id,
+			 e->dur_ns);
 		break;
 	case IG_EV_ENV:
 		snprintf(p, left, " launch_blocking=%u no_alloc_cache=%u live=%u initial=%" PRIu64,
@@ -376,6 +381,13 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 		jint(o, "v2", e->flags & 1);
 		esc_utf8_valid(u, sizeof(u), e->container ? e->container : "");
 		jstr(o, "dir", u);
+		break;
+	}
+	case IG_EV_SAMPLE: {
+		char id[24];
+		snprintf(id, sizeof(id), "%016" PRIx64, e->stack_id);
+		jstr(o, "stack", id);
+		jint(o, "period_ns", e->dur_ns);
 		break;
 	}
 	case IG_EV_ENV:

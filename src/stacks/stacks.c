@@ -193,6 +193,7 @@ void stacks_event(struct stacks *st, const struct ig_event *e)
 {
 	switch (e->kind) {
 	case IG_EV_CALL:
+	case IG_EV_SAMPLE:
 		note_stack(st, e, e->stack_id, e->pid);
 		break;
 	case IG_EV_OFFCPU:

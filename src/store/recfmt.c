@@ -96,6 +96,11 @@ static const struct op_row {
      "/proc/PID/environ; arg2 the same of the environment it was started with "
      "(ingero-top, docs/recording.md)",
      IG_EV_ENV, 0},
+    {3, 16, "cpu_sample",
+     "A thread that makes CUDA calls, caught by the sampling tick running its own code "
+     "between calls: stack_hash its user stack, duration the tick's period (ingero-top, "
+     "docs/recording.md)",
+     IG_EV_SAMPLE, 0},
     {4, 1, OPN, "Launch GPU kernel via driver API (cuBLAS/cuDNN path)", IG_EV_CALL,
      IG_OP_CU_LAUNCH_KERNEL},
     {4, 2, OPN, "Synchronous memory copy via driver API", IG_EV_CALL, IG_OP_CU_MEMCPY},

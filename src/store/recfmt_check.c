@@ -66,6 +66,7 @@ enum {
 	EC_ARG0 = 4,
 	EC_ARG1 = 5,
 	EC_RET = 6,
+	EC_STACK = 7,
 	EC_CGROUP = 8,
 	EC_KIND = 11,
 	EC_START = 12,
@@ -91,7 +92,7 @@ int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 	int kind = (int)v[EC_KIND];
 	int gpu = kind == IG_EV_GPU || kind == IG_EV_GPU_PROC; /* NVML samples */
 	if ((!in(kind, IG_EV_CALL, IG_EV_BLOCK_IO) && !gpu && kind != IG_EV_KTIME &&
-	     kind != IG_EV_CGROUP && kind != IG_EV_ENV) ||
+	     kind != IG_EV_CGROUP && kind != IG_EV_ENV && kind != IG_EV_SAMPLE) ||
 	    !in(v[EC_START], 1, RECFMT_TS_MAX_NS) || !in(v[EC_DUR], 0, dur_max) ||
 	    !in(v[EC_END], 1, RECFMT_TS_MAX_NS) || v[EC_END] - v[EC_START] != v[EC_DUR] ||
 	    !in(v[EC_PID], kind == IG_EV_GPU ? 0 : 1, RECFMT_PID_MAX) ||
@@ -120,6 +121,9 @@ int recfmt_event_check(const int64_t v[RECFMT_EVENT_COLS], int64_t dur_max)
 	if (kind == IG_EV_ENV &&
 	    (!in(v[EC_ARG0], 0, IG_ENV_ALL) || !in(v[EC_ARG2], 0, IG_ENV_ALL) ||
 	     !in(v[EC_ARG1], IG_ENV_SRC_LIVE, IG_ENV_SRC_INITIAL) || v[EC_DUR]))
+		return -ERANGE;
+	/* a sample: its stack, the tick's period (1 s at most) */
+	if (kind == IG_EV_SAMPLE && (!v[EC_STACK] || !in(v[EC_DUR], 1, 1000000000)))
 		return -ERANGE;
 	if (kind == IG_EV_FORK && !in(v[EC_ARG0], 1, RECFMT_PID_MAX))
 		return -ERANGE;

@@ -14,6 +14,7 @@
 #include "model/model.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -381,6 +382,29 @@ static void test_cow_faults(void)
 	model_free(m);
 }
 
+/* The tick's samples of a thread running its own code between calls: the
+ * process's host call site is where most of them were, with their share;
+ * six other sites, seen once each, do not push it out. */
+static void test_host_samples(void)
+{
+	struct ig_model *m = model_new(NULL);
+	struct ig_event c = ev_call(PID, PID, IG_OP_CUDA_LAUNCH_KERNEL, T0, MS, "python3");
+	model_ingest(m, &c);
+	for (int k = 0; k < 100; k++) {
+		struct ig_event e = {.kind = IG_EV_SAMPLE, .pid = PID, .tid = PID};
+		e.ts_ns = T0 + 2 * MS + (uint64_t)k * 10 * MS;
+		e.dur_ns = 10 * MS;
+		e.stack_id = k % 4 ? 0xdec0de : k < 24 ? 0x1000u + (uint64_t)k : 0x106;
+		model_ingest(m, &e);
+	}
+	struct ig_proc_stats p;
+	CHECK(model_proc(m, PID, &p) == 0);
+	CHECKF(p.host_stack == 0xdec0de, "%" PRIx64, p.host_stack);
+	CHECKF(p.host_stack_ns == 75 * 10 * MS && p.host_sampled_ns == 100 * 10 * MS,
+	       "%" PRIu64 " of %" PRIu64, p.host_stack_ns, p.host_sampled_ns);
+	model_free(m);
+}
+
 /* Kernel CPU between calls by what it served: file syscalls are file I/O,
  * major faults of files cold reads, reclaim memory pressure; the rest of
  * the on-CPU time is the host's. */
@@ -711,6 +735,7 @@ int main(void)
 	test_timed_merge();
 	test_nap_calls();
 	test_cow_faults();
+	test_host_samples();
 	test_ktime();
 	test_swap_cache_faults();
 	test_quota_events();
