@@ -89,6 +89,21 @@ mech_run() {
 	expect_eq "$m: exit status" "$?" 0
 }
 # pick_cpus N: CPUS=(the first N allowed CPUs), or exit 77 saying why.
+# live_cmd PID CLASS MARKER PATTERN: traces PID live (--batch --json)
+# until a frame holds PATTERN (40 s at most), then sets LIVE_CMD to the
+# command a chain of CLASS recommends after ": MARKER", as a user would
+# copy it (rec_cmd.py); the frames are in $TMP/live.json
+live_cmd() {
+	local ig
+	"$IG" --pid "$1" --batch --json -n 40 >"$TMP/live.json" 2>"$TMP/live.err" &
+	ig=$!
+	cleanup_hooks+=("kill $ig 2>/dev/null")
+	wait_until 40 grep -q "$4" "$TMP/live.json" || bad "no live $2 chain in 40 s"
+	kill "$ig"
+	wait "$ig" 2>/dev/null
+	LIVE_CMD=$(python3 "$ROOT/tests/integration/rec_cmd.py" "$TMP/live.json" "$2" "$3")
+}
+
 pick_cpus() {
 	mapfile -t CPUS < <(allowed_cpus)
 	if [ "${#CPUS[@]}" -lt "$1" ]; then

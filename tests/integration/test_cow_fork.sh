@@ -79,16 +79,9 @@ judge "$TMP/replay.json" "$TMP/fork.truth" replay cow
 	--mech cow-fork:750 >/dev/null 2>&1 &
 cg=$!
 cleanup_hooks+=("kill $cg 2>/dev/null")
-"$IG" --pid "$cg" --batch --json -n 40 >"$TMP/live.json" 2>"$TMP/live.err" &
-ig=$!
-cleanup_hooks+=("kill $ig 2>/dev/null")
-wait_until 40 grep -q 'copy-on-write faults in causegen' "$TMP/live.json" ||
-	bad "no live copy-on-write chain in 40 s"
-kill "$ig"
-wait "$ig" 2>/dev/null
-cmd=$(python3 "$ROOT/tests/integration/rec_cmd.py" "$TMP/live.json" page_faults "ps ")
-expect_eq "the pasted command" "$cmd" "ps --ppid $cg -o pid,etime,args"
-bash -c "$cmd" >"$TMP/ps.txt" 2>&1
+live_cmd "$cg" page_faults "ps " 'copy-on-write faults in causegen'
+expect_eq "the pasted command" "$LIVE_CMD" "ps --ppid $cg -o pid,etime,args"
+bash -c "$LIVE_CMD" >"$TMP/ps.txt" 2>&1
 grep -q "causegen" "$TMP/ps.txt" && ok "it lists the child: $(tail -1 "$TMP/ps.txt")" ||
 	bad "the command lists no child: $(cat "$TMP/ps.txt")"
 kill "$cg"

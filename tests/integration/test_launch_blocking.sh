@@ -137,16 +137,9 @@ env CUDA_LAUNCH_BLOCKING=1 "$B/tests/progs/causegen" --seconds 60 --cpu "${CPUS[
 	--kernels 4 --kernel-us 400 --host-us 1500 --sync-mode spin >/dev/null 2>&1 &
 cg=$!
 cleanup_hooks+=("kill $cg 2>/dev/null")
-"$IG" --pid "$cg" --batch --json -n 40 >"$TMP/live.json" 2>"$TMP/live.err" &
-ig=$!
-cleanup_hooks+=("kill $ig 2>/dev/null")
-wait_until 40 grep -q '"class":"launch_blocking"' "$TMP/live.json" ||
-	bad "no live launch_blocking chain in 40 s"
-kill "$ig"
-wait "$ig" 2>/dev/null
-cmd=$(python3 "$ROOT/tests/integration/rec_cmd.py" "$TMP/live.json" launch_blocking "xargs ")
-expect_eq "the pasted command" "$cmd" "xargs -0 -n1 < /proc/$cg/environ | grep CUDA_LAUNCH"
-expect_eq "what it prints" "$(bash -c "$cmd")" "CUDA_LAUNCH_BLOCKING=1"
+live_cmd "$cg" launch_blocking "xargs " '"class":"launch_blocking"'
+expect_eq "the pasted command" "$LIVE_CMD" "xargs -0 -n1 < /proc/$cg/environ | grep CUDA_LAUNCH"
+expect_eq "what it prints" "$(bash -c "$LIVE_CMD")" "CUDA_LAUNCH_BLOCKING=1"
 kill "$cg"
 wait "$cg" 2>/dev/null
 
