@@ -135,9 +135,9 @@ enum igb_flt { IGB_FLT_NONE = 0, IGB_FLT_ANON, IGB_FLT_FILE, IGB_FLT_SHMEM };
 /* Syscall classes user space writes into sys_cls[nr] before load. */
 #define IGB_SC_FD 0x1	/* the first argument is an fd: look it up */
 #define IGB_SC_IO 0x2	/* moves data through it: file I/O when it is a file */
-#define IGB_SC_SYNC                                                                                \
-	0x4 /* writes back a file (fsync...), or asynchronous I/O                                  \
-	     * (io_submit, io_uring_enter...): file I/O whatever the fd */
+/* IGB_SC_SYNC: writes back a file (fsync...), or asynchronous I/O
+ * (io_submit, io_uring_enter...): file I/O whatever the fd */
+#define IGB_SC_SYNC 0x4
 /* IGB_SC_PACE: may wait for a timer (sleep, poll, epoll, a signal): the
  * user stack of its blocked waits is kept (stacks on), the call site of a
  * loop's pacing */
