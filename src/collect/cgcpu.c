@@ -14,6 +14,12 @@
 
 int cgcpu_path(const char *text, int v2, char *out, size_t n)
 {
+	return cgcpu_path_of(text, v2, "cpu", out, n);
+}
+
+int cgcpu_path_of(const char *text, int v2, const char *ctl, char *out, size_t n)
+{
+	size_t cn = strlen(ctl);
 	const char *line = text;
 	while (line && *line) {
 		const char *end = strchr(line, '\n');
@@ -25,11 +31,11 @@ int cgcpu_path(const char *text, int v2, char *out, size_t n)
 			int hit = 0;
 			if (v2)
 				hit = cl == 0 && c1 - line == 1 && line[0] == '0';
-			else /* "cpu" among comma-separated controllers */
+			else /* ctl among comma-separated controllers */
 				for (const char *t = c1 + 1; t < c2 && !hit;) {
 					const char *comma = memchr(t, ',', (size_t)(c2 - t));
 					size_t tl = comma ? (size_t)(comma - t) : (size_t)(c2 - t);
-					hit = tl == 3 && !strncmp(t, "cpu", 3);
+					hit = tl == cn && !strncmp(t, ctl, cn);
 					t += tl + 1;
 				}
 			if (hit) {

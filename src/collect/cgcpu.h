@@ -49,6 +49,8 @@ int cgcpu_sched_group(uint32_t pid, struct ig_sched_group *g);
  * naming "cpu" among its controllers when v2 is 0, else the "0::" line).
  * 0, or -ENOENT. */
 int cgcpu_path(const char *text, int v2, char *out, size_t n);
+/* The same for controller ctl of cgroup v1 ("cpuset"); v2 as above. */
+int cgcpu_path_of(const char *text, int v2, const char *ctl, char *out, size_t n);
 /* "max 100000" or "50000 100000" (cpu.max): 1 limited (quota and period
  * set), 0 not limited, -EINVAL. */
 int cgcpu_parse_max(const char *s, uint64_t *quota_us, uint64_t *period_us);

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "collect/cpuaff.h"
 #include "collect/elfsym.h"
 
 #define ENV_MAX 4096 /* variables read at most */
@@ -229,12 +230,18 @@ void procenv_tick(struct procenv *pe, const uint32_t *pids, int n, uint64_t now_
 		int src = procenv_read(p->pid, &flags, &initial);
 		if (src < 0)
 			continue;
-		int changed =
-		    !p->src ? (flags | initial) != 0 : flags != p->flags || initial != p->initial;
+		struct cpuaff a;
+		uint64_t cpus =
+		    cpuaff_read(p->pid, &a) ? 0 : IG_CPUS_PACK(a.allowed, a.online, a.cpuset);
+		int narrow = cpus && a.allowed < a.online; /* confined: worth saying */
+		int changed = !p->src
+				  ? (flags | initial) != 0 || narrow
+				  : flags != p->flags || initial != p->initial || cpus != p->cpus;
 		p->flags = flags;
 		p->initial = initial;
 		p->src = src;
-		if (!changed && !((flags | initial) && pe->ticks >= p->sent + 10))
+		p->cpus = cpus;
+		if (!changed && !((flags | initial || narrow) && pe->ticks >= p->sent + 10))
 			continue;
 		struct ig_event e;
 		memset(&e, 0, sizeof(e));
@@ -244,6 +251,7 @@ void procenv_tick(struct procenv *pe, const uint32_t *pids, int n, uint64_t now_
 		e.arg0 = flags;
 		e.arg1 = (uint64_t)src;
 		e.arg2 = initial;
+		e.stream = cpus;
 		p->sent = pe->ticks;
 		emit(ctx, &e);
 	}

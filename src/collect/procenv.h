@@ -25,6 +25,7 @@ struct procenv_proc {
 	uint32_t flags;	  /* IG_ENV_* when last read */
 	uint32_t initial; /* the same in what it was started with */
 	int src;	  /* IG_ENV_SRC_*, 0 never read */
+	uint64_t cpus;	  /* IG_CPUS_PACK of its CPUs when last read, 0 none */
 	uint64_t seen;	  /* the tick that last saw the process */
 	uint64_t first;	  /* the tick that first saw it */
 	uint64_t sent;	  /* the tick of the last event, 0 none */
@@ -36,7 +37,8 @@ struct procenv {
 	uint64_t ticks;
 };
 
-/* Once a second with the target processes: each is read from the second
+/* Once a second with the target processes (and the CPUs each may run on,
+ * collect/cpuaff.h): each is read from the second
  * tick that sees it (the first is the session's start, before anyone
  * listens), every second for 10 s, then every 5 s; an event when its
  * settings change and every 10 s while any is set. now_ns: event time. */

@@ -33,8 +33,10 @@ enum ig_kind {
 	IG_EV_ENV,	  /* what process pid's environment says about how CUDA and
 			   * PyTorch run: arg0 IG_ENV_* set, arg1 where it was read
 			   * (IG_ENV_SRC_*), arg2 IG_ENV_* of the environment it
-			   * was started with; sent when it changes and every 10 s
-			   * while any is set (collect/procenv.h) */
+			   * was started with; stream the CPUs it may run on
+			   * (IG_CPUS_*); sent when it changes and every 10 s while
+			   * any is set or its CPUs are fewer than those online
+			   * (collect/procenv.h) */
 	IG_EV_SAMPLE,	  /* thread tid, which makes CUDA calls, caught on the CPU in its
 			   * own code between them by the sampling tick: stack_id its
 			   * user stack, dur_ns the tick's period (the time it stands
@@ -96,6 +98,14 @@ enum ig_copy_dir {
 #define IG_ENV_ALL 0x3
 #define IG_ENV_SRC_LIVE 1    /* the C library's environ: settings made at run time count */
 #define IG_ENV_SRC_INITIAL 2 /* /proc/PID/environ: the environment it was started with */
+/* IG_EV_ENV's stream: the CPUs it may run on (its affinity), those online,
+ * those its cgroup's cpuset allows (0 not known); 0 not read */
+#define IG_CPUS_PACK(allowed, online, cpuset)                                                      \
+	(((uint64_t)(allowed)&0xfffff) | (((uint64_t)(online)&0xfffff) << 20) |                    \
+	 (((uint64_t)(cpuset)&0xfffff) << 40))
+#define IG_CPUS_ALLOWED(s) ((uint32_t)((s)&0xfffff))
+#define IG_CPUS_ONLINE(s) ((uint32_t)(((s) >> 20) & 0xfffff))
+#define IG_CPUS_CPUSET(s) ((uint32_t)(((s) >> 40) & 0xfffff))
 
 struct ig_event {
 	uint64_t ts_ns;	 /* Unix ns: entry time for calls, switch-out for off-CPU */

@@ -163,6 +163,9 @@ void detect_culprit_ev(struct finding *f, const struct cause *c);
  * another group (1 when so advised), a real-time culprit */
 void detect_words_cpu_low(struct ctx *x, struct finding *f, uint32_t own);
 void detect_rec_pin(struct ctx *x, struct finding *f, const char *cn);
+/* 1 when the process may run on fewer CPUs than the host has: said, and
+ * the first advice widens it */
+int detect_words_cpu_confined(struct ctx *x, struct finding *f);
 int detect_words_cpu_group(struct ctx *x, const struct cause *c, struct finding *f, const char *cn);
 void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f, const char *cn);
 /* words_stop.c: a feeder stopped by a signal, a tracer or the freezer */

@@ -250,6 +250,7 @@ static void detect_words_cpu(struct ctx *x, const struct cause *c, struct findin
 		detect_rec(f, "Keep at least one core free per GPU-feeding thread: count the busy "
 			      "threads on this host (ingero-top process pane) against the cores");
 	}
+	detect_words_cpu_confined(x, f); /* after the culprit's: its advice comes first */
 	if (c->tail)
 		detect_slow_steps(f, c->tail_ws, c->tail->op, c->tail->win.p99, 3);
 }

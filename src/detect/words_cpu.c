@@ -106,3 +106,36 @@ void detect_words_cpu_rt(struct ctx *x, const struct cause *c, struct finding *f
 		   cn);
 }
 
+/* The process may run on fewer CPUs than the host has (its affinity, or
+ * its cgroup's cpuset): said in the explanation, and the first advice
+ * widens it, the process and its children (workers inherit the mask).
+ * 1 when it is so. */
+int detect_words_cpu_confined(struct ctx *x, struct finding *f)
+{
+	const struct ig_proc_stats *p = x->p;
+	if (!p->cpus_allowed || !p->cpus_online || p->cpus_allowed >= p->cpus_online)
+		return 0;
+	char cmd[112];
+	int cpuset = p->cpus_cpuset && p->cpus_cpuset <= p->cpus_allowed;
+	size_t k = strlen(f->c.explanation);
+	detect_put(f->c.explanation + k, sizeof(f->c.explanation) - k,
+		   " It may run on %u of the host's %u CPUs (%s), and its threads and workers "
+		   "share those.",
+		   p->cpus_allowed, p->cpus_online,
+		   cpuset ? "its cgroup's cpuset" : "its CPU affinity: taskset, numactl");
+	if (cpuset) {
+		detect_put(cmd, sizeof(cmd), "cat /proc/%u/cpuset", p->pid);
+		detect_rec_cmd(f, cmd,
+			       "Give its cgroup more CPUs (docker update --cpuset-cpus, systemd "
+			       "AllowedCPUs=), or run fewer threads and workers than its %u; its "
+			       "cpuset",
+			       p->cpus_allowed);
+	} else {
+		detect_put(cmd, sizeof(cmd),
+			   "for p in %u $(pgrep -P %u); do taskset -a -cp 0-%u $p; done", p->pid,
+			   p->pid, p->cpus_online - 1);
+		detect_rec_cmd(f, cmd, "Let it and its workers, every thread, run on all %u CPUs",
+			       p->cpus_online);
+	}
+	return 1;
+}

@@ -843,6 +843,8 @@ void model_ingest(struct ig_model *m, const struct ig_event *e)
 		ep->env = (uint32_t)e->arg0;
 		ep->env_src = (uint32_t)e->arg1;
 		ep->env_initial = (uint32_t)e->arg2;
+		if (e->stream)
+			ep->cpus = e->stream;
 		break;
 	}
 	default:

@@ -123,6 +123,7 @@ struct proc {
 	uint32_t file_dev;     /* device of the file of its latest file wait */
 	struct ig_quota quota; /* window fields unused (the slices have them) */
 	uint32_t env, env_src, env_initial; /* its environment's settings (IG_EV_ENV) */
+	uint64_t cpus;			    /* the CPUs it may run on (IG_CPUS_*), 0 none */
 	/* the processes it forked that share its memory (that have not run a
 	 * program since: not a spawn), since its own last exec, and the last
 	 * one (0: it ran a program); shares: this one is counted so in its

@@ -556,6 +556,9 @@ void proc_fill(const struct ig_model *m, uint64_t end, const struct proc *p,
 	o->env = p->env;
 	o->env_src = p->env_src;
 	o->env_initial = p->env_initial;
+	o->cpus_allowed = IG_CPUS_ALLOWED(p->cpus);
+	o->cpus_online = IG_CPUS_ONLINE(p->cpus);
+	o->cpus_cpuset = IG_CPUS_CPUSET(p->cpus);
 	proc_sites(m, p, o);
 	for (unsigned j = 0; j < m->W; j++) {
 		const struct pslice *s = &p->sl[j];

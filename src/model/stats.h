@@ -300,6 +300,9 @@ struct ig_proc_stats {
 	 * read (IG_ENV_SRC_*, 0: never: an older recording, or not live), and
 	 * what the environment it was started with said */
 	uint32_t env, env_src, env_initial;
+	/* The CPUs it may run on (its affinity), those online, those its
+	 * cgroup's cpuset allows; 0 not known */
+	uint32_t cpus_allowed, cpus_online, cpus_cpuset;
 	/* The processes it forked that share its memory (none has run a
 	 * program since; since its own last exec), and the last one: its pid
 	 * (0: it ran a program) and name */

@@ -189,9 +189,12 @@ char *evfmt_line(char *buf, size_t len, const struct ig_event *e)
 			 e->dur_ns);
 		break;
 	case IG_EV_ENV:
-		snprintf(p, left, " launch_blocking=%u no_alloc_cache=%u live=%u initial=%" PRIu64,
+		snprintf(p, left,
+			 " launch_blocking=%u no_alloc_cache=%u live=%u initial=%" PRIu64
+			 " cpus=%u online=%u cpuset=%u",
 			 !!(e->arg0 & IG_ENV_LAUNCH_BLOCKING), !!(e->arg0 & IG_ENV_NO_ALLOC_CACHE),
-			 e->arg1 == IG_ENV_SRC_LIVE, e->arg2);
+			 e->arg1 == IG_ENV_SRC_LIVE, e->arg2, IG_CPUS_ALLOWED(e->stream),
+			 IG_CPUS_ONLINE(e->stream), IG_CPUS_CPUSET(e->stream));
 		break;
 	case IG_EV_FORK:
 		snprintf(p, left, " child=%" PRIu64 " comm=%s", e->arg0, name(c, e->comm));
@@ -395,6 +398,9 @@ json_t *evfmt_json_obj(const struct ig_event *e)
 		jint(o, "no_alloc_cache", !!(e->arg0 & IG_ENV_NO_ALLOC_CACHE));
 		jint(o, "live", e->arg1 == IG_ENV_SRC_LIVE);
 		jint(o, "initial", e->arg2);
+		jint(o, "cpus", IG_CPUS_ALLOWED(e->stream));
+		jint(o, "online", IG_CPUS_ONLINE(e->stream));
+		jint(o, "cpuset", IG_CPUS_CPUSET(e->stream));
 		break;
 	case IG_EV_FORK:
 		jint(o, "child", e->arg0);

@@ -93,8 +93,8 @@ static const struct op_row {
     {3, 15, "process_env",
      "CUDA and PyTorch settings of a process's environment: arg0 1 CUDA_LAUNCH_BLOCKING=1, "
      "2 PYTORCH_NO_CUDA_MEMORY_CACHING=1; arg1 1 read in its live environ, 2 in "
-     "/proc/PID/environ; arg2 the same of the environment it was started with "
-     "(ingero-top, docs/recording.md)",
+     "/proc/PID/environ; arg2 the same of the environment it was started with; stream "
+     "its CPUs: allowed | online << 20 | its cpuset's << 40 (ingero-top, docs/recording.md)",
      IG_EV_ENV, 0},
     {3, 16, "cpu_sample",
      "A thread that makes CUDA calls, caught by the sampling tick running its own code "

@@ -992,6 +992,42 @@ static void test_fault_words(void)
 	}
 }
 
+/* Contention of a process that may run on fewer CPUs than the host has:
+ * said, and the advice widens it (its affinity) or names its cpuset; a
+ * process that may run on all of them: nothing said. */
+static void test_confined_words(void)
+{
+	static const struct {
+		uint32_t allowed, online, cpuset;
+		const char *why, *rec;
+	} k[] = {
+	    {2, 8, 0, "It may run on 2 of the host's 8 CPUs (its CPU affinity",
+	     "for p in 4821 $(pgrep -P 4821); do taskset -a -cp 0-7 $p; done"},
+	    {2, 8, 2, "It may run on 2 of the host's 8 CPUs (its cgroup's cpuset",
+	     "cat /proc/4821/cpuset"},
+	    {8, 8, 0, NULL, NULL},
+	};
+	for (int i = 0; i < 3; i++) {
+		double share[IG_PART_MAX] = {0};
+		share[IG_PART_PREEMPTED] = 0.40;
+		struct fixture fx;
+		fixture_init(&fx, T0, share);
+		fx.p.cpus_allowed = k[i].allowed;
+		fx.p.cpus_online = k[i].online;
+		fx.p.cpus_cpuset = k[i].cpuset;
+		struct ig_detect *d = judge(&fx);
+		const struct ig_chain *c = active(d, IG_CC_CPU_CONTENTION);
+		int said = c && strstr(c->explanation, "It may run on");
+		int rec = 0;
+		for (int j = 0; c && k[i].rec && j < c->nrecs; j++)
+			rec |= strstr(c->recs[j], k[i].rec) != NULL;
+		CHECKF(c && (k[i].why ? strstr(c->explanation, k[i].why) && rec : !said),
+		       "%d: %s | %s", i, c ? c->explanation : "no chain",
+		       c && c->nrecs ? c->recs[c->nrecs - 1] : "");
+		detect_free(d);
+	}
+}
+
 /* A stopped feeder: worded by how it was stopped most, its advice fits the
  * stopper (a shell's job control is not a program to end), and ingero-top's
  * own holds are never a culprit. */
@@ -1069,6 +1105,7 @@ int main(void)
 {
 	test_each_time_cause();
 	test_fault_words();
+	test_confined_words();
 	test_thresholds();
 	test_healthy();
 	test_sync_storm();

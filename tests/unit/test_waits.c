@@ -7,6 +7,7 @@
  * cgroup parsers of v1 and v2. */
 #include "check.h"
 #include "collect/cgcpu.h"
+#include "collect/cpuaff.h"
 #include "collect/kwait.h"
 #include "core/ops.h"
 #include "core/waits.h"
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -710,6 +712,15 @@ static void test_cgroup_texts(void)
 	CHECK(cgcpu_path(v1, 1, out, sizeof(out)) == 0 && !strcmp(out, "/user.slice"));
 	CHECK(cgcpu_path("0::/\n", 1, out, sizeof(out)) == 0 && !strcmp(out, "/"));
 	CHECK(cgcpu_path("", 1, out, sizeof(out)) == -ENOENT);
+	CHECK(cgcpu_path_of("5:cpuacct,cpuset:/a\n", 0, "cpuset", out, sizeof(out)) == 0 &&
+	      !strcmp(out, "/a"));
+	CHECK(cgcpu_path_of("3:cpuset:/b\n", 0, "cpu", out, sizeof(out)) == -ENOENT);
+	/* kernel CPU lists */
+	CHECK(cpuaff_count("0-3,8\n") == 5 && cpuaff_count("0") == 1 && cpuaff_count("") == 0);
+	CHECK(cpuaff_count("2-1") == -EINVAL && cpuaff_count("a") == -EINVAL &&
+	      cpuaff_count("0-3;5") == -EINVAL);
+	struct cpuaff a;
+	CHECK(cpuaff_read((uint32_t)getpid(), &a) == 0 && a.allowed >= 1 && a.online >= a.allowed);
 	CHECK(cgcpu_path("0::/a/very/long/path\n", 1, out, 8) == -ENAMETOOLONG);
 
 	uint64_t q = 1, p = 1;
