@@ -104,13 +104,8 @@ fi
 	--kernels 1 --kernel-us 100 --host-us 500 --mech stop-signal:5000 >/dev/null 2>&1 &
 cg=$!
 cleanup_hooks+=("kill -CONT $cg 2>/dev/null; kill $cg 2>/dev/null")
-"$IG" --pid "$cg" --batch --json -n 40 >"$TMP/live.json" 2>"$TMP/live.err" &
-ig=$!
-cleanup_hooks+=("kill $ig 2>/dev/null")
-wait_until 40 grep -q '"class":"stopped"' "$TMP/live.json" || bad "no live stopped chain in 40 s"
-kill "$ig"
-wait "$ig" 2>/dev/null
-cmd=$(python3 "$ROOT/tests/integration/rec_cmd.py" "$TMP/live.json" stopped "kill ")
+live_cmd "$cg" stopped "kill " '"class":"stopped"'
+cmd=$LIVE_CMD
 stopper=$(pgrep -P "$cg" -x cg-stopper-0)
 expect_eq "the pasted command" "$cmd" "kill $stopper; sleep 1; kill -CONT $cg"
 bash -c "$cmd"
