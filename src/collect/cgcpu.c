@@ -92,7 +92,7 @@ int cgcpu_parse_stat(const char *text, uint64_t *thr_ns, uint64_t *nr_thr, uint6
 	return found ? 0 : -ENOENT;
 }
 
-static int read_text(const char *path, char *buf, size_t n)
+int cgcpu_read(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -109,15 +109,15 @@ static int quota_of(const struct cgcpu *cc, const char *dir, uint64_t *q, uint64
 	char path[320], buf[64];
 	if (cc->v2_cpu) {
 		snprintf(path, sizeof(path), "%s/cpu.max", dir);
-		return read_text(path, buf, sizeof(buf)) ? -ENOENT : cgcpu_parse_max(buf, q, p);
+		return cgcpu_read(path, buf, sizeof(buf)) ? -ENOENT : cgcpu_parse_max(buf, q, p);
 	}
 	long long quota;
 	unsigned long long period;
 	snprintf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir);
-	if (read_text(path, buf, sizeof(buf)) || sscanf(buf, "%lld", &quota) != 1)
+	if (cgcpu_read(path, buf, sizeof(buf)) || sscanf(buf, "%lld", &quota) != 1)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/cpu.cfs_period_us", dir);
-	if (read_text(path, buf, sizeof(buf)) || sscanf(buf, "%llu", &period) != 1 || !period)
+	if (cgcpu_read(path, buf, sizeof(buf)) || sscanf(buf, "%llu", &period) != 1 || !period)
 		return -ENOENT;
 	*p = period;
 	*q = quota > 0 ? (uint64_t)quota : 0;
@@ -128,7 +128,7 @@ void cgcpu_init(struct cgcpu *cc)
 {
 	char buf[512];
 	memset(cc, 0, sizeof(*cc));
-	if (!read_text(V2_ROOT "/cgroup.controllers", buf, sizeof(buf))) {
+	if (!cgcpu_read(V2_ROOT "/cgroup.controllers", buf, sizeof(buf))) {
 		for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
 			cc->v2_cpu |= !strcmp(t, "cpu");
 	}
@@ -174,7 +174,7 @@ static int follow(struct cgcpu *cc, struct cgcpu_proc *p, int again)
 	if (!cc->v2_cpu && !cc->v1_root[0])
 		return -ENOENT;
 	snprintf(proc, sizeof(proc), "/proc/%u/cgroup", p->pid);
-	int r = read_text(proc, text, sizeof(text));
+	int r = cgcpu_read(proc, text, sizeof(text));
 	if (r)
 		return r;
 	if (cgcpu_path(text, cc->v2_cpu, rel, sizeof(rel))) {
@@ -228,7 +228,7 @@ void cgcpu_tick(struct cgcpu *cc, const uint32_t *pids, int n, uint64_t now_ns, 
 		uint64_t thr, nthr, nper;
 		snprintf(path, sizeof(path), "%s/cpu.stat", p->dir);
 		if (quota_of(cc, p->dir, &p->quota_us, &p->period_us) != 1 ||
-		    read_text(path, text, sizeof(text)) ||
+		    cgcpu_read(path, text, sizeof(text)) ||
 		    cgcpu_parse_stat(text, &thr, &nthr, &nper))
 			continue;
 		struct ig_event e;
@@ -264,7 +264,7 @@ int cgcpu_sched_group(uint32_t pid, struct ig_sched_group *g)
 	}
 	memset(g, 0, sizeof(*g));
 	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	int r = read_text(path, text, sizeof(text));
+	int r = cgcpu_read(path, text, sizeof(text));
 	if (r)
 		return r;
 	int v2 = roots.v2_cpu;
@@ -290,10 +290,10 @@ int cgcpu_sched_group(uint32_t pid, struct ig_sched_group *g)
 	}
 	/* a task of the root group: in its session's autogroup, when on */
 	unsigned long ag;
-	if (!read_text("/proc/sys/kernel/sched_autogroup_enabled", text, sizeof(text)) &&
+	if (!cgcpu_read("/proc/sys/kernel/sched_autogroup_enabled", text, sizeof(text)) &&
 	    text[0] == '1') {
 		snprintf(path, sizeof(path), "/proc/%u/autogroup", pid);
-		if (!read_text(path, text, sizeof(text)) &&
+		if (!cgcpu_read(path, text, sizeof(text)) &&
 		    sscanf(text, "/autogroup-%lu", &ag) == 1) {
 			g->kind = IG_SG_AUTOGROUP;
 			snprintf(g->dir, sizeof(g->dir), "%lu", ag);

@@ -50,6 +50,9 @@ int cgcpu_sched_group(uint32_t pid, struct ig_sched_group *g);
  * 0, or -ENOENT. */
 int cgcpu_path(const char *text, int v2, char *out, size_t n);
 /* The same for controller ctl of cgroup v1 ("cpuset"); v2 as above. */
+/* A small file of /proc or /sys into buf (n bytes at most, NUL-ended):
+ * 0, or -errno. */
+int cgcpu_read(const char *path, char *buf, size_t n);
 int cgcpu_path_of(const char *text, int v2, const char *ctl, char *out, size_t n);
 /* "max 100000" or "50000 100000" (cpu.max): 1 limited (quota and period
  * set), 0 not limited, -EINVAL. */

@@ -35,27 +35,13 @@ int cpuaff_count(const char *list)
 	return n;
 }
 
-static int read_line(const char *path, char *buf, size_t n)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	int r = fgets(buf, (int)n, f) ? 0 : -EIO;
-	fclose(f);
-	return r;
-}
-
 /* The CPUs of pid's cpuset cgroup, 0 when not known. */
 static uint32_t cpuset_cpus(uint32_t pid)
 {
 	char path[512], text[2048], rel[400], list[1024];
 	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (cgcpu_read(path, text, sizeof(text)))
 		return 0;
-	size_t k = fread(text, 1, sizeof(text) - 1, f);
-	text[k] = 0;
-	fclose(f);
 	static const struct {
 		int v2;
 		const char *root, *file;
@@ -67,7 +53,7 @@ static uint32_t cpuset_cpus(uint32_t pid)
 		if (cgcpu_path_of(text, where[i].v2, "cpuset", rel, sizeof(rel)))
 			continue;
 		snprintf(path, sizeof(path), "%s%s/%s", where[i].root, rel, where[i].file);
-		int n = read_line(path, list, sizeof(list)) ? -1 : cpuaff_count(list);
+		int n = cgcpu_read(path, list, sizeof(list)) ? -1 : cpuaff_count(list);
 		if (n > 0)
 			return (uint32_t)n;
 	}
